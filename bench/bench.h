@@ -1,0 +1,89 @@
+/* bench/bench.h - shared harness of weft_bench: config, timer, RNG, reporting.
+ * SPDX-License-Identifier: MIT
+ *
+ * weft_bench measures every scenario twice in the same run: once through
+ * weft's public API and once through the hand-written baseline store
+ * (baseline.h), on the same data, alternating weft and baseline repetitions
+ * so drift of the machine hits both. Each figure is the median of `reps`
+ * repetitions after `warmup` discarded ones. Scenarios report rows; the
+ * harness prints them as one table at the end.
+ */
+#ifndef WEFT_BENCH_H
+#define WEFT_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the components every scenario uses ---- */
+
+typedef struct bench_position {
+    float x;
+    float y;
+} bench_position;
+
+typedef struct bench_velocity {
+    float x;
+    float y;
+} bench_velocity;
+
+typedef struct bench_health {
+    int32_t hp;
+} bench_health;
+
+/* ---- configuration ---- */
+
+typedef struct bench_cfg {
+    int32_t n;       /* entities per scenario */
+    int32_t reps;    /* measured repetitions; the median is reported */
+    int32_t warmup;  /* discarded repetitions before measuring */
+    uint64_t seed;   /* fixed seed for values and shuffles */
+    bool verbose;    /* print every repetition */
+} bench_cfg;
+
+/* Input data shared by all scenarios, generated once from cfg.seed. */
+typedef struct bench_data {
+    bench_position *pos; /* n values */
+    bench_velocity *vel; /* n values */
+    int32_t *perm;       /* a shuffled permutation of 0..n-1 */
+} bench_data;
+
+/* ---- timer, RNG, statistics ---- */
+
+/* Monotonic clock in nanoseconds. */
+uint64_t bench_now_ns(void);
+
+/* splitmix64 step: deterministic, good enough to shuffle. */
+uint64_t bench_rng_next(uint64_t *state);
+
+/* Median of `count` values (sorts `values` in place). */
+double bench_median(double *values, int32_t count);
+
+/* Allocation that never fails (the bench exits instead). */
+void *bench_xmalloc(size_t size);
+
+/* Prints a message and exits with status 1. */
+void bench_fail(const char *scenario, const char *what, const char *detail);
+
+/* ---- reporting ---- */
+
+/* Records one table row. `target` is the upper bound weft should meet
+ * (<= 0: no target); `unit` is "ns" or "B". */
+void bench_report(const char *scenario, const char *unit, double weft,
+                  double baseline, double target);
+
+/* Prints progress of a single repetition when cfg.verbose is set. */
+void bench_trace(const bench_cfg *cfg, const char *scenario, const char *side,
+                 int32_t rep, double value);
+
+/* ---- scenarios (scenarios_core.c) ---- */
+
+void bench_spawn(const bench_cfg *cfg, const bench_data *data);
+void bench_spawn_bulk(const bench_cfg *cfg, const bench_data *data);
+void bench_add_remove_table(const bench_cfg *cfg, const bench_data *data);
+void bench_add_remove_sparse(const bench_cfg *cfg, const bench_data *data);
+void bench_despawn(const bench_cfg *cfg, const bench_data *data);
+void bench_get(const bench_cfg *cfg, const bench_data *data);
+void bench_memory(const bench_cfg *cfg, const bench_data *data);
+
+#endif /* WEFT_BENCH_H */

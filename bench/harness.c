@@ -1,0 +1,327 @@
+/* bench/harness.c - weft_bench entry point: argv, data, scenario table, report.
+ * SPDX-License-Identifier: MIT
+ *
+ * Usage: weft_bench [--quick] [--n N] [--reps K] [--warmup W] [--seed S]
+ *                   [--markdown] [--strict] [--verbose] [--list] [scenario...]
+ * With no scenario names every scenario runs. Rows are collected while the
+ * scenarios run and printed as one table at the end: scenario, weft,
+ * baseline, ratio (weft / baseline), target and PASS/MISS against the
+ * target. The exit status is 0 unless a call failed (1), a usage error (2),
+ * or --strict was given and a target was missed (3).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "weft.h"
+
+#ifndef WEFT_BENCH_FLAGS
+#define WEFT_BENCH_FLAGS "unknown"
+#endif
+#ifndef WEFT_BENCH_BUILD_TYPE
+#define WEFT_BENCH_BUILD_TYPE "unknown"
+#endif
+
+/* ---- timer, RNG, statistics ---- */
+
+uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bench_rng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *values, int32_t count)
+{
+    if (count <= 0) {
+        return 0.0;
+    }
+    qsort(values, (size_t)count, sizeof *values, bench_cmp_double);
+    if (count % 2 == 1) {
+        return values[count / 2];
+    }
+    return 0.5 * (values[count / 2 - 1] + values[count / 2]);
+}
+
+void *bench_xmalloc(size_t size)
+{
+    void *p = malloc(size == 0 ? 1 : size);
+    if (p == NULL) {
+        fprintf(stderr, "weft_bench: out of memory (%zu bytes)\n", size);
+        exit(1);
+    }
+    return p;
+}
+
+void bench_fail(const char *scenario, const char *what, const char *detail)
+{
+    fprintf(stderr, "weft_bench: %s: %s failed: %s\n", scenario, what,
+            detail != NULL ? detail : "");
+    exit(1);
+}
+
+/* ---- reporting ---- */
+
+enum { BENCH_MAX_ROWS = 64 };
+
+typedef struct bench_row {
+    const char *scenario;
+    const char *unit;
+    double weft;
+    double baseline;
+    double target;
+} bench_row;
+
+static bench_row g_rows[BENCH_MAX_ROWS];
+static int32_t g_row_count;
+
+void bench_report(const char *scenario, const char *unit, double weft,
+                  double baseline, double target)
+{
+    if (g_row_count == BENCH_MAX_ROWS) {
+        bench_fail(scenario, "report", "too many rows");
+    }
+    bench_row *r = &g_rows[g_row_count++];
+    r->scenario = scenario;
+    r->unit = unit;
+    r->weft = weft;
+    r->baseline = baseline;
+    r->target = target;
+    /* A progress line per row, so a long run shows it is alive. */
+    fprintf(stderr, "  %-36s weft %9.3f %-2s  baseline %9.3f %-2s\n", scenario,
+            weft, unit, baseline, unit);
+}
+
+void bench_trace(const bench_cfg *cfg, const char *scenario, const char *side,
+                 int32_t rep, double value)
+{
+    if (cfg->verbose) {
+        fprintf(stderr, "    %s [%s] rep %d: %.3f\n", scenario, side, (int)rep, value);
+    }
+}
+
+static bool bench_row_pass(const bench_row *r)
+{
+    return r->target <= 0.0 || r->weft <= r->target;
+}
+
+static int32_t bench_print_table(bool markdown)
+{
+    int32_t misses = 0;
+    if (markdown) {
+        printf("| scenario | weft | baseline | ratio | target | result |\n");
+        printf("|---|---:|---:|---:|---:|---|\n");
+    } else {
+        printf("%-36s %12s %12s %8s %10s  %s\n", "scenario", "weft", "baseline",
+               "ratio", "target", "result");
+        printf("%-36s %12s %12s %8s %10s  %s\n", "--------", "----", "--------",
+               "-----", "------", "------");
+    }
+    for (int32_t i = 0; i < g_row_count; i++) {
+        const bench_row *r = &g_rows[i];
+        bool pass = bench_row_pass(r);
+        misses += pass ? 0 : 1;
+        double ratio = r->baseline > 0.0 ? r->weft / r->baseline : 0.0;
+        char target[32];
+        if (r->target > 0.0) {
+            snprintf(target, sizeof target, "<= %g %s", r->target, r->unit);
+        } else {
+            snprintf(target, sizeof target, "-");
+        }
+        const char *result = r->target > 0.0 ? (pass ? "PASS" : "MISS") : "-";
+        if (markdown) {
+            printf("| %s | %.3f %s | %.3f %s | %.2f | %s | %s |\n", r->scenario,
+                   r->weft, r->unit, r->baseline, r->unit, ratio, target, result);
+        } else {
+            printf("%-36s %9.3f %-2s %9.3f %-2s %8.2f %10s  %s\n", r->scenario,
+                   r->weft, r->unit, r->baseline, r->unit, ratio, target, result);
+        }
+    }
+    return misses;
+}
+
+/* ---- scenarios ---- */
+
+typedef struct bench_scenario {
+    const char *name;
+    const char *about;
+    void (*run)(const bench_cfg *cfg, const bench_data *data);
+} bench_scenario;
+
+static const bench_scenario g_scenarios[] = {
+    {"spawn", "spawn one by one with Position+Velocity", bench_spawn},
+    {"bulk", "spawn all N in one weft_spawn_bulk call", bench_spawn_bulk},
+    {"table", "insert then remove a table Health on all (two row moves)",
+     bench_add_remove_table},
+    {"sparse", "insert then remove a sparse Health on all (no row moves)",
+     bench_add_remove_sparse},
+    {"despawn", "despawn all, in spawn order", bench_despawn},
+    {"get", "get 1 and 2 components by handle in shuffled order", bench_get},
+    {"memory", "live bytes per entity, with and without change ticks",
+     bench_memory},
+};
+enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
+
+static void bench_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: weft_bench [options] [scenario...]\n"
+            "  --quick       N = 100000 (default N = 1000000)\n"
+            "  --n N         entities per scenario\n"
+            "  --reps K      measured repetitions, median reported (default 5)\n"
+            "  --warmup W    discarded repetitions first (default 1)\n"
+            "  --seed S      seed for values and shuffles (default 0x5eedf00d)\n"
+            "  --markdown    print the table as markdown\n"
+            "  --strict      exit 3 when a target is missed\n"
+            "  --verbose     print every repetition\n"
+            "  --list        list scenarios and exit\n"
+            "scenarios:\n");
+    for (int i = 0; i < BENCH_SCENARIO_COUNT; i++) {
+        fprintf(f, "  %-10s %s\n", g_scenarios[i].name, g_scenarios[i].about);
+    }
+}
+
+static bool bench_parse_i32(const char *s, int32_t lo, int32_t *out)
+{
+    char *end = NULL;
+    long long v = strtoll(s, &end, 0);
+    if (end == s || *end != '\0' || v < lo || v > INT32_MAX) {
+        return false;
+    }
+    *out = (int32_t)v;
+    return true;
+}
+
+static void bench_make_data(const bench_cfg *cfg, bench_data *d)
+{
+    size_t n = (size_t)cfg->n;
+    d->pos = bench_xmalloc(sizeof *d->pos * n);
+    d->vel = bench_xmalloc(sizeof *d->vel * n);
+    d->perm = bench_xmalloc(sizeof *d->perm * n);
+    uint64_t rng = cfg->seed;
+    for (size_t i = 0; i < n; i++) {
+        /* Small integers: exactly representable, so sums compare exactly. */
+        d->pos[i].x = (float)(bench_rng_next(&rng) % 1024u);
+        d->pos[i].y = (float)(bench_rng_next(&rng) % 1024u);
+        d->vel[i].x = (float)(bench_rng_next(&rng) % 16u);
+        d->vel[i].y = (float)(bench_rng_next(&rng) % 16u);
+        d->perm[i] = (int32_t)i;
+    }
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(bench_rng_next(&rng) % i);
+        int32_t t = d->perm[i - 1];
+        d->perm[i - 1] = d->perm[j];
+        d->perm[j] = t;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bench_cfg cfg = {.n = 1000000, .reps = 5, .warmup = 1, .seed = 0x5eedf00du};
+    bool markdown = false;
+    bool strict = false;
+    bool selected[BENCH_SCENARIO_COUNT] = {false};
+    bool any_selected = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        if (strcmp(a, "--quick") == 0) {
+            cfg.n = 100000;
+        } else if (strcmp(a, "--n") == 0 && has_next) {
+            if (!bench_parse_i32(argv[++i], 1, &cfg.n)) {
+                fprintf(stderr, "weft_bench: bad --n\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--reps") == 0 && has_next) {
+            if (!bench_parse_i32(argv[++i], 1, &cfg.reps)) {
+                fprintf(stderr, "weft_bench: bad --reps\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--warmup") == 0 && has_next) {
+            if (!bench_parse_i32(argv[++i], 0, &cfg.warmup)) {
+                fprintf(stderr, "weft_bench: bad --warmup\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--seed") == 0 && has_next) {
+            cfg.seed = strtoull(argv[++i], NULL, 0);
+        } else if (strcmp(a, "--markdown") == 0) {
+            markdown = true;
+        } else if (strcmp(a, "--strict") == 0) {
+            strict = true;
+        } else if (strcmp(a, "--verbose") == 0) {
+            cfg.verbose = true;
+        } else if (strcmp(a, "--list") == 0 || strcmp(a, "--help") == 0 ||
+                   strcmp(a, "-h") == 0) {
+            bench_usage(stdout);
+            return 0;
+        } else {
+            bool found = false;
+            for (int s = 0; s < BENCH_SCENARIO_COUNT; s++) {
+                if (strcmp(a, g_scenarios[s].name) == 0) {
+                    selected[s] = true;
+                    any_selected = true;
+                    found = true;
+                }
+            }
+            if (!found) {
+                fprintf(stderr, "weft_bench: unknown argument '%s'\n", a);
+                bench_usage(stderr);
+                return 2;
+            }
+        }
+    }
+    printf("weft_bench: weft %d.%d.%d (library reports %d), N = %d, median of %d "
+           "after %d warm-up, seed 0x%llx\n",
+           WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR, WEFT_VERSION_PATCH,
+           (int)weft_abi_version(), (int)cfg.n, (int)cfg.reps, (int)cfg.warmup,
+           (unsigned long long)cfg.seed);
+    printf("build: %s, bench flags: %s, compiler: %s\n", WEFT_BENCH_BUILD_TYPE,
+           WEFT_BENCH_FLAGS, __VERSION__);
+    printf("units: ns per entity (total time of the operation over all N / N), "
+           "B = bytes per entity; ratio = weft / baseline\n");
+    if (strcmp(WEFT_BENCH_BUILD_TYPE, "Release") != 0) {
+        printf("warning: not a Release build; figures are not representative\n");
+    }
+    fflush(stdout);
+
+    bench_data data;
+    bench_make_data(&cfg, &data);
+    uint64_t t0 = bench_now_ns();
+    for (int s = 0; s < BENCH_SCENARIO_COUNT; s++) {
+        if (any_selected && !selected[s]) {
+            continue;
+        }
+        fprintf(stderr, "[%s] %s\n", g_scenarios[s].name, g_scenarios[s].about);
+        g_scenarios[s].run(&cfg, &data);
+    }
+    double secs = (double)(bench_now_ns() - t0) * 1e-9;
+    printf("\n");
+    int32_t misses = bench_print_table(markdown);
+    printf("\n%d row(s), %d target(s) missed, %.1f s\n", (int)g_row_count,
+           (int)misses, secs);
+    free(data.pos);
+    free(data.vel);
+    free(data.perm);
+    return strict && misses > 0 ? 3 : 0;
+}
