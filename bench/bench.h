@@ -63,7 +63,7 @@ double bench_median(double *values, int32_t count);
 void *bench_xmalloc(size_t size);
 
 /* Prints a message and exits with status 1. */
-void bench_fail(const char *scenario, const char *what, const char *detail);
+_Noreturn void bench_fail(const char *scenario, const char *what, const char *detail);
 
 /* ---- reporting ---- */
 

@@ -73,7 +73,7 @@ void *bench_xmalloc(size_t size)
     return p;
 }
 
-void bench_fail(const char *scenario, const char *what, const char *detail)
+_Noreturn void bench_fail(const char *scenario, const char *what, const char *detail)
 {
     fprintf(stderr, "weft_bench: %s: %s failed: %s\n", scenario, what,
             detail != NULL ? detail : "");
