@@ -1,0 +1,61 @@
+# .ci/deps.sh - sourced by the .ci scripts: installs the Debian packages weft needs when missing.
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# weft_ensure_deps: checks each package with dpkg-query and installs only
+# the missing ones, with apt-get when running as root, through sudo
+# otherwise; when neither is possible it prints the exact apt-get line and
+# returns 1. On a system without dpkg it only checks that the tools exist.
+
+WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev)
+
+weft_ensure_deps() {
+    if ! command -v dpkg-query >/dev/null 2>&1; then
+        echo "deps: not a Debian system (no dpkg-query); assuming these are present:" \
+             "${WEFT_DEB_PACKAGES[*]}" >&2
+        local tool
+        for tool in cc cmake pkg-config; do
+            if ! command -v "$tool" >/dev/null 2>&1; then
+                echo "deps: '$tool' not found" >&2
+                return 1
+            fi
+        done
+        return 0
+    fi
+    local missing=() pkg
+    for pkg in "${WEFT_DEB_PACKAGES[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+            missing+=("$pkg")
+        fi
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        return 0
+    fi
+    echo "deps: installing missing packages: ${missing[*]}" >&2
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo=(sudo)
+        elif command -v sudo >/dev/null 2>&1 && [ -t 0 ]; then
+            sudo=(sudo) # interactive: sudo may ask for a password
+        else
+            echo "deps: not root and sudo is not available; run this, then retry:" >&2
+            echo "  apt-get install -y ${missing[*]}" >&2
+            return 1
+        fi
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    if ! ${sudo[@]+"${sudo[@]}"} apt-get update -q || ! ${sudo[@]+"${sudo[@]}"} apt-get install -y -q "${missing[@]}"; then
+        echo "deps: apt-get failed; install them yourself, then retry:" >&2
+        echo "  apt-get install -y ${missing[*]}" >&2
+        return 1
+    fi
+}
+
+# Parallel build/test jobs: every core, at least 1.
+weft_jobs() {
+    local n
+    n=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+    [ "$n" -ge 1 ] 2>/dev/null || n=2
+    echo "$n"
+}
