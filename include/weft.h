@@ -1,0 +1,470 @@
+/* include/weft.h - the whole public C ABI of weft, an embeddable ECS runtime.
+ * SPDX-License-Identifier: MIT
+ *
+ * weft stores entities in archetype tables (one column per component, rows
+ * moved by swap-remove) and in paged sparse sets for components that come and
+ * go often. Everything the library owns belongs to a world; a world is driven
+ * by one thread at a time (the "driver thread"). Functions return a
+ * weft_status (0 = WEFT_OK) or a handle where 0/NULL means failure; every
+ * failure also lands in the world's error slot (weft_last_status,
+ * weft_last_error) and goes to the logger hook if one is installed.
+ *
+ * Conventions used in every doc comment below:
+ *   Thread:   who may call it. "driver" = the one thread driving the world.
+ *   Lifetime: how long a returned pointer stays valid.
+ *   Errors:   the statuses the call can record.
+ *
+ * Components must be bitwise relocatable unless they give a move hook: weft
+ * moves values with memcpy when rows migrate or swap.
+ */
+#ifndef WEFT_H
+#define WEFT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(WEFT_SHARED)
+#  if defined(WEFT_BUILDING)
+#    define WEFT_API __declspec(dllexport)
+#  else
+#    define WEFT_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define WEFT_API __attribute__((visibility("default")))
+#else
+#  define WEFT_API
+#endif
+
+/* ---- version ---- */
+
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_PATCH 0
+/** Encoded version: major * 10000 + minor * 100 + patch. */
+#define WEFT_VERSION \
+    (WEFT_VERSION_MAJOR * 10000 + WEFT_VERSION_MINOR * 100 + WEFT_VERSION_PATCH)
+
+/** The library's WEFT_VERSION, so a binding can refuse a mismatched build.
+ *  Thread: any. Returns: WEFT_VERSION of the compiled library. */
+WEFT_API int32_t weft_abi_version(void);
+
+/* ---- status ---- */
+
+/** Result of every mutating call. Values are never renumbered; new ones are
+ *  appended. */
+typedef enum weft_status {
+    WEFT_OK = 0,
+    WEFT_ERR_INVALID_ARG = 1,       /**< NULL pointer, negative count, bad flag */
+    WEFT_ERR_INVALID_HANDLE = 2,    /**< NULL, destroyed or foreign world */
+    WEFT_ERR_STALE_ENTITY = 3,      /**< entity was despawned or is not yet live */
+    WEFT_ERR_SIZE_MISMATCH = 4,     /**< caller's size differs from the component's */
+    WEFT_ERR_OUT_OF_MEMORY = 5,     /**< allocator hook returned NULL */
+    WEFT_ERR_CAPACITY = 6,          /**< a fixed limit was reached */
+    WEFT_ERR_ALREADY_EXISTS = 7,    /**< duplicate name or registration */
+    WEFT_ERR_NOT_FOUND = 8,         /**< the thing asked for is absent */
+    WEFT_ERR_WRONG_THREAD = 9,      /**< called from a thread that may not */
+    WEFT_ERR_WRONG_PHASE = 10,      /**< not allowed in the world's current phase */
+    WEFT_ERR_ACCESS_VIOLATION = 11, /**< touched what was not declared */
+    WEFT_ERR_SCHEDULE_CYCLE = 12,   /**< ordering constraints form a cycle */
+    WEFT_ERR_POISONED = 13,         /**< an earlier fatal failure left the world unusable */
+    WEFT_ERR_INTERNAL = 14,         /**< a bug in weft */
+    WEFT_ERR_INVALID_ENTITY = 15,   /**< 0 or an index that was never allocated */
+    WEFT_ERR_UNKNOWN_COMPONENT = 16,/**< component id not registered in this world */
+    WEFT_ERR_IMMUTABLE = 17,        /**< mutable access to an immutable component */
+    WEFT_ERR_BAD_ALIGNMENT = 18,    /**< alignment not a power of two <= 4096, or
+                                         size not a multiple of it */
+    WEFT_ERR_DUPLICATE_COMPONENT = 19, /**< the same component twice in one call */
+    WEFT_ERR_CORRUPT = 20,          /**< weft_world_check found a broken invariant */
+    WEFT_STATUS_NUM,
+    WEFT_STATUS_FORCE_U32 = 0x7FFFFFFF
+} weft_status;
+
+/** Static name of a status, e.g. "WEFT_ERR_STALE_ENTITY"; "WEFT_UNKNOWN" for
+ *  values outside the enum. Thread: any. Lifetime: static. */
+WEFT_API const char *weft_status_name(weft_status status);
+
+/** Static one-sentence description of a status. Thread: any.
+ *  Lifetime: static. Returns "unknown status" for values outside the enum. */
+WEFT_API const char *weft_status_str(weft_status status);
+
+/* ---- handles ---- */
+
+/** Entity handle: index in the low 32 bits, generation in the high 32 bits.
+ *  0 is never a live entity ("none"). */
+typedef uint64_t weft_entity;
+
+/** Component (and resource) id: dense per world, starting at 1. 0 = none. */
+typedef uint32_t weft_component;
+
+/** Opaque world. */
+typedef struct weft_world weft_world;
+
+#define WEFT_ENTITY_NONE ((weft_entity)0)
+#define WEFT_COMPONENT_NONE ((weft_component)0)
+
+/** Index part of an entity handle. Thread: any. */
+WEFT_API uint32_t weft_entity_index(weft_entity e);
+/** Generation part of an entity handle. Thread: any. */
+WEFT_API uint32_t weft_entity_generation(weft_entity e);
+
+/* ---- allocation and logging hooks ---- */
+
+/** Allocator hook. Give both functions or neither (then malloc-based
+ *  defaults are used). alloc returns memory aligned to `align` (a power of
+ *  two) or NULL; free receives the same size and align that alloc got.
+ *  Hooks may later be called from worker threads and must be thread-safe. */
+typedef struct weft_allocator {
+    void *(*alloc)(size_t size, size_t align, void *user);
+    void (*free)(void *ptr, size_t size, size_t align, void *user);
+    void *user;
+} weft_allocator;
+
+typedef enum weft_log_level {
+    WEFT_LOG_DEFAULT = 0, /**< same as WEFT_LOG_ERROR */
+    WEFT_LOG_ERROR = 1,
+    WEFT_LOG_WARN = 2,
+    WEFT_LOG_INFO = 3,
+    WEFT_LOG_LEVEL_FORCE_U32 = 0x7FFFFFFF
+} weft_log_level;
+
+/** Logger hook: receives every recorded error (level ERROR) and warnings.
+ *  `message` is valid only during the call. Without a logger weft is silent. */
+typedef struct weft_logger {
+    void (*fn)(void *user, weft_log_level level, weft_status status,
+               const char *message, const char *file, int32_t line);
+    void *user;
+} weft_logger;
+
+/* ---- world ---- */
+
+/** World descriptor. Zero-initialise it; zero fields mean defaults. */
+typedef struct weft_world_desc {
+    uint32_t _start_canary;       /**< must be 0 */
+    weft_allocator allocator;     /**< every byte the world owns goes through it */
+    weft_logger logger;
+    int32_t entity_capacity_hint; /**< entity records to reserve up front (0: none) */
+    uint32_t _end_canary;         /**< must be 0 */
+} weft_world_desc;
+
+/** Creates a world. `desc` may be NULL (all defaults).
+ *  Thread: any; the calling thread becomes the driver.
+ *  Returns: the world, or NULL when the descriptor is invalid (canary set,
+ *  only one allocator function given) or the first allocation fails.
+ *  Lifetime: until weft_world_destroy. */
+WEFT_API weft_world *weft_world_create(const weft_world_desc *desc);
+
+/** Destroys a world: runs the dtor hook of every live component value and of
+ *  every resource, then frees all memory through the allocator hook.
+ *  NULL is ignored. Thread: driver. */
+WEFT_API void weft_world_destroy(weft_world *world);
+
+/** Status of the world's most recent failure (WEFT_OK if none yet).
+ *  A NULL world gives WEFT_ERR_INVALID_HANDLE. Thread: driver. */
+WEFT_API weft_status weft_last_status(const weft_world *world);
+
+/** Message of the world's most recent failure, naming what was wrong
+ *  ("" if none). Thread: driver. Lifetime: until the next failure recorded
+ *  in this world, or its destruction. A NULL world gives a static message. */
+WEFT_API const char *weft_last_error(const weft_world *world);
+
+/** Clears the error slot back to WEFT_OK / "". Thread: driver. */
+WEFT_API void weft_clear_error(weft_world *world);
+
+/** Current change tick: the tick stamped on component writes. Starts at 1.
+ *  Returns 0 for an invalid world. Thread: driver. */
+WEFT_API uint32_t weft_world_change_tick(const weft_world *world);
+
+/** Advances the change tick by one and returns the new value (0 on an
+ *  invalid world). The scheduler does this per system run; call it yourself
+ *  between frames when driving the world by hand. Thread: driver. */
+WEFT_API uint32_t weft_world_increment_change_tick(weft_world *world);
+
+/** Counters for diagnosing a world. */
+typedef struct weft_world_stats {
+    int64_t live_entities;    /**< spawned and not despawned */
+    int64_t live_bytes;       /**< bytes currently held through the allocator */
+    int32_t archetypes;       /**< including the empty archetype */
+    int32_t tables;           /**< including the empty table */
+    int32_t components;       /**< registered components */
+    int32_t resources;        /**< resources currently present */
+    int32_t entity_records;   /**< allocated entity indices, live or free */
+    int32_t pending_reserved; /**< reserved ids waiting for weft_entity_flush */
+} weft_world_stats;
+
+/** Fills `out` with the world's counters. Thread: driver.
+ *  Errors: INVALID_HANDLE, INVALID_ARG (out NULL). */
+WEFT_API weft_status weft_world_get_stats(const weft_world *world,
+                                          weft_world_stats *out);
+
+/** One archetype, as reported by weft_archetype_info. */
+typedef struct weft_archetype_info {
+    int32_t entity_count;              /**< live entities in this archetype */
+    int32_t table;                     /**< index of its table */
+    int32_t component_count;           /**< length of `components` */
+    const weft_component *components;  /**< sorted ids (table and sparse) */
+} weft_archetype_info;
+
+/** Describes archetype `index` (0 .. stats.archetypes-1; 0 is the empty
+ *  archetype). Use it to find fragmentation: many archetypes with few
+ *  entities each. Thread: driver. Lifetime: `components` lives as long as
+ *  the world (archetypes are never deleted).
+ *  Errors: INVALID_HANDLE, INVALID_ARG (out NULL), NOT_FOUND (index). */
+WEFT_API weft_status weft_archetype_info_get(const weft_world *world,
+                                             int32_t index,
+                                             weft_archetype_info *out);
+
+/** Archetype index of a live entity, or -1 (no error recorded) if it is not
+ *  alive. Thread: driver. */
+WEFT_API int32_t weft_entity_archetype(const weft_world *world, weft_entity e);
+
+/** Canonical 64-bit hash of the world: every live entity id, in index order,
+ *  with the ids and bytes of all its components in id order. Independent of
+ *  table row order and of archetype creation order, so two worlds built by
+ *  the same operations hash equal however rows were shuffled. Component
+ *  padding bytes are hashed too: keep them zeroed. Resources are included.
+ *  Returns 0 for an invalid world. Thread: driver. */
+WEFT_API uint64_t weft_world_hash(const weft_world *world);
+
+/** Walks entity records, tables, archetypes, edges and sparse sets and
+ *  verifies the storage invariants (docs/architecture.md, INV-1..INV-9).
+ *  Returns WEFT_OK, or WEFT_ERR_CORRUPT with a message in the error slot
+ *  naming the first broken invariant. O(everything); for tests and
+ *  debugging. Thread: driver. Errors: INVALID_HANDLE, CORRUPT,
+ *  OUT_OF_MEMORY (scratch space). */
+WEFT_API weft_status weft_world_check(weft_world *world);
+
+/* ---- components ---- */
+
+typedef enum weft_storage {
+    WEFT_STORAGE_DEFAULT = 0, /**< table storage */
+    WEFT_STORAGE_TABLE = 1,   /**< archetype table column: fastest iteration */
+    WEFT_STORAGE_SPARSE = 2,  /**< paged sparse set: adding/removing moves no row */
+    WEFT_STORAGE_NUM,
+    WEFT_STORAGE_FORCE_U32 = 0x7FFFFFFF
+} weft_storage;
+
+/** Component flags (bits of weft_component_desc.flags). */
+typedef enum weft_component_flags {
+    WEFT_COMPONENT_FLAGS_DEFAULT = 0,
+    WEFT_COMPONENT_IMMUTABLE = 1u << 0,       /**< no get_mut; insert may replace */
+    WEFT_COMPONENT_MAIN_THREAD = 1u << 1,     /**< only touched on the driver thread */
+    WEFT_COMPONENT_NO_CHANGE_TICKS = 1u << 2, /**< store no added/changed ticks */
+    WEFT_COMPONENT_FLAGS_FORCE_U32 = 0x7FFFFFFF
+} weft_component_flags;
+
+/** Type hooks; all optional. `count` values at `ptr` are processed.
+ *  - ctor: default-construct raw memory (without it: zero-fill).
+ *  - dtor: destroy values (without it: nothing).
+ *  - move: construct dst from src; src is then dead and is not destroyed
+ *    (without it: memcpy).
+ *  - copy: construct raw dst as a copy of src (without it: memcpy).
+ *  Hooks must not call back into the world and must not unwind. */
+typedef struct weft_type_hooks {
+    void (*ctor)(void *ptr, int32_t count, void *user);
+    void (*dtor)(void *ptr, int32_t count, void *user);
+    void (*move)(void *dst, void *src, int32_t count, void *user);
+    void (*copy)(void *dst, const void *src, int32_t count, void *user);
+    void *user;
+} weft_type_hooks;
+
+/** Component descriptor. Zero-initialise; zero fields mean defaults. */
+typedef struct weft_component_desc {
+    uint32_t _start_canary; /**< must be 0 */
+    const char *name;       /**< required, unique per world; copied */
+    size_t size;            /**< bytes; 0 = tag (no value) */
+    size_t align;           /**< power of two <= 4096; 0 = derived from size
+                                 (largest power of two dividing it, max 16) */
+    weft_type_hooks hooks;
+    weft_storage storage;
+    uint32_t flags;         /**< weft_component_flags bits */
+    uint32_t _end_canary;   /**< must be 0 */
+} weft_component_desc;
+
+/** Registers a component (also usable as a resource id).
+ *  Thread: driver. Returns: the new id, or 0 on failure.
+ *  Errors: INVALID_HANDLE, INVALID_ARG (desc/name NULL, empty name, bad
+ *  storage, unknown flag bits, canary), BAD_ALIGNMENT (align not a power of
+ *  two, above 4096, or size not a multiple of align), ALREADY_EXISTS
+ *  (name taken), CAPACITY (too many components), OUT_OF_MEMORY. */
+WEFT_API weft_component weft_component_register(weft_world *world,
+                                                const weft_component_desc *desc);
+
+/** Finds a component by name. Returns 0 if there is none (no error is
+ *  recorded: absence is an answer). Thread: driver. */
+WEFT_API weft_component weft_component_lookup(const weft_world *world,
+                                              const char *name);
+
+/** What the world knows about one component. */
+typedef struct weft_component_info {
+    const char *name;     /**< owned by the world, lives as long as it */
+    size_t size;
+    size_t align;
+    weft_storage storage; /**< TABLE or SPARSE (never DEFAULT) */
+    uint32_t flags;
+} weft_component_info;
+
+/** Describes a registered component. Thread: driver.
+ *  Errors: INVALID_HANDLE, INVALID_ARG (out NULL), UNKNOWN_COMPONENT. */
+WEFT_API weft_status weft_component_info_get(const weft_world *world,
+                                             weft_component component,
+                                             weft_component_info *out);
+
+/* ---- entities ---- */
+
+/** One (component, value) pair for multi-component calls. `ptr` points at
+ *  `size` bytes (or, for weft_spawn_bulk, at an array of values); NULL means
+ *  default-construct (ctor hook, else zeroes). Tags use size 0. */
+typedef struct weft_value {
+    weft_component id;
+    size_t size;
+    const void *ptr;
+} weft_value;
+
+/** Spawns an entity with no components. Thread: driver.
+ *  Returns the entity or 0. Errors: INVALID_HANDLE, CAPACITY (2^32-1
+ *  indices), OUT_OF_MEMORY. */
+WEFT_API weft_entity weft_spawn(weft_world *world);
+
+/** Spawns an entity with `count` components in one placement: it lands
+ *  directly in its final archetype, values copied in (copy hook or memcpy).
+ *  Thread: driver. Returns the entity or 0 (world unchanged).
+ *  Errors: INVALID_HANDLE, INVALID_ARG (values NULL with count > 0, count
+ *  < 0), UNKNOWN_COMPONENT, SIZE_MISMATCH, DUPLICATE_COMPONENT, CAPACITY,
+ *  OUT_OF_MEMORY. */
+WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values,
+                                     int32_t count);
+
+/** Spawns `n` entities with the same component set. columns[i].ptr points
+ *  at an array of n values of columns[i].size bytes (NULL: default-construct
+ *  all n). Ids are written to out_entities (may be NULL if not wanted).
+ *  Thread: driver. Errors: as weft_spawn_with; on failure nothing is
+ *  spawned. */
+WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *columns,
+                                     int32_t column_count, int32_t n,
+                                     weft_entity *out_entities);
+
+/** Despawns an entity, running the dtor hook of each of its components.
+ *  Its generation is bumped, so every copy of the handle becomes stale, and
+ *  its index is reused last-in-first-out. Thread: driver.
+ *  Errors: INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY (also when
+ *  despawned twice). */
+WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e);
+
+/** True if `e` is live in this world (false for 0, stale handles, reserved
+ *  ids not yet flushed, and invalid worlds). Thread: driver. */
+WEFT_API bool weft_is_alive(const weft_world *world, weft_entity e);
+
+/** Reserves an entity id without touching storage. The id is not alive
+ *  until weft_entity_flush makes it a live entity with no components.
+ *  Thread: any thread, lock-free, concurrently with other reserve calls and
+ *  with read-only calls; never concurrently with structural calls (spawn,
+ *  despawn, flush, insert, remove) on the driver. Returns 0 on an invalid
+ *  world or when the index space is exhausted (no error is recorded from a
+ *  non-driver thread). */
+WEFT_API weft_entity weft_entity_reserve(weft_world *world);
+
+/** Makes every reserved id a live, empty entity. Spawning calls it
+ *  implicitly when reservations are pending. Thread: driver.
+ *  Errors: INVALID_HANDLE, CAPACITY, OUT_OF_MEMORY (no id is lost: the
+ *  flush can be retried). */
+WEFT_API weft_status weft_entity_flush(weft_world *world);
+
+/* ---- component access ---- */
+
+/** Adds component `c` with a copy of `value` (NULL: default-construct), or
+ *  replaces the value if the entity already has it (old value destroyed,
+ *  changed tick stamped, added tick kept). Adding a table component moves
+ *  the entity's row; adding a sparse one moves nothing. Allowed for
+ *  immutable components. Thread: driver.
+ *  Errors: INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT,
+ *  SIZE_MISMATCH, OUT_OF_MEMORY (world unchanged on every error). */
+WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_component c,
+                                 const void *value, size_t size);
+
+/** Inserts several components with at most one row move. Errors: as
+ *  weft_insert plus INVALID_ARG and DUPLICATE_COMPONENT. */
+WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
+                                      const weft_value *values, int32_t count);
+
+/** Removes component `c` (destroying its value). Removing a component the
+ *  entity does not have is a no-op returning WEFT_OK. Thread: driver.
+ *  Errors: INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT. */
+WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_component c);
+
+/** True if the live entity `e` has component `c`; false otherwise (also for
+ *  dead entities and unknown ids, without recording an error).
+ *  Thread: driver. */
+WEFT_API bool weft_has(const weft_world *world, weft_entity e, weft_component c);
+
+/** Read-only pointer to `e`'s value of `c`, or NULL when the entity lacks
+ *  it (no error recorded) or on misuse (error recorded: INVALID_HANDLE,
+ *  INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT, SIZE_MISMATCH; tags have
+ *  no value and give NULL with INVALID_ARG). `size` must equal the
+ *  component's size. Thread: driver. Lifetime: until the next structural
+ *  change (spawn, despawn, insert, remove, flush) in this world. */
+WEFT_API const void *weft_get(const weft_world *world, weft_entity e,
+                              weft_component c, size_t size);
+
+/** Like weft_get but writable; stamps the value's changed tick with the
+ *  current change tick. Errors: as weft_get plus IMMUTABLE. */
+WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
+                            size_t size);
+
+/** Change ticks of one component value. */
+typedef struct weft_ticks {
+    uint32_t added;   /**< tick when the value was first added */
+    uint32_t changed; /**< tick of the last insert, replace or get_mut */
+} weft_ticks;
+
+/** Reads the change ticks of `e`'s `c`. Thread: driver.
+ *  Errors: INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT,
+ *  INVALID_ARG (out NULL, or the component has NO_CHANGE_TICKS), NOT_FOUND
+ *  (entity lacks c). */
+WEFT_API weft_status weft_get_ticks(const weft_world *world, weft_entity e,
+                                    weft_component c, weft_ticks *out);
+
+/* ---- resources ---- */
+
+/** Inserts or replaces the resource `r` (a registered component id used as
+ *  a singleton). The value is copied in (NULL: default-construct); a
+ *  replaced value is destroyed first. Sets added (when new) and changed
+ *  ticks. Thread: driver. Errors: INVALID_HANDLE, UNKNOWN_COMPONENT,
+ *  SIZE_MISMATCH, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_resource_insert(weft_world *world, weft_component r,
+                                          const void *value, size_t size);
+
+/** Removes resource `r`, destroying its value. A missing resource is a
+ *  no-op returning WEFT_OK. Thread: driver.
+ *  Errors: INVALID_HANDLE, UNKNOWN_COMPONENT. */
+WEFT_API weft_status weft_resource_remove(weft_world *world, weft_component r);
+
+/** True if resource `r` is present. Thread: driver. */
+WEFT_API bool weft_resource_has(const weft_world *world, weft_component r);
+
+/** Read-only pointer to resource `r`, NULL when absent (no error) or on
+ *  misuse (INVALID_HANDLE, UNKNOWN_COMPONENT, SIZE_MISMATCH; a tag resource
+ *  has no value: INVALID_ARG). Thread: driver. Lifetime: until the resource
+ *  is removed or replaced, or the world destroyed. */
+WEFT_API const void *weft_resource_get(const weft_world *world, weft_component r,
+                                       size_t size);
+
+/** Writable pointer to resource `r`; stamps its changed tick. Errors: as
+ *  weft_resource_get plus IMMUTABLE. */
+WEFT_API void *weft_resource_get_mut(weft_world *world, weft_component r,
+                                     size_t size);
+
+/** Reads resource `r`'s change ticks. Errors: INVALID_HANDLE,
+ *  UNKNOWN_COMPONENT, INVALID_ARG (out NULL), NOT_FOUND (absent). */
+WEFT_API weft_status weft_resource_get_ticks(const weft_world *world,
+                                             weft_component r, weft_ticks *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_H */

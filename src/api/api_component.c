@@ -1,0 +1,136 @@
+/* src/api/api_component.c - component registration and lookup.
+ * SPDX-License-Identifier: MIT
+ */
+#include "internal.h"
+
+#include <string.h>
+
+#define WF_KNOWN_COMPONENT_FLAGS                                               \
+    (WEFT_COMPONENT_IMMUTABLE | WEFT_COMPONENT_MAIN_THREAD |                   \
+     WEFT_COMPONENT_NO_CHANGE_TICKS)
+
+/* Largest power of two dividing size, at most 16 (1 for tags). */
+static size_t component_default_align(size_t size)
+{
+    size_t align = 1;
+    while (align < 16 && size % (align * 2) == 0 && size != 0) {
+        align *= 2;
+    }
+    return align;
+}
+
+WEFT_API weft_component weft_component_register(weft_world *world,
+                                                const weft_component_desc *desc)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (!desc) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_component_register: desc is NULL");
+        return 0;
+    }
+    if (desc->_start_canary || desc->_end_canary) {
+        wf_error(world, WEFT_ERR_INVALID_ARG,
+                 "weft_component_register: descriptor canary is not 0 (was the desc "
+                 "zero-initialised?)");
+        return 0;
+    }
+    if (!desc->name || !desc->name[0]) {
+        wf_error(world, WEFT_ERR_INVALID_ARG,
+                 "weft_component_register: a component needs a non-empty name");
+        return 0;
+    }
+    const char *name = desc->name;
+    if ((unsigned)desc->storage >= (unsigned)WEFT_STORAGE_NUM) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "component '%s': unknown storage %u", name,
+                 (unsigned)desc->storage);
+        return 0;
+    }
+    if (desc->flags & ~(uint32_t)WF_KNOWN_COMPONENT_FLAGS) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "component '%s': unknown flag bits 0x%x",
+                 name, desc->flags & ~(uint32_t)WF_KNOWN_COMPONENT_FLAGS);
+        return 0;
+    }
+    if (desc->size > WF_MAX_COMPONENT_SIZE) {
+        wf_error(world, WEFT_ERR_INVALID_ARG,
+                 "component '%s': size %zu exceeds the limit of %u bytes", name, desc->size,
+                 WF_MAX_COMPONENT_SIZE);
+        return 0;
+    }
+    size_t align = desc->align ? desc->align : component_default_align(desc->size);
+    if ((align & (align - 1)) != 0 || align > WF_MAX_ALIGN) {
+        wf_error(world, WEFT_ERR_BAD_ALIGNMENT,
+                 "component '%s': alignment %zu is not a power of two up to %u", name,
+                 align, WF_MAX_ALIGN);
+        return 0;
+    }
+    if (desc->size % align != 0) {
+        wf_error(world, WEFT_ERR_BAD_ALIGNMENT,
+                 "component '%s': size %zu is not a multiple of its alignment %zu", name,
+                 desc->size, align);
+        return 0;
+    }
+    if (wf_registry_lookup(&world->registry, name)) {
+        wf_error(world, WEFT_ERR_ALREADY_EXISTS,
+                 "component '%s' is already registered (id %u)", name,
+                 wf_registry_lookup(&world->registry, name));
+        return 0;
+    }
+    if (world->registry.count >= WF_MAX_COMPONENTS) {
+        wf_error(world, WEFT_ERR_CAPACITY, "component '%s': the world already has %u "
+                 "components (the limit)", name, WF_MAX_COMPONENTS);
+        return 0;
+    }
+    weft_storage storage =
+        desc->storage == WEFT_STORAGE_SPARSE ? WEFT_STORAGE_SPARSE : WEFT_STORAGE_TABLE;
+    wf_sparse_set *sparse = NULL;
+    wf_type_info *ti = wf_registry_add(&world->registry, &world->alloc, desc,
+                                       (uint32_t)desc->size, (uint32_t)align, storage);
+    if (!ti) {
+        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory registering component '%s'",
+                 name);
+        return 0;
+    }
+    if (storage == WEFT_STORAGE_SPARSE) {
+        sparse = wf_sparse_create(&world->alloc, ti);
+        if (!sparse) {
+            wf_registry_pop(&world->registry, &world->alloc);
+            wf_error(world, WEFT_ERR_OUT_OF_MEMORY,
+                     "out of memory registering component '%s'", name);
+            return 0;
+        }
+        ti->sparse = sparse;
+    }
+    return ti->id;
+}
+
+WEFT_API weft_component weft_component_lookup(const weft_world *world, const char *name)
+{
+    if (!wf_world_ok(world) || !name) {
+        return 0;
+    }
+    return wf_registry_lookup(&world->registry, name);
+}
+
+WEFT_API weft_status weft_component_info_get(const weft_world *world,
+                                             weft_component component,
+                                             weft_component_info *out)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_component_info_get: out is NULL");
+    }
+    const wf_type_info *ti = wf_registry_get(&world->registry, component);
+    if (!ti) {
+        return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
+                        "component id %u is not registered in this world", component);
+    }
+    out->name = ti->name;
+    out->size = ti->size;
+    out->align = ti->align;
+    out->storage = ti->storage;
+    out->flags = ti->flags;
+    return WEFT_OK;
+}

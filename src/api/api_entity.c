@@ -1,0 +1,312 @@
+/* src/api/api_entity.c - spawn, despawn, reserve, insert, remove, get.
+ * SPDX-License-Identifier: MIT
+ *
+ * Armor first (world handle, entity generation, component id, size), then
+ * one call into world/commit.c. weft_get and weft_get_mut keep a fast path
+ * that records nothing and fall back to the checking path on any doubt.
+ */
+#include "internal.h"
+
+/* Validates a (component, size, ptr) list: registered ids, exact sizes, no
+ * duplicates (quadratic: lists are short). */
+static weft_status values_check(const weft_world *w, const weft_value *values,
+                                int32_t count, const char *fn)
+{
+    if (count < 0) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: count %d is negative", fn, count);
+    }
+    if (count > 0 && !values) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: values is NULL with count %d", fn,
+                        count);
+    }
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+        if (!ti) {
+            return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
+                            "%s: component id %u is not registered in this world", fn,
+                            values[i].id);
+        }
+        if (values[i].size != ti->size) {
+            return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
+                            "%s: component '%s' has size %u but %zu bytes were passed", fn,
+                            ti->name, ti->size, values[i].size);
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (values[j].id == values[i].id) {
+                return wf_error(w, WEFT_ERR_DUPLICATE_COMPONENT,
+                                "%s: component '%s' appears twice", fn, ti->name);
+            }
+        }
+    }
+    return WEFT_OK;
+}
+
+WEFT_API weft_entity weft_spawn(weft_world *world)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    weft_entity e = 0;
+    wf_commit_spawn(world, NULL, 0, &e);
+    return e;
+}
+
+WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values,
+                                     int32_t count)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (values_check(world, values, count, "weft_spawn_with") != WEFT_OK) {
+        return 0;
+    }
+    weft_entity e = 0;
+    wf_commit_spawn(world, values, count, &e);
+    return e;
+}
+
+WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *columns,
+                                     int32_t column_count, int32_t n,
+                                     weft_entity *out_entities)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (n < 0) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_spawn_bulk: n %d is negative", n);
+    }
+    weft_status st = values_check(world, columns, column_count, "weft_spawn_bulk");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    return wf_commit_spawn_bulk(world, columns, column_count, (uint32_t)n, out_entities);
+}
+
+WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    wf_record *rec;
+    weft_status st = wf_entity_check(world, e, &rec);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    wf_commit_despawn(world, e, rec);
+    return WEFT_OK;
+}
+
+WEFT_API bool weft_is_alive(const weft_world *world, weft_entity e)
+{
+    return wf_world_ok(world) && e != 0 && wf_entity_live(world, e) != NULL;
+}
+
+WEFT_API weft_entity weft_entity_reserve(weft_world *world)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    return wf_entities_reserve_id(&world->entities);
+}
+
+WEFT_API weft_status weft_entity_flush(weft_world *world)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_commit_flush(world);
+}
+
+WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_component c,
+                                 const void *value, size_t size)
+{
+    weft_value v = {c, size, value};
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    wf_record *rec;
+    weft_status st = wf_entity_check(world, e, &rec);
+    if (st == WEFT_OK) {
+        st = values_check(world, &v, 1, "weft_insert");
+    }
+    if (st == WEFT_OK) {
+        st = wf_commit_insert(world, e, rec, &v, 1);
+    }
+    return st;
+}
+
+WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
+                                      const weft_value *values, int32_t count)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    wf_record *rec;
+    weft_status st = wf_entity_check(world, e, &rec);
+    if (st == WEFT_OK) {
+        st = values_check(world, values, count, "weft_insert_many");
+    }
+    if (st == WEFT_OK && count > 0) {
+        st = wf_commit_insert(world, e, rec, values, count);
+    }
+    return st;
+}
+
+WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_component c)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    wf_record *rec;
+    weft_status st = wf_entity_check(world, e, &rec);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (!wf_registry_get(&world->registry, c)) {
+        return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
+                        "weft_remove: component id %u is not registered in this world", c);
+    }
+    return wf_commit_remove(world, e, rec, c);
+}
+
+WEFT_API bool weft_has(const weft_world *world, weft_entity e, weft_component c)
+{
+    if (!wf_world_ok(world)) {
+        return false;
+    }
+    const wf_record *r = wf_entity_live(world, e);
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (!r || !ti) {
+        return false;
+    }
+    if (ti->storage == WEFT_STORAGE_SPARSE) {
+        return wf_sparse_find(ti->sparse, (uint32_t)e) != WF_SPARSE_EMPTY;
+    }
+    return wf_table_column(wf_world_archetype(world, r->arch)->table, c) != NULL;
+}
+
+/* Locates e's value of c: its column and row, or NULL when e lacks c.
+ * Records errors for misuse; *status tells which. */
+static wf_column *entity_locate(const weft_world *w, weft_entity e, weft_component c,
+                                size_t size, const char *fn, uint32_t *out_row,
+                                weft_status *status)
+{
+    wf_record *rec;
+    *status = wf_entity_check(w, e, &rec);
+    if (*status != WEFT_OK) {
+        return NULL;
+    }
+    const wf_type_info *ti = wf_registry_get(&w->registry, c);
+    if (!ti) {
+        *status = wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
+                           "%s: component id %u is not registered in this world", fn, c);
+        return NULL;
+    }
+    if (size != ti->size) {
+        *status = wf_error(w, WEFT_ERR_SIZE_MISMATCH,
+                           "%s: component '%s' has size %u but %zu bytes were passed", fn,
+                           ti->name, ti->size, size);
+        return NULL;
+    }
+    if (ti->storage == WEFT_STORAGE_SPARSE) {
+        uint32_t d = wf_sparse_find(ti->sparse, (uint32_t)e);
+        if (d == WF_SPARSE_EMPTY) {
+            return NULL;
+        }
+        *out_row = d;
+        return &ti->sparse->dense;
+    }
+    wf_column *col = wf_table_column(wf_world_archetype(w, rec->arch)->table, c);
+    *out_row = rec->row;
+    return col;
+}
+
+/* Slow path of get/get_mut: full checks with messages. */
+static void *entity_get_checked(const weft_world *w, weft_entity e, weft_component c,
+                                size_t size, bool mut)
+{
+    const char *fn = mut ? "weft_get_mut" : "weft_get";
+    uint32_t row = 0;
+    weft_status st;
+    wf_column *col = entity_locate(w, e, c, size, fn, &row, &st);
+    if (!col) {
+        return NULL;
+    }
+    const wf_type_info *ti = col->ti;
+    if (ti->size == 0) {
+        wf_error(w, WEFT_ERR_INVALID_ARG,
+                 "%s: '%s' is a tag and has no value; use weft_has", fn, ti->name);
+        return NULL;
+    }
+    if (mut) {
+        if (ti->flags & WEFT_COMPONENT_IMMUTABLE) {
+            wf_error(w, WEFT_ERR_IMMUTABLE,
+                     "weft_get_mut: component '%s' is immutable (re-insert it instead)",
+                     ti->name);
+            return NULL;
+        }
+        wf_column_mark(col, row, w->change_tick);
+    }
+    return wf_column_ptr(col, row);
+}
+
+WEFT_API const void *weft_get(const weft_world *world, weft_entity e, weft_component c,
+                              size_t size)
+{
+    if (WF_UNLIKELY(!wf_world_ok(world))) {
+        return NULL;
+    }
+    /* Fast path: live entity, known non-tag table component, right size. */
+    const wf_record *r = wf_entity_live(world, e);
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (WF_LIKELY(r && ti && ti->size == size && size != 0)) {
+        if (ti->storage == WEFT_STORAGE_SPARSE) {
+            uint32_t d = wf_sparse_find(ti->sparse, (uint32_t)e);
+            return d == WF_SPARSE_EMPTY ? NULL : wf_column_ptr(&ti->sparse->dense, d);
+        }
+        const wf_column *col = wf_table_column(wf_world_archetype(world, r->arch)->table, c);
+        return col ? wf_column_ptr(col, r->row) : NULL;
+    }
+    return entity_get_checked(world, e, c, size, false);
+}
+
+WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
+                            size_t size)
+{
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    return entity_get_checked(world, e, c, size, true);
+}
+
+WEFT_API weft_status weft_get_ticks(const weft_world *world, weft_entity e,
+                                    weft_component c, weft_ticks *out)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_get_ticks: out is NULL");
+    }
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    uint32_t row = 0;
+    weft_status st;
+    wf_column *col = entity_locate(world, e, c, ti ? ti->size : 0, "weft_get_ticks", &row,
+                                   &st);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (!col) {
+        return wf_error(world, WEFT_ERR_NOT_FOUND,
+                        "weft_get_ticks: entity %u:%u has no component '%s'", (uint32_t)e,
+                        (uint32_t)(e >> 32), ti->name);
+    }
+    if (!col->added) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_get_ticks: component '%s' stores no change ticks",
+                        col->ti->name);
+    }
+    out->added = col->added[row];
+    out->changed = col->changed[row];
+    return WEFT_OK;
+}

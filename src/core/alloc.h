@@ -1,0 +1,32 @@
+/* src/core/alloc.h - the one allocation path of a world.
+ * SPDX-License-Identifier: MIT
+ *
+ * Every byte a world owns is obtained with wf_alloc and returned with
+ * wf_free, which forward to the user's hook (or to aligned malloc) and keep
+ * a live-byte count. Callers always pass back the size and alignment they
+ * allocated with, so hooks need no headers. There is no realloc: growth is
+ * allocate-new, move, free-old, so a failed growth leaves the old block
+ * untouched (the basis of "out of memory leaves the world unchanged").
+ */
+#ifndef WF_ALLOC_H
+#define WF_ALLOC_H
+
+#include "weft.h"
+
+typedef struct wf_allocator {
+    weft_allocator hook; /* user hook, or the defaults below */
+    int64_t live_bytes;  /* bytes currently held; driver thread only */
+} wf_allocator;
+
+/* Installs `hook` (both functions set) or the malloc defaults (both NULL). */
+void wf_allocator_init(wf_allocator *a, const weft_allocator *hook);
+/* size > 0, align a power of two. NULL when the hook fails. */
+void *wf_alloc(wf_allocator *a, size_t size, size_t align);
+/* Zero-filled wf_alloc. */
+void *wf_calloc(wf_allocator *a, size_t size, size_t align);
+/* ptr may be NULL (ignored); size/align as given to wf_alloc. */
+void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align);
+/* Copy of a NUL-terminated string, or NULL. Free with wf_free(len + 1, 1). */
+char *wf_strdup(wf_allocator *a, const char *s, size_t *out_len);
+
+#endif

@@ -1,0 +1,31 @@
+/* src/core/config.h - build switches and fixed limits.
+ * SPDX-License-Identifier: MIT
+ *
+ * Every limit weft enforces lives here so a reader can see them together.
+ * They are checked at the API boundary and reported as WEFT_ERR_CAPACITY.
+ */
+#ifndef WF_CONFIG_H
+#define WF_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest component alignment a descriptor may ask for. */
+#define WF_MAX_ALIGN 4096u
+/* Component ids are dense from 1; a table maps id -> column with int16. */
+#define WF_MAX_COMPONENTS 32000u
+/* Largest component size (a row of one column must fit in 32 bits). */
+#define WF_MAX_COMPONENT_SIZE (1u << 24)
+/* Entity indices 0 .. WF_MAX_ENTITIES-1; 0xFFFFFFFF is never an index. */
+#define WF_MAX_ENTITIES 0xFFFFFFFEu
+/* Rows per table (table rows are uint32 in entity records). */
+#define WF_MAX_ROWS 0x7FFFFFFFu
+/* Sparse-set pages hold this many entity slots (a power of two). */
+#define WF_SPARSE_PAGE_BITS 12u
+#define WF_SPARSE_PAGE_SIZE (1u << WF_SPARSE_PAGE_BITS)
+/* Columns are aligned to at least this many bytes. */
+#define WF_COLUMN_MIN_ALIGN 16u
+/* Length of the error message kept in the world's error slot. */
+#define WF_ERROR_LEN 256
+
+#endif

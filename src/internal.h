@@ -1,0 +1,28 @@
+/* src/internal.h - private umbrella header, in layer order.
+ * SPDX-License-Identifier: MIT
+ *
+ * core (no ECS knowledge) <- storage <- world <- api. A module includes
+ * only the layers below it; public entry points live only in src/api/.
+ */
+#ifndef WF_INTERNAL_H
+#define WF_INTERNAL_H
+
+#include "weft.h"
+
+#include "core/config.h"
+#include "core/check.h"
+#include "core/status.h"
+#include "core/alloc.h"
+
+#include "storage/component_registry.h"
+#include "storage/column.h"
+#include "storage/table.h"
+#include "storage/sparse_set.h"
+#include "storage/entity_index.h"
+#include "storage/archetype_graph.h"
+
+#include "world/world.h"
+#include "world/commit.h"
+#include "world/inspect.h"
+
+#endif

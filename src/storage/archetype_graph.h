@@ -1,0 +1,85 @@
+/* src/storage/archetype_graph.h - archetypes, tables and the migration graph.
+ * SPDX-License-Identifier: MIT
+ *
+ * An archetype is a unique sorted set of component ids (INV-5); archetype 0
+ * is the empty set and table 0 the empty table. Archetypes and tables are
+ * append-only and never deleted while the world lives (INV-6), so their ids
+ * index the arrays below and pointers to them stay valid. Each archetype's
+ * table holds exactly its table-storage ids (INV-3, INV-4): archetypes that
+ * differ only in sparse components share one table.
+ *
+ * Two hash maps (open addressing over XXH3 of the sorted ids) find an
+ * archetype by its full set and a table by its table set. Each archetype
+ * caches its edges: "add c" and "remove c" -> archetype id, in a small
+ * open-addressing map, so a repeated migration does no set hashing.
+ * Creation allocates everything first: on OOM nothing is changed.
+ * Driver thread only.
+ */
+#ifndef WF_ARCHETYPE_GRAPH_H
+#define WF_ARCHETYPE_GRAPH_H
+
+#include "storage/table.h"
+
+#define WF_EDGE_REMOVE 0x80000000u
+
+typedef struct wf_edge {
+    uint32_t key;    /* component id (add) or id | WF_EDGE_REMOVE; 0 = empty */
+    uint32_t target; /* archetype id */
+} wf_edge;
+
+typedef struct wf_archetype {
+    uint32_t id;
+    wf_table *table;          /* table holding the table-storage ids */
+    weft_component *ids;      /* [id_count] sorted, all storages */
+    uint32_t id_count;
+    weft_component *sparse_ids; /* [sparse_count] the sparse subset, sorted */
+    uint32_t sparse_count;
+    uint64_t hash;            /* XXH3 of ids */
+    int32_t entity_count;     /* live entities in this archetype */
+    wf_edge *edges;           /* [edge_cap] open addressing, or NULL */
+    uint32_t edge_cap;        /* power of two or 0 */
+    uint32_t edge_count;
+} wf_archetype;
+
+typedef struct wf_slot {
+    uint64_t hash;
+    uint32_t id;   /* archetype or table id + 1; 0 = empty */
+} wf_slot;
+
+typedef struct wf_graph {
+    wf_archetype **archetypes; /* [arch_count] */
+    uint32_t arch_count;
+    uint32_t arch_cap;
+    wf_table **tables;         /* [table_count] */
+    uint32_t table_count;
+    uint32_t table_cap;
+    wf_slot *arch_map;         /* [arch_map_cap] */
+    uint32_t arch_map_cap;
+    wf_slot *table_map;        /* [table_map_cap] */
+    uint32_t table_map_cap;
+} wf_graph;
+
+/* Creates archetype 0 / table 0. False on OOM. */
+bool wf_graph_init(wf_graph *g, wf_allocator *a, const wf_registry *reg);
+/* Destroys every table (running dtors) and archetype. */
+void wf_graph_fini(wf_graph *g, wf_allocator *a);
+/* Archetype with exactly the sorted, unique `ids`, created when missing;
+ * NULL on OOM. */
+wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+                              const weft_component *ids, uint32_t count);
+/* Existing archetype with the sorted `ids`, or NULL. */
+wf_archetype *wf_graph_find(const wf_graph *g, const weft_component *ids,
+                            uint32_t count);
+/* Target of adding c to `from` (itself when present); NULL on OOM.
+ * Cached as an edge on first use. */
+wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+                           wf_archetype *from, weft_component c);
+/* Target of removing c from `from` (itself when absent); NULL on OOM. */
+wf_archetype *wf_graph_remove(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+                              wf_archetype *from, weft_component c);
+/* Cached edge target or NULL (for tests and the checker). */
+wf_archetype *wf_graph_edge(const wf_graph *g, const wf_archetype *from, uint32_t key);
+/* Binary search: does the archetype contain c? */
+bool wf_archetype_has(const wf_archetype *arch, weft_component c);
+
+#endif

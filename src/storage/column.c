@@ -1,0 +1,82 @@
+/* src/storage/column.c - column block layout and growth.
+ * SPDX-License-Identifier: MIT
+ */
+#include "storage/column.h"
+
+#include <string.h>
+
+#include "core/config.h"
+
+void wf_column_init(wf_column *c, const wf_type_info *ti)
+{
+    memset(c, 0, sizeof *c);
+    c->ti = ti;
+    c->size = ti->size;
+}
+
+static size_t column_data_bytes(const wf_type_info *ti, uint32_t cap)
+{
+    size_t bytes = (size_t)ti->size * cap;
+    return (bytes + 3u) & ~(size_t)3u; /* ticks that follow are uint32 */
+}
+
+size_t wf_column_block_size(const wf_type_info *ti, uint32_t cap)
+{
+    size_t bytes = column_data_bytes(ti, cap);
+    if (ti->has_ticks) {
+        bytes += 2u * sizeof(uint32_t) * cap;
+    }
+    return bytes;
+}
+
+size_t wf_column_block_align(const wf_type_info *ti)
+{
+    return ti->align > WF_COLUMN_MIN_ALIGN ? ti->align : WF_COLUMN_MIN_ALIGN;
+}
+
+/* Points data/added/changed into `block` laid out for `cap` rows. */
+static void column_layout(wf_column *c, void *block, uint32_t cap)
+{
+    uint8_t *base = block;
+    size_t data_bytes = column_data_bytes(c->ti, cap);
+    c->data = (c->ti->size && base) ? base : NULL;
+    if (c->ti->has_ticks && base) {
+        c->added = (uint32_t *)(void *)(base + data_bytes);
+        c->changed = c->added + cap;
+    } else {
+        c->added = NULL;
+        c->changed = NULL;
+    }
+}
+
+void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
+                     uint32_t new_cap)
+{
+    wf_column old = *c;
+    column_layout(c, block, new_cap);
+    if (count) {
+        if (c->data) {
+            wf_type_move(c->ti, c->data, old.data, (int32_t)count);
+        }
+        if (c->added) {
+            memcpy(c->added, old.added, count * sizeof(uint32_t));
+            memcpy(c->changed, old.changed, count * sizeof(uint32_t));
+        }
+    }
+    wf_free(a, old.block, old.block_size, wf_column_block_align(c->ti));
+    c->block = block;
+    c->block_size = wf_column_block_size(c->ti, new_cap);
+}
+
+void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count)
+{
+    if (c->data) {
+        wf_type_destroy(c->ti, c->data, (int32_t)count);
+    }
+    wf_free(a, c->block, c->block_size, wf_column_block_align(c->ti));
+    c->block = NULL;
+    c->data = NULL;
+    c->added = NULL;
+    c->changed = NULL;
+    c->block_size = 0;
+}

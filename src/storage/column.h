@@ -1,0 +1,102 @@
+/* src/storage/column.h - type-erased value column with change ticks.
+ * SPDX-License-Identifier: MIT
+ *
+ * A column is one allocation: `cap` values (aligned to max(align, 16)),
+ * followed by the added ticks and the changed ticks (uint32 each) unless the
+ * type opts out of ticks. Length and capacity belong to the owner (a table
+ * or a sparse set), which keeps all its columns at the same capacity, so
+ * row r of every column belongs to the same entity (INV-7).
+ * `latest_change` is the newest tick written to any row: a Changed filter
+ * skips the whole column when it is not newer than the query's last run.
+ */
+#ifndef WF_COLUMN_H
+#define WF_COLUMN_H
+
+#include "storage/component_registry.h"
+
+typedef struct wf_column {
+    uint8_t *data;          /* values; NULL for tags or cap 0 */
+    uint32_t *added;        /* [cap] or NULL when !ti->has_ticks */
+    uint32_t *changed;      /* [cap] or NULL when !ti->has_ticks */
+    const wf_type_info *ti; /* registry entry (stable pointer) */
+    uint32_t size;          /* ti->size, cached for the hot paths */
+    uint32_t latest_change; /* newest tick stored in `changed` */
+    void *block;            /* the allocation holding data and ticks */
+    size_t block_size;      /* bytes of `block` */
+} wf_column;
+
+void wf_column_init(wf_column *c, const wf_type_info *ti);
+/* Bytes needed for `cap` rows (0 when the column stores nothing). */
+size_t wf_column_block_size(const wf_type_info *ti, uint32_t cap);
+/* Alignment of the column block. */
+size_t wf_column_block_align(const wf_type_info *ti);
+/* Takes a new block for `new_cap` rows, moving `count` rows into it and
+ * freeing the old one. The block comes from wf_alloc(block_size, align). */
+void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
+                     uint32_t new_cap);
+/* Destroys `count` values and frees the block. */
+void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count);
+
+static inline void *wf_column_ptr(const wf_column *c, uint32_t row)
+{
+    return c->data + (size_t)row * c->size;
+}
+
+/* Constructs row `row` from src (NULL: default) and stamps added=changed. */
+static inline void wf_column_construct(wf_column *c, uint32_t row, const void *src,
+                                       uint32_t tick)
+{
+    if (c->data) {
+        wf_type_construct(c->ti, wf_column_ptr(c, row), src, 1);
+    }
+    if (c->added) {
+        c->added[row] = tick;
+        c->changed[row] = tick;
+        c->latest_change = tick;
+    }
+}
+
+/* Replaces row `row`: destroys the old value, constructs from src, stamps
+ * changed (added is kept). */
+static inline void wf_column_replace(wf_column *c, uint32_t row, const void *src,
+                                     uint32_t tick)
+{
+    if (c->data) {
+        void *p = wf_column_ptr(c, row);
+        wf_type_destroy(c->ti, p, 1);
+        wf_type_construct(c->ti, p, src, 1);
+    }
+    if (c->changed) {
+        c->changed[row] = tick;
+        c->latest_change = tick;
+    }
+}
+
+static inline void wf_column_mark(wf_column *c, uint32_t row, uint32_t tick)
+{
+    if (c->changed) {
+        c->changed[row] = tick;
+        c->latest_change = tick;
+    }
+}
+
+/* Moves row `src_row` of `src` into raw row `dst_row` of `dst` (same type),
+ * ticks included. */
+static inline void wf_column_move_row(wf_column *dst, uint32_t dst_row,
+                                      wf_column *src, uint32_t src_row)
+{
+    if (src->data) {
+        wf_type_move(src->ti, wf_column_ptr(dst, dst_row), wf_column_ptr(src, src_row), 1);
+    }
+    if (dst->added) {
+        dst->added[dst_row] = src->added[src_row];
+        dst->changed[dst_row] = src->changed[src_row];
+        /* keep the summary an upper bound of the ticks the column holds */
+        uint32_t t = src->changed[src_row];
+        if ((int32_t)(t - dst->latest_change) > 0) {
+            dst->latest_change = t;
+        }
+    }
+}
+
+#endif

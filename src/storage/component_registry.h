@@ -1,0 +1,76 @@
+/* src/storage/component_registry.h - component id -> type information.
+ * SPDX-License-Identifier: MIT
+ *
+ * Ids are dense from 1 in registration order; id 0 is "none". Each entry is
+ * allocated on its own so pointers to it stay valid while the registry
+ * grows (columns keep a pointer to their type). A name index (open
+ * addressing over XXH3 of the name) gives lookup by name. A component id is
+ * also a resource id: the entry holds the resource slot.
+ */
+#ifndef WF_COMPONENT_REGISTRY_H
+#define WF_COMPONENT_REGISTRY_H
+
+#include "core/alloc.h"
+
+typedef struct wf_sparse_set wf_sparse_set;
+
+typedef struct wf_type_info {
+    weft_component id;
+    uint32_t size;          /* bytes; 0 = tag */
+    uint32_t align;         /* power of two */
+    uint32_t flags;         /* weft_component_flags */
+    weft_storage storage;   /* TABLE or SPARSE, never DEFAULT */
+    bool has_ticks;         /* !(flags & NO_CHANGE_TICKS) */
+    bool trivial;           /* no hooks at all: memcpy/memset paths */
+    weft_type_hooks hooks;
+    char *name;             /* owned copy */
+    size_t name_len;
+    uint64_t name_hash;
+    wf_sparse_set *sparse;  /* storage == SPARSE: the entity -> value set */
+    void *res_value;        /* resource value (NULL for tags or absent) */
+    weft_ticks res_ticks;
+    bool res_present;
+} wf_type_info;
+
+typedef struct wf_registry {
+    wf_type_info **infos;  /* [id] for id in 1..count; [0] unused */
+    uint32_t count;        /* highest registered id */
+    uint32_t cap;          /* slots in infos */
+    uint32_t *name_slots;  /* open addressing: component id or 0 */
+    uint32_t name_cap;     /* power of two, or 0 */
+    int32_t resources;     /* resources currently present */
+} wf_registry;
+
+void wf_registry_init(wf_registry *r);
+/* Frees entries and tables; values (sparse sets, resources) must already be
+ * destroyed by the caller. */
+void wf_registry_fini(wf_registry *r, wf_allocator *a);
+/* The entry for id, or NULL when id is not registered. */
+static inline wf_type_info *wf_registry_get(const wf_registry *r, weft_component id)
+{
+    return (id - 1u < r->count) ? r->infos[id] : NULL;
+}
+/* Id registered under `name`, or 0. */
+weft_component wf_registry_lookup(const wf_registry *r, const char *name);
+/* Adds a validated descriptor (size/align/storage resolved by the caller).
+ * Returns the new entry, or NULL when out of memory (registry unchanged). */
+wf_type_info *wf_registry_add(wf_registry *r, wf_allocator *a,
+                              const weft_component_desc *desc, uint32_t size,
+                              uint32_t align, weft_storage storage);
+
+/* Unregisters the newest entry (undo of a registration whose later step
+ * failed). */
+void wf_registry_pop(wf_registry *r, wf_allocator *a);
+
+/* ---- value helpers honouring the type hooks ---- */
+
+/* Constructs `count` values at dst from src (copy hook or memcpy), or
+ * default-constructs them when src is NULL (ctor hook or zero-fill). */
+void wf_type_construct(const wf_type_info *ti, void *dst, const void *src,
+                       int32_t count);
+/* Destroys `count` values (dtor hook; nothing without one). */
+void wf_type_destroy(const wf_type_info *ti, void *ptr, int32_t count);
+/* Moves `count` values from src to raw dst; src is dead afterwards. */
+void wf_type_move(const wf_type_info *ti, void *dst, void *src, int32_t count);
+
+#endif

@@ -1,0 +1,94 @@
+/* src/storage/entity_index.c - record array growth, release, reservation.
+ * SPDX-License-Identifier: MIT
+ */
+#include "storage/entity_index.h"
+
+#include <string.h>
+
+void wf_entities_init(wf_entity_index *ix)
+{
+    memset(ix, 0, sizeof *ix);
+    atomic_init(&ix->cursor, 0);
+}
+
+void wf_entities_fini(wf_entity_index *ix, wf_allocator *a)
+{
+    wf_free(a, ix->records, ix->cap * sizeof *ix->records, _Alignof(wf_record));
+    wf_free(a, ix->free_stack, ix->cap * sizeof *ix->free_stack, _Alignof(uint32_t));
+    ix->records = NULL;
+    ix->free_stack = NULL;
+    ix->cap = 0;
+}
+
+bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra)
+{
+    if (extra > WF_MAX_ENTITIES - ix->count) {
+        return false;
+    }
+    uint32_t need = ix->count + extra;
+    if (need <= ix->cap) {
+        return true;
+    }
+    uint32_t cap = ix->cap ? ix->cap : 64;
+    while (cap < need) {
+        cap = cap > WF_MAX_ENTITIES / 2 ? WF_MAX_ENTITIES : cap * 2;
+    }
+    wf_record *records = wf_alloc(a, cap * sizeof *records, _Alignof(wf_record));
+    if (!records) {
+        return false;
+    }
+    uint32_t *stack = wf_alloc(a, cap * sizeof *stack, _Alignof(uint32_t));
+    if (!stack) {
+        wf_free(a, records, cap * sizeof *records, _Alignof(wf_record));
+        return false;
+    }
+    if (ix->count) {
+        memcpy(records, ix->records, ix->count * sizeof *records);
+    }
+    if (ix->free_len) {
+        memcpy(stack, ix->free_stack, ix->free_len * sizeof *stack);
+    }
+    wf_entities_fini(ix, a);
+    ix->records = records;
+    ix->free_stack = stack;
+    ix->cap = cap;
+    return true;
+}
+
+void wf_entities_pending(const wf_entity_index *ix, uint32_t *out_free,
+                         uint32_t *out_fresh)
+{
+    int64_t c = atomic_load_explicit(&ix->cursor, memory_order_relaxed);
+    int64_t lo = c > 0 ? c : 0;
+    *out_free = (uint32_t)((int64_t)ix->free_len - lo);
+    *out_fresh = c < 0 ? (uint32_t)(-c) : 0;
+}
+
+void wf_entities_release(wf_entity_index *ix, uint32_t idx)
+{
+    wf_record *r = &ix->records[idx];
+    r->gen = r->gen == 0xFFFFFFFFu ? WF_FIRST_GENERATION : r->gen + 1;
+    r->arch = WF_ARCH_DEAD;
+    r->row = 0;
+    ix->free_stack[ix->free_len++] = idx;
+    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    ix->live--;
+}
+
+weft_entity wf_entities_reserve_id(wf_entity_index *ix)
+{
+    /* relaxed: the counter only hands out distinct slots; the arrays read
+     * below are not written while reservations may run (file comment). */
+    int64_t n = atomic_fetch_sub_explicit(&ix->cursor, 1, memory_order_relaxed);
+    if (n > 0) {
+        uint32_t idx = ix->free_stack[n - 1];
+        return wf_make_entity(idx, ix->records[idx].gen);
+    }
+    int64_t fresh = (int64_t)ix->count - n;
+    if (fresh >= (int64_t)WF_MAX_ENTITIES) {
+        /* exhausted: give the slot back so flush never sees it */
+        atomic_fetch_add_explicit(&ix->cursor, 1, memory_order_relaxed);
+        return 0;
+    }
+    return wf_make_entity((uint32_t)fresh, WF_FIRST_GENERATION);
+}

@@ -1,0 +1,83 @@
+/* src/storage/entity_index.h - entity ids: records, generations, free list,
+ * lock-free reservation.
+ * SPDX-License-Identifier: MIT
+ *
+ * records[i] describes index i: its current generation and, when live, the
+ * archetype and table row holding it (12 bytes per index). A dead index has
+ * arch == WF_ARCH_DEAD and a generation already bumped at despawn, so every
+ * old handle fails the generation check at once. Freed indices go on
+ * `free_stack` and are reused last-in-first-out.
+ *
+ * Reservation (any thread): `cursor` starts equal to free_len. A reserver
+ * does n = fetch_sub(cursor, 1): n > 0 takes free_stack[n - 1] with its
+ * current generation; n <= 0 takes the fresh index count + (-n) with
+ * generation 1. Reservers only read free_stack and records, which the
+ * driver does not change while reservations may run (weft.h contract), so
+ * relaxed ordering is enough: the atomic only hands out distinct slots.
+ * wf_entities_flush (driver) turns every reserved id into a live entity and
+ * re-synchronises cursor with free_len. Outside reservation windows
+ * cursor == free_len.
+ */
+#ifndef WF_ENTITY_INDEX_H
+#define WF_ENTITY_INDEX_H
+
+#include <stdatomic.h>
+
+#include "core/alloc.h"
+#include "core/config.h"
+
+#define WF_ARCH_DEAD 0xFFFFFFFFu
+#define WF_FIRST_GENERATION 1u
+
+typedef struct wf_record {
+    uint32_t gen;  /* generation of the index's current or next entity */
+    uint32_t arch; /* archetype id, or WF_ARCH_DEAD */
+    uint32_t row;  /* table row when live */
+} wf_record;
+
+typedef struct wf_entity_index {
+    wf_record *records;      /* [cap] */
+    uint32_t count;          /* indices ever allocated */
+    uint32_t cap;            /* records and free_stack capacity */
+    uint32_t *free_stack;    /* [cap] freed indices, top = free_len - 1 */
+    uint32_t free_len;
+    _Atomic int64_t cursor;  /* reservation cursor, see file comment */
+    int64_t live;            /* live entities */
+} wf_entity_index;
+
+static inline weft_entity wf_make_entity(uint32_t index, uint32_t gen)
+{
+    return ((weft_entity)gen << 32) | index;
+}
+
+void wf_entities_init(wf_entity_index *ix);
+void wf_entities_fini(wf_entity_index *ix, wf_allocator *a);
+/* Ensures room for `extra` more fresh indices (records and free stack grow
+ * together, so despawn never allocates). False on OOM or CAPACITY. */
+bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra);
+/* Reserved ids not yet flushed: (free taken, fresh taken). */
+void wf_entities_pending(const wf_entity_index *ix, uint32_t *out_free,
+                         uint32_t *out_fresh);
+/* Takes an index for a new live entity (room reserved, no pending
+ * reservations): pops the free stack or appends. The record's arch/row are
+ * set by the caller. */
+static inline weft_entity wf_entities_take(wf_entity_index *ix)
+{
+    uint32_t idx;
+    if (ix->free_len) {
+        idx = ix->free_stack[--ix->free_len];
+    } else {
+        idx = ix->count++;
+        ix->records[idx].gen = WF_FIRST_GENERATION;
+    }
+    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    ix->live++;
+    return wf_make_entity(idx, ix->records[idx].gen);
+}
+/* Marks index dead, bumps its generation (skipping 0) and pushes it on the
+ * free stack (never allocates). */
+void wf_entities_release(wf_entity_index *ix, uint32_t idx);
+/* Thread-safe reservation; 0 when the index space is exhausted. */
+weft_entity wf_entities_reserve_id(wf_entity_index *ix);
+
+#endif

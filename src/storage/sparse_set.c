@@ -1,0 +1,121 @@
+/* src/storage/sparse_set.c - sparse set pages, dense growth, swap-remove.
+ * SPDX-License-Identifier: MIT
+ */
+#include "storage/sparse_set.h"
+
+#include <string.h>
+
+wf_sparse_set *wf_sparse_create(wf_allocator *a, const wf_type_info *ti)
+{
+    wf_sparse_set *s = wf_calloc(a, sizeof *s, _Alignof(wf_sparse_set));
+    if (s) {
+        wf_column_init(&s->dense, ti);
+    }
+    return s;
+}
+
+void wf_sparse_destroy(wf_sparse_set *s, wf_allocator *a)
+{
+    if (!s) {
+        return;
+    }
+    wf_column_fini(&s->dense, a, s->count);
+    for (uint32_t p = 0; p < s->page_count; p++) {
+        wf_free(a, s->pages[p], WF_SPARSE_PAGE_SIZE * sizeof(uint32_t), _Alignof(uint32_t));
+    }
+    wf_free(a, s->pages, s->page_count * sizeof *s->pages, _Alignof(uint32_t *));
+    wf_free(a, s->owners, s->cap * sizeof *s->owners, _Alignof(weft_entity));
+    wf_free(a, s, sizeof *s, _Alignof(wf_sparse_set));
+}
+
+bool wf_sparse_reserve_page(wf_sparse_set *s, wf_allocator *a, uint32_t idx)
+{
+    uint32_t page = idx >> WF_SPARSE_PAGE_BITS;
+    if (page >= s->page_count) {
+        uint32_t n = s->page_count ? s->page_count : 4;
+        while (n <= page) {
+            n *= 2;
+        }
+        uint32_t **pages = wf_calloc(a, n * sizeof *pages, _Alignof(uint32_t *));
+        if (!pages) {
+            return false;
+        }
+        if (s->page_count) {
+            memcpy(pages, s->pages, s->page_count * sizeof *pages);
+        }
+        wf_free(a, s->pages, s->page_count * sizeof *s->pages, _Alignof(uint32_t *));
+        s->pages = pages;
+        s->page_count = n;
+    }
+    if (!s->pages[page]) {
+        uint32_t *p = wf_alloc(a, WF_SPARSE_PAGE_SIZE * sizeof(uint32_t), _Alignof(uint32_t));
+        if (!p) {
+            return false;
+        }
+        memset(p, 0xFF, WF_SPARSE_PAGE_SIZE * sizeof(uint32_t));
+        s->pages[page] = p;
+    }
+    return true;
+}
+
+bool wf_sparse_reserve_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
+{
+    uint32_t need = s->count + extra;
+    if (need > s->cap) {
+        uint32_t cap = s->cap ? s->cap : 8;
+        while (cap < need) {
+            cap *= 2;
+        }
+        weft_entity *owners = wf_alloc(a, cap * sizeof *owners, _Alignof(weft_entity));
+        if (!owners) {
+            return false;
+        }
+        size_t bytes = wf_column_block_size(s->dense.ti, cap);
+        void *block = NULL;
+        if (bytes) {
+            block = wf_alloc(a, bytes, wf_column_block_align(s->dense.ti));
+            if (!block) {
+                wf_free(a, owners, cap * sizeof *owners, _Alignof(weft_entity));
+                return false;
+            }
+        }
+        if (s->count) {
+            memcpy(owners, s->owners, s->count * sizeof *owners);
+        }
+        wf_free(a, s->owners, s->cap * sizeof *s->owners, _Alignof(weft_entity));
+        s->owners = owners;
+        wf_column_adopt(&s->dense, a, block, s->count, cap);
+        s->cap = cap;
+    }
+    return true;
+}
+
+uint32_t wf_sparse_insert(wf_sparse_set *s, weft_entity e, const void *src,
+                          uint32_t tick)
+{
+    uint32_t idx = (uint32_t)e;
+    uint32_t d = s->count++;
+    s->owners[d] = e;
+    s->pages[idx >> WF_SPARSE_PAGE_BITS][idx & (WF_SPARSE_PAGE_SIZE - 1)] = d;
+    wf_column_construct(&s->dense, d, src, tick);
+    return d;
+}
+
+void wf_sparse_remove(wf_sparse_set *s, uint32_t idx)
+{
+    uint32_t *slot = &s->pages[idx >> WF_SPARSE_PAGE_BITS][idx & (WF_SPARSE_PAGE_SIZE - 1)];
+    uint32_t d = *slot;
+    wf_column *c = &s->dense;
+    if (c->data) {
+        wf_type_destroy(c->ti, wf_column_ptr(c, d), 1);
+    }
+    *slot = WF_SPARSE_EMPTY;
+    uint32_t last = --s->count;
+    if (d != last) {
+        wf_column_move_row(c, d, c, last);
+        weft_entity moved = s->owners[last];
+        s->owners[d] = moved;
+        uint32_t mi = (uint32_t)moved;
+        s->pages[mi >> WF_SPARSE_PAGE_BITS][mi & (WF_SPARSE_PAGE_SIZE - 1)] = d;
+    }
+}

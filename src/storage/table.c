@@ -1,0 +1,166 @@
+/* src/storage/table.c - table creation, growth, delete and move.
+ * SPDX-License-Identifier: MIT
+ *
+ * Growth allocates every new column block first and only then moves rows,
+ * so a failed growth leaves the table as it was. Capacity doubles (minimum
+ * 8 rows), so appends are amortised O(1).
+ */
+#include "storage/table.h"
+
+#include <string.h>
+
+#include "core/config.h"
+
+wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
+                          const weft_component *ids, uint32_t count, uint64_t hash)
+{
+    wf_table *t = wf_calloc(a, sizeof *t, _Alignof(wf_table));
+    if (!t) {
+        return NULL;
+    }
+    t->hash = hash;
+    t->col_count = count;
+    t->col_map_len = count ? ids[count - 1] + 1 : 0;
+    if (count) {
+        t->cols = wf_calloc(a, count * sizeof *t->cols, _Alignof(wf_column));
+        t->ids = wf_alloc(a, count * sizeof *t->ids, _Alignof(weft_component));
+        t->col_map = wf_alloc(a, t->col_map_len * sizeof *t->col_map, _Alignof(int16_t));
+        if (!t->cols || !t->ids || !t->col_map) {
+            wf_table_destroy(t, a);
+            return NULL;
+        }
+        memcpy(t->ids, ids, count * sizeof *ids);
+        memset(t->col_map, 0xFF, t->col_map_len * sizeof *t->col_map);
+        for (uint32_t i = 0; i < count; i++) {
+            wf_column_init(&t->cols[i], wf_registry_get(reg, ids[i]));
+            t->col_map[ids[i]] = (int16_t)i;
+        }
+    }
+    return t;
+}
+
+void wf_table_destroy(wf_table *t, wf_allocator *a)
+{
+    if (!t) {
+        return;
+    }
+    if (t->cols) {
+        for (uint32_t i = 0; i < t->col_count; i++) {
+            wf_column_fini(&t->cols[i], a, t->count);
+        }
+    }
+    wf_free(a, t->cols, t->col_count * sizeof *t->cols, _Alignof(wf_column));
+    wf_free(a, t->ids, t->col_count * sizeof *t->ids, _Alignof(weft_component));
+    wf_free(a, t->col_map, t->col_map_len * sizeof *t->col_map, _Alignof(int16_t));
+    wf_free(a, t->entities, t->cap * sizeof *t->entities, _Alignof(weft_entity));
+    wf_free(a, t, sizeof *t, _Alignof(wf_table));
+}
+
+bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
+{
+    if (need <= t->cap) {
+        return true;
+    }
+    if (need > WF_MAX_ROWS) {
+        return false;
+    }
+    uint32_t cap = t->cap ? t->cap : 8;
+    while (cap < need) {
+        cap = cap > WF_MAX_ROWS / 2 ? WF_MAX_ROWS : cap * 2;
+    }
+    /* Allocate everything before touching the table. Up to 16 blocks are
+     * kept on the stack; wider tables use a second pass on failure. */
+    weft_entity *entities = wf_alloc(a, cap * sizeof *entities, _Alignof(weft_entity));
+    if (!entities) {
+        return false;
+    }
+    void *blocks_small[16];
+    void **blocks = blocks_small;
+    if (t->col_count > 16) {
+        blocks = wf_alloc(a, t->col_count * sizeof(void *), _Alignof(void *));
+        if (!blocks) {
+            wf_free(a, entities, cap * sizeof *entities, _Alignof(weft_entity));
+            return false;
+        }
+    }
+    uint32_t got = 0;
+    for (; got < t->col_count; got++) {
+        const wf_type_info *ti = t->cols[got].ti;
+        size_t bytes = wf_column_block_size(ti, cap);
+        blocks[got] = NULL;
+        if (bytes) {
+            blocks[got] = wf_alloc(a, bytes, wf_column_block_align(ti));
+            if (!blocks[got]) {
+                break;
+            }
+        }
+    }
+    if (got < t->col_count) {
+        for (uint32_t i = 0; i < got; i++) {
+            const wf_type_info *ti = t->cols[i].ti;
+            wf_free(a, blocks[i], wf_column_block_size(ti, cap), wf_column_block_align(ti));
+        }
+        wf_free(a, entities, cap * sizeof *entities, _Alignof(weft_entity));
+        if (blocks != blocks_small) {
+            wf_free(a, blocks, t->col_count * sizeof(void *), _Alignof(void *));
+        }
+        return false;
+    }
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        wf_column_adopt(&t->cols[i], a, blocks[i], t->count, cap);
+    }
+    if (t->count) {
+        memcpy(entities, t->entities, t->count * sizeof *entities);
+    }
+    wf_free(a, t->entities, t->cap * sizeof *t->entities, _Alignof(weft_entity));
+    t->entities = entities;
+    t->cap = cap;
+    if (blocks != blocks_small) {
+        wf_free(a, blocks, t->col_count * sizeof(void *), _Alignof(void *));
+    }
+    return true;
+}
+
+/* Fills the hole at `row` with the last row (no destruction). Returns the
+ * moved entity or 0. */
+static weft_entity table_fill_hole(wf_table *t, uint32_t row)
+{
+    uint32_t last = --t->count;
+    if (row == last) {
+        return 0;
+    }
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        wf_column_move_row(&t->cols[i], row, &t->cols[i], last);
+    }
+    weft_entity moved = t->entities[last];
+    t->entities[row] = moved;
+    return moved;
+}
+
+weft_entity wf_table_delete(wf_table *t, uint32_t row)
+{
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        wf_column *c = &t->cols[i];
+        if (c->data) {
+            wf_type_destroy(c->ti, wf_column_ptr(c, row), 1);
+        }
+    }
+    return table_fill_hole(t, row);
+}
+
+uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
+                       weft_entity *out_moved)
+{
+    uint32_t dst_row = wf_table_push(dst, src->entities[row]);
+    for (uint32_t i = 0; i < src->col_count; i++) {
+        wf_column *sc = &src->cols[i];
+        wf_column *dc = wf_table_column(dst, sc->ti->id);
+        if (dc) {
+            wf_column_move_row(dc, dst_row, sc, row);
+        } else if (sc->data) {
+            wf_type_destroy(sc->ti, wf_column_ptr(sc, row), 1);
+        }
+    }
+    *out_moved = table_fill_hole(src, row);
+    return dst_row;
+}

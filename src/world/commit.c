@@ -1,0 +1,349 @@
+/* src/world/commit.c - spawn, insert, remove, despawn, flush.
+ * SPDX-License-Identifier: MIT
+ *
+ * Invariants kept here (checked by weft_world_check):
+ * - a live entity's record names its archetype and its row in that
+ *   archetype's table, and table->entities[row] is the entity (INV-1/2);
+ * - for every sparse component of its archetype, the entity has a slot in
+ *   that component's sparse set, and no other slots (INV-8);
+ * - archetype entity counts sum to the live entity count.
+ */
+#include "world/commit.h"
+
+#include "core/check.h"
+
+#include <string.h>
+
+static weft_status commit_oom(weft_world *w, const char *what)
+{
+    return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory while %s", what);
+}
+
+/* Index the next wf_entities_take will return (room reserved). */
+static uint32_t commit_peek_index(const wf_entity_index *ix, uint32_t ahead)
+{
+    if (ahead < ix->free_len) {
+        return ix->free_stack[ix->free_len - 1 - ahead];
+    }
+    return ix->count + (ahead - ix->free_len);
+}
+
+static weft_status commit_reserve_ids(weft_world *w, uint32_t n)
+{
+    if (!wf_entities_reserve(&w->entities, &w->alloc, n)) {
+        if (n > WF_MAX_ENTITIES - w->entities.count) {
+            return wf_error(w, WEFT_ERR_CAPACITY,
+                            "entity index space exhausted (%u indices in use)",
+                            w->entities.count);
+        }
+        return commit_oom(w, "growing the entity index");
+    }
+    return WEFT_OK;
+}
+
+static bool commit_pending(const weft_world *w)
+{
+    return atomic_load_explicit(&w->entities.cursor, memory_order_relaxed) !=
+           (int64_t)w->entities.free_len;
+}
+
+weft_status wf_commit_flush(weft_world *w)
+{
+    wf_entity_index *ix = &w->entities;
+    uint32_t from_free, fresh;
+    wf_entities_pending(ix, &from_free, &fresh);
+    if (from_free + fresh == 0) {
+        return WEFT_OK;
+    }
+    weft_status st = commit_reserve_ids(w, fresh);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    wf_archetype *empty = w->graph.archetypes[0];
+    wf_table *t0 = empty->table;
+    if ((uint64_t)t0->count + from_free + fresh > WF_MAX_ROWS ||
+        !wf_table_reserve(t0, &w->alloc, t0->count + from_free + fresh)) {
+        return commit_oom(w, "flushing reserved entities");
+    }
+    /* Free-stack ids were handed out from the top down; fresh ids upward. */
+    uint32_t lo = ix->free_len - from_free;
+    for (uint32_t k = ix->free_len; k-- > lo;) {
+        uint32_t idx = ix->free_stack[k];
+        wf_record *r = &ix->records[idx];
+        r->arch = 0;
+        r->row = wf_table_push(t0, wf_make_entity(idx, r->gen));
+    }
+    ix->free_len = lo;
+    for (uint32_t j = 0; j < fresh; j++) {
+        uint32_t idx = ix->count + j;
+        wf_record *r = &ix->records[idx];
+        r->gen = WF_FIRST_GENERATION;
+        r->arch = 0;
+        r->row = wf_table_push(t0, wf_make_entity(idx, r->gen));
+    }
+    ix->count += fresh;
+    ix->live += from_free + fresh;
+    empty->entity_count += (int32_t)(from_free + fresh);
+    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    return WEFT_OK;
+}
+
+/* Archetype reached from `from` by adding every id in values. */
+static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
+                                   const weft_value *values, int32_t count)
+{
+    wf_archetype *arch = from;
+    for (int32_t i = 0; i < count && arch; i++) {
+        arch = wf_graph_add(&w->graph, &w->alloc, &w->registry, arch, values[i].id);
+    }
+    return arch;
+}
+
+/* Reserves a sparse slot for entity index idx in every sparse component of
+ * `values` that the entity does not have yet. */
+static bool commit_reserve_sparse(weft_world *w, const weft_value *values,
+                                  int32_t count, uint32_t idx, uint32_t extra)
+{
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+        if (ti->storage != WEFT_STORAGE_SPARSE) {
+            continue;
+        }
+        if (!wf_sparse_reserve_page(ti->sparse, &w->alloc, idx) ||
+            !wf_sparse_reserve_dense(ti->sparse, &w->alloc, extra)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
+                            weft_entity *out)
+{
+    if (WF_UNLIKELY(commit_pending(w))) {
+        weft_status st = wf_commit_flush(w);
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    wf_archetype *arch = commit_target(w, w->graph.archetypes[0], values, count);
+    if (!arch) {
+        return commit_oom(w, "creating an archetype for spawn");
+    }
+    weft_status st = commit_reserve_ids(w, 1);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    wf_table *t = arch->table;
+    if (t->count == t->cap && !wf_table_reserve(t, &w->alloc, t->count + 1)) {
+        return commit_oom(w, "growing a table for spawn");
+    }
+    if (arch->sparse_count &&
+        !commit_reserve_sparse(w, values, count, commit_peek_index(&w->entities, 0), 1)) {
+        return commit_oom(w, "growing a sparse set for spawn");
+    }
+    /* commit */
+    weft_entity e = wf_entities_take(&w->entities);
+    uint32_t row = wf_table_push(t, e);
+    wf_record *rec = &w->entities.records[(uint32_t)e];
+    rec->arch = arch->id;
+    rec->row = row;
+    arch->entity_count++;
+    uint32_t tick = w->change_tick;
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+        if (ti->storage == WEFT_STORAGE_SPARSE) {
+            wf_sparse_insert(ti->sparse, e, values[i].ptr, tick);
+        } else {
+            wf_column_construct(wf_table_column(t, values[i].id), row, values[i].ptr, tick);
+        }
+    }
+    *out = e;
+    return WEFT_OK;
+}
+
+weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
+                                 int32_t count, uint32_t n, weft_entity *out)
+{
+    if (commit_pending(w)) {
+        weft_status st = wf_commit_flush(w);
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    if (n == 0) {
+        return WEFT_OK;
+    }
+    wf_archetype *arch = commit_target(w, w->graph.archetypes[0], columns, count);
+    if (!arch) {
+        return commit_oom(w, "creating an archetype for spawn");
+    }
+    weft_status st = commit_reserve_ids(w, n);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    wf_table *t = arch->table;
+    if ((uint64_t)t->count + n > WF_MAX_ROWS) {
+        return wf_error(w, WEFT_ERR_CAPACITY, "a table holds at most %u rows",
+                        WF_MAX_ROWS);
+    }
+    if (!wf_table_reserve(t, &w->alloc, t->count + n)) {
+        return commit_oom(w, "growing a table for bulk spawn");
+    }
+    if (arch->sparse_count) {
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t idx = commit_peek_index(&w->entities, k);
+            if (!commit_reserve_sparse(w, columns, count, idx, n)) {
+                return commit_oom(w, "growing a sparse set for bulk spawn");
+            }
+        }
+    }
+    /* commit */
+    wf_entity_index *ix = &w->entities;
+    uint32_t base = t->count;
+    for (uint32_t k = 0; k < n; k++) {
+        weft_entity e = wf_entities_take(ix);
+        wf_record *rec = &ix->records[(uint32_t)e];
+        rec->arch = arch->id;
+        rec->row = base + k;
+        t->entities[base + k] = e;
+        if (out) {
+            out[k] = e;
+        }
+    }
+    t->count += n;
+    arch->entity_count += (int32_t)n;
+    uint32_t tick = w->change_tick;
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, columns[i].id);
+        const uint8_t *src = columns[i].ptr;
+        if (ti->storage == WEFT_STORAGE_SPARSE) {
+            for (uint32_t k = 0; k < n; k++) {
+                wf_sparse_insert(ti->sparse, t->entities[base + k],
+                                 src ? src + (size_t)k * ti->size : NULL, tick);
+            }
+            continue;
+        }
+        wf_column *c = wf_table_column(t, columns[i].id);
+        if (c->data) {
+            wf_type_construct(ti, wf_column_ptr(c, base), src, (int32_t)n);
+        }
+        if (c->added) {
+            for (uint32_t k = 0; k < n; k++) {
+                c->added[base + k] = tick;
+                c->changed[base + k] = tick;
+            }
+            c->latest_change = tick;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Moves e from its archetype to `dst` (table reserved by the caller).
+ * Table values dst lacks are destroyed; sparse values dst lacks are
+ * removed. */
+static void commit_move(weft_world *w, weft_entity e, wf_record *rec,
+                        wf_archetype *src, wf_archetype *dst)
+{
+    uint32_t idx = (uint32_t)e;
+    for (uint32_t i = 0; i < src->sparse_count; i++) {
+        weft_component c = src->sparse_ids[i];
+        if (!wf_archetype_has(dst, c)) {
+            wf_sparse_remove(wf_registry_get(&w->registry, c)->sparse, idx);
+        }
+    }
+    if (src->table != dst->table) {
+        weft_entity moved;
+        uint32_t row = wf_table_move(dst->table, src->table, rec->row, &moved);
+        if (moved) {
+            w->entities.records[(uint32_t)moved].row = rec->row;
+        }
+        rec->row = row;
+    }
+    src->entity_count--;
+    dst->entity_count++;
+    rec->arch = dst->id;
+}
+
+weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
+                             const weft_value *values, int32_t count)
+{
+    wf_archetype *src = wf_world_archetype(w, rec->arch);
+    wf_archetype *dst = commit_target(w, src, values, count);
+    if (!dst) {
+        return commit_oom(w, "creating an archetype for insert");
+    }
+    if (dst->table != src->table) {
+        wf_table *t = dst->table;
+        if (t->count == t->cap && !wf_table_reserve(t, &w->alloc, t->count + 1)) {
+            return commit_oom(w, "growing a table for insert");
+        }
+    }
+    if (dst->sparse_count != src->sparse_count &&
+        !commit_reserve_sparse(w, values, count, (uint32_t)e, 1)) {
+        return commit_oom(w, "growing a sparse set for insert");
+    }
+    /* commit */
+    if (dst != src) {
+        commit_move(w, e, rec, src, dst);
+    }
+    uint32_t tick = w->change_tick;
+    for (int32_t i = 0; i < count; i++) {
+        weft_component id = values[i].id;
+        const wf_type_info *ti = wf_registry_get(&w->registry, id);
+        bool existed = src == dst || wf_archetype_has(src, id);
+        if (ti->storage == WEFT_STORAGE_SPARSE) {
+            wf_sparse_set *s = ti->sparse;
+            if (existed) {
+                wf_column_replace(&s->dense, wf_sparse_find(s, (uint32_t)e), values[i].ptr,
+                                  tick);
+            } else {
+                wf_sparse_insert(s, e, values[i].ptr, tick);
+            }
+        } else {
+            wf_column *c = wf_table_column(dst->table, id);
+            if (existed) {
+                wf_column_replace(c, rec->row, values[i].ptr, tick);
+            } else {
+                wf_column_construct(c, rec->row, values[i].ptr, tick);
+            }
+        }
+    }
+    return WEFT_OK;
+}
+
+weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
+                             weft_component c)
+{
+    wf_archetype *src = wf_world_archetype(w, rec->arch);
+    wf_archetype *dst = wf_graph_remove(&w->graph, &w->alloc, &w->registry, src, c);
+    if (!dst) {
+        return commit_oom(w, "creating an archetype for remove");
+    }
+    if (dst == src) {
+        return WEFT_OK;
+    }
+    if (dst->table != src->table) {
+        wf_table *t = dst->table;
+        if (t->count == t->cap && !wf_table_reserve(t, &w->alloc, t->count + 1)) {
+            return commit_oom(w, "growing a table for remove");
+        }
+    }
+    commit_move(w, e, rec, src, dst);
+    return WEFT_OK;
+}
+
+void wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
+{
+    uint32_t idx = (uint32_t)e;
+    wf_archetype *arch = wf_world_archetype(w, rec->arch);
+    for (uint32_t i = 0; i < arch->sparse_count; i++) {
+        wf_sparse_remove(wf_registry_get(&w->registry, arch->sparse_ids[i])->sparse, idx);
+    }
+    weft_entity moved = wf_table_delete(arch->table, rec->row);
+    if (moved) {
+        w->entities.records[(uint32_t)moved].row = rec->row;
+    }
+    arch->entity_count--;
+    wf_entities_release(&w->entities, idx);
+}

@@ -1,0 +1,34 @@
+/* src/world/commit.h - the structural-change choke point.
+ * SPDX-License-Identifier: MIT
+ *
+ * Every change of an entity's archetype (spawn, insert, remove, despawn,
+ * flush of reserved ids) goes through this module. Each operation runs in
+ * two steps: first it resolves the target archetype and reserves every
+ * byte it will need (records, table rows, sparse pages and slots), which is
+ * where OUT_OF_MEMORY can happen and leaves the world unchanged; then it
+ * commits, which cannot fail. Inputs are validated by the API layer.
+ * Driver thread only.
+ */
+#ifndef WF_COMMIT_H
+#define WF_COMMIT_H
+
+#include "world/world.h"
+
+/* Turns every reserved id into a live, empty entity. */
+weft_status wf_commit_flush(weft_world *w);
+/* Spawns one entity with `values` (validated: registered, sized, unique). */
+weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
+                            weft_entity *out);
+/* Spawns n entities; columns[i].ptr is an array of n values or NULL. */
+weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
+                                 int32_t count, uint32_t n, weft_entity *out);
+/* Inserts or replaces `values` on a live entity with at most one move. */
+weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
+                             const weft_value *values, int32_t count);
+/* Removes c (present or not) from a live entity. */
+weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
+                             weft_component c);
+/* Despawns a live entity, destroying its values. */
+void wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec);
+
+#endif

@@ -1,0 +1,241 @@
+/* src/world/inspect.c - canonical world hash and the invariant checker.
+ * SPDX-License-Identifier: MIT
+ *
+ * The hash visits entity indices in ascending order, so it does not depend
+ * on table row order or on the order in which archetypes were created;
+ * within an entity, components are visited in ascending id order (the
+ * archetype's sorted set). Resources follow, in id order.
+ *
+ * The checker walks every structure and stops at the first violation:
+ *   INV-1 a live record names an existing archetype and a row < table count
+ *   INV-2 table->entities[row] is the entity named by the record
+ *   INV-3 every table row holds a live entity whose record points back
+ *   INV-4 an archetype's table holds exactly its table-storage ids
+ *   INV-5 archetype sets are sorted, unique, and found again by lookup
+ *   INV-6 archetype entity counts sum to the live count; per-archetype
+ *         counts match the records
+ *   INV-7 cached edges lead to the set plus/minus exactly that component
+ *   INV-8 sparse slots and owners agree, owners are live and their
+ *         archetypes contain the component; every entity of a sparse
+ *         archetype has its slot
+ *   INV-9 dead records are on the free stack exactly once, with no
+ *         duplicate; free-stack entries are dead
+ */
+#include "world/inspect.h"
+
+#include <string.h>
+
+#include "core/ds.h"
+#include "core/hash.h"
+
+uint64_t wf_world_hash(const weft_world *w)
+{
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    const wf_entity_index *ix = &w->entities;
+    for (uint32_t idx = 0; idx < ix->count; idx++) {
+        const wf_record *r = &ix->records[idx];
+        if (r->arch == WF_ARCH_DEAD) {
+            continue;
+        }
+        weft_entity e = wf_make_entity(idx, r->gen);
+        XXH3_64bits_update(&state, &e, sizeof e);
+        const wf_archetype *arch = w->graph.archetypes[r->arch];
+        for (uint32_t i = 0; i < arch->id_count; i++) {
+            weft_component c = arch->ids[i];
+            const wf_type_info *ti = wf_registry_get(&w->registry, c);
+            XXH3_64bits_update(&state, &c, sizeof c);
+            if (ti->size == 0) {
+                continue;
+            }
+            const void *p;
+            if (ti->storage == WEFT_STORAGE_SPARSE) {
+                p = wf_column_ptr(&ti->sparse->dense, wf_sparse_find(ti->sparse, idx));
+            } else {
+                p = wf_column_ptr(wf_table_column(arch->table, c), r->row);
+            }
+            XXH3_64bits_update(&state, p, ti->size);
+        }
+    }
+    for (uint32_t id = 1; id <= w->registry.count; id++) {
+        const wf_type_info *ti = w->registry.infos[id];
+        if (ti->res_present) {
+            uint32_t tag = 0x52455330u ^ id; /* "RES0" ^ id: apart from entities */
+            XXH3_64bits_update(&state, &tag, sizeof tag);
+            if (ti->res_value) {
+                XXH3_64bits_update(&state, ti->res_value, ti->size);
+            }
+        }
+    }
+    return XXH3_64bits_digest(&state);
+}
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            st = wf_error(w, WEFT_ERR_CORRUPT, __VA_ARGS__);               \
+            goto done;                                                     \
+        }                                                                  \
+    } while (0)
+
+weft_status wf_world_check(weft_world *w)
+{
+    weft_status st = WEFT_OK;
+    const wf_entity_index *ix = &w->entities;
+    const wf_graph *g = &w->graph;
+    int32_t *arch_counts = NULL;
+    uint8_t *on_free = NULL;
+    stbds_arrsetlen(arch_counts, g->arch_count);
+    stbds_arrsetlen(on_free, ix->count);
+    if ((g->arch_count && !arch_counts) || (ix->count && !on_free)) {
+        stbds_arrfree(arch_counts);
+        stbds_arrfree(on_free);
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "no scratch memory for the check");
+    }
+    memset(arch_counts, 0, g->arch_count * sizeof *arch_counts);
+    memset(on_free, 0, ix->count);
+
+    CHECK(ix->free_len <= ix->count && ix->count <= ix->cap,
+          "INV-9: free stack %u / records %u / capacity %u out of order", ix->free_len,
+          ix->count, ix->cap);
+    for (uint32_t k = 0; k < ix->free_len; k++) {
+        uint32_t idx = ix->free_stack[k];
+        CHECK(idx < ix->count, "INV-9: free stack entry %u holds index %u >= %u", k, idx,
+              ix->count);
+        CHECK(!on_free[idx], "INV-9: index %u is on the free stack twice", idx);
+        CHECK(ix->records[idx].arch == WF_ARCH_DEAD,
+              "INV-9: index %u is on the free stack but alive", idx);
+        on_free[idx] = 1;
+    }
+    int64_t live = 0;
+    for (uint32_t idx = 0; idx < ix->count; idx++) {
+        const wf_record *r = &ix->records[idx];
+        if (r->arch == WF_ARCH_DEAD) {
+            CHECK(on_free[idx], "INV-9: dead index %u is not on the free stack", idx);
+            continue;
+        }
+        live++;
+        CHECK(r->gen != 0, "INV-1: live index %u has generation 0", idx);
+        CHECK(r->arch < g->arch_count, "INV-1: entity %u names archetype %u of %u", idx,
+              r->arch, g->arch_count);
+        const wf_archetype *arch = g->archetypes[r->arch];
+        CHECK(r->row < arch->table->count, "INV-1: entity %u row %u >= table count %u",
+              idx, r->row, arch->table->count);
+        CHECK(arch->table->entities[r->row] == wf_make_entity(idx, r->gen),
+              "INV-2: table %u row %u holds another entity than %u", arch->table->id,
+              r->row, idx);
+        arch_counts[r->arch]++;
+        for (uint32_t i = 0; i < arch->sparse_count; i++) {
+            const wf_sparse_set *s =
+                wf_registry_get(&w->registry, arch->sparse_ids[i])->sparse;
+            uint32_t d = wf_sparse_find(s, idx);
+            CHECK(d != WF_SPARSE_EMPTY && d < s->count,
+                  "INV-8: entity %u lacks its slot in sparse component '%s'", idx,
+                  wf_component_name(w, arch->sparse_ids[i]));
+        }
+    }
+    CHECK(live == ix->live, "INV-6: %lld live records but the counter says %lld",
+          (long long)live, (long long)ix->live);
+    int64_t table_rows = 0;
+    for (uint32_t t = 0; t < g->table_count; t++) {
+        const wf_table *tb = g->tables[t];
+        CHECK(tb->id == t, "INV-3: table %u stores id %u", t, tb->id);
+        CHECK(tb->count <= tb->cap, "INV-3: table %u count %u > cap %u", t, tb->count,
+              tb->cap);
+        table_rows += tb->count;
+        for (uint32_t row = 0; row < tb->count; row++) {
+            weft_entity e = tb->entities[row];
+            uint32_t idx = (uint32_t)e;
+            CHECK(idx < ix->count && ix->records[idx].arch != WF_ARCH_DEAD &&
+                      ix->records[idx].gen == (uint32_t)(e >> 32) &&
+                      ix->records[idx].row == row &&
+                      g->archetypes[ix->records[idx].arch]->table == tb,
+                  "INV-3: table %u row %u holds entity %u:%u whose record does not "
+                  "point back",
+                  t, row, idx, (uint32_t)(e >> 32));
+        }
+        for (uint32_t i = 0; i < tb->col_count; i++) {
+            CHECK(i == 0 || tb->ids[i - 1] < tb->ids[i], "INV-4: table %u ids not sorted",
+                  t);
+            CHECK(wf_table_column(tb, tb->ids[i]) == &tb->cols[i],
+                  "INV-4: table %u column map is wrong for '%s'", t,
+                  wf_component_name(w, tb->ids[i]));
+        }
+    }
+    CHECK(table_rows == live, "INV-6: tables hold %lld rows for %lld live entities",
+          (long long)table_rows, (long long)live);
+    for (uint32_t a = 0; a < g->arch_count; a++) {
+        const wf_archetype *arch = g->archetypes[a];
+        CHECK(arch->id == a, "INV-5: archetype %u stores id %u", a, arch->id);
+        CHECK(arch->entity_count == arch_counts[a],
+              "INV-6: archetype %u counts %d entities, records say %d", a,
+              arch->entity_count, arch_counts[a]);
+        CHECK(wf_graph_find(g, arch->ids, arch->id_count) == arch,
+              "INV-5: archetype %u is not found by its own component set", a);
+        uint32_t ntable = 0;
+        uint32_t nsparse = 0;
+        for (uint32_t i = 0; i < arch->id_count; i++) {
+            weft_component c = arch->ids[i];
+            CHECK(i == 0 || arch->ids[i - 1] < c,
+                  "INV-5: archetype %u ids not sorted and unique", a);
+            const wf_type_info *ti = wf_registry_get(&w->registry, c);
+            CHECK(ti, "INV-5: archetype %u holds unregistered id %u", a, c);
+            if (ti->storage == WEFT_STORAGE_SPARSE) {
+                CHECK(nsparse < arch->sparse_count && arch->sparse_ids[nsparse] == c,
+                      "INV-4: archetype %u sparse list misses '%s'", a, ti->name);
+                nsparse++;
+            } else {
+                CHECK(ntable < arch->table->col_count && arch->table->ids[ntable] == c,
+                      "INV-4: archetype %u table %u does not match at '%s'", a,
+                      arch->table->id, ti->name);
+                ntable++;
+            }
+        }
+        CHECK(ntable == arch->table->col_count && nsparse == arch->sparse_count,
+              "INV-4: archetype %u and its table %u disagree on the component set", a,
+              arch->table->id);
+        for (uint32_t j = 0; j < arch->edge_cap; j++) {
+            const wf_edge *ed = &arch->edges[j];
+            if (!ed->key) {
+                continue;
+            }
+            CHECK(ed->target < g->arch_count, "INV-7: archetype %u edge to %u", a,
+                  ed->target);
+            weft_component c = ed->key & ~WF_EDGE_REMOVE;
+            bool add = (ed->key & WF_EDGE_REMOVE) == 0;
+            const wf_archetype *to = g->archetypes[ed->target];
+            bool ok = to->id_count == arch->id_count + (add ? 1u : 0u) - (add ? 0u : 1u) &&
+                      wf_archetype_has(to, c) == add && wf_archetype_has(arch, c) != add;
+            for (uint32_t i = 0; ok && i < arch->id_count; i++) {
+                ok = arch->ids[i] == c || wf_archetype_has(to, arch->ids[i]);
+            }
+            CHECK(ok, "INV-7: edge %s '%s' from archetype %u leads to the wrong set %u",
+                  add ? "add" : "remove", wf_component_name(w, c), a, ed->target);
+        }
+    }
+    for (uint32_t id = 1; id <= w->registry.count; id++) {
+        const wf_type_info *ti = w->registry.infos[id];
+        if (ti->storage != WEFT_STORAGE_SPARSE) {
+            continue;
+        }
+        const wf_sparse_set *s = ti->sparse;
+        CHECK(s && s->count <= s->cap, "INV-8: sparse set of '%s' is malformed", ti->name);
+        for (uint32_t d = 0; d < s->count; d++) {
+            weft_entity e = s->owners[d];
+            uint32_t idx = (uint32_t)e;
+            CHECK(wf_sparse_find(s, idx) == d,
+                  "INV-8: sparse '%s' slot %u owner %u does not map back", ti->name, d,
+                  idx);
+            CHECK(idx < ix->count && ix->records[idx].arch != WF_ARCH_DEAD &&
+                      ix->records[idx].gen == (uint32_t)(e >> 32) &&
+                      wf_archetype_has(g->archetypes[ix->records[idx].arch], id),
+                  "INV-8: sparse '%s' slot %u belongs to entity %u which is dead or "
+                  "lacks the component",
+                  ti->name, d, idx);
+        }
+    }
+done:
+    stbds_arrfree(arch_counts);
+    stbds_arrfree(on_free);
+    return st;
+}

@@ -1,0 +1,118 @@
+/* src/world/world.c - world create/destroy and the error slot.
+ * SPDX-License-Identifier: MIT
+ */
+#include "world/world.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/status.h"
+
+weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, ...)
+{
+    /* The error slot is diagnostic state and may be written through const
+     * getters (weft_get); the world's content is untouched. */
+    weft_world *w = (weft_world *)(uintptr_t)cw;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->last_error, sizeof w->last_error, fmt, ap);
+    va_end(ap);
+    w->last_status = status;
+    if (w->logger.fn) {
+        w->logger.fn(w->logger.user, WEFT_LOG_ERROR, status, w->last_error,
+                     __FILE__, __LINE__);
+    }
+    return status;
+}
+
+const char *wf_component_name(const weft_world *w, weft_component c)
+{
+    const wf_type_info *ti = wf_registry_get(&w->registry, c);
+    return ti ? ti->name : "(unregistered)";
+}
+
+weft_status wf_entity_check(const weft_world *w, weft_entity e, wf_record **out)
+{
+    uint32_t idx = (uint32_t)e;
+    uint32_t gen = (uint32_t)(e >> 32);
+    if (e == 0) {
+        return wf_error(w, WEFT_ERR_INVALID_ENTITY, "entity 0 is the null handle");
+    }
+    if (idx >= w->entities.count) {
+        uint32_t pf, pn;
+        wf_entities_pending(&w->entities, &pf, &pn);
+        if (idx < w->entities.count + pn) {
+            return wf_error(w, WEFT_ERR_STALE_ENTITY,
+                            "entity %u:%u is reserved but not flushed yet", idx, gen);
+        }
+        return wf_error(w, WEFT_ERR_INVALID_ENTITY,
+                        "entity %u:%u: index was never allocated in this world", idx, gen);
+    }
+    wf_record *r = &w->entities.records[idx];
+    if (r->gen != gen) {
+        return wf_error(w, WEFT_ERR_STALE_ENTITY,
+                        "entity %u:%u is stale (index %u is at generation %u)", idx, gen,
+                        idx, r->gen);
+    }
+    if (r->arch == WF_ARCH_DEAD) {
+        return wf_error(w, WEFT_ERR_STALE_ENTITY,
+                        "entity %u:%u is not alive (despawned or reserved and not "
+                        "flushed)", idx, gen);
+    }
+    *out = r;
+    return WEFT_OK;
+}
+
+weft_world *wf_world_create(const weft_world_desc *desc)
+{
+    wf_allocator alloc;
+    wf_allocator_init(&alloc, &desc->allocator);
+    weft_world *w = alloc.hook.alloc(sizeof *w, _Alignof(weft_world), alloc.hook.user);
+    if (!w) {
+        return NULL;
+    }
+    memset(w, 0, sizeof *w);
+    w->alloc = alloc;
+    w->alloc.live_bytes = (int64_t)sizeof *w;
+    w->logger = desc->logger;
+    w->change_tick = 1;
+    wf_registry_init(&w->registry);
+    wf_entities_init(&w->entities);
+    if (!wf_graph_init(&w->graph, &w->alloc, &w->registry)) {
+        goto fail;
+    }
+    if (desc->entity_capacity_hint > 0 &&
+        !wf_entities_reserve(&w->entities, &w->alloc,
+                             (uint32_t)desc->entity_capacity_hint)) {
+        goto fail;
+    }
+    w->magic = WF_WORLD_MAGIC;
+    return w;
+fail:
+    wf_entities_fini(&w->entities, &w->alloc);
+    wf_graph_fini(&w->graph, &w->alloc);
+    alloc.hook.free(w, sizeof *w, _Alignof(weft_world), alloc.hook.user);
+    return NULL;
+}
+
+void wf_world_destroy(weft_world *w)
+{
+    w->magic = 0;
+    /* Tables run the dtors of every table value; sparse sets and resources
+     * hold the rest. */
+    wf_graph_fini(&w->graph, &w->alloc);
+    for (uint32_t id = 1; id <= w->registry.count; id++) {
+        wf_type_info *ti = w->registry.infos[id];
+        wf_sparse_destroy(ti->sparse, &w->alloc);
+        ti->sparse = NULL;
+        if (ti->res_present && ti->res_value) {
+            wf_type_destroy(ti, ti->res_value, 1);
+            wf_free(&w->alloc, ti->res_value, ti->size, ti->align);
+        }
+    }
+    wf_registry_fini(&w->registry, &w->alloc);
+    wf_entities_fini(&w->entities, &w->alloc);
+    weft_allocator hook = w->alloc.hook;
+    hook.free(w, sizeof *w, _Alignof(weft_world), hook.user);
+}

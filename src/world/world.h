@@ -1,0 +1,72 @@
+/* src/world/world.h - struct weft_world, its lifecycle and error slot.
+ * SPDX-License-Identifier: MIT
+ *
+ * The world is the one object behind the API: allocator, registry, entity
+ * index and archetype graph, plus the change tick and the error slot.
+ * Every field is owned by the driver thread except the reservation cursor
+ * inside `entities` (see storage/entity_index.h).
+ */
+#ifndef WF_WORLD_H
+#define WF_WORLD_H
+
+#include "core/config.h"
+#include "storage/archetype_graph.h"
+#include "storage/entity_index.h"
+#include "storage/sparse_set.h"
+
+#define WF_WORLD_MAGIC 0x77656674u /* "weft" */
+
+struct weft_world {
+    uint32_t magic;              /* WF_WORLD_MAGIC while alive */
+    wf_allocator alloc;
+    weft_logger logger;
+    uint32_t change_tick;        /* stamped on writes; starts at 1 */
+    wf_registry registry;
+    wf_entity_index entities;
+    wf_graph graph;
+    weft_status last_status;     /* error slot */
+    char last_error[WF_ERROR_LEN];
+};
+
+static inline bool wf_world_ok(const weft_world *w)
+{
+    return w && w->magic == WF_WORLD_MAGIC;
+}
+
+/* Records status + formatted message in the slot and logs it. Returns
+ * status so callers can `return wf_error(...)`. Accepts a const world: the
+ * slot is diagnostic state, not world content. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+weft_status wf_error(const weft_world *w, weft_status status, const char *fmt, ...);
+
+weft_world *wf_world_create(const weft_world_desc *desc);
+void wf_world_destroy(weft_world *w);
+
+/* Name of component c for messages ("#<id>" when unknown). */
+const char *wf_component_name(const weft_world *w, weft_component c);
+
+/* Validates a live handle; records INVALID_ENTITY / STALE_ENTITY. */
+weft_status wf_entity_check(const weft_world *w, weft_entity e, wf_record **out);
+
+/* Record of a live entity or NULL (no error recorded): the fast path. */
+static inline wf_record *wf_entity_live(const weft_world *w, weft_entity e)
+{
+    uint32_t idx = (uint32_t)e;
+    if (idx >= w->entities.count) {
+        return NULL;
+    }
+    wf_record *r = &w->entities.records[idx];
+    if (r->gen != (uint32_t)(e >> 32) || r->arch == WF_ARCH_DEAD) {
+        return NULL;
+    }
+    return r;
+}
+
+static inline wf_archetype *wf_world_archetype(const weft_world *w, uint32_t id)
+{
+    return w->graph.archetypes[id];
+}
+
+#endif
