@@ -256,16 +256,26 @@ WEFT_API const void *weft_get(const weft_world *world, weft_entity e, weft_compo
     if (WF_UNLIKELY(!wf_world_ok(world))) {
         return NULL;
     }
-    /* Fast path: live entity, known non-tag table component, right size. */
+    /* Fast path: live entity holding c in its table, right size. It never
+     * touches the registry: the column knows its size. */
     const wf_record *r = wf_entity_live(world, e);
-    const wf_type_info *ti = wf_registry_get(&world->registry, c);
-    if (WF_LIKELY(r && ti && ti->size == size && size != 0)) {
-        if (ti->storage == WEFT_STORAGE_SPARSE) {
-            uint32_t d = wf_sparse_find(ti->sparse, (uint32_t)e);
-            return d == WF_SPARSE_EMPTY ? NULL : wf_column_ptr(&ti->sparse->dense, d);
+    if (WF_LIKELY(r != NULL)) {
+        const wf_archetype *arch = wf_world_archetype(world, r->arch);
+        if (c < arch->col_map_len && arch->col_map[c] >= 0) {
+            const wf_column *col = &arch->cols[arch->col_map[c]];
+            if (WF_LIKELY(col->size == size && size != 0)) {
+                return wf_column_ptr(col, r->row);
+            }
+        } else {
+            const wf_type_info *ti = wf_registry_get(&world->registry, c);
+            if (ti && ti->size == size && size != 0) {
+                if (ti->storage == WEFT_STORAGE_TABLE) {
+                    return NULL; /* a table component the entity lacks */
+                }
+                uint32_t d = wf_sparse_find(ti->sparse, (uint32_t)e);
+                return d == WF_SPARSE_EMPTY ? NULL : wf_column_ptr(&ti->sparse->dense, d);
+            }
         }
-        const wf_column *col = wf_table_column(wf_world_archetype(world, r->arch)->table, c);
-        return col ? wf_column_ptr(col, r->row) : NULL;
     }
     return entity_get_checked(world, e, c, size, false);
 }

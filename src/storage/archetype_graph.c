@@ -202,6 +202,9 @@ wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, const wf_registry *r
         map_put(g->table_map, g->table_map_cap, thash, table->id);
     }
     arch->table = table;
+    arch->col_map = table->col_map;
+    arch->col_map_len = table->col_map_len;
+    arch->cols = table->cols;
     table->archetype_count++;
     arch->hash = wf_hash_ids(ids, (int32_t)count);
     arch->id = g->arch_count;

@@ -30,6 +30,9 @@ typedef struct wf_edge {
 typedef struct wf_archetype {
     uint32_t id;
     wf_table *table;          /* table holding the table-storage ids */
+    const int16_t *col_map;   /* table->col_map, copied to save a hop */
+    uint32_t col_map_len;     /* table->col_map_len */
+    wf_column *cols;          /* table->cols */
     weft_component *ids;      /* [id_count] sorted, all storages */
     uint32_t id_count;
     weft_component *sparse_ids; /* [sparse_count] the sparse subset, sorted */

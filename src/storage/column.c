@@ -12,6 +12,7 @@ void wf_column_init(wf_column *c, const wf_type_info *ti)
     memset(c, 0, sizeof *c);
     c->ti = ti;
     c->size = ti->size;
+    c->trivial = ti->trivial;
 }
 
 static size_t column_data_bytes(const wf_type_info *ti, uint32_t cap)

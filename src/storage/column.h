@@ -12,6 +12,8 @@
 #ifndef WF_COLUMN_H
 #define WF_COLUMN_H
 
+#include <string.h>
+
 #include "storage/component_registry.h"
 
 typedef struct wf_column {
@@ -21,6 +23,7 @@ typedef struct wf_column {
     const wf_type_info *ti; /* registry entry (stable pointer) */
     uint32_t size;          /* ti->size, cached for the hot paths */
     uint32_t latest_change; /* newest tick stored in `changed` */
+    bool trivial;           /* ti->trivial: values copy with memcpy */
     void *block;            /* the allocation holding data and ticks */
     size_t block_size;      /* bytes of `block` */
 } wf_column;
@@ -37,6 +40,21 @@ void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
 /* Destroys `count` values and frees the block. */
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count);
 
+/* memcpy of one value; common sizes get a constant-size copy the
+ * compiler inlines (a libc call would dominate a row move). */
+static inline void wf_value_copy(void *dst, const void *src, uint32_t size)
+{
+    switch (size) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 12: memcpy(dst, src, 12); break;
+    case 16: memcpy(dst, src, 16); break;
+    case 24: memcpy(dst, src, 24); break;
+    case 32: memcpy(dst, src, 32); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
 static inline void *wf_column_ptr(const wf_column *c, uint32_t row)
 {
     return c->data + (size_t)row * c->size;
@@ -47,7 +65,11 @@ static inline void wf_column_construct(wf_column *c, uint32_t row, const void *s
                                        uint32_t tick)
 {
     if (c->data) {
-        wf_type_construct(c->ti, wf_column_ptr(c, row), src, 1);
+        if (c->trivial && src) {
+            wf_value_copy(wf_column_ptr(c, row), src, c->size);
+        } else {
+            wf_type_construct(c->ti, wf_column_ptr(c, row), src, 1);
+        }
     }
     if (c->added) {
         c->added[row] = tick;
@@ -86,7 +108,11 @@ static inline void wf_column_move_row(wf_column *dst, uint32_t dst_row,
                                       wf_column *src, uint32_t src_row)
 {
     if (src->data) {
-        wf_type_move(src->ti, wf_column_ptr(dst, dst_row), wf_column_ptr(src, src_row), 1);
+        if (src->trivial) {
+            wf_value_copy(wf_column_ptr(dst, dst_row), wf_column_ptr(src, src_row), src->size);
+        } else {
+            wf_type_move(src->ti, wf_column_ptr(dst, dst_row), wf_column_ptr(src, src_row), 1);
+        }
     }
     if (dst->added) {
         dst->added[dst_row] = src->added[src_row];

@@ -32,7 +32,7 @@ const char *wf_component_name(const weft_world *w, weft_component c)
     return ti ? ti->name : "(unregistered)";
 }
 
-weft_status wf_entity_check(const weft_world *w, weft_entity e, wf_record **out)
+weft_status wf_entity_check_slow(const weft_world *w, weft_entity e, wf_record **out)
 {
     uint32_t idx = (uint32_t)e;
     uint32_t gen = (uint32_t)(e >> 32);

@@ -9,6 +9,7 @@
 #ifndef WF_WORLD_H
 #define WF_WORLD_H
 
+#include "core/check.h"
 #include "core/config.h"
 #include "storage/archetype_graph.h"
 #include "storage/entity_index.h"
@@ -47,8 +48,8 @@ void wf_world_destroy(weft_world *w);
 /* Name of component c for messages ("#<id>" when unknown). */
 const char *wf_component_name(const weft_world *w, weft_component c);
 
-/* Validates a live handle; records INVALID_ENTITY / STALE_ENTITY. */
-weft_status wf_entity_check(const weft_world *w, weft_entity e, wf_record **out);
+/* Slow half of wf_entity_check: classifies the failure and records it. */
+weft_status wf_entity_check_slow(const weft_world *w, weft_entity e, wf_record **out);
 
 /* Record of a live entity or NULL (no error recorded): the fast path. */
 static inline wf_record *wf_entity_live(const weft_world *w, weft_entity e)
@@ -62,6 +63,18 @@ static inline wf_record *wf_entity_live(const weft_world *w, weft_entity e)
         return NULL;
     }
     return r;
+}
+
+/* Validates a live handle; records INVALID_ENTITY / STALE_ENTITY. */
+static inline weft_status wf_entity_check(const weft_world *w, weft_entity e,
+                                          wf_record **out)
+{
+    wf_record *r = wf_entity_live(w, e);
+    if (WF_LIKELY(r != NULL)) {
+        *out = r;
+        return WEFT_OK;
+    }
+    return wf_entity_check_slow(w, e, out);
 }
 
 static inline wf_archetype *wf_world_archetype(const weft_world *w, uint32_t id)
