@@ -144,26 +144,25 @@ static void resource_hooks_run_once(void **state)
 {
     tw_fixture *f = *state;
     weft_world *w = f->w;
-    tw_tracker tr;
-    memset(&tr, 0, sizeof tr);
-    weft_component r = tw_tracked_register(w, "tracked", WEFT_STORAGE_TABLE, &tr);
+    tw_tracker *tr = &f->tracker;
+    weft_component r = tw_tracked_register(w, "tracked", WEFT_STORAGE_TABLE, tr);
     tw_tracked v;
     tw_tracked_make(&v, 1);
     assert_int_equal(weft_resource_insert(w, r, &v, sizeof v), WEFT_OK);
-    assert_int_equal(tr.copies, 1);
+    assert_int_equal(tr->copies, 1);
     const tw_tracked *g = weft_resource_get(w, r, sizeof v);
     assert_true(g->self == g);
     tw_tracked_make(&v, 2);
     assert_int_equal(weft_resource_insert(w, r, &v, sizeof v), WEFT_OK);
-    assert_int_equal(tr.dtors, 1);
-    assert_int_equal(tr.copies, 2);
+    assert_int_equal(tr->dtors, 1);
+    assert_int_equal(tr->copies, 2);
     g = weft_resource_get(w, r, sizeof v);
     assert_true(g->payload == 2 && g->self == g);
     assert_int_equal(weft_resource_remove(w, r), WEFT_OK);
-    assert_int_equal(tr.dtors, 2);
+    assert_int_equal(tr->dtors, 2);
     assert_int_equal(weft_resource_insert(w, r, NULL, sizeof v), WEFT_OK);
-    assert_int_equal(tr.ctors, 1);
-    assert_int_equal(tw_tracker_live(&tr), 1);
+    assert_int_equal(tr->ctors, 1);
+    assert_int_equal(tw_tracker_live(tr), 1);
     // Other resources coming and going do not relocate it by memcpy.
     for (int i = 0; i < 20; i++) {
         char name[16];
@@ -175,9 +174,9 @@ static void resource_hooks_run_once(void **state)
     assert_true(g->self == g);
     weft_world_destroy(w);
     f->w = NULL;
-    assert_int_equal(tw_tracker_live(&tr), 0);
-    if (tr.errors) {
-        fail_msg("%s", tr.first_error);
+    assert_int_equal(tw_tracker_live(tr), 0);
+    if (tr->errors) {
+        fail_msg("%s", tr->first_error);
     }
 }
 

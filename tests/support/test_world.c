@@ -352,6 +352,7 @@ void tw_fixture_free(tw_fixture *f)
     int64_t errs = tw_alloc_errors(&f->alloc);
     char first[256];
     memcpy(first, f->alloc.first_error, sizeof first);
+    tw_tracker tr = f->tracker;
     tw_alloc_fini(&f->alloc);
     free(f);
     if (errs != 0) {
@@ -360,6 +361,15 @@ void tw_fixture_free(tw_fixture *f)
     if (live != 0 || blocks != 0) {
         fail_msg("world destroy leaked %lld bytes in %lld blocks", (long long)live,
                  (long long)blocks);
+    }
+    if (tr.errors != 0) {
+        fail_msg("tracked component hooks saw %lld errors; first: %s", (long long)tr.errors,
+                 tr.first_error);
+    }
+    if (tw_tracker_live(&tr) != 0) {
+        fail_msg("%lld tracked values not destroyed (ctor %lld copy %lld dtor %lld)",
+                 (long long)tw_tracker_live(&tr), (long long)tr.ctors, (long long)tr.copies,
+                 (long long)tr.dtors);
     }
 }
 

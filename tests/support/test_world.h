@@ -99,18 +99,53 @@ void tw_rng_bytes(tw_rng *r, void *dst, size_t n);
 // dflt.
 uint64_t tw_seed_from_env(uint64_t dflt, bool *overridden);
 
+// ---- tracked component ----
+
+#define TW_MAGIC_LIVE 0x4C49564556414C55ull  // value constructed, not destroyed
+#define TW_MAGIC_DEAD 0x4445414444454144ull  // destroyed by dtor
+#define TW_MAGIC_MOVED 0x4D4F5645444D4F56ull // moved-from
+
+// self points at the value's own address; a memcpy where a move or copy
+// hook should have run leaves it stale.
+typedef struct tw_tracked {
+    void *self;
+    uint64_t magic;
+    uint64_t payload;
+    uint64_t pad; // always 0 (hashed)
+} tw_tracked;
+
+typedef struct tw_tracker {
+    int64_t ctors;   // values default-constructed
+    int64_t copies;  // values copy-constructed
+    int64_t moves;   // values move-constructed
+    int64_t dtors;   // values destroyed
+    int64_t errors;  // a hook saw a value in the wrong state
+    char first_error[256];
+} tw_tracker;
+
+weft_type_hooks tw_tracked_hooks(tw_tracker *t);
+// Values currently alive: ctors + copies - dtors.
+int64_t tw_tracker_live(const tw_tracker *t);
+// Initialises a caller-side value (live, self-consistent).
+void tw_tracked_make(tw_tracked *v, uint64_t payload);
+// Registers "name" as a tracked component with all four hooks.
+weft_component tw_tracked_register(weft_world *w, const char *name,
+                                   weft_storage storage, tw_tracker *t);
+
 // ---- fixture ----
 
 typedef struct tw_fixture {
     tw_alloc alloc;
     tw_log log;
+    tw_tracker tracker; // for tracked components; outlives the world
     weft_world *w;
 } tw_fixture;
 
 // A heap fixture with a world using both hooks (NULL if creation failed).
 tw_fixture *tw_fixture_new(void);
-// Destroys the world (if any) and asserts zero live bytes and no allocator
-// errors, then frees the fixture.
+// Destroys the world (if any) and asserts zero live bytes, no allocator
+// errors, and that the fixture's tracker saw every value destroyed exactly
+// once; then frees the fixture.
 void tw_fixture_free(tw_fixture *f);
 // Builds a world desc wired to the fixture's hooks.
 weft_world_desc tw_fixture_desc(tw_fixture *f);
@@ -144,38 +179,5 @@ void tw_expect_error(tw_fixture *f, weft_status expected, const char *needle);
 
 // True if `hay` contains `needle`.
 bool tw_contains(const char *hay, const char *needle);
-
-// ---- tracked component ----
-
-#define TW_MAGIC_LIVE 0x4C49564556414C55ull  // value constructed, not destroyed
-#define TW_MAGIC_DEAD 0x4445414444454144ull  // destroyed by dtor
-#define TW_MAGIC_MOVED 0x4D4F5645444D4F56ull // moved-from
-
-// self points at the value's own address; a memcpy where a move or copy
-// hook should have run leaves it stale.
-typedef struct tw_tracked {
-    void *self;
-    uint64_t magic;
-    uint64_t payload;
-    uint64_t pad; // always 0 (hashed)
-} tw_tracked;
-
-typedef struct tw_tracker {
-    int64_t ctors;   // values default-constructed
-    int64_t copies;  // values copy-constructed
-    int64_t moves;   // values move-constructed
-    int64_t dtors;   // values destroyed
-    int64_t errors;  // a hook saw a value in the wrong state
-    char first_error[256];
-} tw_tracker;
-
-weft_type_hooks tw_tracked_hooks(tw_tracker *t);
-// Values currently alive: ctors + copies - dtors.
-int64_t tw_tracker_live(const tw_tracker *t);
-// Initialises a caller-side value (live, self-consistent).
-void tw_tracked_make(tw_tracked *v, uint64_t payload);
-// Registers "name" as a tracked component with all four hooks.
-weft_component tw_tracked_register(weft_world *w, const char *name,
-                                   weft_storage storage, tw_tracker *t);
 
 #endif // WEFT_TEST_WORLD_H
