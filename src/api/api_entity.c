@@ -92,8 +92,7 @@ WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e)
     if (st != WEFT_OK) {
         return st;
     }
-    wf_commit_despawn(world, e, rec);
-    return WEFT_OK;
+    return wf_commit_despawn(world, e, rec);
 }
 
 WEFT_API bool weft_is_alive(const weft_world *world, weft_entity e)
@@ -120,19 +119,20 @@ WEFT_API weft_status weft_entity_flush(weft_world *world)
 WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_component c,
                                  const void *value, size_t size)
 {
-    weft_value v = {c, size, value};
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
-    if (st == WEFT_OK) {
-        st = values_check(world, &v, 1, "weft_insert");
+    if (st != WEFT_OK) {
+        return st;
     }
-    if (st == WEFT_OK) {
-        st = wf_commit_insert(world, e, rec, &v, 1);
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (WF_UNLIKELY(!ti || ti->size != size)) {
+        weft_value v = {c, size, value};
+        return values_check(world, &v, 1, "weft_insert");
     }
-    return st;
+    return wf_commit_insert_one(world, e, rec, ti, value);
 }
 
 WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
@@ -162,11 +162,12 @@ WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_componen
     if (st != WEFT_OK) {
         return st;
     }
-    if (!wf_registry_get(&world->registry, c)) {
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (!ti) {
         return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
                         "weft_remove: component id %u is not registered in this world", c);
     }
-    return wf_commit_remove(world, e, rec, c);
+    return wf_commit_remove(world, e, rec, ti);
 }
 
 WEFT_API bool weft_has(const weft_world *world, weft_entity e, weft_component c)

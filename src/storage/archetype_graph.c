@@ -254,25 +254,6 @@ bool wf_archetype_has(const wf_archetype *arch, weft_component c)
 
 /* ---- edges ---- */
 
-static inline uint32_t edge_slot(uint32_t key, uint32_t cap)
-{
-    return (key * 0x9E3779B1u) >> 16 & (cap - 1);
-}
-
-wf_archetype *wf_graph_edge(const wf_graph *g, const wf_archetype *from, uint32_t key)
-{
-    if (!from->edge_cap) {
-        return NULL;
-    }
-    uint32_t mask = from->edge_cap - 1;
-    for (uint32_t j = edge_slot(key, from->edge_cap); from->edges[j].key; j = (j + 1) & mask) {
-        if (from->edges[j].key == key) {
-            return g->archetypes[from->edges[j].target];
-        }
-    }
-    return NULL;
-}
-
 /* Caches from --key--> target. Benign on OOM: the edge is simply not kept. */
 static void edge_put(wf_archetype *from, wf_allocator *a, uint32_t key, uint32_t target)
 {
@@ -284,7 +265,7 @@ static void edge_put(wf_archetype *from, wf_allocator *a, uint32_t key, uint32_t
         }
         for (uint32_t i = 0; i < from->edge_cap; i++) {
             if (from->edges[i].key) {
-                uint32_t j = edge_slot(from->edges[i].key, ncap);
+                uint32_t j = wf_edge_slot(from->edges[i].key, ncap - 1);
                 while (edges[j].key) {
                     j = (j + 1) & (ncap - 1);
                 }
@@ -295,7 +276,7 @@ static void edge_put(wf_archetype *from, wf_allocator *a, uint32_t key, uint32_t
         from->edges = edges;
         from->edge_cap = ncap;
     }
-    uint32_t j = edge_slot(key, from->edge_cap);
+    uint32_t j = wf_edge_slot(key, from->edge_cap - 1);
     while (from->edges[j].key) {
         if (from->edges[j].key == key) {
             from->edges[j].target = target;
@@ -347,26 +328,19 @@ static wf_archetype *graph_step(wf_graph *g, wf_allocator *a, const wf_registry 
     return to;
 }
 
-wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a, const wf_registry *reg,
-                           wf_archetype *from, weft_component c)
+wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+                                wf_archetype *from, weft_component c)
 {
-    wf_archetype *to = wf_graph_edge(g, from, c);
-    if (to) {
-        return to;
-    }
     if (wf_archetype_has(from, c)) {
         return from;
     }
     return graph_step(g, a, reg, from, c, true);
 }
 
-wf_archetype *wf_graph_remove(wf_graph *g, wf_allocator *a, const wf_registry *reg,
-                              wf_archetype *from, weft_component c)
+wf_archetype *wf_graph_remove_slow(wf_graph *g, wf_allocator *a,
+                                   const wf_registry *reg, wf_archetype *from,
+                                   weft_component c)
 {
-    wf_archetype *to = wf_graph_edge(g, from, c | WF_EDGE_REMOVE);
-    if (to) {
-        return to;
-    }
     if (!wf_archetype_has(from, c)) {
         return from;
     }

@@ -27,6 +27,11 @@ typedef struct wf_edge {
     uint32_t target; /* archetype id */
 } wf_edge;
 
+static inline uint32_t wf_edge_slot(uint32_t key, uint32_t mask)
+{
+    return ((key * 0x9E3779B1u) >> 16) & mask;
+}
+
 typedef struct wf_archetype {
     uint32_t id;
     wf_table *table;          /* table holding the table-storage ids */
@@ -73,15 +78,43 @@ wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, const wf_registry *r
 /* Existing archetype with the sorted `ids`, or NULL. */
 wf_archetype *wf_graph_find(const wf_graph *g, const weft_component *ids,
                             uint32_t count);
+/* Cached edge target or NULL. */
+static inline wf_archetype *wf_graph_edge(const wf_graph *g, const wf_archetype *from,
+                                          uint32_t key)
+{
+    if (!from->edge_cap) {
+        return NULL;
+    }
+    uint32_t mask = from->edge_cap - 1;
+    for (uint32_t j = wf_edge_slot(key, mask); from->edges[j].key; j = (j + 1) & mask) {
+        if (from->edges[j].key == key) {
+            return g->archetypes[from->edges[j].target];
+        }
+    }
+    return NULL;
+}
+/* Uncached halves of wf_graph_add / wf_graph_remove. */
+wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+                                wf_archetype *from, weft_component c);
+wf_archetype *wf_graph_remove_slow(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+                                   wf_archetype *from, weft_component c);
 /* Target of adding c to `from` (itself when present); NULL on OOM.
  * Cached as an edge on first use. */
-wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a, const wf_registry *reg,
-                           wf_archetype *from, weft_component c);
+static inline wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a,
+                                         const wf_registry *reg, wf_archetype *from,
+                                         weft_component c)
+{
+    wf_archetype *to = wf_graph_edge(g, from, c);
+    return to ? to : wf_graph_add_slow(g, a, reg, from, c);
+}
 /* Target of removing c from `from` (itself when absent); NULL on OOM. */
-wf_archetype *wf_graph_remove(wf_graph *g, wf_allocator *a, const wf_registry *reg,
-                              wf_archetype *from, weft_component c);
-/* Cached edge target or NULL (for tests and the checker). */
-wf_archetype *wf_graph_edge(const wf_graph *g, const wf_archetype *from, uint32_t key);
+static inline wf_archetype *wf_graph_remove(wf_graph *g, wf_allocator *a,
+                                            const wf_registry *reg, wf_archetype *from,
+                                            weft_component c)
+{
+    wf_archetype *to = wf_graph_edge(g, from, c | WF_EDGE_REMOVE);
+    return to ? to : wf_graph_remove_slow(g, a, reg, from, c);
+}
 /* Binary search: does the archetype contain c? */
 bool wf_archetype_has(const wf_archetype *arch, weft_component c);
 

@@ -13,6 +13,7 @@ void wf_column_init(wf_column *c, const wf_type_info *ti)
     c->ti = ti;
     c->size = ti->size;
     c->trivial = ti->trivial;
+    c->id = ti->id;
 }
 
 static size_t column_data_bytes(const wf_type_info *ti, uint32_t cap)

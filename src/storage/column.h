@@ -23,6 +23,7 @@ typedef struct wf_column {
     const wf_type_info *ti; /* registry entry (stable pointer) */
     uint32_t size;          /* ti->size, cached for the hot paths */
     uint32_t latest_change; /* newest tick stored in `changed` */
+    weft_component id;      /* ti->id */
     bool trivial;           /* ti->trivial: values copy with memcpy */
     void *block;            /* the allocation holding data and ticks */
     size_t block_size;      /* bytes of `block` */
@@ -40,18 +41,27 @@ void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
 /* Destroys `count` values and frees the block. */
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count);
 
-/* memcpy of one value; common sizes get a constant-size copy the
- * compiler inlines (a libc call would dominate a row move). */
+/* memcpy of one value. Small sizes copy two overlapping words, so the
+ * only branch is on the size class (a libc call or a jump table would
+ * dominate a row move). */
 static inline void wf_value_copy(void *dst, const void *src, uint32_t size)
 {
-    switch (size) {
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    case 12: memcpy(dst, src, 12); break;
-    case 16: memcpy(dst, src, 16); break;
-    case 24: memcpy(dst, src, 24); break;
-    case 32: memcpy(dst, src, 32); break;
-    default: memcpy(dst, src, size); break;
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    if (size >= 8 && size <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + size - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + size - 8, &b, 8);
+    } else if (size >= 4 && size < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + size - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + size - 4, &b, 4);
+    } else {
+        memcpy(d, s, size);
     }
 }
 
@@ -102,9 +112,9 @@ static inline void wf_column_mark(wf_column *c, uint32_t row, uint32_t tick)
     }
 }
 
-/* Moves row `src_row` of `src` into raw row `dst_row` of `dst` (same type),
- * ticks included. */
-static inline void wf_column_move_row(wf_column *dst, uint32_t dst_row,
+/* Moves row `src_row` of `src` into raw row `dst_row` of `dst` (same
+ * type), ticks included, without touching dst's change summary. */
+static inline void wf_column_copy_row(wf_column *dst, uint32_t dst_row,
                                       wf_column *src, uint32_t src_row)
 {
     if (src->data) {
@@ -117,7 +127,16 @@ static inline void wf_column_move_row(wf_column *dst, uint32_t dst_row,
     if (dst->added) {
         dst->added[dst_row] = src->added[src_row];
         dst->changed[dst_row] = src->changed[src_row];
-        /* keep the summary an upper bound of the ticks the column holds */
+    }
+}
+
+/* As wf_column_copy_row between two columns, keeping dst's summary an
+ * upper bound of the ticks it holds. */
+static inline void wf_column_move_row(wf_column *dst, uint32_t dst_row,
+                                      wf_column *src, uint32_t src_row)
+{
+    wf_column_copy_row(dst, dst_row, src, src_row);
+    if (dst->added) {
         uint32_t t = src->changed[src_row];
         if ((int32_t)(t - dst->latest_change) > 0) {
             dst->latest_change = t;

@@ -112,7 +112,7 @@ void wf_sparse_remove(wf_sparse_set *s, uint32_t idx)
     *slot = WF_SPARSE_EMPTY;
     uint32_t last = --s->count;
     if (d != last) {
-        wf_column_move_row(c, d, c, last);
+        wf_column_copy_row(c, d, c, last);
         weft_entity moved = s->owners[last];
         s->owners[d] = moved;
         uint32_t mi = (uint32_t)moved;

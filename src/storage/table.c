@@ -130,7 +130,7 @@ static weft_entity table_fill_hole(wf_table *t, uint32_t row)
         return 0;
     }
     for (uint32_t i = 0; i < t->col_count; i++) {
-        wf_column_move_row(&t->cols[i], row, &t->cols[i], last);
+        wf_column_copy_row(&t->cols[i], row, &t->cols[i], last);
     }
     weft_entity moved = t->entities[last];
     t->entities[row] = moved;
@@ -141,7 +141,7 @@ weft_entity wf_table_delete(wf_table *t, uint32_t row)
 {
     for (uint32_t i = 0; i < t->col_count; i++) {
         wf_column *c = &t->cols[i];
-        if (c->data) {
+        if (c->data && !c->trivial) {
             wf_type_destroy(c->ti, wf_column_ptr(c, row), 1);
         }
     }
@@ -152,12 +152,17 @@ uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
                        weft_entity *out_moved)
 {
     uint32_t dst_row = wf_table_push(dst, src->entities[row]);
+    /* Both column lists are sorted by id: walk them together. */
+    wf_column *dc = dst->cols;
+    wf_column *dend = dc + dst->col_count;
     for (uint32_t i = 0; i < src->col_count; i++) {
         wf_column *sc = &src->cols[i];
-        wf_column *dc = wf_table_column(dst, sc->ti->id);
-        if (dc) {
+        while (dc < dend && dc->id < sc->id) {
+            dc++;
+        }
+        if (dc < dend && dc->id == sc->id) {
             wf_column_move_row(dc, dst_row, sc, row);
-        } else if (sc->data) {
+        } else if (sc->data && !sc->trivial) {
             wf_type_destroy(sc->ti, wf_column_ptr(sc, row), 1);
         }
     }

@@ -240,18 +240,10 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
 }
 
 /* Moves e from its archetype to `dst` (table reserved by the caller).
- * Table values dst lacks are destroyed; sparse values dst lacks are
- * removed. */
-static void commit_move(weft_world *w, weft_entity e, wf_record *rec,
-                        wf_archetype *src, wf_archetype *dst)
+ * Table values dst lacks are destroyed; sparse values are the caller's. */
+static inline void commit_move(weft_world *w, wf_record *rec, wf_archetype *src,
+                               wf_archetype *dst)
 {
-    uint32_t idx = (uint32_t)e;
-    for (uint32_t i = 0; i < src->sparse_count; i++) {
-        weft_component c = src->sparse_ids[i];
-        if (!wf_archetype_has(dst, c)) {
-            wf_sparse_remove(wf_registry_get(&w->registry, c)->sparse, idx);
-        }
-    }
     if (src->table != dst->table) {
         weft_entity moved;
         uint32_t row = wf_table_move(dst->table, src->table, rec->row, &moved);
@@ -265,6 +257,54 @@ static void commit_move(weft_world *w, weft_entity e, wf_record *rec,
     rec->arch = dst->id;
 }
 
+static inline bool commit_reserve_row(wf_table *t, wf_allocator *a)
+{
+    return t->count < t->cap || wf_table_reserve(t, a, t->count + 1);
+}
+
+weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
+                                 const wf_type_info *ti, const void *value)
+{
+    wf_archetype *src = wf_world_archetype(w, rec->arch);
+    uint32_t tick = w->change_tick;
+    weft_component c = ti->id;
+    if (ti->storage == WEFT_STORAGE_SPARSE) {
+        wf_sparse_set *s = ti->sparse;
+        uint32_t d = wf_sparse_find(s, (uint32_t)e);
+        if (d != WF_SPARSE_EMPTY) {
+            wf_column_replace(&s->dense, d, value, tick);
+            return WEFT_OK;
+        }
+        wf_archetype *dst = wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c);
+        if (!dst) {
+            return commit_oom(w, "creating an archetype for insert");
+        }
+        if (!wf_sparse_reserve_page(s, &w->alloc, (uint32_t)e) ||
+            !wf_sparse_reserve_dense(s, &w->alloc, 1)) {
+            return commit_oom(w, "growing a sparse set for insert");
+        }
+        src->entity_count--;
+        dst->entity_count++;
+        rec->arch = dst->id;
+        wf_sparse_insert(s, e, value, tick);
+        return WEFT_OK;
+    }
+    if (c < src->col_map_len && src->col_map[c] >= 0) {
+        wf_column_replace(&src->cols[src->col_map[c]], rec->row, value, tick);
+        return WEFT_OK;
+    }
+    wf_archetype *dst = wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c);
+    if (!dst) {
+        return commit_oom(w, "creating an archetype for insert");
+    }
+    if (!commit_reserve_row(dst->table, &w->alloc)) {
+        return commit_oom(w, "growing a table for insert");
+    }
+    commit_move(w, rec, src, dst);
+    wf_column_construct(&dst->cols[dst->col_map[c]], rec->row, value, tick);
+    return WEFT_OK;
+}
+
 weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
                              const weft_value *values, int32_t count)
 {
@@ -273,11 +313,8 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
     if (!dst) {
         return commit_oom(w, "creating an archetype for insert");
     }
-    if (dst->table != src->table) {
-        wf_table *t = dst->table;
-        if (t->count == t->cap && !wf_table_reserve(t, &w->alloc, t->count + 1)) {
-            return commit_oom(w, "growing a table for insert");
-        }
+    if (dst->table != src->table && !commit_reserve_row(dst->table, &w->alloc)) {
+        return commit_oom(w, "growing a table for insert");
     }
     if (dst->sparse_count != src->sparse_count &&
         !commit_reserve_sparse(w, values, count, (uint32_t)e, 1)) {
@@ -285,7 +322,7 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
     }
     /* commit */
     if (dst != src) {
-        commit_move(w, e, rec, src, dst);
+        commit_move(w, rec, src, dst);
     }
     uint32_t tick = w->change_tick;
     for (int32_t i = 0; i < count; i++) {
@@ -313,28 +350,43 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
 }
 
 weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
-                             weft_component c)
+                             const wf_type_info *ti)
 {
     wf_archetype *src = wf_world_archetype(w, rec->arch);
+    weft_component c = ti->id;
+    if (ti->storage == WEFT_STORAGE_SPARSE) {
+        if (wf_sparse_find(ti->sparse, (uint32_t)e) == WF_SPARSE_EMPTY) {
+            return WEFT_OK;
+        }
+    } else if (c >= src->col_map_len || src->col_map[c] < 0) {
+        return WEFT_OK;
+    }
     wf_archetype *dst = wf_graph_remove(&w->graph, &w->alloc, &w->registry, src, c);
     if (!dst) {
         return commit_oom(w, "creating an archetype for remove");
     }
-    if (dst == src) {
-        return WEFT_OK;
+    if (dst->table != src->table && !commit_reserve_row(dst->table, &w->alloc)) {
+        return commit_oom(w, "growing a table for remove");
     }
-    if (dst->table != src->table) {
-        wf_table *t = dst->table;
-        if (t->count == t->cap && !wf_table_reserve(t, &w->alloc, t->count + 1)) {
-            return commit_oom(w, "growing a table for remove");
-        }
+    if (ti->storage == WEFT_STORAGE_SPARSE) {
+        wf_sparse_remove(ti->sparse, (uint32_t)e);
     }
-    commit_move(w, e, rec, src, dst);
+    commit_move(w, rec, src, dst);
     return WEFT_OK;
 }
 
-void wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
+weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 {
+    if (WF_UNLIKELY(commit_pending(w))) {
+        /* Reserved ids point into the free stack: make them live before the
+         * stack changes. The record pointer stays valid: a flush never
+         * moves a live entity. */
+        weft_status st = wf_commit_flush(w);
+        if (st != WEFT_OK) {
+            return st;
+        }
+        rec = &w->entities.records[(uint32_t)e];
+    }
     uint32_t idx = (uint32_t)e;
     wf_archetype *arch = wf_world_archetype(w, rec->arch);
     for (uint32_t i = 0; i < arch->sparse_count; i++) {
@@ -346,4 +398,5 @@ void wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
     }
     arch->entity_count--;
     wf_entities_release(&w->entities, idx);
+    return WEFT_OK;
 }

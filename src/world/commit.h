@@ -25,10 +25,14 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
 /* Inserts or replaces `values` on a live entity with at most one move. */
 weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
                              const weft_value *values, int32_t count);
-/* Removes c (present or not) from a live entity. */
+/* Inserts or replaces one component (validated) on a live entity. */
+weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
+                                 const wf_type_info *ti, const void *value);
+/* Removes a registered component (present or not) from a live entity. */
 weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
-                             weft_component c);
-/* Despawns a live entity, destroying its values. */
-void wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec);
+                             const wf_type_info *ti);
+/* Despawns a live entity, destroying its values. Pending reservations are
+ * flushed first (the free list changes), which is the only way it fails. */
+weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec);
 
 #endif

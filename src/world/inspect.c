@@ -92,8 +92,12 @@ weft_status wf_world_check(weft_world *w)
         stbds_arrfree(on_free);
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "no scratch memory for the check");
     }
-    memset(arch_counts, 0, g->arch_count * sizeof *arch_counts);
-    memset(on_free, 0, ix->count);
+    if (g->arch_count) {
+        memset(arch_counts, 0, g->arch_count * sizeof *arch_counts);
+    }
+    if (ix->count) {
+        memset(on_free, 0, ix->count);
+    }
 
     CHECK(ix->free_len <= ix->count && ix->count <= ix->cap,
           "INV-9: free stack %u / records %u / capacity %u out of order", ix->free_len,

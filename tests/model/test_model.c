@@ -15,7 +15,8 @@
 // runs and every entity, dead handle and resource is compared.
 //
 // Seeds: fixed per test; WEFT_TEST_SEED runs that one seed instead
-// (WEFT_TEST_OPS sets the length). A failure prints seed and op index.
+// (WEFT_TEST_OPS sets the length). A failure prints seed and op index;
+// WEFT_MODEL_TRACE=1 logs every operation to stderr.
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -472,6 +473,7 @@ static void op_despawn(model *m)
     uint32_t idx = pick_live(m);
     weft_entity h = handle_of(m, idx);
     expect_ok(m, weft_despawn(m->w, h), "despawn");
+    model_flush(m); // despawning flushes pending reservations first
     model_despawn(m, idx);
     verify_entity(m, idx);
     MCHECK(!weft_is_alive(m->w, h), "despawned handle still alive");
@@ -737,6 +739,8 @@ static void model_run(uint64_t seed, int64_t ops)
     model *m = calloc(1, sizeof *m);
     assert_non_null(m);
     model_init(m, seed);
+    const char *tr = getenv("WEFT_MODEL_TRACE");
+    bool trace = tr != NULL && *tr != '\0' && *tr != '0';
     for (m->op = 0; m->op < ops; m->op++) {
         uint32_t r = tw_rng_below(&m->rng, 1000);
         bool crowded = m->nlive + m->npending > LIVE_HIGH || m->records > MAXE - 64;
@@ -784,6 +788,10 @@ static void model_run(uint64_t seed, int64_t ops)
             op_tick(m);
         } else {
             op_misuse(m);
+        }
+        if (trace) {
+            fprintf(stderr, "op %lld %s live=%u pending=%u free=%u\n", (long long)m->op,
+                    m->opname, m->nlive, m->npending, m->nfree);
         }
         verify_counts(m);
         if ((m->op + 1) % CHECK_EVERY == 0) {
