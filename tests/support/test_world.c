@@ -100,8 +100,10 @@ static void *tw_alloc_fn(size_t size, size_t align, void *user)
     void *p = NULL;
     pthread_mutex_lock(&a->mu);
     a->total_allocs++;
-    a->since_arm++;
-    if (a->fail_at > 0 &&
+    if (!a->paused) {
+        a->since_arm++;
+    }
+    if (a->fail_at > 0 && !a->paused &&
         (a->since_arm == a->fail_at || (a->sticky && a->since_arm > a->fail_at))) {
         a->injected++;
         goto out;
@@ -210,6 +212,13 @@ void tw_alloc_disarm(tw_alloc *a)
     pthread_mutex_lock(&a->mu);
     a->fail_at = 0;
     a->sticky = false;
+    pthread_mutex_unlock(&a->mu);
+}
+
+void tw_alloc_pause(tw_alloc *a, bool paused)
+{
+    pthread_mutex_lock(&a->mu);
+    a->paused = paused;
     pthread_mutex_unlock(&a->mu);
 }
 

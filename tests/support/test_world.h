@@ -45,6 +45,7 @@ typedef struct tw_alloc {
     int64_t since_arm;     // alloc calls since tw_alloc_fail_nth
     int64_t fail_at;       // 0 = disarmed; else fail call number fail_at
     bool sticky;           // also fail every call after fail_at
+    bool paused;           // calls neither counted towards fail_at nor failed
     int64_t injected;      // failures injected since arm
     int64_t errors;        // bad frees, size/align mismatch, overruns
     char first_error[256];
@@ -62,6 +63,9 @@ weft_allocator tw_alloc_hook(tw_alloc *a);
 // later call fails too. Resets since_arm and injected.
 void tw_alloc_fail_nth(tw_alloc *a, int64_t n, bool sticky);
 void tw_alloc_disarm(tw_alloc *a);
+// While paused, allocations are not counted towards the armed failure and
+// never fail (for snapshots taken in the middle of an armed scenario).
+void tw_alloc_pause(tw_alloc *a, bool paused);
 int64_t tw_alloc_live_bytes(tw_alloc *a);
 int64_t tw_alloc_live_blocks(tw_alloc *a);
 int64_t tw_alloc_total_allocs(tw_alloc *a);
