@@ -549,6 +549,18 @@ static void run_scenario(const scenario *sc, bool sticky)
             assert_int_equal(weft_last_status(x->w), WEFT_ERR_OUT_OF_MEMORY);
             assert_int_equal(x->f->log.last_status, WEFT_ERR_OUT_OF_MEMORY);
             // Unchanged content, consistent storage.
+            uint64_t h = weft_world_hash(x->w);
+            weft_world_stats now;
+            assert_int_equal(weft_world_get_stats(x->w, &now), WEFT_OK);
+            if (h != x->pre.hash || now.live_entities != x->pre.stats.live_entities ||
+                now.pending_reserved != x->pre.stats.pending_reserved) {
+                fail_msg("%s: N=%lld%s: failed call changed the world (hash %016llx -> "
+                         "%016llx, live %lld -> %lld, pending %d -> %d)",
+                         sc->name, (long long)n, sticky ? " sticky" : "",
+                         (unsigned long long)x->pre.hash, (unsigned long long)h,
+                         (long long)x->pre.stats.live_entities, (long long)now.live_entities,
+                         x->pre.stats.pending_reserved, now.pending_reserved);
+            }
             tw_snap_expect_same_content(x->w, &x->pre);
             // The same calls succeed once memory is back.
             weft_status again = sc->run(x);

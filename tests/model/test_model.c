@@ -558,7 +558,9 @@ static void op_get_mut(model *m)
 static void op_read(model *m)
 {
     m->opname = "get/has";
-    uint64_t h0 = weft_world_hash(m->w);
+    // The canonical hash is O(world); sample it.
+    bool hash_it = (m->op & 15) == 0;
+    uint64_t h0 = hash_it ? weft_world_hash(m->w) : 0;
     verify_entity(m, pick_live(m));
     // Dead handles: never alive, never have anything.
     if (m->ndead > 0) {
@@ -568,7 +570,7 @@ static void op_read(model *m)
             MCHECK(!weft_has(m->w, d, m->ids[c]), "dead handle has %s", specs[c].name);
         }
     }
-    MCHECK(weft_world_hash(m->w) == h0, "reads changed the world hash");
+    MCHECK(!hash_it || weft_world_hash(m->w) == h0, "reads changed the world hash");
 }
 
 static void op_reserve(model *m)
