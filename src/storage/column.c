@@ -72,6 +72,9 @@ void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
 
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count)
 {
+    if (!c->block) {
+        return; /* never grown (or a half-built table being undone) */
+    }
     if (c->data) {
         wf_type_destroy(c->ti, c->data, (int32_t)count);
     }

@@ -14,10 +14,11 @@ void wf_entities_init(wf_entity_index *ix)
 void wf_entities_fini(wf_entity_index *ix, wf_allocator *a)
 {
     wf_free(a, ix->records, ix->cap * sizeof *ix->records, _Alignof(wf_record));
-    wf_free(a, ix->free_stack, ix->cap * sizeof *ix->free_stack, _Alignof(uint32_t));
+    wf_free(a, ix->free_stack, ix->free_cap * sizeof *ix->free_stack, _Alignof(uint32_t));
     ix->records = NULL;
     ix->free_stack = NULL;
     ix->cap = 0;
+    ix->free_cap = 0;
 }
 
 bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra)
@@ -29,28 +30,23 @@ bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra)
     if (need <= ix->cap) {
         return true;
     }
-    uint32_t cap = ix->cap ? ix->cap : 64;
-    while (cap < need) {
-        cap = cap > WF_MAX_ENTITIES / 2 ? WF_MAX_ENTITIES : cap * 2;
+    /* max(need, 2 * cap): a bulk reservation gets exactly what it asks. */
+    uint32_t cap = ix->cap > WF_MAX_ENTITIES / 2 ? WF_MAX_ENTITIES : ix->cap * 2;
+    if (cap < need) {
+        cap = need;
+    }
+    if (cap < 64) {
+        cap = 64;
     }
     wf_record *records = wf_alloc(a, cap * sizeof *records, _Alignof(wf_record));
     if (!records) {
         return false;
     }
-    uint32_t *stack = wf_alloc(a, cap * sizeof *stack, _Alignof(uint32_t));
-    if (!stack) {
-        wf_free(a, records, cap * sizeof *records, _Alignof(wf_record));
-        return false;
-    }
     if (ix->count) {
         memcpy(records, ix->records, ix->count * sizeof *records);
     }
-    if (ix->free_len) {
-        memcpy(stack, ix->free_stack, ix->free_len * sizeof *stack);
-    }
-    wf_entities_fini(ix, a);
+    wf_free(a, ix->records, ix->cap * sizeof *ix->records, _Alignof(wf_record));
     ix->records = records;
-    ix->free_stack = stack;
     ix->cap = cap;
     return true;
 }
@@ -64,15 +60,29 @@ void wf_entities_pending(const wf_entity_index *ix, uint32_t *out_free,
     *out_fresh = c < 0 ? (uint32_t)(-c) : 0;
 }
 
-void wf_entities_release(wf_entity_index *ix, uint32_t idx)
+void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
 {
     wf_record *r = &ix->records[idx];
     r->gen = r->gen == 0xFFFFFFFFu ? WF_FIRST_GENERATION : r->gen + 1;
     r->arch = WF_ARCH_DEAD;
     r->row = 0;
+    ix->live--;
+    if (ix->free_len == ix->free_cap) {
+        uint32_t cap = ix->free_cap ? ix->free_cap * 2 : 64;
+        uint32_t *stack = wf_alloc(a, cap * sizeof *stack, _Alignof(uint32_t));
+        if (!stack) {
+            ix->retired++; /* benign: the index is simply not reused */
+            return;
+        }
+        if (ix->free_len) {
+            memcpy(stack, ix->free_stack, ix->free_len * sizeof *stack);
+        }
+        wf_free(a, ix->free_stack, ix->free_cap * sizeof *stack, _Alignof(uint32_t));
+        ix->free_stack = stack;
+        ix->free_cap = cap;
+    }
     ix->free_stack[ix->free_len++] = idx;
     atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
-    ix->live--;
 }
 
 weft_entity wf_entities_reserve_id(wf_entity_index *ix)

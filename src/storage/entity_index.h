@@ -38,9 +38,12 @@ typedef struct wf_record {
 typedef struct wf_entity_index {
     wf_record *records;      /* [cap] */
     uint32_t count;          /* indices ever allocated */
-    uint32_t cap;            /* records and free_stack capacity */
-    uint32_t *free_stack;    /* [cap] freed indices, top = free_len - 1 */
+    uint32_t cap;            /* records capacity */
+    uint32_t *free_stack;    /* [free_cap] freed indices, top = free_len - 1 */
     uint32_t free_len;
+    uint32_t free_cap;
+    uint32_t retired;        /* dead indices never reused (free-stack growth
+                                failed at despawn: benign) */
     _Atomic int64_t cursor;  /* reservation cursor, see file comment */
     int64_t live;            /* live entities */
 } wf_entity_index;
@@ -52,8 +55,7 @@ static inline weft_entity wf_make_entity(uint32_t index, uint32_t gen)
 
 void wf_entities_init(wf_entity_index *ix);
 void wf_entities_fini(wf_entity_index *ix, wf_allocator *a);
-/* Ensures room for `extra` more fresh indices (records and free stack grow
- * together, so despawn never allocates). False on OOM or CAPACITY. */
+/* Ensures room for `extra` more fresh indices. False on OOM or CAPACITY. */
 bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra);
 /* Reserved ids not yet flushed: (free taken, fresh taken). */
 void wf_entities_pending(const wf_entity_index *ix, uint32_t *out_free,
@@ -75,8 +77,9 @@ static inline weft_entity wf_entities_take(wf_entity_index *ix)
     return wf_make_entity(idx, ix->records[idx].gen);
 }
 /* Marks index dead, bumps its generation (skipping 0) and pushes it on the
- * free stack (never allocates). */
-void wf_entities_release(wf_entity_index *ix, uint32_t idx);
+ * free stack. Never fails: if the stack cannot grow, the index is retired
+ * instead of reused. */
+void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx);
 /* Thread-safe reservation; 0 when the index space is exhausted. */
 weft_entity wf_entities_reserve_id(wf_entity_index *ix);
 

@@ -64,9 +64,14 @@ bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
     if (need > WF_MAX_ROWS) {
         return false;
     }
-    uint32_t cap = t->cap ? t->cap : 8;
-    while (cap < need) {
-        cap = cap > WF_MAX_ROWS / 2 ? WF_MAX_ROWS : cap * 2;
+    /* max(need, 2 * cap): amortised O(1) appends, and a bulk reservation
+     * gets exactly what it asks for. */
+    uint32_t cap = t->cap > WF_MAX_ROWS / 2 ? WF_MAX_ROWS : t->cap * 2;
+    if (cap < need) {
+        cap = need;
+    }
+    if (cap < 8) {
+        cap = 8;
     }
     /* Allocate everything before touching the table. Up to 16 blocks are
      * kept on the stack; wider tables use a second pass on failure. */

@@ -19,24 +19,56 @@ static weft_status commit_oom(weft_world *w, const char *what)
     return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory while %s", what);
 }
 
-/* Index the next wf_entities_take will return (room reserved). */
+/* Index the (ahead+1)-th wf_entities_take will return once pending
+ * reservations are flushed (room reserved). */
 static uint32_t commit_peek_index(const wf_entity_index *ix, uint32_t ahead)
 {
-    if (ahead < ix->free_len) {
-        return ix->free_stack[ix->free_len - 1 - ahead];
+    uint32_t from_free, fresh;
+    wf_entities_pending(ix, &from_free, &fresh);
+    uint32_t free_len = ix->free_len - from_free;
+    if (ahead < free_len) {
+        return ix->free_stack[free_len - 1 - ahead];
     }
-    return ix->count + (ahead - ix->free_len);
+    return ix->count + fresh + (ahead - free_len);
 }
 
-static weft_status commit_reserve_ids(weft_world *w, uint32_t n)
+/* Reserves room for flushing the pending reservations and then taking
+ * `new_ids` more ids whose rows go to table t (`rows` of them). Nothing
+ * observable changes; after WEFT_OK, commit_flush_apply and the caller's
+ * commit cannot fail. */
+static weft_status commit_prepare(weft_world *w, uint32_t new_ids, wf_table *t,
+                                  uint32_t rows)
 {
-    if (!wf_entities_reserve(&w->entities, &w->alloc, n)) {
-        if (n > WF_MAX_ENTITIES - w->entities.count) {
+    wf_entity_index *ix = &w->entities;
+    uint32_t from_free, fresh;
+    wf_entities_pending(ix, &from_free, &fresh);
+    if (!wf_entities_reserve(ix, &w->alloc, fresh + new_ids)) {
+        if ((uint64_t)fresh + new_ids > WF_MAX_ENTITIES - ix->count) {
             return wf_error(w, WEFT_ERR_CAPACITY,
-                            "entity index space exhausted (%u indices in use)",
-                            w->entities.count);
+                            "entity index space exhausted (%u indices in use)", ix->count);
         }
         return commit_oom(w, "growing the entity index");
+    }
+    wf_table *t0 = w->graph.archetypes[0]->table;
+    uint32_t flush_rows = from_free + fresh;
+    if (flush_rows) {
+        uint64_t need = (uint64_t)t0->count + flush_rows + (t == t0 ? rows : 0u);
+        if (need > WF_MAX_ROWS) {
+            return wf_error(w, WEFT_ERR_CAPACITY, "a table holds at most %u rows",
+                            WF_MAX_ROWS);
+        }
+        if (!wf_table_reserve(t0, &w->alloc, (uint32_t)need)) {
+            return commit_oom(w, "flushing reserved entities");
+        }
+    }
+    if (t && rows && (t != t0 || !flush_rows)) {
+        if ((uint64_t)t->count + rows > WF_MAX_ROWS) {
+            return wf_error(w, WEFT_ERR_CAPACITY, "a table holds at most %u rows",
+                            WF_MAX_ROWS);
+        }
+        if (t->count + rows > t->cap && !wf_table_reserve(t, &w->alloc, t->count + rows)) {
+            return commit_oom(w, "growing a table");
+        }
     }
     return WEFT_OK;
 }
@@ -47,24 +79,17 @@ static bool commit_pending(const weft_world *w)
            (int64_t)w->entities.free_len;
 }
 
-weft_status wf_commit_flush(weft_world *w)
+/* Makes every reserved id live in the empty archetype (room prepared). */
+static void commit_flush_apply(weft_world *w)
 {
     wf_entity_index *ix = &w->entities;
     uint32_t from_free, fresh;
     wf_entities_pending(ix, &from_free, &fresh);
     if (from_free + fresh == 0) {
-        return WEFT_OK;
-    }
-    weft_status st = commit_reserve_ids(w, fresh);
-    if (st != WEFT_OK) {
-        return st;
+        return;
     }
     wf_archetype *empty = w->graph.archetypes[0];
     wf_table *t0 = empty->table;
-    if ((uint64_t)t0->count + from_free + fresh > WF_MAX_ROWS ||
-        !wf_table_reserve(t0, &w->alloc, t0->count + from_free + fresh)) {
-        return commit_oom(w, "flushing reserved entities");
-    }
     /* Free-stack ids were handed out from the top down; fresh ids upward. */
     uint32_t lo = ix->free_len - from_free;
     for (uint32_t k = ix->free_len; k-- > lo;) {
@@ -85,7 +110,15 @@ weft_status wf_commit_flush(weft_world *w)
     ix->live += from_free + fresh;
     empty->entity_count += (int32_t)(from_free + fresh);
     atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
-    return WEFT_OK;
+}
+
+weft_status wf_commit_flush(weft_world *w)
+{
+    weft_status st = commit_prepare(w, 0, NULL, 0);
+    if (st == WEFT_OK) {
+        commit_flush_apply(w);
+    }
+    return st;
 }
 
 /* Archetype reached from `from` by adding every id in values. */
@@ -120,29 +153,24 @@ static bool commit_reserve_sparse(weft_world *w, const weft_value *values,
 weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
                             weft_entity *out)
 {
-    if (WF_UNLIKELY(commit_pending(w))) {
-        weft_status st = wf_commit_flush(w);
-        if (st != WEFT_OK) {
-            return st;
-        }
-    }
     wf_archetype *arch = commit_target(w, w->graph.archetypes[0], values, count);
     if (!arch) {
         return commit_oom(w, "creating an archetype for spawn");
     }
-    weft_status st = commit_reserve_ids(w, 1);
-    if (st != WEFT_OK) {
-        return st;
-    }
     wf_table *t = arch->table;
-    if (t->count == t->cap && !wf_table_reserve(t, &w->alloc, t->count + 1)) {
-        return commit_oom(w, "growing a table for spawn");
+    if (WF_UNLIKELY(commit_pending(w)) || w->entities.count == w->entities.cap ||
+        t->count == t->cap) {
+        weft_status st = commit_prepare(w, 1, t, 1);
+        if (st != WEFT_OK) {
+            return st;
+        }
     }
     if (arch->sparse_count &&
         !commit_reserve_sparse(w, values, count, commit_peek_index(&w->entities, 0), 1)) {
         return commit_oom(w, "growing a sparse set for spawn");
     }
     /* commit */
+    commit_flush_apply(w);
     weft_entity e = wf_entities_take(&w->entities);
     uint32_t row = wf_table_push(t, e);
     wf_record *rec = &w->entities.records[(uint32_t)e];
@@ -165,30 +193,14 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
 weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
                                  int32_t count, uint32_t n, weft_entity *out)
 {
-    if (commit_pending(w)) {
-        weft_status st = wf_commit_flush(w);
-        if (st != WEFT_OK) {
-            return st;
-        }
-    }
-    if (n == 0) {
-        return WEFT_OK;
-    }
     wf_archetype *arch = commit_target(w, w->graph.archetypes[0], columns, count);
     if (!arch) {
         return commit_oom(w, "creating an archetype for spawn");
     }
-    weft_status st = commit_reserve_ids(w, n);
+    wf_table *t = arch->table;
+    weft_status st = commit_prepare(w, n, t, n);
     if (st != WEFT_OK) {
         return st;
-    }
-    wf_table *t = arch->table;
-    if ((uint64_t)t->count + n > WF_MAX_ROWS) {
-        return wf_error(w, WEFT_ERR_CAPACITY, "a table holds at most %u rows",
-                        WF_MAX_ROWS);
-    }
-    if (!wf_table_reserve(t, &w->alloc, t->count + n)) {
-        return commit_oom(w, "growing a table for bulk spawn");
     }
     if (arch->sparse_count) {
         for (uint32_t k = 0; k < n; k++) {
@@ -197,6 +209,10 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
                 return commit_oom(w, "growing a sparse set for bulk spawn");
             }
         }
+    }
+    commit_flush_apply(w);
+    if (n == 0) {
+        return WEFT_OK;
     }
     /* commit */
     wf_entity_index *ix = &w->entities;
@@ -379,8 +395,7 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 {
     if (WF_UNLIKELY(commit_pending(w))) {
         /* Reserved ids point into the free stack: make them live before the
-         * stack changes. The record pointer stays valid: a flush never
-         * moves a live entity. */
+         * stack changes. A flush may grow the records: refetch. */
         weft_status st = wf_commit_flush(w);
         if (st != WEFT_OK) {
             return st;
@@ -397,6 +412,6 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
         w->entities.records[(uint32_t)moved].row = rec->row;
     }
     arch->entity_count--;
-    wf_entities_release(&w->entities, idx);
+    wf_entities_release(&w->entities, &w->alloc, idx);
     return WEFT_OK;
 }

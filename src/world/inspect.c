@@ -112,10 +112,11 @@ weft_status wf_world_check(weft_world *w)
         on_free[idx] = 1;
     }
     int64_t live = 0;
+    uint32_t retired = 0;
     for (uint32_t idx = 0; idx < ix->count; idx++) {
         const wf_record *r = &ix->records[idx];
         if (r->arch == WF_ARCH_DEAD) {
-            CHECK(on_free[idx], "INV-9: dead index %u is not on the free stack", idx);
+            retired += on_free[idx] ? 0u : 1u;
             continue;
         }
         live++;
@@ -138,6 +139,9 @@ weft_status wf_world_check(weft_world *w)
                   wf_component_name(w, arch->sparse_ids[i]));
         }
     }
+    CHECK(retired == ix->retired,
+          "INV-9: %u dead indices are not on the free stack, %u were retired", retired,
+          ix->retired);
     CHECK(live == ix->live, "INV-6: %lld live records but the counter says %lld",
           (long long)live, (long long)ix->live);
     int64_t table_rows = 0;
