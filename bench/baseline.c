@@ -79,12 +79,14 @@ static uint32_t bl_next_cap(uint32_t cap, uint32_t need)
     return c;
 }
 
-static void bl_table_reserve(bl_store *s, bl_table *t, bool has_hp, uint32_t need)
+/* Grows by doubling; `exact` (bulk spawn) allocates just what is needed. */
+static void bl_table_reserve(bl_store *s, bl_table *t, bool has_hp, uint32_t need,
+                             bool exact)
 {
     if (need <= t->cap) {
         return;
     }
-    uint32_t nc = bl_next_cap(t->cap, need);
+    uint32_t nc = exact ? need : bl_next_cap(t->cap, need);
     t->ent = bl_resize(s, t->ent, sizeof *t->ent, t->cap, nc);
     t->pos = bl_resize(s, t->pos, sizeof *t->pos, t->cap, nc);
     t->vel = bl_resize(s, t->vel, sizeof *t->vel, t->cap, nc);
@@ -100,12 +102,12 @@ static void bl_table_reserve(bl_store *s, bl_table *t, bool has_hp, uint32_t nee
     t->cap = nc;
 }
 
-static void bl_records_reserve(bl_store *s, uint32_t need)
+static void bl_records_reserve(bl_store *s, uint32_t need, bool exact)
 {
     if (need <= s->rec_cap) {
         return;
     }
-    uint32_t nc = bl_next_cap(s->rec_cap, need);
+    uint32_t nc = exact ? need : bl_next_cap(s->rec_cap, need);
     s->rec = bl_resize(s, s->rec, sizeof *s->rec, s->rec_cap, nc);
     s->rec_cap = nc;
 }
@@ -137,7 +139,7 @@ static inline uint32_t bl_alloc_index(bl_store *s)
         s->free_head = s->rec[idx].row;
         return idx;
     }
-    bl_records_reserve(s, s->rec_count + 1);
+    bl_records_reserve(s, s->rec_count + 1, false);
     uint32_t idx = s->rec_count++;
     s->rec[idx].gen = 0;
     return idx;
@@ -217,7 +219,7 @@ uint64_t bl_spawn(bl_store *s, const bench_position *p, const bench_velocity *v)
 {
     uint32_t idx = bl_alloc_index(s);
     bl_table *t = &s->t[BL_T_PV];
-    bl_table_reserve(s, t, false, t->count + 1);
+    bl_table_reserve(s, t, false, t->count + 1, false);
     uint32_t row = t->count++;
     uint64_t e = bl_handle(idx, s->rec[idx].gen);
     t->ent[row] = e;
@@ -238,8 +240,8 @@ void bl_spawn_bulk(bl_store *s, int32_t n, const bench_position *p,
 {
     uint32_t un = (uint32_t)n;
     bl_table *t = &s->t[BL_T_PV];
-    bl_table_reserve(s, t, false, t->count + un);
-    bl_records_reserve(s, s->rec_count + un);
+    bl_table_reserve(s, t, false, t->count + un, true);
+    bl_records_reserve(s, s->rec_count + un, true);
     uint32_t row0 = t->count;
     memcpy(t->pos + row0, p, sizeof *p * un);
     memcpy(t->vel + row0, v, sizeof *v * un);
@@ -314,7 +316,7 @@ bool bl_insert_health(bl_store *s, uint64_t e, const bench_health *h)
         return true;
     }
     bl_table *src = &s->t[BL_T_PV];
-    bl_table_reserve(s, dst, true, dst->count + 1);
+    bl_table_reserve(s, dst, true, dst->count + 1, false);
     uint32_t from = r->row;
     uint32_t to = dst->count++;
     dst->ent[to] = e;
@@ -345,7 +347,7 @@ bool bl_remove_health(bl_store *s, uint64_t e)
     }
     bl_table *src = &s->t[BL_T_PVH];
     bl_table *dst = &s->t[BL_T_PV];
-    bl_table_reserve(s, dst, false, dst->count + 1);
+    bl_table_reserve(s, dst, false, dst->count + 1, false);
     uint32_t from = r->row;
     uint32_t to = dst->count++;
     dst->ent[to] = e;
