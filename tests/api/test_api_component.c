@@ -433,6 +433,56 @@ static void component_copy_and_move_hooks_used(void **state)
     assert_int_equal(tw_tracker_live(tr), s.live_entities);
 }
 
+static void component_move_hook_used_in_sparse_sets(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    tw_tracker *tr = &f->tracker;
+    weft_component t = tw_tracked_register(w, "tracked_sparse", WEFT_STORAGE_SPARSE, tr);
+    weft_component other = tw_comp(w, "other", 8, 8, WEFT_STORAGE_TABLE, 0);
+    enum { N = 300 };
+    weft_entity e[N];
+    bool has[N];
+    for (int i = 0; i < N; i++) {
+        tw_tracked v;
+        tw_tracked_make(&v, (uint64_t)i * 3);
+        e[i] = weft_spawn(w);
+        assert_int_equal(weft_insert(w, e[i], t, &v, sizeof v), WEFT_OK); // dense growth
+        has[i] = true;
+    }
+    for (int i = 0; i < N; i += 3) { // swap-removes in the dense array
+        assert_int_equal(weft_remove(w, e[i], t), WEFT_OK);
+        has[i] = false;
+    }
+    for (int i = 1; i < N; i += 10) { // despawn: dense swap-remove again
+        assert_int_equal(weft_despawn(w, e[i]), WEFT_OK);
+        has[i] = false;
+    }
+    for (int i = 2; i < N; i += 4) { // table moves leave sparse values in place
+        if (weft_is_alive(w, e[i])) {
+            assert_int_equal(weft_insert(w, e[i], other, NULL, 8), WEFT_OK);
+        }
+    }
+    int64_t live = 0;
+    for (int i = 0; i < N; i++) {
+        const tw_tracked *v = weft_is_alive(w, e[i]) ? weft_get(w, e[i], t, sizeof *v) : NULL;
+        if (!has[i]) {
+            assert_null(v);
+            continue;
+        }
+        live++;
+        assert_non_null(v);
+        assert_true(v->self == v);
+        assert_true(v->magic == TW_MAGIC_LIVE);
+        assert_true(v->payload == (uint64_t)i * 3);
+    }
+    assert_int_equal(tw_tracker_live(tr), live);
+    if (tr->errors) {
+        fail_msg("%s", tr->first_error);
+    }
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 static void component_insert_many_single_move(void **state)
 {
     tw_fixture *f = *state;
@@ -743,6 +793,7 @@ int main(void)
         T(component_alignment_honored_after_growth),
         cmocka_unit_test(component_dtor_runs_once_per_value),
         T(component_copy_and_move_hooks_used),
+        T(component_move_hook_used_in_sparse_sets),
         T(component_insert_many_single_move),
         T(component_sparse_insert_keeps_table),
         cmocka_unit_test(component_table_and_sparse_behave_identically),
