@@ -121,13 +121,33 @@ weft_status wf_commit_flush(weft_world *w)
     return st;
 }
 
-/* Archetype reached from `from` by adding every id in values. */
+/* Archetype reached from `from` by adding every id in values. Spawns
+ * start from the empty archetype; the last spawned set is remembered so a
+ * spawn loop resolves its archetype with one comparison. */
 static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
                                    const weft_value *values, int32_t count)
 {
+    wf_spawn_cache *sc = &w->spawn_cache;
+    bool cacheable = from->id == 0 && count <= WF_SPAWN_CACHE_IDS;
+    if (cacheable && sc->arch && sc->count == count) {
+        int32_t i = 0;
+        while (i < count && sc->ids[i] == values[i].id) {
+            i++;
+        }
+        if (i == count) {
+            return sc->arch;
+        }
+    }
     wf_archetype *arch = from;
     for (int32_t i = 0; i < count && arch; i++) {
         arch = wf_graph_add(&w->graph, &w->alloc, &w->registry, arch, values[i].id);
+    }
+    if (cacheable && arch) {
+        for (int32_t i = 0; i < count; i++) {
+            sc->ids[i] = values[i].id;
+        }
+        sc->count = count;
+        sc->arch = arch;
     }
     return arch;
 }
@@ -170,7 +190,9 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
         return commit_oom(w, "growing a sparse set for spawn");
     }
     /* commit */
-    commit_flush_apply(w);
+    if (WF_UNLIKELY(commit_pending(w))) {
+        commit_flush_apply(w);
+    }
     weft_entity e = wf_entities_take(&w->entities);
     uint32_t row = wf_table_push(t, e);
     wf_record *rec = &w->entities.records[(uint32_t)e];

@@ -17,6 +17,16 @@
 
 #define WF_WORLD_MAGIC 0x77656674u /* "weft" */
 
+#define WF_SPAWN_CACHE_IDS 8
+
+/* The component list of the last spawn and its archetype (archetypes are
+ * never deleted, so the pointer stays valid). */
+typedef struct wf_spawn_cache {
+    weft_component ids[WF_SPAWN_CACHE_IDS]; /* in the caller's order */
+    int32_t count;
+    wf_archetype *arch;                     /* NULL: empty cache */
+} wf_spawn_cache;
+
 struct weft_world {
     uint32_t magic;              /* WF_WORLD_MAGIC while alive */
     wf_allocator alloc;
@@ -25,6 +35,7 @@ struct weft_world {
     wf_registry registry;
     wf_entity_index entities;
     wf_graph graph;
+    wf_spawn_cache spawn_cache;
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };
