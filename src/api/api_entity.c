@@ -312,12 +312,11 @@ WEFT_API weft_status weft_get_ticks(const weft_world *world, weft_entity e,
                         "weft_get_ticks: entity %u:%u has no component '%s'", (uint32_t)e,
                         (uint32_t)(e >> 32), ti->name);
     }
-    if (!col->added) {
+    if (!col->ticks) {
         return wf_error(world, WEFT_ERR_INVALID_ARG,
                         "weft_get_ticks: component '%s' stores no change ticks",
                         col->ti->name);
     }
-    out->added = col->added[row];
-    out->changed = col->changed[row];
+    *out = col->ticks[row];
     return WEFT_OK;
 }

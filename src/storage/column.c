@@ -13,20 +13,21 @@ void wf_column_init(wf_column *c, const wf_type_info *ti)
     c->ti = ti;
     c->size = ti->size;
     c->trivial = ti->trivial;
+    c->plain = ti->trivial && ti->size != 0 && ti->has_ticks;
     c->id = ti->id;
 }
 
 static size_t column_data_bytes(const wf_type_info *ti, uint32_t cap)
 {
     size_t bytes = (size_t)ti->size * cap;
-    return (bytes + 3u) & ~(size_t)3u; /* ticks that follow are uint32 */
+    return (bytes + 7u) & ~(size_t)7u; /* tick pairs that follow */
 }
 
 size_t wf_column_block_size(const wf_type_info *ti, uint32_t cap)
 {
     size_t bytes = column_data_bytes(ti, cap);
     if (ti->has_ticks) {
-        bytes += 2u * sizeof(uint32_t) * cap;
+        bytes += sizeof(weft_ticks) * cap;
     }
     return bytes;
 }
@@ -43,11 +44,9 @@ static void column_layout(wf_column *c, void *block, uint32_t cap)
     size_t data_bytes = column_data_bytes(c->ti, cap);
     c->data = (c->ti->size && base) ? base : NULL;
     if (c->ti->has_ticks && base) {
-        c->added = (uint32_t *)(void *)(base + data_bytes);
-        c->changed = c->added + cap;
+        c->ticks = (weft_ticks *)(void *)(base + data_bytes);
     } else {
-        c->added = NULL;
-        c->changed = NULL;
+        c->ticks = NULL;
     }
 }
 
@@ -60,9 +59,8 @@ void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
         if (c->data) {
             wf_type_move(c->ti, c->data, old.data, (int32_t)count);
         }
-        if (c->added) {
-            memcpy(c->added, old.added, count * sizeof(uint32_t));
-            memcpy(c->changed, old.changed, count * sizeof(uint32_t));
+        if (c->ticks) {
+            memcpy(c->ticks, old.ticks, count * sizeof *c->ticks);
         }
     }
     wf_free(a, old.block, old.block_size, wf_column_block_align(c->ti));
@@ -81,7 +79,6 @@ void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count)
     wf_free(a, c->block, c->block_size, wf_column_block_align(c->ti));
     c->block = NULL;
     c->data = NULL;
-    c->added = NULL;
-    c->changed = NULL;
+    c->ticks = NULL;
     c->block_size = 0;
 }

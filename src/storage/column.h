@@ -2,8 +2,9 @@
  * SPDX-License-Identifier: MIT
  *
  * A column is one allocation: `cap` values (aligned to max(align, 16)),
- * followed by the added ticks and the changed ticks (uint32 each) unless the
- * type opts out of ticks. Length and capacity belong to the owner (a table
+ * followed by `cap` {added, changed} tick pairs unless the type opts out of
+ * ticks. The pair is interleaved so a row move touches one tick cache line
+ * per column, not two. Length and capacity belong to the owner (a table
  * or a sparse set), which keeps all its columns at the same capacity, so
  * row r of every column belongs to the same entity (INV-7).
  * `latest_change` is the newest tick written to any row: a Changed filter
@@ -18,13 +19,13 @@
 
 typedef struct wf_column {
     uint8_t *data;          /* values; NULL for tags or cap 0 */
-    uint32_t *added;        /* [cap] or NULL when !ti->has_ticks */
-    uint32_t *changed;      /* [cap] or NULL when !ti->has_ticks */
+    weft_ticks *ticks;      /* [cap] or NULL when !ti->has_ticks */
     const wf_type_info *ti; /* registry entry (stable pointer) */
     uint32_t size;          /* ti->size, cached for the hot paths */
     uint32_t latest_change; /* newest tick stored in `changed` */
     weft_component id;      /* ti->id */
     bool trivial;           /* ti->trivial: values copy with memcpy */
+    bool plain;             /* trivial, has values and ticks: the fast path */
     void *block;            /* the allocation holding data and ticks */
     size_t block_size;      /* bytes of `block` */
 } wf_column;
@@ -81,9 +82,9 @@ static inline void wf_column_construct(wf_column *c, uint32_t row, const void *s
             wf_type_construct(c->ti, wf_column_ptr(c, row), src, 1);
         }
     }
-    if (c->added) {
-        c->added[row] = tick;
-        c->changed[row] = tick;
+    if (c->ticks) {
+        c->ticks[row].added = tick;
+        c->ticks[row].changed = tick;
         c->latest_change = tick;
     }
 }
@@ -98,16 +99,16 @@ static inline void wf_column_replace(wf_column *c, uint32_t row, const void *src
         wf_type_destroy(c->ti, p, 1);
         wf_type_construct(c->ti, p, src, 1);
     }
-    if (c->changed) {
-        c->changed[row] = tick;
+    if (c->ticks) {
+        c->ticks[row].changed = tick;
         c->latest_change = tick;
     }
 }
 
 static inline void wf_column_mark(wf_column *c, uint32_t row, uint32_t tick)
 {
-    if (c->changed) {
-        c->changed[row] = tick;
+    if (c->ticks) {
+        c->ticks[row].changed = tick;
         c->latest_change = tick;
     }
 }
@@ -124,10 +125,19 @@ static inline void wf_column_copy_row(wf_column *dst, uint32_t dst_row,
             wf_type_move(src->ti, wf_column_ptr(dst, dst_row), wf_column_ptr(src, src_row), 1);
         }
     }
-    if (dst->added) {
-        dst->added[dst_row] = src->added[src_row];
-        dst->changed[dst_row] = src->changed[src_row];
+    if (dst->ticks) {
+        dst->ticks[dst_row] = src->ticks[src_row];
     }
+}
+
+/* wf_column_copy_row for `plain` columns (checked by the caller). */
+static inline void wf_column_copy_plain(wf_column *dst, uint32_t dst_row,
+                                        const wf_column *src, uint32_t src_row)
+{
+    uint32_t size = src->size;
+    wf_value_copy(dst->data + (size_t)dst_row * size, src->data + (size_t)src_row * size,
+                  size);
+    dst->ticks[dst_row] = src->ticks[src_row];
 }
 
 /* As wf_column_copy_row between two columns, keeping dst's summary an
@@ -136,8 +146,8 @@ static inline void wf_column_move_row(wf_column *dst, uint32_t dst_row,
                                       wf_column *src, uint32_t src_row)
 {
     wf_column_copy_row(dst, dst_row, src, src_row);
-    if (dst->added) {
-        uint32_t t = src->changed[src_row];
+    if (dst->ticks) {
+        uint32_t t = src->ticks[src_row].changed;
         if ((int32_t)(t - dst->latest_change) > 0) {
             dst->latest_change = t;
         }

@@ -28,7 +28,7 @@ void wf_sparse_destroy(wf_sparse_set *s, wf_allocator *a)
     wf_free(a, s, sizeof *s, _Alignof(wf_sparse_set));
 }
 
-bool wf_sparse_reserve_page(wf_sparse_set *s, wf_allocator *a, uint32_t idx)
+bool wf_sparse_grow_pages(wf_sparse_set *s, wf_allocator *a, uint32_t idx)
 {
     uint32_t page = idx >> WF_SPARSE_PAGE_BITS;
     if (page >= s->page_count) {
@@ -58,7 +58,7 @@ bool wf_sparse_reserve_page(wf_sparse_set *s, wf_allocator *a, uint32_t idx)
     return true;
 }
 
-bool wf_sparse_reserve_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
+bool wf_sparse_grow_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
 {
     uint32_t need = s->count + extra;
     if (need > s->cap) {
@@ -88,17 +88,6 @@ bool wf_sparse_reserve_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
         s->cap = cap;
     }
     return true;
-}
-
-uint32_t wf_sparse_insert(wf_sparse_set *s, weft_entity e, const void *src,
-                          uint32_t tick)
-{
-    uint32_t idx = (uint32_t)e;
-    uint32_t d = s->count++;
-    s->owners[d] = e;
-    s->pages[idx >> WF_SPARSE_PAGE_BITS][idx & (WF_SPARSE_PAGE_SIZE - 1)] = d;
-    wf_column_construct(&s->dense, d, src, tick);
-    return d;
 }
 
 void wf_sparse_remove(wf_sparse_set *s, uint32_t idx)

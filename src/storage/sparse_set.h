@@ -40,15 +40,38 @@ static inline uint32_t wf_sparse_find(const wf_sparse_set *s, uint32_t idx)
     }
     return s->pages[page][idx & (WF_SPARSE_PAGE_SIZE - 1)];
 }
+/* Slow halves of the two reservations below. */
+bool wf_sparse_grow_pages(wf_sparse_set *s, wf_allocator *a, uint32_t idx);
+bool wf_sparse_grow_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra);
+
 /* Makes sure the page holding entity index idx exists. False on OOM (the
  * set is unchanged but for an unused page table growth). */
-bool wf_sparse_reserve_page(wf_sparse_set *s, wf_allocator *a, uint32_t idx);
+static inline bool wf_sparse_reserve_page(wf_sparse_set *s, wf_allocator *a, uint32_t idx)
+{
+    uint32_t page = idx >> WF_SPARSE_PAGE_BITS;
+    if (page < s->page_count && s->pages[page]) {
+        return true;
+    }
+    return wf_sparse_grow_pages(s, a, idx);
+}
 /* Makes room for `extra` more dense slots. False (unchanged) on OOM. */
-bool wf_sparse_reserve_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra);
+static inline bool wf_sparse_reserve_dense(wf_sparse_set *s, wf_allocator *a,
+                                           uint32_t extra)
+{
+    return s->count + extra <= s->cap || wf_sparse_grow_dense(s, a, extra);
+}
 /* Adds e (absent, space reserved) with a value from src (NULL: default);
  * returns its dense slot. */
-uint32_t wf_sparse_insert(wf_sparse_set *s, weft_entity e, const void *src,
-                          uint32_t tick);
+static inline uint32_t wf_sparse_insert(wf_sparse_set *s, weft_entity e, const void *src,
+                                        uint32_t tick)
+{
+    uint32_t idx = (uint32_t)e;
+    uint32_t d = s->count++;
+    s->owners[d] = e;
+    s->pages[idx >> WF_SPARSE_PAGE_BITS][idx & (WF_SPARSE_PAGE_SIZE - 1)] = d;
+    wf_column_construct(&s->dense, d, src, tick);
+    return d;
+}
 /* Removes entity index idx (present), destroying its value. */
 void wf_sparse_remove(wf_sparse_set *s, uint32_t idx);
 

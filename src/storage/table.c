@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "core/check.h"
 #include "core/config.h"
 
 wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
@@ -25,7 +26,8 @@ wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
         t->cols = wf_calloc(a, count * sizeof *t->cols, _Alignof(wf_column));
         t->ids = wf_alloc(a, count * sizeof *t->ids, _Alignof(weft_component));
         t->col_map = wf_alloc(a, t->col_map_len * sizeof *t->col_map, _Alignof(int16_t));
-        if (!t->cols || !t->ids || !t->col_map) {
+        t->move_map = wf_alloc(a, count * sizeof *t->move_map, _Alignof(int16_t));
+        if (!t->cols || !t->ids || !t->col_map || !t->move_map) {
             wf_table_destroy(t, a);
             return NULL;
         }
@@ -34,6 +36,7 @@ wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
         for (uint32_t i = 0; i < count; i++) {
             wf_column_init(&t->cols[i], wf_registry_get(reg, ids[i]));
             t->col_map[ids[i]] = (int16_t)i;
+            t->needs_dtor |= !t->cols[i].trivial;
         }
     }
     return t;
@@ -52,6 +55,7 @@ void wf_table_destroy(wf_table *t, wf_allocator *a)
     wf_free(a, t->cols, t->col_count * sizeof *t->cols, _Alignof(wf_column));
     wf_free(a, t->ids, t->col_count * sizeof *t->ids, _Alignof(weft_component));
     wf_free(a, t->col_map, t->col_map_len * sizeof *t->col_map, _Alignof(int16_t));
+    wf_free(a, t->move_map, t->col_count * sizeof *t->move_map, _Alignof(int16_t));
     wf_free(a, t->entities, t->cap * sizeof *t->entities, _Alignof(weft_entity));
     wf_free(a, t, sizeof *t, _Alignof(wf_table));
 }
@@ -135,7 +139,12 @@ static weft_entity table_fill_hole(wf_table *t, uint32_t row)
         return 0;
     }
     for (uint32_t i = 0; i < t->col_count; i++) {
-        wf_column_copy_row(&t->cols[i], row, &t->cols[i], last);
+        wf_column *c = &t->cols[i];
+        if (WF_LIKELY(c->plain)) {
+            wf_column_copy_plain(c, row, c, last);
+        } else {
+            wf_column_copy_row(c, row, c, last);
+        }
     }
     weft_entity moved = t->entities[last];
     t->entities[row] = moved;
@@ -144,7 +153,7 @@ static weft_entity table_fill_hole(wf_table *t, uint32_t row)
 
 weft_entity wf_table_delete(wf_table *t, uint32_t row)
 {
-    for (uint32_t i = 0; i < t->col_count; i++) {
+    for (uint32_t i = 0; t->needs_dtor && i < t->col_count; i++) {
         wf_column *c = &t->cols[i];
         if (c->data && !c->trivial) {
             wf_type_destroy(c->ti, wf_column_ptr(c, row), 1);
@@ -153,20 +162,42 @@ weft_entity wf_table_delete(wf_table *t, uint32_t row)
     return table_fill_hole(t, row);
 }
 
+/* Fills src->move_map for moves into dst (both column lists are sorted). */
+static void table_map_moves(wf_table *src, wf_table *dst)
+{
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < src->col_count; i++) {
+        weft_component id = src->cols[i].id;
+        while (j < dst->col_count && dst->cols[j].id < id) {
+            j++;
+        }
+        src->move_map[i] =
+            (j < dst->col_count && dst->cols[j].id == id) ? (int16_t)j : (int16_t)-1;
+    }
+    src->move_dst = dst;
+}
+
 uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
                        weft_entity *out_moved)
 {
     uint32_t dst_row = wf_table_push(dst, src->entities[row]);
-    /* Both column lists are sorted by id: walk them together. */
-    wf_column *dc = dst->cols;
-    wf_column *dend = dc + dst->col_count;
+    if (src->move_dst != dst) {
+        table_map_moves(src, dst);
+    }
     for (uint32_t i = 0; i < src->col_count; i++) {
         wf_column *sc = &src->cols[i];
-        while (dc < dend && dc->id < sc->id) {
-            dc++;
-        }
-        if (dc < dend && dc->id == sc->id) {
-            wf_column_move_row(dc, dst_row, sc, row);
+        int16_t j = src->move_map[i];
+        if (j >= 0) {
+            wf_column *dc = &dst->cols[j];
+            if (WF_LIKELY(sc->plain)) {
+                wf_column_copy_plain(dc, dst_row, sc, row);
+                uint32_t t = sc->ticks[row].changed;
+                if ((int32_t)(t - dc->latest_change) > 0) {
+                    dc->latest_change = t;
+                }
+            } else {
+                wf_column_move_row(dc, dst_row, sc, row);
+            }
         } else if (sc->data && !sc->trivial) {
             wf_type_destroy(sc->ti, wf_column_ptr(sc, row), 1);
         }

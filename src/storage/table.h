@@ -27,6 +27,9 @@ typedef struct wf_table {
     weft_component *ids;       /* [col_count] sorted component ids (the key) */
     uint64_t hash;             /* XXH3 of ids */
     uint32_t archetype_count;  /* archetypes sharing this table */
+    bool needs_dtor;           /* some column has a dtor or move hook */
+    struct wf_table *move_dst; /* one-entry cache: last table rows moved to */
+    int16_t *move_map;         /* [col_count] column in move_dst, or -1 */
 } wf_table;
 
 /* New empty table for sorted, table-storage `ids`; NULL when out of memory. */

@@ -121,12 +121,16 @@ weft_status wf_commit_flush(weft_world *w)
     return st;
 }
 
-/* Archetype reached from `from` by adding every id in values. Spawns
- * start from the empty archetype; the last spawned set is remembered so a
- * spawn loop resolves its archetype with one comparison. */
+/* Archetype holding from's components plus every id in values: one set
+ * lookup (no intermediate archetypes are created). Spawns start from the
+ * empty archetype; the last spawned list is remembered, so a spawn loop
+ * resolves its archetype with one comparison. */
 static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
                                    const weft_value *values, int32_t count)
 {
+    if (count == 1) {
+        return wf_graph_add(&w->graph, &w->alloc, &w->registry, from, values[0].id);
+    }
     wf_spawn_cache *sc = &w->spawn_cache;
     bool cacheable = from->id == 0 && count <= WF_SPAWN_CACHE_IDS;
     if (cacheable && sc->arch && sc->count == count) {
@@ -138,9 +142,36 @@ static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
             return sc->arch;
         }
     }
-    wf_archetype *arch = from;
-    for (int32_t i = 0; i < count && arch; i++) {
-        arch = wf_graph_add(&w->graph, &w->alloc, &w->registry, arch, values[i].id);
+    /* sorted union of from->ids and the (unique) value ids */
+    uint32_t n = from->id_count + (uint32_t)count;
+    weft_component small[64];
+    weft_component *ids = small;
+    if (n > 64) {
+        ids = wf_alloc(&w->alloc, n * sizeof *ids, _Alignof(weft_component));
+        if (!ids) {
+            return NULL;
+        }
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < from->id_count; i++) {
+        ids[k++] = from->ids[i];
+    }
+    for (int32_t i = 0; i < count; i++) {
+        weft_component c = values[i].id;
+        uint32_t j = k;
+        while (j > 0 && ids[j - 1] > c) {
+            j--;
+        }
+        if (j > 0 && ids[j - 1] == c) {
+            continue; /* already in from */
+        }
+        memmove(ids + j + 1, ids + j, (k - j) * sizeof *ids);
+        ids[j] = c;
+        k++;
+    }
+    wf_archetype *arch = wf_graph_ensure(&w->graph, &w->alloc, &w->registry, ids, k);
+    if (ids != small) {
+        wf_free(&w->alloc, ids, n * sizeof *ids, _Alignof(weft_component));
     }
     if (cacheable && arch) {
         for (int32_t i = 0; i < count; i++) {
@@ -266,10 +297,10 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
         if (c->data) {
             wf_type_construct(ti, wf_column_ptr(c, base), src, (int32_t)n);
         }
-        if (c->added) {
+        if (c->ticks) {
+            weft_ticks stamp = {tick, tick};
             for (uint32_t k = 0; k < n; k++) {
-                c->added[base + k] = tick;
-                c->changed[base + k] = tick;
+                c->ticks[base + k] = stamp;
             }
             c->latest_change = tick;
         }

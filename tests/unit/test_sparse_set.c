@@ -47,7 +47,7 @@ static void sparse_lookup_vector(void **state)
     assert_int_equal(wf_sparse_find(s, 4), 1);
     assert_int_equal(value_of(s, 4), 40);
     assert_int_equal(wf_sparse_find(s, 3), WF_SPARSE_EMPTY);
-    assert_int_equal(s->dense.added[1], 7);
+    assert_int_equal(s->dense.ticks[1].added, 7);
     wf_sparse_destroy(s, &g_alloc);
     assert_int_equal(g_alloc.live_bytes, 0);
 }
