@@ -318,7 +318,10 @@ WEFT_API weft_status weft_component_info_get(const weft_world *world,
 
 /** One (component, value) pair for multi-component calls. `ptr` points at
  *  `size` bytes (or, for weft_spawn_bulk, at an array of values); NULL means
- *  default-construct (ctor hook, else zeroes). Tags use size 0. */
+ *  default-construct (ctor hook, else zeroes). Tags use size 0.
+ *  Value pointers passed to any weft call must not point into the world's
+ *  own storage (e.g. a pointer from weft_get): the call may grow and free
+ *  that storage before copying. Copy such a value out first. */
 typedef struct weft_value {
     weft_component id;
     size_t size;
