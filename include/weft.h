@@ -80,6 +80,7 @@ typedef enum weft_status {
                                          size not a multiple of it */
     WEFT_ERR_DUPLICATE_COMPONENT = 19, /**< the same component twice in one call */
     WEFT_ERR_CORRUPT = 20,          /**< weft_world_check found a broken invariant */
+    WEFT_ERR_NOT_UNIQUE = 21,       /**< more than one match where one was expected */
     WEFT_STATUS_NUM,
     WEFT_STATUS_FORCE_U32 = 0x7FFFFFFF
 } weft_status;
@@ -467,6 +468,236 @@ WEFT_API void *weft_resource_get_mut(weft_world *world, weft_component r,
  *  UNKNOWN_COMPONENT, INVALID_ARG (out NULL), NOT_FOUND (absent). */
 WEFT_API weft_status weft_resource_get_ticks(const weft_world *world,
                                              weft_component r, weft_ticks *out);
+
+/* ---- queries ---- */
+
+/** Most terms one query may have. */
+#define WEFT_MAX_TERMS 16
+
+/** Opaque query, owned by its world. */
+typedef struct weft_query weft_query;
+
+/** How a term touches its component. */
+typedef enum weft_access {
+    WEFT_ACCESS_DEFAULT = 0, /**< READ for AND/OPTIONAL/OR, NONE for WITH/WITHOUT */
+    WEFT_ACCESS_READ = 1,    /**< fields are read-only */
+    WEFT_ACCESS_WRITE = 2,   /**< fields are writable (refused for immutable ids) */
+    WEFT_ACCESS_NONE = 3,    /**< a pure filter: no field */
+    WEFT_ACCESS_NUM,
+    WEFT_ACCESS_FORCE_U32 = 0x7FFFFFFF
+} weft_access;
+
+/** How a term decides whether an entity matches. */
+typedef enum weft_oper {
+    WEFT_OPER_DEFAULT = 0,  /**< AND */
+    WEFT_OPER_AND = 1,      /**< must have the component; has a field */
+    WEFT_OPER_OPTIONAL = 2, /**< field when present; never excludes */
+    WEFT_OPER_WITH = 3,     /**< must have it; no field */
+    WEFT_OPER_WITHOUT = 4,  /**< must not have it; no field */
+    WEFT_OPER_OR = 5,       /**< OR terms with the same or_group: at least one
+                                 must be present; each is like OPTIONAL */
+    WEFT_OPER_NUM,
+    WEFT_OPER_FORCE_U32 = 0x7FFFFFFF
+} weft_oper;
+
+/** Term filters (bits of weft_term.filter); allowed on AND, WITH and OR
+ *  terms. A row passes when the term's component was added (ADDED) or
+ *  changed (CHANGED: written, inserted or replaced; added counts as
+ *  changed) after the query's last run. In an or-group a row passes when
+ *  any member is present and passes its own filter. */
+typedef enum weft_filter {
+    WEFT_FILTER_NONE = 0,
+    WEFT_FILTER_ADDED = 1u << 0,
+    WEFT_FILTER_CHANGED = 1u << 1,
+    WEFT_FILTER_FORCE_U32 = 0x7FFFFFFF
+} weft_filter;
+
+/** One query term. */
+typedef struct weft_term {
+    weft_component id;
+    weft_access access;
+    weft_oper oper;
+    uint32_t filter;  /**< weft_filter bits */
+    int32_t or_group; /**< groups OR terms; any value, same value = same group */
+} weft_term;
+
+/** Query flags (bits of weft_query_desc.flags). */
+typedef enum weft_query_flags {
+    WEFT_QUERY_FLAGS_DEFAULT = 0,
+    WEFT_QUERY_MATCH_DISABLED = 1u << 0, /**< also match Disabled entities */
+    WEFT_QUERY_UNCACHED = 1u << 1,       /**< keep no match cache: for one-off use */
+    WEFT_QUERY_FLAGS_FORCE_U32 = 0x7FFFFFFF
+} weft_query_flags;
+
+/** Query descriptor. Zero-initialise; zero fields mean defaults. */
+typedef struct weft_query_desc {
+    uint32_t _start_canary;            /**< must be 0 */
+    weft_term terms[WEFT_MAX_TERMS];
+    int32_t term_count;                /**< 1 .. WEFT_MAX_TERMS */
+    uint32_t flags;                    /**< weft_query_flags bits */
+    uint32_t _end_canary;              /**< must be 0 */
+} weft_query_desc;
+
+/** Id of the built-in Disabled tag (table storage, name "weft.Disabled"),
+ *  registered on first use. Entities carrying it are skipped by every query
+ *  unless the query mentions Disabled in a term or sets
+ *  WEFT_QUERY_MATCH_DISABLED; their components stay readable through
+ *  weft_get. Returns 0 on an invalid world or when out of memory.
+ *  Thread: driver. */
+WEFT_API weft_component weft_disabled(weft_world *world);
+
+/** Compiles a query. A cached query (the default) keeps the list of matching
+ *  tables and brings it up to date incrementally: every archetype is tested
+ *  once, when the query first runs after the archetype was created.
+ *  Thread: driver. Lifetime: until weft_query_destroy or world destruction.
+ *  Returns NULL on failure. Errors: INVALID_HANDLE, INVALID_ARG (desc NULL,
+ *  canary, term_count out of range, unknown access/oper/filter/flag bits, a
+ *  field access on WITH/WITHOUT, a filter on OPTIONAL/WITHOUT),
+ *  UNKNOWN_COMPONENT, IMMUTABLE (write access to an immutable component),
+ *  DUPLICATE_COMPONENT (a component written twice, or written and read, or
+ *  listed twice), OUT_OF_MEMORY. */
+WEFT_API weft_query *weft_query_create(weft_world *world, const weft_query_desc *desc);
+
+/** Destroys a query. NULL is ignored. Must not be called while the query is
+ *  being iterated. Thread: driver. Errors: INVALID_HANDLE (query of another
+ *  world), WRONG_PHASE (iteration open on it). */
+WEFT_API weft_status weft_query_destroy(weft_world *world, weft_query *query);
+
+/** The query's last-run tick: Added/Changed compare against it. It starts
+ *  "infinitely old" (the first run sees everything as added and changed)
+ *  and advances when an iteration completes. Thread: driver. */
+WEFT_API uint32_t weft_query_last_run(const weft_world *world, const weft_query *query);
+
+/** Sets the last-run tick (schedulers and tests). Thread: driver. */
+WEFT_API weft_status weft_query_set_last_run(weft_world *world, weft_query *query,
+                                             uint32_t tick);
+
+/** Iterator storage. Put it on the stack; its content is private. */
+typedef struct weft_iter {
+    uint64_t _opaque[64];
+} weft_iter;
+
+/** Starts iterating `query`. Iteration moves chunk by chunk with
+ *  weft_iter_next; a chunk is a run of rows of one table that all match.
+ *  The iteration takes this_run = the world's change tick and then advances
+ *  the world's change tick by one, so later writes are newer than this run.
+ *  While any iteration is open, structural calls (spawn, insert, remove,
+ *  despawn, flush) are queued and applied, in call order, when the
+ *  outermost iteration ends; they return WEFT_OK once queued and report
+ *  apply-time failures through the error slot. Bulk spawn is refused
+ *  (WRONG_PHASE) while iterating.
+ *  The iteration ends when weft_iter_next returns false or weft_iter_fini
+ *  is called; an iteration that ends by reaching its last chunk sets the
+ *  query's last run to this_run. Stopping early without weft_iter_fini
+ *  leaves the world deferring structural calls.
+ *  Thread: driver. Errors: INVALID_HANDLE (NULL world/query, query of
+ *  another world), INVALID_ARG (it NULL), OUT_OF_MEMORY (matching new
+ *  archetypes). */
+WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query,
+                                     weft_iter *it);
+
+/** Moves to the next chunk. Returns false (and ends the iteration) when
+ *  there is none. Thread: driver. */
+WEFT_API bool weft_iter_next(weft_iter *it);
+
+/** Ends an iteration early; harmless after weft_iter_next returned false
+ *  (then it does nothing). The query's last run is not advanced.
+ *  Thread: driver. */
+WEFT_API void weft_iter_fini(weft_iter *it);
+
+/** Rows in the current chunk. */
+WEFT_API int32_t weft_iter_count(const weft_iter *it);
+
+/** Entities of the current chunk (count of them). Lifetime: until the next
+ *  weft_iter_next. */
+WEFT_API const weft_entity *weft_iter_entities(const weft_iter *it);
+
+/** Read-only column of term `term` for the chunk: count values of `size`
+ *  bytes, contiguous. NULL when the term is an absent OPTIONAL/OR term or
+ *  on misuse (error recorded): term out of range, a term without field
+ *  (WITH/WITHOUT/NONE), a sparse component (use weft_iter_get), a tag, or
+ *  `size` differing from the component's (SIZE_MISMATCH).
+ *  Lifetime: until the next weft_iter_next. */
+WEFT_API const void *weft_iter_field(weft_iter *it, int32_t term, size_t size);
+
+/** Writable column of a WRITE term; stamps every row of the chunk changed
+ *  at this_run. Errors: as weft_iter_field plus ACCESS_VIOLATION (not a
+ *  WRITE term). */
+WEFT_API void *weft_iter_field_mut(weft_iter *it, int32_t term, size_t size);
+
+/** As weft_iter_field_mut without stamping anything: for writes that must
+ *  not count as changes. */
+WEFT_API void *weft_iter_field_mut_nomark(weft_iter *it, int32_t term, size_t size);
+
+/** True when term `term` is present in the current chunk: always for AND,
+ *  per chunk for OPTIONAL/OR table terms; for sparse terms use
+ *  weft_iter_get, which answers per row. */
+WEFT_API bool weft_iter_has(const weft_iter *it, int32_t term);
+
+/** Value of term `term` at chunk row `row` (0 .. count-1), table or sparse;
+ *  NULL when absent. Errors as weft_iter_field, plus INVALID_ARG (row). */
+WEFT_API const void *weft_iter_get(weft_iter *it, int32_t term, int32_t row, size_t size);
+
+/** Writable value at `row` of a WRITE term; stamps that row changed. */
+WEFT_API void *weft_iter_get_mut(weft_iter *it, int32_t term, int32_t row, size_t size);
+
+/** Stamps row `row` of a WRITE term changed at this_run (after a write
+ *  through weft_iter_field_mut_nomark). */
+WEFT_API weft_status weft_iter_mark(weft_iter *it, int32_t term, int32_t row);
+
+/** Compares `value` with the row's value of a WRITE term; when they differ,
+ *  copies it in (dtor + copy hooks) and stamps the row changed. Bytes are
+ *  compared with memcmp. *out_changed (may be NULL) tells which happened. */
+WEFT_API weft_status weft_iter_set_if_neq(weft_iter *it, int32_t term, int32_t row,
+                                          const void *value, size_t size,
+                                          bool *out_changed);
+
+/** True when the live entity `e` matches the query now (filters included,
+ *  judged against the query's last run, which is not advanced).
+ *  Thread: driver. */
+WEFT_API bool weft_query_matches(weft_world *world, weft_query *query, weft_entity e);
+
+/** Field `term` of entity `e` through the query: NULL when e does not match
+ *  or the term is absent (no error), or on misuse (error recorded). A WRITE
+ *  term's value is returned writable (cast) and is NOT stamped; use
+ *  weft_get_mut to stamp. Lifetime: until the next structural change. */
+WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_entity e,
+                                    int32_t term, size_t size);
+
+/** Number of entities the query would yield now (filters judged against
+ *  the last run, which is not advanced). -1 on misuse. Thread: driver. */
+WEFT_API int64_t weft_query_count(weft_world *world, weft_query *query);
+
+/** True when the query would yield nothing now. */
+WEFT_API bool weft_query_is_empty(weft_world *world, weft_query *query);
+
+/** The one entity the query matches. Errors: NOT_FOUND (none),
+ *  NOT_UNIQUE (more than one), INVALID_HANDLE, INVALID_ARG. */
+WEFT_API weft_status weft_query_single(weft_world *world, weft_query *query,
+                                       weft_entity *out);
+
+/* ---- change ticks ---- */
+
+/** Every this many ticks the stored ticks are clamped so none is older than
+ *  WEFT_MAX_CHANGE_AGE (spec/schedule.md §5.5). */
+#define WEFT_CHECK_TICK_THRESHOLD 518400000u
+/** Oldest age a stored tick can have: u32 max - (2 * threshold - 1). */
+#define WEFT_MAX_CHANGE_AGE (0xFFFFFFFFu - (2u * WEFT_CHECK_TICK_THRESHOLD - 1u))
+
+/** Clamps every stored tick (columns, sparse sets, resources, query last
+ *  runs) older than WEFT_MAX_CHANGE_AGE to change_tick - MAX_CHANGE_AGE.
+ *  Without `force` it only runs when WEFT_CHECK_TICK_THRESHOLD ticks have
+ *  passed since the last clamp (query iteration calls it that way).
+ *  Returns true when it ran. Thread: driver. */
+WEFT_API bool weft_world_clamp_ticks(weft_world *world, bool force);
+
+/** Sets the world's change tick (tests of wrap-around). Thread: driver. */
+WEFT_API void weft_world_set_change_tick(weft_world *world, uint32_t tick);
+
+/** The normative comparison: true when `tick` is newer than `last_run` as
+ *  seen at `this_run`, with wrapping and the MAX_CHANGE_AGE clamp.
+ *  Thread: any. */
+WEFT_API bool weft_tick_is_newer(uint32_t tick, uint32_t last_run, uint32_t this_run);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* src/internal.h - private umbrella header, in layer order.
  * SPDX-License-Identifier: MIT
  *
- * core (no ECS knowledge) <- storage <- world <- api. A module includes
+ * core (no ECS knowledge) <- storage <- query <- world <- api. A module includes
  * only the layers below it; public entry points live only in src/api/.
  */
 #ifndef WF_INTERNAL_H
@@ -21,8 +21,13 @@
 #include "storage/entity_index.h"
 #include "storage/archetype_graph.h"
 
+#include "query/query.h"
+#include "query/iter.h"
+
 #include "world/world.h"
 #include "world/commit.h"
+#include "world/defer.h"
 #include "world/inspect.h"
+#include "world/ticks.h"
 
 #endif

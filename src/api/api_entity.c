@@ -41,10 +41,36 @@ static weft_status values_check(const weft_world *w, const weft_value *values,
     return WEFT_OK;
 }
 
+/* ---- deferral while iterating (world/defer.h) ---- */
+
+/* Spawn while iterating: a reserved id now, the entity at the end. */
+static weft_entity entity_defer_spawn(weft_world *w, const weft_value *values,
+                                      int32_t count)
+{
+    weft_entity e = 0;
+    wf_defer_push(w, WF_DEFER_SPAWN, 0, 0, values, count, &e);
+    return e;
+}
+
+static weft_status entity_defer_check(weft_world *w, weft_entity e, const char *fn)
+{
+    if (!wf_defer_entity_ok(w, e)) {
+        wf_record *rec;
+        weft_status st = wf_entity_check(w, e, &rec);
+        return st != WEFT_OK ? st
+                             : wf_error(w, WEFT_ERR_STALE_ENTITY, "%s: entity is not alive",
+                                        fn);
+    }
+    return WEFT_OK;
+}
+
 WEFT_API weft_entity weft_spawn(weft_world *world)
 {
     if (!wf_world_ok(world)) {
         return 0;
+    }
+    if (WF_UNLIKELY(world->iter_depth)) {
+        return entity_defer_spawn(world, NULL, 0);
     }
     weft_entity e = 0;
     wf_commit_spawn(world, NULL, 0, &e);
@@ -59,6 +85,9 @@ WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values
     }
     if (values_check(world, values, count, "weft_spawn_with") != WEFT_OK) {
         return 0;
+    }
+    if (WF_UNLIKELY(world->iter_depth)) {
+        return entity_defer_spawn(world, values, count);
     }
     weft_entity e = 0;
     wf_commit_spawn(world, values, count, &e);
@@ -79,6 +108,10 @@ WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *column
     if (st != WEFT_OK) {
         return st;
     }
+    if (world->iter_depth) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_spawn_bulk: not allowed while a query iteration is open");
+    }
     return wf_commit_spawn_bulk(world, columns, column_count, (uint32_t)n, out_entities);
 }
 
@@ -86,6 +119,10 @@ WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e)
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (WF_UNLIKELY(world->iter_depth)) {
+        weft_status st = entity_defer_check(world, e, "weft_despawn");
+        return st != WEFT_OK ? st : wf_defer_push(world, WF_DEFER_DESPAWN, e, 0, NULL, 0, NULL);
     }
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
@@ -113,6 +150,9 @@ WEFT_API weft_status weft_entity_flush(weft_world *world)
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    if (world->iter_depth) {
+        return wf_defer_push(world, WF_DEFER_FLUSH, 0, 0, NULL, 0, NULL);
+    }
     return wf_commit_flush(world);
 }
 
@@ -121,6 +161,14 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (WF_UNLIKELY(world->iter_depth)) {
+        weft_value v = {c, size, value};
+        weft_status st = entity_defer_check(world, e, "weft_insert");
+        if (st == WEFT_OK) {
+            st = values_check(world, &v, 1, "weft_insert");
+        }
+        return st != WEFT_OK ? st : wf_defer_push(world, WF_DEFER_INSERT, e, 0, &v, 1, NULL);
     }
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
@@ -141,6 +189,16 @@ WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    if (WF_UNLIKELY(world->iter_depth)) {
+        weft_status st = entity_defer_check(world, e, "weft_insert_many");
+        if (st == WEFT_OK) {
+            st = values_check(world, values, count, "weft_insert_many");
+        }
+        if (st == WEFT_OK && count > 0) {
+            st = wf_defer_push(world, WF_DEFER_INSERT, e, 0, values, count, NULL);
+        }
+        return st;
+    }
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
     if (st == WEFT_OK) {
@@ -157,12 +215,20 @@ WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_componen
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (WF_UNLIKELY(world->iter_depth)) {
+        weft_status st = entity_defer_check(world, e, "weft_remove");
+        if (st == WEFT_OK && !ti) {
+            st = wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
+                          "weft_remove: component id %u is not registered in this world", c);
+        }
+        return st != WEFT_OK ? st : wf_defer_push(world, WF_DEFER_REMOVE, e, c, NULL, 0, NULL);
+    }
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
     if (st != WEFT_OK) {
         return st;
     }
-    const wf_type_info *ti = wf_registry_get(&world->registry, c);
     if (!ti) {
         return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
                         "weft_remove: component id %u is not registered in this world", c);

@@ -54,6 +54,8 @@ static const status_row status_table[WEFT_STATUS_NUM] = {
         "the same component appears twice in one call"},
     [WEFT_ERR_CORRUPT] = {"WEFT_ERR_CORRUPT",
         "a storage invariant is broken"},
+    [WEFT_ERR_NOT_UNIQUE] = {"WEFT_ERR_NOT_UNIQUE",
+        "more than one match where exactly one was expected"},
 };
 
 const char *wf_status_name(weft_status status)

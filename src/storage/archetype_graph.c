@@ -122,7 +122,7 @@ static void archetype_free(wf_archetype *arch, wf_allocator *a)
     wf_free(a, arch, sizeof *arch, _Alignof(wf_archetype));
 }
 
-wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, wf_registry *reg,
                               const weft_component *ids, uint32_t count)
 {
     wf_archetype *found = g->arch_map_cap ? wf_graph_find(g, ids, count) : NULL;
@@ -188,7 +188,26 @@ wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, const wf_registry *r
     if (!ok) {
         goto fail;
     }
-    if (!grow_ptr_array((void ***)&g->archetypes, &g->arch_cap, a, g->arch_count) ||
+    bool index_ok = true;
+    for (uint32_t i = 0; i < count && index_ok; i++) {
+        /* component index growth; benign if a later step fails */
+        wf_type_info *ti = wf_registry_get(reg, ids[i]);
+        if (ti->arch_count == ti->arch_cap) {
+            uint32_t ncap = ti->arch_cap ? ti->arch_cap * 2 : 8;
+            uint32_t *n = wf_alloc(a, ncap * sizeof *n, _Alignof(uint32_t));
+            index_ok = n != NULL;
+            if (n) {
+                if (ti->arch_count) {
+                    memcpy(n, ti->archs, ti->arch_count * sizeof *n);
+                }
+                wf_free(a, ti->archs, ti->arch_cap * sizeof *n, _Alignof(uint32_t));
+                ti->archs = n;
+                ti->arch_cap = ncap;
+            }
+        }
+    }
+    if (!index_ok ||
+        !grow_ptr_array((void ***)&g->archetypes, &g->arch_cap, a, g->arch_count) ||
         !map_grow(&g->arch_map, &g->arch_map_cap, a, g->arch_count)) {
         if (new_table) {
             wf_table_destroy(table, a);
@@ -209,6 +228,10 @@ wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, const wf_registry *r
     arch->hash = wf_hash_ids(ids, (int32_t)count);
     arch->id = g->arch_count;
     g->archetypes[g->arch_count++] = arch;
+    for (uint32_t i = 0; i < count; i++) {
+        wf_type_info *ti = wf_registry_get(reg, ids[i]);
+        ti->archs[ti->arch_count++] = arch->id;
+    }
     map_put(g->arch_map, g->arch_map_cap, arch->hash, arch->id);
     return arch;
 fail:
@@ -216,7 +239,7 @@ fail:
     return NULL;
 }
 
-bool wf_graph_init(wf_graph *g, wf_allocator *a, const wf_registry *reg)
+bool wf_graph_init(wf_graph *g, wf_allocator *a, wf_registry *reg)
 {
     memset(g, 0, sizeof *g);
     return wf_graph_ensure(g, a, reg, NULL, 0) != NULL;
@@ -290,7 +313,7 @@ static void edge_put(wf_archetype *from, wf_allocator *a, uint32_t key, uint32_t
 }
 
 /* Builds from's set plus or minus c into buf and ensures its archetype. */
-static wf_archetype *graph_step(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+static wf_archetype *graph_step(wf_graph *g, wf_allocator *a, wf_registry *reg,
                                 wf_archetype *from, weft_component c, bool add)
 {
     uint32_t n = from->id_count + (add ? 1u : 0u);
@@ -328,7 +351,7 @@ static wf_archetype *graph_step(wf_graph *g, wf_allocator *a, const wf_registry 
     return to;
 }
 
-wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
                                 wf_archetype *from, weft_component c)
 {
     if (wf_archetype_has(from, c)) {
@@ -338,7 +361,7 @@ wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, const wf_registry 
 }
 
 wf_archetype *wf_graph_remove_slow(wf_graph *g, wf_allocator *a,
-                                   const wf_registry *reg, wf_archetype *from,
+                                   wf_registry *reg, wf_archetype *from,
                                    weft_component c)
 {
     if (!wf_archetype_has(from, c)) {

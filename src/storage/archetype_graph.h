@@ -68,12 +68,12 @@ typedef struct wf_graph {
 } wf_graph;
 
 /* Creates archetype 0 / table 0. False on OOM. */
-bool wf_graph_init(wf_graph *g, wf_allocator *a, const wf_registry *reg);
+bool wf_graph_init(wf_graph *g, wf_allocator *a, wf_registry *reg);
 /* Destroys every table (running dtors) and archetype. */
 void wf_graph_fini(wf_graph *g, wf_allocator *a);
 /* Archetype with exactly the sorted, unique `ids`, created when missing;
  * NULL on OOM. */
-wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, wf_registry *reg,
                               const weft_component *ids, uint32_t count);
 /* Existing archetype with the sorted `ids`, or NULL. */
 wf_archetype *wf_graph_find(const wf_graph *g, const weft_component *ids,
@@ -94,14 +94,14 @@ static inline wf_archetype *wf_graph_edge(const wf_graph *g, const wf_archetype 
     return NULL;
 }
 /* Uncached halves of wf_graph_add / wf_graph_remove. */
-wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
                                 wf_archetype *from, weft_component c);
-wf_archetype *wf_graph_remove_slow(wf_graph *g, wf_allocator *a, const wf_registry *reg,
+wf_archetype *wf_graph_remove_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
                                    wf_archetype *from, weft_component c);
 /* Target of adding c to `from` (itself when present); NULL on OOM.
  * Cached as an edge on first use. */
 static inline wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a,
-                                         const wf_registry *reg, wf_archetype *from,
+                                         wf_registry *reg, wf_archetype *from,
                                          weft_component c)
 {
     wf_archetype *to = wf_graph_edge(g, from, c);
@@ -109,7 +109,7 @@ static inline wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a,
 }
 /* Target of removing c from `from` (itself when absent); NULL on OOM. */
 static inline wf_archetype *wf_graph_remove(wf_graph *g, wf_allocator *a,
-                                            const wf_registry *reg, wf_archetype *from,
+                                            wf_registry *reg, wf_archetype *from,
                                             weft_component c)
 {
     wf_archetype *to = wf_graph_edge(g, from, c | WF_EDGE_REMOVE);

@@ -20,6 +20,7 @@ void wf_registry_fini(wf_registry *r, wf_allocator *a)
 {
     for (uint32_t id = 1; id <= r->count; id++) {
         wf_type_info *ti = r->infos[id];
+        wf_free(a, ti->archs, ti->arch_cap * sizeof *ti->archs, _Alignof(uint32_t));
         wf_free(a, ti->name, ti->name_len + 1, 1);
         wf_free(a, ti, sizeof *ti, _Alignof(wf_type_info));
     }

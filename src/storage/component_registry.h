@@ -27,6 +27,10 @@ typedef struct wf_type_info {
     size_t name_len;
     uint64_t name_hash;
     wf_sparse_set *sparse;  /* storage == SPARSE: the entity -> value set */
+    uint32_t *archs;        /* component index: archetypes holding this id,
+                               in creation order */
+    uint32_t arch_count;
+    uint32_t arch_cap;
     void *res_value;        /* resource value (NULL for tags or absent) */
     weft_ticks res_ticks;
     bool res_present;

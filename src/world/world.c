@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "query/query.h"
+#include "world/defer.h"
 
 weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, ...)
 {
@@ -99,6 +101,13 @@ fail:
 void wf_world_destroy(weft_world *w)
 {
     w->magic = 0;
+    wf_defer_fini(w);
+    while (w->queries) {
+        weft_query *q = w->queries;
+        w->queries = q->next;
+        wf_query_fini(q, &w->alloc);
+        wf_free(&w->alloc, q, sizeof *q, _Alignof(weft_query));
+    }
     /* Tables run the dtors of every table value; sparse sets and resources
      * hold the rest. */
     wf_graph_fini(&w->graph, &w->alloc);

@@ -27,6 +27,15 @@ typedef struct wf_spawn_cache {
     wf_archetype *arch;                     /* NULL: empty cache */
 } wf_spawn_cache;
 
+typedef struct wf_deferred wf_deferred;
+
+/* Structural calls recorded while iterating (world/defer.h). */
+typedef struct wf_defer_queue {
+    wf_deferred *ops;
+    uint32_t count;
+    uint32_t cap;
+} wf_defer_queue;
+
 struct weft_world {
     uint32_t magic;              /* WF_WORLD_MAGIC while alive */
     wf_allocator alloc;
@@ -36,6 +45,11 @@ struct weft_world {
     wf_entity_index entities;
     wf_graph graph;
     wf_spawn_cache spawn_cache;
+    uint32_t iter_depth;         /* open query iterations */
+    wf_defer_queue defer;        /* structural calls waiting for depth 0 */
+    weft_query *queries;         /* every live query (list) */
+    weft_component disabled;     /* the Disabled tag, 0 until first use */
+    uint32_t last_check_tick;    /* change tick of the last tick clamp */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };

@@ -1,0 +1,595 @@
+/* src/api/api_query.c - queries, iteration, change-tick entry points.
+ * SPDX-License-Identifier: MIT
+ *
+ * Iteration brackets: weft_query_iter raises the world's iteration depth
+ * (structural calls then defer) and takes this_run; the iteration's end
+ * (weft_iter_next returning false, or weft_iter_fini) lowers it and, at
+ * depth 0, applies the deferred calls.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+static wf_query_env query_env(weft_world *w)
+{
+    wf_query_env env;
+    env.graph = &w->graph;
+    env.registry = &w->registry;
+    env.entities = &w->entities;
+    env.alloc = &w->alloc;
+    env.disabled = w->disabled;
+    return env;
+}
+
+/* Armor shared by the query entry points. */
+static weft_status query_armor(weft_world *w, const weft_query *q, const char *fn)
+{
+    if (!wf_world_ok(w)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!q) {
+        return wf_error(w, WEFT_ERR_INVALID_HANDLE, "%s: query is NULL", fn);
+    }
+    if (q->world != w) {
+        return wf_error(w, WEFT_ERR_INVALID_HANDLE,
+                        "%s: the query belongs to another world", fn);
+    }
+    return WEFT_OK;
+}
+
+/* Brings the match cache up to date. */
+static weft_status query_refresh(weft_world *w, weft_query *q, const char *fn)
+{
+    wf_query_env env = query_env(w);
+    if (WF_UNLIKELY(!wf_query_update(q, &env))) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory matching archetypes",
+                        fn);
+    }
+    return WEFT_OK;
+}
+
+WEFT_API weft_component weft_disabled(weft_world *world)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (!world->disabled) {
+        weft_component_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = "weft.Disabled";
+        world->disabled = weft_component_register(world, &d);
+    }
+    return world->disabled;
+}
+
+WEFT_API weft_query *weft_query_create(weft_world *world, const weft_query_desc *desc)
+{
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    if (!desc) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_create: desc is NULL");
+        return NULL;
+    }
+    weft_query *q = wf_calloc(&world->alloc, sizeof *q, _Alignof(weft_query));
+    if (!q) {
+        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating a query");
+        return NULL;
+    }
+    wf_query_env env = query_env(world);
+    int32_t bad = -1;
+    const char *why = "";
+    weft_status st = wf_query_compile(q, &env, desc, &bad, &why);
+    if (st != WEFT_OK) {
+        wf_free(&world->alloc, q, sizeof *q, _Alignof(weft_query));
+        if (bad >= 0) {
+            wf_error(world, st, "weft_query_create: term %d (component '%s'): %s", bad,
+                     wf_component_name(world, desc->terms[bad].id), why);
+        } else {
+            wf_error(world, st, "weft_query_create: %s", why);
+        }
+        return NULL;
+    }
+    q->world = world;
+    /* "minus infinity": the first run sees everything as added and changed */
+    q->last_run = world->change_tick - WEFT_MAX_CHANGE_AGE;
+    q->next = world->queries;
+    if (world->queries) {
+        world->queries->prev = q;
+    }
+    world->queries = q;
+    return q;
+}
+
+WEFT_API weft_status weft_query_destroy(weft_world *world, weft_query *query)
+{
+    if (!query && wf_world_ok(world)) {
+        return WEFT_OK;
+    }
+    weft_status st = query_armor(world, query, "weft_query_destroy");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (query->iterating) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_query_destroy: the query is being iterated");
+    }
+    if (query->prev) {
+        query->prev->next = query->next;
+    } else {
+        world->queries = query->next;
+    }
+    if (query->next) {
+        query->next->prev = query->prev;
+    }
+    wf_query_fini(query, &world->alloc);
+    wf_free(&world->alloc, query, sizeof *query, _Alignof(weft_query));
+    return WEFT_OK;
+}
+
+WEFT_API uint32_t weft_query_last_run(const weft_world *world, const weft_query *query)
+{
+    if (!wf_world_ok(world) || !query || query->world != world) {
+        return 0;
+    }
+    return query->last_run;
+}
+
+WEFT_API weft_status weft_query_set_last_run(weft_world *world, weft_query *query,
+                                             uint32_t tick)
+{
+    weft_status st = query_armor(world, query, "weft_query_set_last_run");
+    if (st == WEFT_OK) {
+        query->last_run = tick;
+    }
+    return st;
+}
+
+/* ---- iteration ---- */
+
+static wf_iter *iter_of(weft_iter *it)
+{
+    return (wf_iter *)(void *)it;
+}
+
+static const wf_iter *iter_of_const(const weft_iter *it)
+{
+    return (const wf_iter *)(const void *)it;
+}
+
+WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_iter *it)
+{
+    weft_status st = query_armor(world, query, "weft_query_iter");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (!it) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_iter: it is NULL");
+    }
+    wf_world_clamp_ticks(world, false);
+    st = query_refresh(world, query, "weft_query_iter");
+    if (st != WEFT_OK) {
+        memset(it, 0, sizeof *it);
+        return st;
+    }
+    uint32_t this_run = world->change_tick++;
+    wf_query_env env = query_env(world);
+    wf_iter_init(iter_of(it), world, query, &env, query->last_run, this_run, true);
+    query->iterating++;
+    world->iter_depth++;
+    return WEFT_OK;
+}
+
+/* Ends an active iteration; `completed` advances the query's last run. */
+static void iter_end(wf_iter *it, bool completed)
+{
+    weft_world *w = it->world;
+    weft_query *q = it->query;
+    it->state = WF_ITER_DONE;
+    if (completed) {
+        q->last_run = it->this_run;
+    }
+    q->iterating--;
+    if (--w->iter_depth == 0 && w->defer.count) {
+        wf_defer_apply(w);
+    }
+}
+
+WEFT_API bool weft_iter_next(weft_iter *pub)
+{
+    wf_iter *it = iter_of(pub);
+    if (!pub || it->state != WF_ITER_ACTIVE) {
+        return false;
+    }
+    if (wf_iter_step(it)) {
+        return true;
+    }
+    iter_end(it, true);
+    return false;
+}
+
+WEFT_API void weft_iter_fini(weft_iter *pub)
+{
+    wf_iter *it = iter_of(pub);
+    if (pub && it->state == WF_ITER_ACTIVE) {
+        iter_end(it, false);
+    }
+}
+
+WEFT_API int32_t weft_iter_count(const weft_iter *pub)
+{
+    const wf_iter *it = iter_of_const(pub);
+    return pub && it->state == WF_ITER_ACTIVE && it->match ? (int32_t)it->count : 0;
+}
+
+WEFT_API const weft_entity *weft_iter_entities(const weft_iter *pub)
+{
+    const wf_iter *it = iter_of_const(pub);
+    if (!pub || it->state != WF_ITER_ACTIVE || !it->match) {
+        return NULL;
+    }
+    return wf_iter_match(it)->table->entities + it->start;
+}
+
+/* Checks a field request; returns the term or NULL (error recorded). */
+static const wf_term *iter_term(const wf_iter *it, int32_t term, size_t size, bool write,
+                                const char *fn)
+{
+    if (it->state != WF_ITER_ACTIVE || !it->match) {
+        wf_error(it->world, WEFT_ERR_WRONG_PHASE, "%s: no current chunk", fn);
+        return NULL;
+    }
+    const weft_query *q = it->query;
+    if (term < 0 || (uint32_t)term >= q->term_count) {
+        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: term %d out of range (query has %u)",
+                 fn, term, q->term_count);
+        return NULL;
+    }
+    const wf_term *t = &q->terms[term];
+    if (t->access == WEFT_ACCESS_NONE) {
+        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: term %d ('%s') has no field", fn,
+                 term, t->ti->name);
+        return NULL;
+    }
+    if (size != t->size) {
+        wf_error(it->world, WEFT_ERR_SIZE_MISMATCH,
+                 "%s: term %d component '%s' has size %u but %zu bytes were asked", fn, term,
+                 t->ti->name, t->size, size);
+        return NULL;
+    }
+    if (write && t->access != WEFT_ACCESS_WRITE) {
+        wf_error(it->world, WEFT_ERR_ACCESS_VIOLATION,
+                 "%s: term %d ('%s') is declared read-only", fn, term, t->ti->name);
+        return NULL;
+    }
+    return t;
+}
+
+/* Column of a table term in the current chunk, or NULL (absent, or sparse:
+ * error recorded). */
+static wf_column *iter_column(wf_iter *it, int32_t term, const wf_term *t, const char *fn)
+{
+    if (t->sparse) {
+        wf_error(it->world, WEFT_ERR_INVALID_ARG,
+                 "%s: term %d ('%s') is sparse: its values are not contiguous, use "
+                 "weft_iter_get",
+                 fn, term, t->ti->name);
+        return NULL;
+    }
+    const wf_match *m = wf_iter_match(it);
+    int16_t col = m->cols[term];
+    return col < 0 ? NULL : &m->table->cols[col];
+}
+
+WEFT_API const void *weft_iter_field(weft_iter *pub, int32_t term, size_t size)
+{
+    wf_iter *it = iter_of(pub);
+    const wf_term *t = pub ? iter_term(it, term, size, false, "weft_iter_field") : NULL;
+    wf_column *c = t ? iter_column(it, term, t, "weft_iter_field") : NULL;
+    return c ? wf_column_ptr(c, it->start) : NULL;
+}
+
+static void *iter_field_mut(weft_iter *pub, int32_t term, size_t size, bool mark,
+                            const char *fn)
+{
+    wf_iter *it = iter_of(pub);
+    const wf_term *t = pub ? iter_term(it, term, size, true, fn) : NULL;
+    wf_column *c = t ? iter_column(it, term, t, fn) : NULL;
+    if (!c) {
+        return NULL;
+    }
+    if (mark && c->ticks) {
+        uint32_t tick = it->this_run;
+        weft_ticks *tk = c->ticks + it->start;
+        for (uint32_t r = 0; r < it->count; r++) {
+            tk[r].changed = tick;
+        }
+        if ((int32_t)(tick - c->latest_change) > 0) {
+            c->latest_change = tick;
+        }
+    }
+    return wf_column_ptr(c, it->start);
+}
+
+WEFT_API void *weft_iter_field_mut(weft_iter *it, int32_t term, size_t size)
+{
+    return iter_field_mut(it, term, size, true, "weft_iter_field_mut");
+}
+
+WEFT_API void *weft_iter_field_mut_nomark(weft_iter *it, int32_t term, size_t size)
+{
+    return iter_field_mut(it, term, size, false, "weft_iter_field_mut_nomark");
+}
+
+WEFT_API bool weft_iter_has(const weft_iter *pub, int32_t term)
+{
+    const wf_iter *it = iter_of_const(pub);
+    if (!pub || it->state != WF_ITER_ACTIVE || !it->match || term < 0 ||
+        (uint32_t)term >= it->query->term_count) {
+        return false;
+    }
+    const wf_term *t = &it->query->terms[term];
+    if (t->oper == WEFT_OPER_WITHOUT) {
+        return false;
+    }
+    if (t->oper == WEFT_OPER_AND || t->oper == WEFT_OPER_WITH || t->sparse) {
+        return t->oper == WEFT_OPER_AND || t->oper == WEFT_OPER_WITH;
+    }
+    const wf_match *m = wf_iter_match(it);
+    return t->id < m->table->col_map_len && m->table->col_map[t->id] >= 0;
+}
+
+/* Locates term `term` at chunk row `row`: column and column row, or NULL. */
+static wf_column *iter_locate(wf_iter *it, int32_t term, const wf_term *t, int32_t row,
+                              uint32_t *out_row, const char *fn)
+{
+    if (row < 0 || (uint32_t)row >= it->count) {
+        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: row %d out of range (chunk has %u)",
+                 fn, row, it->count);
+        return NULL;
+    }
+    const wf_match *m = wf_iter_match(it);
+    uint32_t trow = it->start + (uint32_t)row;
+    if (t->sparse) {
+        wf_sparse_set *s = t->ti->sparse;
+        uint32_t d = wf_sparse_find(s, (uint32_t)m->table->entities[trow]);
+        if (d == WF_SPARSE_EMPTY) {
+            return NULL;
+        }
+        *out_row = d;
+        return &s->dense;
+    }
+    int16_t col = m->cols[term];
+    *out_row = trow;
+    return col < 0 ? NULL : &m->table->cols[col];
+}
+
+WEFT_API const void *weft_iter_get(weft_iter *pub, int32_t term, int32_t row, size_t size)
+{
+    wf_iter *it = iter_of(pub);
+    const wf_term *t = pub ? iter_term(it, term, size, false, "weft_iter_get") : NULL;
+    uint32_t r = 0;
+    wf_column *c = t ? iter_locate(it, term, t, row, &r, "weft_iter_get") : NULL;
+    return c ? wf_column_ptr(c, r) : NULL;
+}
+
+WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size_t size)
+{
+    wf_iter *it = iter_of(pub);
+    const wf_term *t = pub ? iter_term(it, term, size, true, "weft_iter_get_mut") : NULL;
+    uint32_t r = 0;
+    wf_column *c = t ? iter_locate(it, term, t, row, &r, "weft_iter_get_mut") : NULL;
+    if (!c) {
+        return NULL;
+    }
+    wf_column_mark(c, r, it->this_run);
+    return wf_column_ptr(c, r);
+}
+
+WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
+{
+    wf_iter *it = iter_of(pub);
+    if (!pub) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    size_t size = (term >= 0 && it->state == WF_ITER_ACTIVE &&
+                   (uint32_t)term < it->query->term_count)
+                      ? it->query->terms[term].size
+                      : 0;
+    const wf_term *t = iter_term(it, term, size, true, "weft_iter_mark");
+    if (!t) {
+        return it->world->last_status;
+    }
+    uint32_t r = 0;
+    wf_column *c = iter_locate(it, term, t, row, &r, "weft_iter_mark");
+    if (!c) {
+        return row < 0 || (uint32_t)row >= it->count
+                   ? WEFT_ERR_INVALID_ARG
+                   : wf_error(it->world, WEFT_ERR_NOT_FOUND,
+                              "weft_iter_mark: term %d is absent at row %d", term, row);
+    }
+    wf_column_mark(c, r, it->this_run);
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t row,
+                                          const void *value, size_t size,
+                                          bool *out_changed)
+{
+    wf_iter *it = iter_of(pub);
+    if (out_changed) {
+        *out_changed = false;
+    }
+    if (!pub) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    const wf_term *t = iter_term(it, term, size, true, "weft_iter_set_if_neq");
+    if (!t) {
+        return it->world->last_status;
+    }
+    if (!value) {
+        return wf_error(it->world, WEFT_ERR_INVALID_ARG, "weft_iter_set_if_neq: value is NULL");
+    }
+    uint32_t r = 0;
+    wf_column *c = iter_locate(it, term, t, row, &r, "weft_iter_set_if_neq");
+    if (!c) {
+        return row < 0 || (uint32_t)row >= it->count
+                   ? WEFT_ERR_INVALID_ARG
+                   : wf_error(it->world, WEFT_ERR_NOT_FOUND,
+                              "weft_iter_set_if_neq: term %d is absent at row %d", term, row);
+    }
+    void *p = wf_column_ptr(c, r);
+    if (memcmp(p, value, size) != 0) {
+        wf_column_replace(c, r, value, it->this_run);
+        if (out_changed) {
+            *out_changed = true;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* ---- per entity ---- */
+
+/* Match entry and table row of e, or NULL when e does not match now. */
+static const wf_match *query_entity(weft_world *w, weft_query *q, weft_entity e,
+                                    uint32_t *out_row)
+{
+    const wf_record *r = wf_entity_live(w, e);
+    if (!r || !wf_query_has_arch(q, r->arch)) {
+        return NULL;
+    }
+    const wf_match *m = wf_query_table_match(q, wf_world_archetype(w, r->arch)->table);
+    if (q->row_filters &&
+        !wf_query_row_passes(q, m, r->row, e, q->last_run, w->change_tick)) {
+        return NULL;
+    }
+    *out_row = r->row;
+    return m;
+}
+
+WEFT_API bool weft_query_matches(weft_world *world, weft_query *query, weft_entity e)
+{
+    if (query_armor(world, query, "weft_query_matches") != WEFT_OK ||
+        query_refresh(world, query, "weft_query_matches") != WEFT_OK) {
+        return false;
+    }
+    uint32_t row;
+    return query_entity(world, query, e, &row) != NULL;
+}
+
+WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_entity e,
+                                    int32_t term, size_t size)
+{
+    if (query_armor(world, query, "weft_query_get") != WEFT_OK ||
+        query_refresh(world, query, "weft_query_get") != WEFT_OK) {
+        return NULL;
+    }
+    if (term < 0 || (uint32_t)term >= query->term_count) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_get: term %d out of range", term);
+        return NULL;
+    }
+    const wf_term *t = &query->terms[term];
+    if (t->access == WEFT_ACCESS_NONE) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_get: term %d has no field", term);
+        return NULL;
+    }
+    if (size != t->size) {
+        wf_error(world, WEFT_ERR_SIZE_MISMATCH,
+                 "weft_query_get: term %d component '%s' has size %u but %zu bytes were "
+                 "asked",
+                 term, t->ti->name, t->size, size);
+        return NULL;
+    }
+    uint32_t row;
+    const wf_match *m = query_entity(world, query, e, &row);
+    if (!m) {
+        return NULL;
+    }
+    if (t->sparse) {
+        uint32_t d = wf_sparse_find(t->ti->sparse, (uint32_t)e);
+        return d == WF_SPARSE_EMPTY ? NULL : wf_column_ptr(&t->ti->sparse->dense, d);
+    }
+    int16_t col = m->cols[term];
+    return col < 0 ? NULL : wf_column_ptr(&m->table->cols[col], row);
+}
+
+/* Counts what an iteration would yield now, stopping past `limit`. */
+static int64_t query_count(weft_world *w, weft_query *q, int64_t limit, weft_entity *first)
+{
+    wf_iter it;
+    wf_query_env env = query_env(w);
+    wf_iter_init(&it, w, q, &env, q->last_run, w->change_tick, false);
+    int64_t n = 0;
+    while (n < limit && wf_iter_step(&it)) {
+        if (n == 0 && first) {
+            *first = wf_iter_match(&it)->table->entities[it.start];
+        }
+        n += it.count;
+    }
+    return n;
+}
+
+WEFT_API int64_t weft_query_count(weft_world *world, weft_query *query)
+{
+    if (query_armor(world, query, "weft_query_count") != WEFT_OK ||
+        query_refresh(world, query, "weft_query_count") != WEFT_OK) {
+        return -1;
+    }
+    return query_count(world, query, INT64_MAX, NULL);
+}
+
+WEFT_API bool weft_query_is_empty(weft_world *world, weft_query *query)
+{
+    if (query_armor(world, query, "weft_query_is_empty") != WEFT_OK ||
+        query_refresh(world, query, "weft_query_is_empty") != WEFT_OK) {
+        return true;
+    }
+    return query_count(world, query, 1, NULL) == 0;
+}
+
+WEFT_API weft_status weft_query_single(weft_world *world, weft_query *query,
+                                       weft_entity *out)
+{
+    weft_status st = query_armor(world, query, "weft_query_single");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (!out) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_single: out is NULL");
+    }
+    st = query_refresh(world, query, "weft_query_single");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    *out = 0;
+    weft_entity first = 0;
+    int64_t n = query_count(world, query, 2, &first);
+    if (n == 0) {
+        return wf_error(world, WEFT_ERR_NOT_FOUND, "weft_query_single: no entity matches");
+    }
+    if (n > 1) {
+        return wf_error(world, WEFT_ERR_NOT_UNIQUE,
+                        "weft_query_single: more than one entity matches");
+    }
+    *out = first;
+    return WEFT_OK;
+}
+
+/* ---- change ticks ---- */
+
+WEFT_API bool weft_world_clamp_ticks(weft_world *world, bool force)
+{
+    return wf_world_ok(world) && wf_world_clamp_ticks(world, force);
+}
+
+WEFT_API void weft_world_set_change_tick(weft_world *world, uint32_t tick)
+{
+    if (wf_world_ok(world)) {
+        world->change_tick = tick;
+    }
+}
+
+WEFT_API bool weft_tick_is_newer(uint32_t tick, uint32_t last_run, uint32_t this_run)
+{
+    return wf_tick_newer(tick, last_run, this_run);
+}

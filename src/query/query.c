@@ -1,0 +1,379 @@
+/* src/query/query.c - query compilation, archetype matching, row filters.
+ * SPDX-License-Identifier: MIT
+ *
+ * Matching state grows only: archetypes are never deleted, so a match once
+ * recorded stays true. Growth of the cache arrays happens before anything is
+ * recorded for an archetype, so a failed update leaves the cache as it was
+ * (the archetype is retried next time).
+ */
+#include "query/query.h"
+
+#include <string.h>
+
+#include "core/check.h"
+
+/* ---- compile ---- */
+
+static bool term_has_field_oper(uint8_t oper)
+{
+    return oper == WEFT_OPER_AND || oper == WEFT_OPER_OPTIONAL || oper == WEFT_OPER_OR;
+}
+
+weft_status wf_query_compile(weft_query *q, const wf_query_env *env,
+                             const weft_query_desc *desc, int32_t *bad_term,
+                             const char **why)
+{
+    *bad_term = -1;
+    if (desc->_start_canary || desc->_end_canary) {
+        *why = "descriptor canary is not 0 (was the desc zero-initialised?)";
+        return WEFT_ERR_INVALID_ARG;
+    }
+    if (desc->term_count < 1 || desc->term_count > WEFT_MAX_TERMS) {
+        *why = "term_count must be 1 .. WEFT_MAX_TERMS";
+        return WEFT_ERR_INVALID_ARG;
+    }
+    if (desc->flags & ~(uint32_t)(WEFT_QUERY_MATCH_DISABLED | WEFT_QUERY_UNCACHED)) {
+        *why = "unknown flag bits";
+        return WEFT_ERR_INVALID_ARG;
+    }
+    q->term_count = (uint32_t)desc->term_count;
+    q->flags = desc->flags;
+    q->allow_disabled = (desc->flags & WEFT_QUERY_MATCH_DISABLED) != 0;
+    q->group_count = 0;
+    q->row_filters = false;
+    q->index_term = -1;
+    int32_t group_keys[WEFT_MAX_TERMS];
+    uint32_t best = UINT32_MAX;
+    for (int32_t i = 0; i < desc->term_count; i++) {
+        const weft_term *src = &desc->terms[i];
+        wf_term *t = &q->terms[i];
+        *bad_term = i;
+        const wf_type_info *ti = wf_registry_get(env->registry, src->id);
+        if (!ti) {
+            *why = "component id is not registered in this world";
+            return WEFT_ERR_UNKNOWN_COMPONENT;
+        }
+        if ((unsigned)src->access >= (unsigned)WEFT_ACCESS_NUM ||
+            (unsigned)src->oper >= (unsigned)WEFT_OPER_NUM) {
+            *why = "unknown access or operator";
+            return WEFT_ERR_INVALID_ARG;
+        }
+        if (src->filter & ~(uint32_t)(WEFT_FILTER_ADDED | WEFT_FILTER_CHANGED)) {
+            *why = "unknown filter bits";
+            return WEFT_ERR_INVALID_ARG;
+        }
+        uint8_t oper = src->oper == WEFT_OPER_DEFAULT ? WEFT_OPER_AND : (uint8_t)src->oper;
+        uint8_t access = (uint8_t)src->access;
+        if (access == WEFT_ACCESS_DEFAULT) {
+            access = term_has_field_oper(oper) && ti->size ? WEFT_ACCESS_READ
+                                                           : WEFT_ACCESS_NONE;
+        }
+        if (!term_has_field_oper(oper) && access != WEFT_ACCESS_NONE) {
+            *why = "WITH and WITHOUT terms have no field: use access NONE";
+            return WEFT_ERR_INVALID_ARG;
+        }
+        if (ti->size == 0 && access != WEFT_ACCESS_NONE) {
+            *why = "a tag has no value to read or write: use access NONE";
+            return WEFT_ERR_INVALID_ARG;
+        }
+        if (src->filter && (oper == WEFT_OPER_OPTIONAL || oper == WEFT_OPER_WITHOUT)) {
+            *why = "filters are allowed on AND, WITH and OR terms only";
+            return WEFT_ERR_INVALID_ARG;
+        }
+        if (src->filter && !ti->has_ticks) {
+            *why = "the component stores no change ticks (NO_CHANGE_TICKS)";
+            return WEFT_ERR_INVALID_ARG;
+        }
+        if (access == WEFT_ACCESS_WRITE && (ti->flags & WEFT_COMPONENT_IMMUTABLE)) {
+            *why = "write access to an immutable component";
+            return WEFT_ERR_IMMUTABLE;
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (q->terms[j].id == src->id &&
+                (access == WEFT_ACCESS_WRITE || q->terms[j].access == WEFT_ACCESS_WRITE)) {
+                *why = "the component is written twice, or written and read";
+                return WEFT_ERR_DUPLICATE_COMPONENT;
+            }
+        }
+        t->id = src->id;
+        t->oper = oper;
+        t->access = access;
+        t->filter = (uint8_t)src->filter;
+        t->sparse = ti->storage == WEFT_STORAGE_SPARSE;
+        t->size = ti->size;
+        t->ti = ti;
+        t->group = -1;
+        if (oper == WEFT_OPER_OR) {
+            uint32_t g = 0;
+            while (g < q->group_count && group_keys[g] != src->or_group) {
+                g++;
+            }
+            if (g == q->group_count) {
+                group_keys[q->group_count++] = src->or_group;
+            }
+            t->group = (int8_t)g;
+        }
+        q->row_filters |= t->filter != 0;
+        if (env->disabled && src->id == env->disabled) {
+            q->allow_disabled = true;
+        }
+        if ((oper == WEFT_OPER_AND || oper == WEFT_OPER_WITH) && ti->arch_count < best) {
+            best = ti->arch_count;
+            q->index_term = i;
+        }
+    }
+    *bad_term = -1;
+    return WEFT_OK;
+}
+
+void wf_query_fini(weft_query *q, wf_allocator *a)
+{
+    wf_free(a, q->matches, q->match_cap * sizeof *q->matches, _Alignof(wf_match));
+    wf_free(a, q->table_match, q->table_match_len * sizeof *q->table_match,
+            _Alignof(int32_t));
+    wf_free(a, q->arch_bits, q->arch_words * sizeof *q->arch_bits, _Alignof(uint64_t));
+    q->matches = NULL;
+    q->table_match = NULL;
+    q->arch_bits = NULL;
+    q->match_count = q->match_cap = q->table_match_len = q->arch_words = 0;
+}
+
+/* ---- matching ---- */
+
+bool wf_query_match_archetype(const weft_query *q, const wf_query_env *env,
+                              const wf_archetype *arch)
+{
+    if (!q->allow_disabled && env->disabled && wf_archetype_has(arch, env->disabled)) {
+        return false;
+    }
+    uint32_t groups_seen = 0; /* bit g: or-group g has a member present */
+    for (uint32_t i = 0; i < q->term_count; i++) {
+        const wf_term *t = &q->terms[i];
+        bool has = wf_archetype_has(arch, t->id);
+        switch (t->oper) {
+        case WEFT_OPER_AND:
+        case WEFT_OPER_WITH:
+            if (!has) {
+                return false;
+            }
+            break;
+        case WEFT_OPER_WITHOUT:
+            if (has) {
+                return false;
+            }
+            break;
+        case WEFT_OPER_OR:
+            if (has) {
+                groups_seen |= 1u << t->group;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    return groups_seen == (1u << q->group_count) - 1u;
+}
+
+/* Makes the cache arrays big enough for archetype `arch` and its table
+ * (one more match entry). False on OOM, nothing recorded. */
+static bool query_reserve(weft_query *q, wf_allocator *a, uint32_t arch, uint32_t table)
+{
+    uint32_t words = (arch >> 6) + 1;
+    if (words > q->arch_words) {
+        uint32_t n = q->arch_words ? q->arch_words * 2 : 4;
+        while (n < words) {
+            n *= 2;
+        }
+        uint64_t *bits = wf_calloc(a, n * sizeof *bits, _Alignof(uint64_t));
+        if (!bits) {
+            return false;
+        }
+        if (q->arch_words) {
+            memcpy(bits, q->arch_bits, q->arch_words * sizeof *bits);
+        }
+        wf_free(a, q->arch_bits, q->arch_words * sizeof *bits, _Alignof(uint64_t));
+        q->arch_bits = bits;
+        q->arch_words = n;
+    }
+    if (table >= q->table_match_len) {
+        uint32_t n = q->table_match_len ? q->table_match_len * 2 : 16;
+        while (n <= table) {
+            n *= 2;
+        }
+        int32_t *tm = wf_alloc(a, n * sizeof *tm, _Alignof(int32_t));
+        if (!tm) {
+            return false;
+        }
+        memset(tm, 0xFF, n * sizeof *tm);
+        if (q->table_match_len) {
+            memcpy(tm, q->table_match, q->table_match_len * sizeof *tm);
+        }
+        wf_free(a, q->table_match, q->table_match_len * sizeof *tm, _Alignof(int32_t));
+        q->table_match = tm;
+        q->table_match_len = n;
+    }
+    if (q->match_count == q->match_cap) {
+        uint32_t n = q->match_cap ? q->match_cap * 2 : 8;
+        wf_match *m = wf_alloc(a, n * sizeof *m, _Alignof(wf_match));
+        if (!m) {
+            return false;
+        }
+        if (q->match_count) {
+            memcpy(m, q->matches, q->match_count * sizeof *m);
+        }
+        wf_free(a, q->matches, q->match_cap * sizeof *m, _Alignof(wf_match));
+        q->matches = m;
+        q->match_cap = n;
+    }
+    return true;
+}
+
+/* Tests one archetype and records it. False on OOM. */
+static bool query_consider(weft_query *q, const wf_query_env *env, const wf_archetype *arch)
+{
+    if (!wf_query_match_archetype(q, env, arch)) {
+        return true;
+    }
+    wf_table *t = arch->table;
+    if (!query_reserve(q, env->alloc, arch->id, t->id)) {
+        return false;
+    }
+    q->arch_bits[arch->id >> 6] |= 1ull << (arch->id & 63);
+    if (q->table_match[t->id] >= 0) {
+        q->matches[q->table_match[t->id]].arch_count++;
+        return true;
+    }
+    wf_match *m = &q->matches[q->match_count];
+    m->table = t;
+    m->arch_count = 1;
+    for (uint32_t i = 0; i < WEFT_MAX_TERMS; i++) {
+        m->cols[i] = -1;
+    }
+    for (uint32_t i = 0; i < q->term_count; i++) {
+        const wf_term *term = &q->terms[i];
+        if (!term->sparse && term->id < t->col_map_len) {
+            m->cols[i] = t->col_map[term->id];
+        }
+    }
+    q->table_match[t->id] = (int32_t)q->match_count++;
+    return true;
+}
+
+bool wf_query_update(weft_query *q, const wf_query_env *env)
+{
+    const wf_graph *g = env->graph;
+    if (q->flags & WEFT_QUERY_UNCACHED) {
+        /* no incremental state: forget and rebuild */
+        q->match_count = 0;
+        if (q->table_match) {
+            memset(q->table_match, 0xFF, q->table_match_len * sizeof *q->table_match);
+        }
+        if (q->arch_bits) {
+            memset(q->arch_bits, 0, q->arch_words * sizeof *q->arch_bits);
+        }
+        q->arch_gen = 0;
+    }
+    if (q->arch_gen == g->arch_count) {
+        return true;
+    }
+    if (q->arch_gen == 0 && q->index_term >= 0) {
+        /* first update: only archetypes holding the rarest required id */
+        const wf_type_info *ti = q->terms[q->index_term].ti;
+        for (uint32_t k = 0; k < ti->arch_count; k++) {
+            if (!query_consider(q, env, g->archetypes[ti->archs[k]])) {
+                /* restart from scratch next time */
+                q->match_count = 0;
+                if (q->table_match) {
+                    memset(q->table_match, 0xFF,
+                           q->table_match_len * sizeof *q->table_match);
+                }
+                if (q->arch_bits) {
+                    memset(q->arch_bits, 0, q->arch_words * sizeof *q->arch_bits);
+                }
+                return false;
+            }
+        }
+        q->arch_gen = g->arch_count;
+        return true;
+    }
+    for (; q->arch_gen < g->arch_count; q->arch_gen++) {
+        if (!query_consider(q, env, g->archetypes[q->arch_gen])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- row filters ---- */
+
+/* Ticks of term t at a table row / for an entity, or NULL when absent. */
+static const weft_ticks *query_ticks(const wf_term *t, const wf_match *m, uint32_t row,
+                                     weft_entity e, int32_t col)
+{
+    if (t->sparse) {
+        const wf_sparse_set *s = t->ti->sparse;
+        uint32_t d = wf_sparse_find(s, (uint32_t)e);
+        return d == WF_SPARSE_EMPTY ? NULL : &s->dense.ticks[d];
+    }
+    if (col < 0) {
+        return NULL;
+    }
+    return &m->table->cols[col].ticks[row];
+}
+
+static bool query_filter_passes(uint8_t filter, const weft_ticks *tk, uint32_t last_run,
+                                uint32_t this_run)
+{
+    if ((filter & WEFT_FILTER_ADDED) && !wf_tick_newer(tk->added, last_run, this_run)) {
+        return false;
+    }
+    if ((filter & WEFT_FILTER_CHANGED) && !wf_tick_newer(tk->changed, last_run, this_run)) {
+        return false;
+    }
+    return true;
+}
+
+bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
+                         weft_entity e, uint32_t last_run, uint32_t this_run)
+{
+    uint32_t group_filtered = 0; /* groups with a filter on some member */
+    uint32_t group_passed = 0;
+    for (uint32_t i = 0; i < q->term_count; i++) {
+        const wf_term *t = &q->terms[i];
+        if (t->oper == WEFT_OPER_OR) {
+            const weft_ticks *tk = query_ticks(t, m, row, e, m->cols[i]);
+            if (t->filter) {
+                group_filtered |= 1u << t->group;
+            }
+            if (tk && (!t->filter || query_filter_passes(t->filter, tk, last_run, this_run))) {
+                group_passed |= 1u << t->group;
+            }
+            continue;
+        }
+        if (!t->filter) {
+            continue;
+        }
+        const weft_ticks *tk = query_ticks(t, m, row, e, m->cols[i]);
+        if (!tk || !query_filter_passes(t->filter, tk, last_run, this_run)) {
+            return false;
+        }
+    }
+    return (group_filtered & ~group_passed) == 0;
+}
+
+bool wf_query_table_may_pass(const weft_query *q, const wf_match *m, uint32_t last_run,
+                             uint32_t this_run)
+{
+    for (uint32_t i = 0; i < q->term_count; i++) {
+        const wf_term *t = &q->terms[i];
+        if (!t->filter || t->oper == WEFT_OPER_OR || t->sparse) {
+            continue;
+        }
+        const wf_column *c = &m->table->cols[m->cols[i]];
+        /* the summary bounds every added and changed tick in the column */
+        if (!wf_tick_newer(c->latest_change, last_run, this_run)) {
+            return false;
+        }
+    }
+    return true;
+}
