@@ -383,6 +383,6 @@ WEFT_API weft_status weft_get_ticks(const weft_world *world, weft_entity e,
                         "weft_get_ticks: component '%s' stores no change ticks",
                         col->ti->name);
     }
-    *out = col->ticks[row];
+    *out = wf_column_ticks(col, row);
     return WEFT_OK;
 }

@@ -300,9 +300,20 @@ static void *iter_field_mut(weft_iter *pub, int32_t term, size_t size, bool mark
     }
     if (mark && c->ticks) {
         uint32_t tick = it->this_run;
-        weft_ticks *tk = c->ticks + it->start;
-        for (uint32_t r = 0; r < it->count; r++) {
-            tk[r].changed = tick;
+        wf_table *tb = wf_iter_match(it)->table;
+        if (it->start == 0 && it->count == tb->count) {
+            /* the whole table: O(1) bulk mark (storage/column.h) */
+            if (c->bulk && (int32_t)(c->bulk_tick - tick) > 0) {
+                wf_column_materialize(c, tb->count); /* keep the newer mark per row */
+            }
+            c->bulk = true;
+            c->bulk_tick = tick;
+            tb->bulk_any = true;
+        } else {
+            weft_ticks *tk = c->ticks + it->start;
+            for (uint32_t r = 0; r < it->count; r++) {
+                tk[r].changed = tick;
+            }
         }
         if ((int32_t)(tick - c->latest_change) > 0) {
             c->latest_change = tick;

@@ -306,19 +306,25 @@ bool wf_query_update(weft_query *q, const wf_query_env *env)
 
 /* ---- row filters ---- */
 
-/* Ticks of term t at a table row / for an entity, or NULL when absent. */
-static const weft_ticks *query_ticks(const wf_term *t, const wf_match *m, uint32_t row,
-                                     weft_entity e, int32_t col)
+/* Effective ticks of term t at a table row / for an entity; false when
+ * the component is absent. */
+static bool query_ticks(const wf_term *t, const wf_match *m, uint32_t row, weft_entity e,
+                        int32_t col, weft_ticks *out)
 {
     if (t->sparse) {
         const wf_sparse_set *s = t->ti->sparse;
         uint32_t d = wf_sparse_find(s, (uint32_t)e);
-        return d == WF_SPARSE_EMPTY ? NULL : &s->dense.ticks[d];
+        if (d == WF_SPARSE_EMPTY) {
+            return false;
+        }
+        *out = wf_column_ticks(&s->dense, d);
+        return true;
     }
     if (col < 0) {
-        return NULL;
+        return false;
     }
-    return &m->table->cols[col].ticks[row];
+    *out = wf_column_ticks(&m->table->cols[col], row);
+    return true;
 }
 
 static bool query_filter_passes(uint8_t filter, const weft_ticks *tk, uint32_t last_run,
@@ -341,11 +347,13 @@ bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
     for (uint32_t i = 0; i < q->term_count; i++) {
         const wf_term *t = &q->terms[i];
         if (t->oper == WEFT_OPER_OR) {
-            const weft_ticks *tk = query_ticks(t, m, row, e, m->cols[i]);
+            weft_ticks tk;
+            bool present = query_ticks(t, m, row, e, m->cols[i], &tk);
             if (t->filter) {
                 group_filtered |= 1u << t->group;
             }
-            if (tk && (!t->filter || query_filter_passes(t->filter, tk, last_run, this_run))) {
+            if (present &&
+                (!t->filter || query_filter_passes(t->filter, &tk, last_run, this_run))) {
                 group_passed |= 1u << t->group;
             }
             continue;
@@ -353,8 +361,9 @@ bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
         if (!t->filter) {
             continue;
         }
-        const weft_ticks *tk = query_ticks(t, m, row, e, m->cols[i]);
-        if (!tk || !query_filter_passes(t->filter, tk, last_run, this_run)) {
+        weft_ticks tk;
+        if (!query_ticks(t, m, row, e, m->cols[i], &tk) ||
+            !query_filter_passes(t->filter, &tk, last_run, this_run)) {
             return false;
         }
     }

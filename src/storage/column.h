@@ -9,6 +9,14 @@
  * row r of every column belongs to the same entity (INV-7).
  * `latest_change` is the newest tick written to any row: a Changed filter
  * skips the whole column when it is not newer than the query's last run.
+ *
+ * Bulk mark: writing a whole table's column through a query marks it in
+ * O(1): `bulk` says every row is changed at least at `bulk_tick`, and a
+ * row's effective changed tick is the newer of its own and bulk_tick
+ * (wf_column_ticks). The owning table keeps the invariant that every row
+ * present existed when the mark was made: before a row is appended, the
+ * mark is written into the rows (wf_table_push). Rows leaving the table
+ * take their effective tick with them.
  */
 #ifndef WF_COLUMN_H
 #define WF_COLUMN_H
@@ -26,6 +34,8 @@ typedef struct wf_column {
     weft_component id;      /* ti->id */
     bool trivial;           /* ti->trivial: values copy with memcpy */
     bool plain;             /* trivial, has values and ticks: the fast path */
+    bool bulk;              /* every row changed at least at bulk_tick */
+    uint32_t bulk_tick;
     void *block;            /* the allocation holding data and ticks */
     size_t block_size;      /* bytes of `block` */
 } wf_column;
@@ -70,6 +80,19 @@ static inline void *wf_column_ptr(const wf_column *c, uint32_t row)
 {
     return c->data + (size_t)row * c->size;
 }
+
+/* Effective ticks of a row (the bulk mark applied). */
+static inline weft_ticks wf_column_ticks(const wf_column *c, uint32_t row)
+{
+    weft_ticks t = c->ticks[row];
+    if (c->bulk && (int32_t)(c->bulk_tick - t.changed) > 0) {
+        t.changed = c->bulk_tick;
+    }
+    return t;
+}
+
+/* Writes a bulk mark into `count` rows and clears it. */
+void wf_column_materialize(wf_column *c, uint32_t count);
 
 /* Constructs row `row` from src (NULL: default) and stamps added=changed. */
 static inline void wf_column_construct(wf_column *c, uint32_t row, const void *src,

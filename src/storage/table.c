@@ -162,6 +162,14 @@ weft_entity wf_table_delete(wf_table *t, uint32_t row)
     return table_fill_hole(t, row);
 }
 
+void wf_table_materialize(wf_table *t)
+{
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        wf_column_materialize(&t->cols[i], t->count);
+    }
+    t->bulk_any = false;
+}
+
 /* Fills src->move_map for moves into dst (both column lists are sorted). */
 static void table_map_moves(wf_table *src, wf_table *dst)
 {
@@ -191,12 +199,18 @@ uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
             wf_column *dc = &dst->cols[j];
             if (WF_LIKELY(sc->plain)) {
                 wf_column_copy_plain(dc, dst_row, sc, row);
-                uint32_t t = sc->ticks[row].changed;
+                if (sc->bulk) {
+                    dc->ticks[dst_row] = wf_column_ticks(sc, row);
+                }
+                uint32_t t = dc->ticks[dst_row].changed;
                 if ((int32_t)(t - dc->latest_change) > 0) {
                     dc->latest_change = t;
                 }
             } else {
                 wf_column_move_row(dc, dst_row, sc, row);
+                if (sc->bulk && dc->ticks) {
+                    dc->ticks[dst_row] = wf_column_ticks(sc, row);
+                }
             }
         } else if (sc->data && !sc->trivial) {
             wf_type_destroy(sc->ti, wf_column_ptr(sc, row), 1);

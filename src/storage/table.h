@@ -28,6 +28,7 @@ typedef struct wf_table {
     uint64_t hash;             /* XXH3 of ids */
     uint32_t archetype_count;  /* archetypes sharing this table */
     bool needs_dtor;           /* some column has a dtor or move hook */
+    bool bulk_any;             /* some column carries a bulk mark */
     struct wf_table *move_dst; /* one-entry cache: last table rows moved to */
     int16_t *move_map;         /* [col_count] column in move_dst, or -1 */
 } wf_table;
@@ -47,9 +48,14 @@ static inline wf_column *wf_table_column(const wf_table *t, weft_component id)
     }
     return &t->cols[t->col_map[id]];
 }
+/* Writes every column's bulk mark into its rows (before rows are added). */
+void wf_table_materialize(wf_table *t);
 /* Appends a row for e (capacity must be reserved); values are unset. */
 static inline uint32_t wf_table_push(wf_table *t, weft_entity e)
 {
+    if (t->bulk_any) {
+        wf_table_materialize(t);
+    }
     uint32_t row = t->count++;
     t->entities[row] = e;
     return row;

@@ -269,6 +269,9 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
     }
     /* commit */
     wf_entity_index *ix = &w->entities;
+    if (t->bulk_any) {
+        wf_table_materialize(t);
+    }
     uint32_t base = t->count;
     for (uint32_t k = 0; k < n; k++) {
         weft_entity e = wf_entities_take(ix);

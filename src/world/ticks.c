@@ -31,6 +31,9 @@ static void ticks_clamp_column(wf_column *c, uint32_t rows, uint32_t now)
         ticks_clamp(&c->ticks[r].changed, now);
     }
     ticks_clamp(&c->latest_change, now);
+    if (c->bulk) {
+        ticks_clamp(&c->bulk_tick, now);
+    }
 }
 
 bool wf_world_clamp_ticks(weft_world *w, bool force)
