@@ -20,6 +20,8 @@
  *         archetype has its slot
  *   INV-9 dead records are on the free stack exactly once, with no
  *         duplicate; free-stack entries are dead
+ *   INV-10 the component index lists, for each component, exactly the
+ *         archetypes holding it, in creation order
  */
 #include "world/inspect.h"
 
@@ -221,6 +223,23 @@ weft_status wf_world_check(weft_world *w)
                   add ? "add" : "remove", wf_component_name(w, c), a, ed->target);
         }
     }
+    uint64_t indexed = 0;
+    uint64_t held = 0;
+    for (uint32_t a = 0; a < g->arch_count; a++) {
+        held += g->archetypes[a]->id_count;
+    }
+    for (uint32_t id = 1; id <= w->registry.count; id++) {
+        const wf_type_info *ti = w->registry.infos[id];
+        for (uint32_t k = 0; k < ti->arch_count; k++) {
+            uint32_t a = ti->archs[k];
+            CHECK(a < g->arch_count && (k == 0 || ti->archs[k - 1] < a) &&
+                      wf_archetype_has(g->archetypes[a], id),
+                  "INV-10: component index of '%s' lists archetype %u wrongly", ti->name, a);
+        }
+        indexed += ti->arch_count;
+    }
+    CHECK(indexed == held, "INV-10: the component index lists %llu entries for %llu",
+          (unsigned long long)indexed, (unsigned long long)held);
     for (uint32_t id = 1; id <= w->registry.count; id++) {
         const wf_type_info *ti = w->registry.infos[id];
         if (ti->storage != WEFT_STORAGE_SPARSE) {
