@@ -564,8 +564,9 @@ WEFT_API weft_query *weft_query_create(weft_world *world, const weft_query_desc 
 WEFT_API weft_status weft_query_destroy(weft_world *world, weft_query *query);
 
 /** The query's last-run tick: Added/Changed compare against it. It starts
- *  "infinitely old" (the first run sees everything as added and changed)
- *  and advances when an iteration completes. Thread: driver. */
+ *  "infinitely old" (the first run sees as added and changed every tick
+ *  younger than WEFT_MAX_CHANGE_AGE, i.e. everything not yet clamped) and
+ *  advances when an iteration completes. Thread: driver. */
 WEFT_API uint32_t weft_query_last_run(const weft_world *world, const weft_query *query);
 
 /** Sets the last-run tick (schedulers and tests). Thread: driver. */

@@ -312,7 +312,7 @@ static void *entity_get_checked(const weft_world *w, weft_entity e, weft_compone
                      ti->name);
             return NULL;
         }
-        wf_column_mark(col, row, w->change_tick);
+        wf_column_mark(col, row, w->change_tick, w->change_tick);
     }
     return wf_column_ptr(col, row);
 }
@@ -383,6 +383,6 @@ WEFT_API weft_status weft_get_ticks(const weft_world *world, weft_entity e,
                         "weft_get_ticks: component '%s' stores no change ticks",
                         col->ti->name);
     }
-    *out = wf_column_ticks(col, row);
+    *out = wf_column_ticks(col, row, world->change_tick);
     return WEFT_OK;
 }

@@ -18,6 +18,7 @@ static wf_query_env query_env(weft_world *w)
     env.entities = &w->entities;
     env.alloc = &w->alloc;
     env.disabled = w->disabled;
+    env.tick = &w->change_tick;
     return env;
 }
 
@@ -83,8 +84,9 @@ WEFT_API weft_query *weft_query_create(weft_world *world, const weft_query_desc 
     if (st != WEFT_OK) {
         wf_free(&world->alloc, q, sizeof *q, _Alignof(weft_query));
         if (bad >= 0) {
-            wf_error(world, st, "weft_query_create: term %d (component '%s'): %s", bad,
-                     wf_component_name(world, desc->terms[bad].id), why);
+            wf_error(world, st, "weft_query_create: term %d (component id %u, '%s'): %s",
+                     bad, desc->terms[bad].id, wf_component_name(world, desc->terms[bad].id),
+                     why);
         } else {
             wf_error(world, st, "weft_query_create: %s", why);
         }
@@ -303,8 +305,9 @@ static void *iter_field_mut(weft_iter *pub, int32_t term, size_t size, bool mark
         wf_table *tb = wf_iter_match(it)->table;
         if (it->start == 0 && it->count == tb->count) {
             /* the whole table: O(1) bulk mark (storage/column.h) */
-            if (c->bulk && (int32_t)(c->bulk_tick - tick) > 0) {
-                wf_column_materialize(c, tb->count); /* keep the newer mark per row */
+            uint32_t now = it->world->change_tick;
+            if (c->bulk && wf_tick_after(c->bulk_tick, tick, now)) {
+                wf_column_materialize(c, tb->count, now); /* keep the newer mark */
             }
             c->bulk = true;
             c->bulk_tick = tick;
@@ -315,9 +318,7 @@ static void *iter_field_mut(weft_iter *pub, int32_t term, size_t size, bool mark
                 tk[r].changed = tick;
             }
         }
-        if ((int32_t)(tick - c->latest_change) > 0) {
-            c->latest_change = tick;
-        }
+        wf_column_note(c, tick, it->world->change_tick);
     }
     return wf_column_ptr(c, it->start);
 }
@@ -393,7 +394,7 @@ WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size
     if (!c) {
         return NULL;
     }
-    wf_column_mark(c, r, it->this_run);
+    wf_column_mark(c, r, it->this_run, it->world->change_tick);
     return wf_column_ptr(c, r);
 }
 
@@ -419,7 +420,7 @@ WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
                    : wf_error(it->world, WEFT_ERR_NOT_FOUND,
                               "weft_iter_mark: term %d is absent at row %d", term, row);
     }
-    wf_column_mark(c, r, it->this_run);
+    wf_column_mark(c, r, it->this_run, it->world->change_tick);
     return WEFT_OK;
 }
 
@@ -451,7 +452,7 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
     }
     void *p = wf_column_ptr(c, r);
     if (memcmp(p, value, size) != 0) {
-        wf_column_replace(c, r, value, it->this_run);
+        wf_column_replace(c, r, value, it->this_run, it->world->change_tick);
         if (out_changed) {
             *out_changed = true;
         }
@@ -471,7 +472,8 @@ static const wf_match *query_entity(weft_world *w, weft_query *q, weft_entity e,
     }
     const wf_match *m = wf_query_table_match(q, wf_world_archetype(w, r->arch)->table);
     if (q->row_filters &&
-        !wf_query_row_passes(q, m, r->row, e, q->last_run, w->change_tick)) {
+        !wf_query_row_passes(q, m, r->row, e, q->last_run, w->change_tick,
+                             w->change_tick)) {
         return NULL;
     }
     *out_row = r->row;

@@ -29,7 +29,8 @@ static bool iter_row_passes(const wf_iter *it, const wf_match *m, uint32_t row)
         }
     }
     return !it->filtered ||
-           wf_query_row_passes(it->query, m, row, e, it->last_run, it->this_run);
+           wf_query_row_passes(it->query, m, row, e, it->last_run, it->this_run,
+                               *it->env.tick);
 }
 
 bool wf_iter_step(wf_iter *it)
@@ -73,7 +74,7 @@ bool wf_iter_step(wf_iter *it)
         it->partial = m->arch_count < m->table->archetype_count;
         it->filtered = q->row_filters;
         if (m->table->count == 0 ||
-            (it->filtered && !wf_query_table_may_pass(q, m, it->last_run, it->this_run))) {
+            (it->filtered && !wf_query_table_may_pass(q, m, it->last_run, *it->env.tick))) {
             it->row = m->table->count; /* nothing here: move on */
         }
     }

@@ -89,9 +89,10 @@ weft_status wf_query_compile(weft_query *q, const wf_query_env *env,
             return WEFT_ERR_IMMUTABLE;
         }
         for (int32_t j = 0; j < i; j++) {
-            if (q->terms[j].id == src->id &&
-                (access == WEFT_ACCESS_WRITE || q->terms[j].access == WEFT_ACCESS_WRITE)) {
-                *why = "the component is written twice, or written and read";
+            if (q->terms[j].id == src->id) {
+                *why = access == WEFT_ACCESS_WRITE || q->terms[j].access == WEFT_ACCESS_WRITE
+                           ? "the component is written twice, or written and read"
+                           : "the component is listed twice";
                 return WEFT_ERR_DUPLICATE_COMPONENT;
             }
         }
@@ -309,7 +310,7 @@ bool wf_query_update(weft_query *q, const wf_query_env *env)
 /* Effective ticks of term t at a table row / for an entity; false when
  * the component is absent. */
 static bool query_ticks(const wf_term *t, const wf_match *m, uint32_t row, weft_entity e,
-                        int32_t col, weft_ticks *out)
+                        int32_t col, uint32_t now, weft_ticks *out)
 {
     if (t->sparse) {
         const wf_sparse_set *s = t->ti->sparse;
@@ -317,13 +318,13 @@ static bool query_ticks(const wf_term *t, const wf_match *m, uint32_t row, weft_
         if (d == WF_SPARSE_EMPTY) {
             return false;
         }
-        *out = wf_column_ticks(&s->dense, d);
+        *out = wf_column_ticks(&s->dense, d, now);
         return true;
     }
     if (col < 0) {
         return false;
     }
-    *out = wf_column_ticks(&m->table->cols[col], row);
+    *out = wf_column_ticks(&m->table->cols[col], row, now);
     return true;
 }
 
@@ -340,7 +341,7 @@ static bool query_filter_passes(uint8_t filter, const weft_ticks *tk, uint32_t l
 }
 
 bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
-                         weft_entity e, uint32_t last_run, uint32_t this_run)
+                         weft_entity e, uint32_t last_run, uint32_t this_run, uint32_t now)
 {
     uint32_t group_filtered = 0; /* groups with a filter on some member */
     uint32_t group_passed = 0;
@@ -348,7 +349,7 @@ bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
         const wf_term *t = &q->terms[i];
         if (t->oper == WEFT_OPER_OR) {
             weft_ticks tk;
-            bool present = query_ticks(t, m, row, e, m->cols[i], &tk);
+            bool present = query_ticks(t, m, row, e, m->cols[i], now, &tk);
             if (t->filter) {
                 group_filtered |= 1u << t->group;
             }
@@ -362,7 +363,7 @@ bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
             continue;
         }
         weft_ticks tk;
-        if (!query_ticks(t, m, row, e, m->cols[i], &tk) ||
+        if (!query_ticks(t, m, row, e, m->cols[i], now, &tk) ||
             !query_filter_passes(t->filter, &tk, last_run, this_run)) {
             return false;
         }
@@ -371,7 +372,7 @@ bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
 }
 
 bool wf_query_table_may_pass(const weft_query *q, const wf_match *m, uint32_t last_run,
-                             uint32_t this_run)
+                             uint32_t now)
 {
     for (uint32_t i = 0; i < q->term_count; i++) {
         const wf_term *t = &q->terms[i];
@@ -380,7 +381,7 @@ bool wf_query_table_may_pass(const weft_query *q, const wf_match *m, uint32_t la
         }
         const wf_column *c = &m->table->cols[m->cols[i]];
         /* the summary bounds every added and changed tick in the column */
-        if (!wf_tick_newer(c->latest_change, last_run, this_run)) {
+        if (!wf_tick_after(c->latest_change, last_run, now)) {
             return false;
         }
     }

@@ -35,6 +35,7 @@ typedef struct wf_query_env {
     wf_entity_index *entities;
     wf_allocator *alloc;
     weft_component disabled; /* the Disabled tag, or 0 if not registered */
+    const uint32_t *tick;    /* the world's change tick ("now" for ages) */
 } wf_query_env;
 
 typedef struct wf_term {
@@ -109,11 +110,13 @@ static inline const wf_match *wf_query_table_match(const weft_query *q,
 }
 /* Do the row's ticks pass the query's filters? (table row of match m) */
 bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
-                         weft_entity e, uint32_t last_run, uint32_t this_run);
+                         weft_entity e, uint32_t last_run, uint32_t this_run, uint32_t now);
 /* Can some row of the table pass the filters? False when a filtered
- * table column's change summary is not newer than last_run. */
+ * table column's change summary is not after last_run (ages seen from
+ * `now`, the world's change tick: a summary newer than the iteration's
+ * this_run may hide older changes, so it never skips). */
 bool wf_query_table_may_pass(const weft_query *q, const wf_match *m,
-                             uint32_t last_run, uint32_t this_run);
+                             uint32_t last_run, uint32_t now);
 
 /* The normative tick comparison (spec/schedule.md §5.3). */
 static inline bool wf_tick_newer(uint32_t tick, uint32_t last_run, uint32_t this_run)

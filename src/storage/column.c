@@ -68,14 +68,14 @@ void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
     c->block_size = wf_column_block_size(c->ti, new_cap);
 }
 
-void wf_column_materialize(wf_column *c, uint32_t count)
+void wf_column_materialize(wf_column *c, uint32_t count, uint32_t now)
 {
     if (!c->bulk) {
         return;
     }
     uint32_t tick = c->bulk_tick;
     for (uint32_t r = 0; r < count; r++) {
-        if ((int32_t)(tick - c->ticks[r].changed) > 0) {
+        if (wf_tick_after(tick, c->ticks[r].changed, now)) {
             c->ticks[r].changed = tick;
         }
     }

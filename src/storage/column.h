@@ -81,20 +81,38 @@ static inline void *wf_column_ptr(const wf_column *c, uint32_t row)
     return c->data + (size_t)row * c->size;
 }
 
+/* Is tick a strictly newer than tick b, seen at `now` (the world's change
+ * tick)? Ages are compared, not signed differences: stored ticks may be up
+ * to 2^32 - 1 apart (the clamp keeps them within that), and a signed
+ * difference is only meaningful within 2^31. */
+static inline bool wf_tick_after(uint32_t a, uint32_t b, uint32_t now)
+{
+    return now - a < now - b;
+}
+
+/* Keeps the column summary at least as new as `tick`. */
+static inline void wf_column_note(wf_column *c, uint32_t tick, uint32_t now)
+{
+    if (wf_tick_after(tick, c->latest_change, now)) {
+        c->latest_change = tick;
+    }
+}
+
 /* Effective ticks of a row (the bulk mark applied). */
-static inline weft_ticks wf_column_ticks(const wf_column *c, uint32_t row)
+static inline weft_ticks wf_column_ticks(const wf_column *c, uint32_t row, uint32_t now)
 {
     weft_ticks t = c->ticks[row];
-    if (c->bulk && (int32_t)(c->bulk_tick - t.changed) > 0) {
+    if (c->bulk && wf_tick_after(c->bulk_tick, t.changed, now)) {
         t.changed = c->bulk_tick;
     }
     return t;
 }
 
 /* Writes a bulk mark into `count` rows and clears it. */
-void wf_column_materialize(wf_column *c, uint32_t count);
+void wf_column_materialize(wf_column *c, uint32_t count, uint32_t now);
 
-/* Constructs row `row` from src (NULL: default) and stamps added=changed. */
+/* Constructs row `row` from src (NULL: default) and stamps added=changed
+ * with `tick`, which must be the world's current change tick (the newest). */
 static inline void wf_column_construct(wf_column *c, uint32_t row, const void *src,
                                        uint32_t tick)
 {
@@ -113,9 +131,9 @@ static inline void wf_column_construct(wf_column *c, uint32_t row, const void *s
 }
 
 /* Replaces row `row`: destroys the old value, constructs from src, stamps
- * changed (added is kept). */
+ * changed with `tick` (added is kept). */
 static inline void wf_column_replace(wf_column *c, uint32_t row, const void *src,
-                                     uint32_t tick)
+                                     uint32_t tick, uint32_t now)
 {
     if (c->data) {
         void *p = wf_column_ptr(c, row);
@@ -124,15 +142,15 @@ static inline void wf_column_replace(wf_column *c, uint32_t row, const void *src
     }
     if (c->ticks) {
         c->ticks[row].changed = tick;
-        c->latest_change = tick;
+        wf_column_note(c, tick, now);
     }
 }
 
-static inline void wf_column_mark(wf_column *c, uint32_t row, uint32_t tick)
+static inline void wf_column_mark(wf_column *c, uint32_t row, uint32_t tick, uint32_t now)
 {
     if (c->ticks) {
         c->ticks[row].changed = tick;
-        c->latest_change = tick;
+        wf_column_note(c, tick, now);
     }
 }
 
@@ -166,14 +184,12 @@ static inline void wf_column_copy_plain(wf_column *dst, uint32_t dst_row,
 /* As wf_column_copy_row between two columns, keeping dst's summary an
  * upper bound of the ticks it holds. */
 static inline void wf_column_move_row(wf_column *dst, uint32_t dst_row,
-                                      wf_column *src, uint32_t src_row)
+                                      wf_column *src, uint32_t src_row, uint32_t now)
 {
     wf_column_copy_row(dst, dst_row, src, src_row);
     if (dst->ticks) {
-        uint32_t t = src->ticks[src_row].changed;
-        if ((int32_t)(t - dst->latest_change) > 0) {
-            dst->latest_change = t;
-        }
+        dst->ticks[dst_row] = wf_column_ticks(src, src_row, now);
+        wf_column_note(dst, dst->ticks[dst_row].changed, now);
     }
 }
 

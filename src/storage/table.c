@@ -162,10 +162,10 @@ weft_entity wf_table_delete(wf_table *t, uint32_t row)
     return table_fill_hole(t, row);
 }
 
-void wf_table_materialize(wf_table *t)
+void wf_table_materialize(wf_table *t, uint32_t now)
 {
     for (uint32_t i = 0; i < t->col_count; i++) {
-        wf_column_materialize(&t->cols[i], t->count);
+        wf_column_materialize(&t->cols[i], t->count, now);
     }
     t->bulk_any = false;
 }
@@ -186,9 +186,9 @@ static void table_map_moves(wf_table *src, wf_table *dst)
 }
 
 uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
-                       weft_entity *out_moved)
+                       weft_entity *out_moved, uint32_t now)
 {
-    uint32_t dst_row = wf_table_push(dst, src->entities[row]);
+    uint32_t dst_row = wf_table_push(dst, src->entities[row], now);
     if (src->move_dst != dst) {
         table_map_moves(src, dst);
     }
@@ -200,17 +200,11 @@ uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
             if (WF_LIKELY(sc->plain)) {
                 wf_column_copy_plain(dc, dst_row, sc, row);
                 if (sc->bulk) {
-                    dc->ticks[dst_row] = wf_column_ticks(sc, row);
+                    dc->ticks[dst_row] = wf_column_ticks(sc, row, now);
                 }
-                uint32_t t = dc->ticks[dst_row].changed;
-                if ((int32_t)(t - dc->latest_change) > 0) {
-                    dc->latest_change = t;
-                }
+                wf_column_note(dc, dc->ticks[dst_row].changed, now);
             } else {
-                wf_column_move_row(dc, dst_row, sc, row);
-                if (sc->bulk && dc->ticks) {
-                    dc->ticks[dst_row] = wf_column_ticks(sc, row);
-                }
+                wf_column_move_row(dc, dst_row, sc, row, now);
             }
         } else if (sc->data && !sc->trivial) {
             wf_type_destroy(sc->ti, wf_column_ptr(sc, row), 1);

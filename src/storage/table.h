@@ -48,13 +48,14 @@ static inline wf_column *wf_table_column(const wf_table *t, weft_component id)
     }
     return &t->cols[t->col_map[id]];
 }
-/* Writes every column's bulk mark into its rows (before rows are added). */
-void wf_table_materialize(wf_table *t);
+/* Writes every column's bulk mark into its rows (before rows are added).
+ * `now` is the world's change tick. */
+void wf_table_materialize(wf_table *t, uint32_t now);
 /* Appends a row for e (capacity must be reserved); values are unset. */
-static inline uint32_t wf_table_push(wf_table *t, weft_entity e)
+static inline uint32_t wf_table_push(wf_table *t, weft_entity e, uint32_t now)
 {
     if (t->bulk_any) {
-        wf_table_materialize(t);
+        wf_table_materialize(t, now);
     }
     uint32_t row = t->count++;
     t->entities[row] = e;
@@ -68,6 +69,6 @@ weft_entity wf_table_delete(wf_table *t, uint32_t row);
  * are left unset for the caller. Swap-removes the source row.
  * *out_moved receives the entity that filled the hole in src (or 0). */
 uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
-                       weft_entity *out_moved);
+                       weft_entity *out_moved, uint32_t now);
 
 #endif

@@ -96,7 +96,7 @@ static void commit_flush_apply(weft_world *w)
         uint32_t idx = ix->free_stack[k];
         wf_record *r = &ix->records[idx];
         r->arch = 0;
-        r->row = wf_table_push(t0, wf_make_entity(idx, r->gen));
+        r->row = wf_table_push(t0, wf_make_entity(idx, r->gen), w->change_tick);
     }
     ix->free_len = lo;
     for (uint32_t j = 0; j < fresh; j++) {
@@ -104,7 +104,7 @@ static void commit_flush_apply(weft_world *w)
         wf_record *r = &ix->records[idx];
         r->gen = WF_FIRST_GENERATION;
         r->arch = 0;
-        r->row = wf_table_push(t0, wf_make_entity(idx, r->gen));
+        r->row = wf_table_push(t0, wf_make_entity(idx, r->gen), w->change_tick);
     }
     ix->count += fresh;
     ix->live += from_free + fresh;
@@ -225,7 +225,7 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
         commit_flush_apply(w);
     }
     weft_entity e = wf_entities_take(&w->entities);
-    uint32_t row = wf_table_push(t, e);
+    uint32_t row = wf_table_push(t, e, w->change_tick);
     wf_record *rec = &w->entities.records[(uint32_t)e];
     rec->arch = arch->id;
     rec->row = row;
@@ -270,7 +270,7 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
     /* commit */
     wf_entity_index *ix = &w->entities;
     if (t->bulk_any) {
-        wf_table_materialize(t);
+        wf_table_materialize(t, w->change_tick);
     }
     uint32_t base = t->count;
     for (uint32_t k = 0; k < n; k++) {
@@ -318,7 +318,7 @@ static inline void commit_move(weft_world *w, wf_record *rec, wf_archetype *src,
 {
     if (src->table != dst->table) {
         weft_entity moved;
-        uint32_t row = wf_table_move(dst->table, src->table, rec->row, &moved);
+        uint32_t row = wf_table_move(dst->table, src->table, rec->row, &moved, w->change_tick);
         if (moved) {
             w->entities.records[(uint32_t)moved].row = rec->row;
         }
@@ -344,7 +344,7 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
         wf_sparse_set *s = ti->sparse;
         uint32_t d = wf_sparse_find(s, (uint32_t)e);
         if (d != WF_SPARSE_EMPTY) {
-            wf_column_replace(&s->dense, d, value, tick);
+            wf_column_replace(&s->dense, d, value, tick, tick);
             return WEFT_OK;
         }
         wf_archetype *dst = wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c);
@@ -362,7 +362,7 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
         return WEFT_OK;
     }
     if (c < src->col_map_len && src->col_map[c] >= 0) {
-        wf_column_replace(&src->cols[src->col_map[c]], rec->row, value, tick);
+        wf_column_replace(&src->cols[src->col_map[c]], rec->row, value, tick, tick);
         return WEFT_OK;
     }
     wf_archetype *dst = wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c);
@@ -405,14 +405,14 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
             wf_sparse_set *s = ti->sparse;
             if (existed) {
                 wf_column_replace(&s->dense, wf_sparse_find(s, (uint32_t)e), values[i].ptr,
-                                  tick);
+                                  tick, tick);
             } else {
                 wf_sparse_insert(s, e, values[i].ptr, tick);
             }
         } else {
             wf_column *c = wf_table_column(dst->table, id);
             if (existed) {
-                wf_column_replace(c, rec->row, values[i].ptr, tick);
+                wf_column_replace(c, rec->row, values[i].ptr, tick, tick);
             } else {
                 wf_column_construct(c, rec->row, values[i].ptr, tick);
             }

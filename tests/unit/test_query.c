@@ -321,8 +321,8 @@ static void query_changed_filter_skips_table_by_summary(void **state)
     assert_int_equal(c->latest_change, now);
     uint32_t row3 = w->entities.records[(uint32_t)e[3]].row;
     uint32_t row2 = w->entities.records[(uint32_t)e[2]].row;
-    assert_true(wf_query_row_passes(q, mpv, row3, e[3], last, now));
-    assert_false(wf_query_row_passes(q, mpv, row2, e[2], last, now));
+    assert_true(wf_query_row_passes(q, mpv, row3, e[3], last, now, now));
+    assert_false(wf_query_row_passes(q, mpv, row2, e[2], last, now, now));
 
     // Proof that rows are not scanned: forge a new tick into a row of {Pos}
     // while its summary stays old. The table is skipped, so the forged row
@@ -332,7 +332,7 @@ static void query_changed_filter_skips_table_by_summary(void **state)
     uint32_t rowp = w->entities.records[(uint32_t)e[0]].row;
     uint32_t saved = cp->ticks[rowp].changed;
     cp->ticks[rowp].changed = now;
-    assert_true(wf_query_row_passes(q, mp, rowp, e[0], last, now));
+    assert_true(wf_query_row_passes(q, mp, rowp, e[0], last, now, now));
     assert_false(wf_query_table_may_pass(q, mp, last, now));
     assert_int_equal(weft_query_count(w, q), 1); // e[3] only
     uint32_t saved_summary = cp->latest_change;
@@ -397,7 +397,7 @@ static void query_clamp_walks_everything(void **state)
     wf_column *c = wf_table_column(t, f->pos);
     assert_int_equal(c->latest_change, floor);
     for (uint32_t r = 0; r < t->count; r++) {
-        weft_ticks tk = wf_column_ticks(c, r);
+        weft_ticks tk = wf_column_ticks(c, r, w->change_tick);
         assert_int_equal(tk.added, floor);
         assert_int_equal(tk.changed, floor);
     }
