@@ -288,7 +288,11 @@ static wf_column *entity_locate(const weft_world *w, weft_entity e, weft_compone
     return col;
 }
 
-/* Slow path of get/get_mut: full checks with messages. */
+/* Slow path of get/get_mut: full checks with messages. Kept out of line
+ * and cold so the fast path of weft_get needs no register spills. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
 static void *entity_get_checked(const weft_world *w, weft_entity e, weft_component c,
                                 size_t size, bool mut)
 {
@@ -317,34 +321,46 @@ static void *entity_get_checked(const weft_world *w, weft_entity e, weft_compone
     return wf_column_ptr(col, row);
 }
 
+/* Everything weft_get does beyond its fast path: sparse components,
+ * absence, and misuse. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static const void *entity_get_slow(const weft_world *world, weft_entity e,
+                                   weft_component c, size_t size)
+{
+    const wf_record *r = wf_entity_live(world, e);
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (r && ti && ti->size == size && size != 0) {
+        if (ti->storage == WEFT_STORAGE_TABLE) {
+            return NULL; /* a table component the entity lacks */
+        }
+        uint32_t d = wf_sparse_find(ti->sparse, (uint32_t)e);
+        return d == WF_SPARSE_EMPTY ? NULL : wf_column_ptr(&ti->sparse->dense, d);
+    }
+    return entity_get_checked(world, e, c, size, false);
+}
+
 WEFT_API const void *weft_get(const weft_world *world, weft_entity e, weft_component c,
                               size_t size)
 {
-    if (WF_UNLIKELY(!wf_world_ok(world))) {
-        return NULL;
-    }
     /* Fast path: live entity holding c in its table, right size. It never
-     * touches the registry: the column knows its size. */
-    const wf_record *r = wf_entity_live(world, e);
-    if (WF_LIKELY(r != NULL)) {
-        const wf_archetype *arch = wf_world_archetype(world, r->arch);
-        if (c < arch->col_map_len && arch->col_map[c] >= 0) {
-            const wf_column *col = &arch->cols[arch->col_map[c]];
-            if (WF_LIKELY(col->size == size && size != 0)) {
-                return wf_column_ptr(col, r->row);
-            }
-        } else {
-            const wf_type_info *ti = wf_registry_get(&world->registry, c);
-            if (ti && ti->size == size && size != 0) {
-                if (ti->storage == WEFT_STORAGE_TABLE) {
-                    return NULL; /* a table component the entity lacks */
+     * touches the registry (the column knows its size) and ends in a tail
+     * call otherwise, so it needs no register spills. */
+    if (WF_LIKELY(world != NULL && world->magic == WF_WORLD_MAGIC)) {
+        const wf_record *r = wf_entity_live(world, e);
+        if (WF_LIKELY(r != NULL)) {
+            const wf_archetype *arch = wf_world_archetype(world, r->arch);
+            if (WF_LIKELY(c < arch->col_map_len && arch->col_map[c] >= 0)) {
+                const wf_column *col = &arch->cols[arch->col_map[c]];
+                if (WF_LIKELY(col->size == size && size != 0)) {
+                    return wf_column_ptr(col, r->row);
                 }
-                uint32_t d = wf_sparse_find(ti->sparse, (uint32_t)e);
-                return d == WF_SPARSE_EMPTY ? NULL : wf_column_ptr(&ti->sparse->dense, d);
             }
         }
+        return entity_get_slow(world, e, c, size);
     }
-    return entity_get_checked(world, e, c, size, false);
+    return NULL;
 }
 
 WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
