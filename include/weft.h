@@ -81,6 +81,10 @@ typedef enum weft_status {
     WEFT_ERR_DUPLICATE_COMPONENT = 19, /**< the same component twice in one call */
     WEFT_ERR_CORRUPT = 20,          /**< weft_world_check found a broken invariant */
     WEFT_ERR_NOT_UNIQUE = 21,       /**< more than one match where one was expected */
+    WEFT_ERR_DEPTH_LIMIT = 22,      /**< hooks/observers/triggers nested or cascaded
+                                         deeper than WEFT_MAX_EVENT_DEPTH */
+    WEFT_ERR_RELATIONSHIP = 23,     /**< a relationship would point at itself or
+                                         form a cycle */
     WEFT_STATUS_NUM,
     WEFT_STATUS_FORCE_U32 = 0x7FFFFFFF
 } weft_status;
@@ -273,6 +277,34 @@ typedef struct weft_type_hooks {
     void *user;
 } weft_type_hooks;
 
+/** Lifecycle hook: called with the world (in its deferred phase: structural
+ *  calls made here are queued and applied after the outer operation), the
+ *  entity and the component. Reads and writes of component values are
+ *  allowed. Must not unwind. */
+typedef void (*weft_hook_fn)(weft_world *world, weft_entity e, weft_component c,
+                             void *user);
+
+/** Per-component lifecycle hooks; all optional. Order for one component:
+ *  hooks run before observers of the same event.
+ *  - on_add: the component was added (not present before); value written.
+ *  - on_insert: after every insert (new or replacing); new value visible.
+ *  - on_replace: before a value is replaced or removed; old value visible.
+ *  - on_remove: the component is being removed; value still visible.
+ *  - on_despawn: the entity is being despawned; value still visible.
+ *  Spawn/insert of several components fires on_replace for the present ones
+ *  (before any write), then on_add for the new ones, then on_insert for all,
+ *  each group in the caller's order. Despawn fires on_despawn for every
+ *  component, then on_replace for every one, then on_remove for every one
+ *  (archetype id order), then frees the entity. */
+typedef struct weft_lifecycle_hooks {
+    weft_hook_fn on_add;
+    weft_hook_fn on_insert;
+    weft_hook_fn on_replace;
+    weft_hook_fn on_remove;
+    weft_hook_fn on_despawn;
+    void *user;
+} weft_lifecycle_hooks;
+
 /** Component descriptor. Zero-initialise; zero fields mean defaults. */
 typedef struct weft_component_desc {
     uint32_t _start_canary; /**< must be 0 */
@@ -281,6 +313,7 @@ typedef struct weft_component_desc {
     size_t align;           /**< power of two <= 4096; 0 = derived from size
                                  (largest power of two dividing it, max 16) */
     weft_type_hooks hooks;
+    weft_lifecycle_hooks lifecycle;
     weft_storage storage;
     uint32_t flags;         /**< weft_component_flags bits */
     uint32_t _end_canary;   /**< must be 0 */
@@ -699,6 +732,315 @@ WEFT_API void weft_world_set_change_tick(weft_world *world, uint32_t tick);
  *  seen at `this_run`, with wrapping and the MAX_CHANGE_AGE clamp.
  *  Thread: any. */
 WEFT_API bool weft_tick_is_newer(uint32_t tick, uint32_t last_run, uint32_t this_run);
+
+/* ---- command buffers ---- */
+
+/** Opaque command buffer: a dense byte queue of recorded structural calls,
+ *  applied later in FIFO order. Memory is kept between applies, so
+ *  recording allocates nothing in the steady state. */
+typedef struct weft_commands weft_commands;
+
+/** Custom command: runs at apply time on the driver thread with the
+ *  world in its normal phase. `payload` is the buffer's copy. */
+typedef void (*weft_command_fn)(weft_world *world, void *payload, void *user);
+/** Releases a custom payload that is never run (buffer destroyed or reset,
+ *  world destroyed); also called after the command ran if given. */
+typedef void (*weft_command_drop_fn)(void *payload, void *user);
+
+/** Creates an empty command buffer owned by the world. Thread: driver.
+ *  Lifetime: until weft_commands_destroy or world destruction. NULL on
+ *  failure (INVALID_HANDLE, OUT_OF_MEMORY). */
+WEFT_API weft_commands *weft_commands_create(weft_world *world);
+
+/** Destroys a buffer; unapplied commands are dropped (values destroyed,
+ *  drop functions called). NULL is ignored. Thread: driver. */
+WEFT_API void weft_commands_destroy(weft_commands *cmds);
+
+/** The world's own buffer: hooks, observers and query iterations defer
+ *  structural calls into it; it is applied when the outermost operation
+ *  ends. Recording into it yourself is allowed. Thread: driver. */
+WEFT_API weft_commands *weft_world_commands(weft_world *world);
+
+/** Number of recorded, unapplied commands. */
+WEFT_API int32_t weft_commands_count(const weft_commands *cmds);
+
+/** Records a spawn; returns the reserved id at once (usable by later
+ *  commands in any buffer), live after apply. Values are copied now.
+ *  Thread: one thread per buffer at a time; may run concurrently with
+ *  other buffers and with read-only world calls, not with structural calls.
+ *  Returns 0 on failure (UNKNOWN_COMPONENT, SIZE_MISMATCH,
+ *  DUPLICATE_COMPONENT, INVALID_ARG, OUT_OF_MEMORY, CAPACITY); errors from
+ *  a non-driver thread are not recorded in the error slot. */
+WEFT_API weft_entity weft_cmd_spawn(weft_commands *cmds, const weft_value *values,
+                                    int32_t count);
+
+/** Records an insert of one component (value copied now; NULL = default).
+ *  The entity is checked at apply: a dead entity is an error reported to
+ *  the world (STALE_ENTITY) and the remaining commands still run. */
+WEFT_API weft_status weft_cmd_insert(weft_commands *cmds, weft_entity e,
+                                     weft_component c, const void *value, size_t size);
+/** Records an insert of several components (one move at apply). */
+WEFT_API weft_status weft_cmd_insert_many(weft_commands *cmds, weft_entity e,
+                                          const weft_value *values, int32_t count);
+/** Records a remove. */
+WEFT_API weft_status weft_cmd_remove(weft_commands *cmds, weft_entity e, weft_component c);
+/** Records a despawn. */
+WEFT_API weft_status weft_cmd_despawn(weft_commands *cmds, weft_entity e);
+/** As weft_cmd_insert, silent at apply when the entity is gone. */
+WEFT_API weft_status weft_cmd_try_insert(weft_commands *cmds, weft_entity e,
+                                         weft_component c, const void *value, size_t size);
+/** As weft_cmd_remove, silent at apply when the entity is gone. */
+WEFT_API weft_status weft_cmd_try_remove(weft_commands *cmds, weft_entity e,
+                                         weft_component c);
+/** As weft_cmd_despawn, silent at apply when the entity is gone. */
+WEFT_API weft_status weft_cmd_try_despawn(weft_commands *cmds, weft_entity e);
+/** Records a resource insert (value copied now). */
+WEFT_API weft_status weft_cmd_resource_insert(weft_commands *cmds, weft_component r,
+                                              const void *value, size_t size);
+/** Records a resource removal. */
+WEFT_API weft_status weft_cmd_resource_remove(weft_commands *cmds, weft_component r);
+/** Records a custom command: `size` payload bytes are copied (aligned to
+ *  16), `fn` runs at apply, `drop` (optional) runs once afterwards or
+ *  when the command is discarded. */
+WEFT_API weft_status weft_cmd_custom(weft_commands *cmds, weft_command_fn fn,
+                                     const void *payload, size_t size,
+                                     weft_command_drop_fn drop, void *user);
+
+/** Applies the buffer's commands in FIFO order and empties it. Hooks and
+ *  observers run as for immediate calls; what they defer is applied before
+ *  this returns. Thread: driver. Errors: INVALID_HANDLE, WRONG_PHASE
+ *  (called from inside a hook, observer or query iteration: apply only from
+ *  the normal phase). Per-command failures are reported through the error
+ *  slot and do not stop the rest; the call then returns the first such
+ *  status. */
+WEFT_API weft_status weft_commands_apply(weft_world *world, weft_commands *cmds);
+
+/* ---- events and observers ---- */
+
+/** Most nested hook/observer/trigger calls, and most rounds of commands
+ *  queued by hooks while applying (a cascade), before WEFT_ERR_DEPTH_LIMIT. */
+#define WEFT_MAX_EVENT_DEPTH 64
+
+/** Event id. 1..5 are the lifecycle events; custom events are registered. */
+typedef uint32_t weft_event;
+
+#define WEFT_EVENT_ADD ((weft_event)1)
+#define WEFT_EVENT_INSERT ((weft_event)2)
+#define WEFT_EVENT_REPLACE ((weft_event)3)
+#define WEFT_EVENT_REMOVE ((weft_event)4)
+#define WEFT_EVENT_DESPAWN ((weft_event)5)
+
+/** Custom event descriptor. */
+typedef struct weft_event_desc {
+    uint32_t _start_canary; /**< must be 0 */
+    const char *name;       /**< required, unique among events; copied */
+    size_t payload_size;    /**< bytes every trigger must pass (0: none) */
+    uint32_t _end_canary;   /**< must be 0 */
+} weft_event_desc;
+
+/** Registers a custom event. Thread: driver. Returns the id or 0
+ *  (INVALID_ARG, ALREADY_EXISTS, OUT_OF_MEMORY). */
+WEFT_API weft_event weft_event_register(weft_world *world, const weft_event_desc *desc);
+
+/** What an observer receives. */
+typedef struct weft_trigger {
+    weft_event event;
+    weft_component component; /**< lifecycle events: the component; else 0 */
+    weft_entity entity;       /**< current target (0 for untargeted triggers) */
+    weft_entity original;     /**< first target of a propagating trigger */
+    const void *payload;      /**< custom events: the payload; valid during the call */
+    size_t payload_size;
+    bool propagate;           /**< set false to stop propagation up ChildOf */
+} weft_trigger;
+
+/** Observer callback. Runs synchronously inside the triggering call, in the
+ *  deferred phase (structural calls are queued). Must not unwind. */
+typedef void (*weft_observer_fn)(weft_world *world, weft_trigger *trigger, void *user);
+
+/** Observer descriptor. */
+typedef struct weft_observer_desc {
+    uint32_t _start_canary;       /**< must be 0 */
+    weft_event event;             /**< lifecycle or custom event */
+    weft_component component;     /**< lifecycle: required; custom: must be 0 */
+    weft_entity entity;           /**< 0 = every target; else only this entity */
+    weft_observer_fn fn;          /**< required */
+    void *user;
+    void (*free_user)(void *user); /**< called when the observer is destroyed */
+    uint32_t _end_canary;         /**< must be 0 */
+} weft_observer_desc;
+
+/** Opaque observer handle, owned by the world. */
+typedef struct weft_observer weft_observer;
+
+/** Registers an observer. Observers of one event run in registration
+ *  order, after the component's hook; an observer registered during a
+ *  trigger does not see that trigger. Entity-targeted observers are
+ *  destroyed with their entity. Thread: driver. Returns NULL on failure
+ *  (INVALID_ARG, UNKNOWN_COMPONENT, STALE_ENTITY, NOT_FOUND for an unknown
+ *  event, OUT_OF_MEMORY). Lifetime: until weft_observer_destroy, the
+ *  target's despawn, or world destruction. */
+WEFT_API weft_observer *weft_observer_create(weft_world *world,
+                                             const weft_observer_desc *desc);
+
+/** Destroys an observer (safe during a trigger: it will not run again).
+ *  Thread: driver. */
+WEFT_API weft_status weft_observer_destroy(weft_world *world, weft_observer *observer);
+
+/** Triggers a custom event synchronously: observers of `event` registered
+ *  for every target, then those registered for `target` (if non-zero).
+ *  With `propagate`, the trigger then moves to the target's ChildOf parent
+ *  and runs that entity's targeted observers, and so on up to the root,
+ *  until an observer clears weft_trigger.propagate. Structural calls made
+ *  by observers are applied before this returns (unless called from a
+ *  hook/observer/iteration, then after the outer operation).
+ *  Thread: driver. Errors: INVALID_HANDLE, NOT_FOUND (event),
+ *  SIZE_MISMATCH (payload), STALE_ENTITY, DEPTH_LIMIT. */
+WEFT_API weft_status weft_trigger_event(weft_world *world, weft_event event,
+                                        weft_entity target, const void *payload,
+                                        size_t size, bool propagate);
+
+/* ---- messages ---- */
+
+/** Message type id (per world, from 1). */
+typedef uint32_t weft_message_type;
+
+/** Message type descriptor. */
+typedef struct weft_message_desc {
+    uint32_t _start_canary;                 /**< must be 0 */
+    const char *name;                       /**< required, unique; copied */
+    size_t size;                            /**< bytes per message, > 0 */
+    size_t align;                           /**< 0 = derived as for components */
+    void (*drop)(void *msg, void *user);    /**< called once per message when it
+                                                 expires or the world dies */
+    void *user;
+    uint32_t _end_canary;                   /**< must be 0 */
+} weft_message_desc;
+
+/** Registers a message type. Thread: driver. Returns 0 on failure
+ *  (INVALID_ARG, BAD_ALIGNMENT, ALREADY_EXISTS, OUT_OF_MEMORY). */
+WEFT_API weft_message_type weft_message_register(weft_world *world,
+                                                 const weft_message_desc *desc);
+
+/** Appends a copy of `msg` (memcpy). Messages are double-buffered: a
+ *  message written between two weft_messages_update calls is readable
+ *  until the second update after it, then dropped. Thread: driver.
+ *  Errors: INVALID_HANDLE, NOT_FOUND (type), SIZE_MISMATCH, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_message_write(weft_world *world, weft_message_type type,
+                                        const void *msg, size_t size);
+
+/** A reader's position; zero-initialise (a new reader sees every message
+ *  still buffered). One cursor per reader. */
+typedef struct weft_message_cursor {
+    uint64_t next;   /**< id of the next message to read */
+    uint64_t missed; /**< messages that expired before this reader saw them
+                          (accumulates; clear it yourself) */
+} weft_message_cursor;
+
+/** Returns the next unread message of `type` for `cursor` and advances it,
+ *  or NULL when the reader is up to date (no error) or on misuse (error
+ *  recorded: INVALID_HANDLE, NOT_FOUND, SIZE_MISMATCH, INVALID_ARG).
+ *  Messages come in write order. Lifetime: until the next write or update
+ *  of that type. Thread: driver. */
+WEFT_API const void *weft_message_read(weft_world *world, weft_message_type type,
+                                       weft_message_cursor *cursor, size_t size);
+
+/** Unread messages for `cursor` (no side effects). */
+WEFT_API int64_t weft_message_unread(const weft_world *world, weft_message_type type,
+                                     const weft_message_cursor *cursor);
+
+/** Swaps every message type's buffers: messages written two updates ago
+ *  are dropped. Call once per frame. Also ages the removed-component
+ *  streams. Thread: driver. */
+WEFT_API void weft_messages_update(weft_world *world);
+
+/** Starts recording which entities lose component `c` (remove or despawn).
+ *  Removals before the first call are not recorded. Thread: driver.
+ *  Errors: INVALID_HANDLE, UNKNOWN_COMPONENT, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_removed_track(weft_world *world, weft_component c);
+
+/** Next entity that lost `c` for this cursor (0 when up to date); the same
+ *  two-update lifetime as messages. Tracking starts on first use.
+ *  Thread: driver. */
+WEFT_API weft_entity weft_removed_read(weft_world *world, weft_component c,
+                                       weft_message_cursor *cursor);
+
+/* ---- relationships and hierarchy ---- */
+
+/** Relationship flags (weft_relationship_desc.flags). */
+typedef enum weft_relationship_flags {
+    WEFT_RELATIONSHIP_FLAGS_DEFAULT = 0,
+    WEFT_RELATIONSHIP_LINKED_DESPAWN = 1u << 0, /**< despawning a target despawns
+                                                     all its sources (subtree) */
+    WEFT_RELATIONSHIP_FLAGS_FORCE_U32 = 0x7FFFFFFF
+} weft_relationship_flags;
+
+/** A one-to-many relationship: the source component (on each source
+ *  entity, holding one target entity) and the target component (on the
+ *  target, an ordered list of sources), kept consistent by hooks. */
+typedef struct weft_relationship_desc {
+    uint32_t _start_canary; /**< must be 0 */
+    const char *name;       /**< source component name; the target component
+                                 is named "<name>.targets"; copied */
+    uint32_t flags;         /**< weft_relationship_flags */
+    uint32_t _end_canary;   /**< must be 0 */
+} weft_relationship_desc;
+
+/** Registers a relationship; returns the source component id (its value is
+ *  a weft_entity, immutable: change it with weft_relate). The target
+ *  component id is weft_relationship_targets(world, rel).
+ *  Thread: driver. 0 on failure. */
+WEFT_API weft_component weft_relationship_register(weft_world *world,
+                                                   const weft_relationship_desc *desc);
+
+/** Target component of a relationship (0 if `rel` is not one). */
+WEFT_API weft_component weft_relationship_targets(const weft_world *world,
+                                                  weft_component rel);
+
+/** Built-in ChildOf (LINKED_DESPAWN): registered on first use. */
+WEFT_API weft_component weft_child_of(weft_world *world);
+
+/** Makes `source` point at `target` through `rel` (replacing a previous
+ *  target: the source moves to the end of the new target's list).
+ *  Errors: INVALID_HANDLE, UNKNOWN_COMPONENT/INVALID_ARG (not a
+ *  relationship), STALE_ENTITY, RELATIONSHIP (source == target, or target
+ *  is a descendant of source through rel). Deferred like other structural
+ *  calls when called from hooks, observers or iterations. */
+WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_component rel,
+                                 weft_entity target);
+
+/** Removes `source`'s relationship `rel` (no-op when absent). */
+WEFT_API weft_status weft_unrelate(weft_world *world, weft_entity source,
+                                   weft_component rel);
+
+/** Target of `source` through `rel`, or 0. Thread: driver. */
+WEFT_API weft_entity weft_related(const weft_world *world, weft_entity source,
+                                  weft_component rel);
+
+/** Sources pointing at `target` through `rel`, in order; *out_count gets
+ *  their number (0 and NULL when none). Lifetime: until the next
+ *  structural change. Thread: driver. */
+WEFT_API const weft_entity *weft_related_sources(const weft_world *world, weft_entity target,
+                                                 weft_component rel, int32_t *out_count);
+
+/** Shorthands for ChildOf. */
+WEFT_API weft_status weft_set_parent(weft_world *world, weft_entity child,
+                                     weft_entity parent);
+WEFT_API weft_status weft_remove_parent(weft_world *world, weft_entity child);
+WEFT_API weft_entity weft_parent(const weft_world *world, weft_entity e);
+WEFT_API const weft_entity *weft_children(const weft_world *world, weft_entity e,
+                                          int32_t *out_count);
+
+/** Ancestors of e through rel (parent first, root last), up to `cap`
+ *  written to out; returns how many exist (may exceed cap), -1 on misuse.
+ *  Thread: driver. */
+WEFT_API int32_t weft_ancestors(const weft_world *world, weft_entity e, weft_component rel,
+                                weft_entity *out, int32_t cap);
+
+/** Descendants of e through rel, breadth first (e excluded), up to `cap`
+ *  written to out; returns how many exist, -1 on misuse (or OUT_OF_MEMORY
+ *  for scratch). Thread: driver. */
+WEFT_API int64_t weft_descendants(weft_world *world, weft_entity e, weft_component rel,
+                                  weft_entity *out, int64_t cap);
 
 #ifdef __cplusplus
 }

@@ -56,6 +56,10 @@ static const status_row status_table[WEFT_STATUS_NUM] = {
         "a storage invariant is broken"},
     [WEFT_ERR_NOT_UNIQUE] = {"WEFT_ERR_NOT_UNIQUE",
         "more than one match where exactly one was expected"},
+    [WEFT_ERR_DEPTH_LIMIT] = {"WEFT_ERR_DEPTH_LIMIT",
+        "hooks, observers or triggers nested or cascaded too deep"},
+    [WEFT_ERR_RELATIONSHIP] = {"WEFT_ERR_RELATIONSHIP",
+        "a relationship would point at itself or form a cycle"},
 };
 
 const char *wf_status_name(weft_status status)
