@@ -72,6 +72,16 @@ _Noreturn void bench_fail(const char *scenario, const char *what, const char *de
 void bench_report(const char *scenario, const char *unit, double weft,
                   double baseline, double target);
 
+/* Records a row whose target bounds the ratio weft / baseline. */
+void bench_report_ratio(const char *scenario, const char *unit, double weft,
+                        double baseline, double max_ratio);
+
+/* Adds a line printed under the table (formulas, derived figures). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+void bench_note(const char *fmt, ...);
+
 /* Prints progress of a single repetition when cfg.verbose is set. */
 void bench_trace(const bench_cfg *cfg, const char *scenario, const char *side,
                  int32_t rep, double value);
@@ -85,5 +95,13 @@ void bench_add_remove_sparse(const bench_cfg *cfg, const bench_data *data);
 void bench_despawn(const bench_cfg *cfg, const bench_data *data);
 void bench_get(const bench_cfg *cfg, const bench_data *data);
 void bench_memory(const bench_cfg *cfg, const bench_data *data);
+
+/* ---- query scenarios (scenarios_query.c) ---- */
+
+void bench_query_iter(const bench_cfg *cfg, const bench_data *data);
+void bench_query_frag(const bench_cfg *cfg, const bench_data *data);
+void bench_query_changed(const bench_cfg *cfg, const bench_data *data);
+void bench_query_match(const bench_cfg *cfg, const bench_data *data);
+void bench_query_get(const bench_cfg *cfg, const bench_data *data);
 
 #endif /* WEFT_BENCH_H */

@@ -7,7 +7,9 @@
  * With no scenario names every scenario runs. Rows are collected while the
  * scenarios run and printed as one table at the end: scenario, weft,
  * baseline, ratio (weft / baseline), target and PASS/MISS against the
- * target. The exit status is 0 unless a call failed (1), a usage error (2),
+ * target. A target is either an upper bound on the weft figure ("<= 20 ns")
+ * or on the ratio ("<= 1.05x"). Notes (formulas, derived figures) follow
+ * the table. The exit status is 0 unless a call failed (1), a usage error (2),
  * or --strict was given and a target was missed (3).
  *
  * Warm heap (the default on glibc): the process keeps freed memory (no
@@ -21,6 +23,7 @@
 
 #include "bench.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +97,7 @@ _Noreturn void bench_fail(const char *scenario, const char *what, const char *de
 
 /* ---- reporting ---- */
 
-enum { BENCH_MAX_ROWS = 64 };
+enum { BENCH_MAX_ROWS = 96, BENCH_MAX_NOTES = 32, BENCH_NOTE_LEN = 480 };
 
 typedef struct bench_row {
     const char *scenario;
@@ -102,13 +105,16 @@ typedef struct bench_row {
     double weft;
     double baseline;
     double target;
+    bool ratio_target; /* target bounds weft / baseline, not weft */
 } bench_row;
 
 static bench_row g_rows[BENCH_MAX_ROWS];
 static int32_t g_row_count;
+static char g_notes[BENCH_MAX_NOTES][BENCH_NOTE_LEN];
+static int32_t g_note_count;
 
-void bench_report(const char *scenario, const char *unit, double weft,
-                  double baseline, double target)
+static void bench_add_row(const char *scenario, const char *unit, double weft,
+                          double baseline, double target, bool ratio_target)
 {
     if (g_row_count == BENCH_MAX_ROWS) {
         bench_fail(scenario, "report", "too many rows");
@@ -119,9 +125,33 @@ void bench_report(const char *scenario, const char *unit, double weft,
     r->weft = weft;
     r->baseline = baseline;
     r->target = target;
+    r->ratio_target = ratio_target;
     /* A progress line per row, so a long run shows it is alive. */
     fprintf(stderr, "  %-36s weft %9.3f %-2s  baseline %9.3f %-2s\n", scenario,
             weft, unit, baseline, unit);
+}
+
+void bench_report(const char *scenario, const char *unit, double weft,
+                  double baseline, double target)
+{
+    bench_add_row(scenario, unit, weft, baseline, target, false);
+}
+
+void bench_report_ratio(const char *scenario, const char *unit, double weft,
+                        double baseline, double max_ratio)
+{
+    bench_add_row(scenario, unit, weft, baseline, max_ratio, true);
+}
+
+void bench_note(const char *fmt, ...)
+{
+    if (g_note_count == BENCH_MAX_NOTES) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_notes[g_note_count++], BENCH_NOTE_LEN, fmt, ap);
+    va_end(ap);
 }
 
 void bench_trace(const bench_cfg *cfg, const char *scenario, const char *side,
@@ -138,6 +168,9 @@ static bool bench_row_pass(const bench_row *r)
 {
     if (r->target <= 0.0) {
         return true;
+    }
+    if (r->ratio_target) {
+        return r->baseline > 0.0 && r->weft / r->baseline <= r->target;
     }
     double v = r->weft;
     if (strcmp(r->unit, "B") == 0) {
@@ -164,7 +197,9 @@ static int32_t bench_print_table(bool markdown)
         misses += pass ? 0 : 1;
         double ratio = r->baseline > 0.0 ? r->weft / r->baseline : 0.0;
         char target[32];
-        if (r->target > 0.0) {
+        if (r->target > 0.0 && r->ratio_target) {
+            snprintf(target, sizeof target, "<= %gx", r->target);
+        } else if (r->target > 0.0) {
             snprintf(target, sizeof target, "<= %g %s", r->target, r->unit);
         } else {
             snprintf(target, sizeof target, "-");
@@ -200,6 +235,16 @@ static const bench_scenario g_scenarios[] = {
     {"get", "get 1 and 2 components by handle in shuffled order", bench_get},
     {"memory", "live bytes per entity, with and without change ticks",
      bench_memory},
+    {"iter", "query iteration over N: 1, 2 (+ no-mark) and 3 components",
+     bench_query_iter},
+    {"frag", "100k entities over 1 .. 10,000 archetypes, one query",
+     bench_query_frag},
+    {"changed", "Changed query, 1% changed in 2 of 100 tables, vs full",
+     bench_query_changed},
+    {"match", "query create + match in 10,000 archetypes; per new archetype",
+     bench_query_match},
+    {"qget", "weft_query_get per entity, shuffled and sequential",
+     bench_query_get},
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
 
@@ -354,6 +399,12 @@ int main(int argc, char **argv)
     double secs = (double)(bench_now_ns() - t0) * 1e-9;
     printf("\n");
     int32_t misses = bench_print_table(markdown);
+    if (g_note_count > 0) {
+        printf("\nnotes:\n");
+        for (int32_t i = 0; i < g_note_count; i++) {
+            printf("  %s\n", g_notes[i]);
+        }
+    }
     printf("\n%d row(s), %d target(s) missed, %.1f s\n", (int)g_row_count,
            (int)misses, secs);
     free(data.pos);
