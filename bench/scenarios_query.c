@@ -730,8 +730,10 @@ static void match_list_load(match_list *l, const qworld *q, int32_t from, int32_
         if (base + info.component_count > l->id_cap) {
             bench_fail("match", "baseline lists", "too many ids");
         }
-        memcpy(l->ids + base, info.components,
-               sizeof(weft_component) * (size_t)info.component_count);
+        if (info.component_count > 0) { /* the empty archetype has no list */
+            memcpy(l->ids + base, info.components,
+                   sizeof(weft_component) * (size_t)info.component_count);
+        }
         l->off[a + 1] = base + info.component_count;
         l->entities[a] = info.entity_count;
     }
