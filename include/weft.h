@@ -917,19 +917,23 @@ typedef struct weft_message_desc {
 } weft_message_desc;
 
 /** Registers a message type. Thread: driver. Returns 0 on failure
- *  (INVALID_ARG, BAD_ALIGNMENT, ALREADY_EXISTS, OUT_OF_MEMORY). */
+ *  (INVALID_ARG: NULL desc, canary, empty name, size 0 or above the
+ *  component size limit; BAD_ALIGNMENT, ALREADY_EXISTS, OUT_OF_MEMORY). */
 WEFT_API weft_message_type weft_message_register(weft_world *world,
                                                  const weft_message_desc *desc);
 
 /** Appends a copy of `msg` (memcpy). Messages are double-buffered: a
  *  message written between two weft_messages_update calls is readable
  *  until the second update after it, then dropped. Thread: driver.
- *  Errors: INVALID_HANDLE, NOT_FOUND (type), SIZE_MISMATCH, OUT_OF_MEMORY. */
+ *  Errors: INVALID_HANDLE, NOT_FOUND (type), SIZE_MISMATCH, INVALID_ARG
+ *  (msg NULL), OUT_OF_MEMORY (nothing written). */
 WEFT_API weft_status weft_message_write(weft_world *world, weft_message_type type,
                                         const void *msg, size_t size);
 
 /** A reader's position; zero-initialise (a new reader sees every message
- *  still buffered). One cursor per reader. */
+ *  still buffered, and nothing that expired before its first read counts
+ *  as missed). Message ids start at 1 per type, so next == 0 marks a new
+ *  reader. One cursor per reader and per message type or removed stream. */
 typedef struct weft_message_cursor {
     uint64_t next;   /**< id of the next message to read */
     uint64_t missed; /**< messages that expired before this reader saw them
@@ -944,7 +948,8 @@ typedef struct weft_message_cursor {
 WEFT_API const void *weft_message_read(weft_world *world, weft_message_type type,
                                        weft_message_cursor *cursor, size_t size);
 
-/** Unread messages for `cursor` (no side effects). */
+/** Unread messages for `cursor` (no side effects on the cursor), or -1 on
+ *  misuse (error recorded: INVALID_HANDLE, NOT_FOUND, INVALID_ARG). */
 WEFT_API int64_t weft_message_unread(const weft_world *world, weft_message_type type,
                                      const weft_message_cursor *cursor);
 
@@ -954,13 +959,17 @@ WEFT_API int64_t weft_message_unread(const weft_world *world, weft_message_type 
 WEFT_API void weft_messages_update(weft_world *world);
 
 /** Starts recording which entities lose component `c` (remove or despawn).
- *  Removals before the first call are not recorded. Thread: driver.
+ *  Removals before the first call are not recorded; calling it again is a
+ *  no-op. Should storing a record run out of memory, the removal still
+ *  happens, readers do not see that entity, and OUT_OF_MEMORY is recorded
+ *  in the error slot. Thread: driver.
  *  Errors: INVALID_HANDLE, UNKNOWN_COMPONENT, OUT_OF_MEMORY. */
 WEFT_API weft_status weft_removed_track(weft_world *world, weft_component c);
 
 /** Next entity that lost `c` for this cursor (0 when up to date); the same
- *  two-update lifetime as messages. Tracking starts on first use.
- *  Thread: driver. */
+ *  two-update lifetime and cursor rules as messages. Tracking starts on
+ *  first use. Thread: driver. Errors (0 returned): INVALID_HANDLE,
+ *  INVALID_ARG (cursor NULL), UNKNOWN_COMPONENT, OUT_OF_MEMORY. */
 WEFT_API weft_entity weft_removed_read(weft_world *world, weft_component c,
                                        weft_message_cursor *cursor);
 

@@ -34,6 +34,8 @@ typedef struct wf_type_info {
     void *res_value;        /* resource value (NULL for tags or absent) */
     weft_ticks res_ticks;
     bool res_present;
+    uint32_t removed_stream; /* removal tracking: index + 1 of the removed
+                                stream (world/messages.h); 0 = not tracked */
 } wf_type_info;
 
 typedef struct wf_registry {

@@ -10,6 +10,7 @@
 #include "core/status.h"
 #include "query/query.h"
 #include "world/defer.h"
+#include "world/messages.h"
 
 weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, ...)
 {
@@ -120,6 +121,7 @@ void wf_world_destroy(weft_world *w)
             wf_free(&w->alloc, ti->res_value, ti->size, ti->align);
         }
     }
+    wf_messages_fini(w);
     wf_registry_fini(&w->registry, &w->alloc);
     wf_entities_fini(&w->entities, &w->alloc);
     weft_allocator hook = w->alloc.hook;

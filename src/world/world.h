@@ -29,6 +29,9 @@ typedef struct wf_spawn_cache {
 
 typedef struct wf_deferred wf_deferred;
 
+/* Message types and removed-component streams (world/messages.h). */
+typedef struct wf_messages wf_messages;
+
 /* Structural calls recorded while iterating (world/defer.h). */
 typedef struct wf_defer_queue {
     wf_deferred *ops;
@@ -50,6 +53,8 @@ struct weft_world {
     weft_query *queries;         /* every live query (list) */
     weft_component disabled;     /* the Disabled tag, 0 until first use */
     uint32_t last_check_tick;    /* change tick of the last tick clamp */
+    wf_messages *messages;       /* NULL until the first message type or
+                                    removal tracking */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };
