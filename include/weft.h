@@ -385,12 +385,14 @@ WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *column
                                      int32_t column_count, int32_t n,
                                      weft_entity *out_entities);
 
-/** Despawns an entity, running the dtor hook of each of its components.
- *  Its generation is bumped, so every copy of the handle becomes stale, and
- *  its index is reused last-in-first-out. Pending reservations are flushed
- *  first. Thread: driver.
+/** Despawns an entity: fires on_despawn, then on_replace, then on_remove
+ *  for its components (hooks, then observers), runs the dtor hook of each
+ *  value and frees the index. Its generation is bumped, so every copy of
+ *  the handle becomes stale, and its index is reused last-in-first-out.
+ *  Deferred while an iteration, hook or observer is running.
+ *  Thread: driver.
  *  Errors: INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY (also when
- *  despawned twice), OUT_OF_MEMORY (only from that flush). */
+ *  despawned twice). */
 WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e);
 
 /** True if `e` is live in this world (false for 0, stale handles, reserved
@@ -406,9 +408,9 @@ WEFT_API bool weft_is_alive(const weft_world *world, weft_entity e);
  *  non-driver thread). */
 WEFT_API weft_entity weft_entity_reserve(weft_world *world);
 
-/** Makes every reserved id a live, empty entity. Spawning and despawning
- *  call it implicitly when reservations are pending (both change the free
- *  list the reservations point into). Thread: driver.
+/** Makes every reserved id a live, empty entity. Spawning calls it
+ *  implicitly when reservations are pending; indices freed while
+ *  reservations are pending are reused only after the flush. Thread: driver.
  *  Errors: INVALID_HANDLE, CAPACITY, OUT_OF_MEMORY (no id is lost: the
  *  flush can be retried). */
 WEFT_API weft_status weft_entity_flush(weft_world *world);

@@ -1,7 +1,7 @@
 /* src/internal.h - private umbrella header, in layer order.
  * SPDX-License-Identifier: MIT
  *
- * core (no ECS knowledge) <- storage <- query <- world <- api. A module includes
+ * core (no ECS knowledge) <- storage <- query | command | events <- world <- api. A module includes
  * only the layers below it; public entry points live only in src/api/.
  */
 #ifndef WF_INTERNAL_H
@@ -23,10 +23,15 @@
 
 #include "query/query.h"
 #include "query/iter.h"
+#include "command/command_buffer.h"
+#include "events/observer.h"
 
 #include "world/world.h"
 #include "world/commit.h"
 #include "world/defer.h"
+#include "world/lifecycle.h"
+#include "world/resource.h"
+#include "world/relationship.h"
 #include "world/inspect.h"
 #include "world/ticks.h"
 

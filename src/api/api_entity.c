@@ -41,6 +41,16 @@ static weft_status values_check(const weft_world *w, const weft_value *values,
     return WEFT_OK;
 }
 
+/* Ends a structural call: what hooks and observers deferred is applied
+ * now (unless the call itself ran deferred). */
+static inline weft_status entity_done(weft_world *w, weft_status st)
+{
+    if (WF_UNLIKELY(w->cmds.count || w->events.has_dead)) {
+        wf_world_settle(w);
+    }
+    return st;
+}
+
 /* ---- deferral while iterating (world/defer.h) ---- */
 
 /* Spawn while iterating: a reserved id now, the entity at the end. */
@@ -48,7 +58,7 @@ static weft_entity entity_defer_spawn(weft_world *w, const weft_value *values,
                                       int32_t count)
 {
     weft_entity e = 0;
-    wf_defer_push(w, WF_DEFER_SPAWN, 0, 0, values, count, &e);
+    wf_defer_push(w, WF_CMD_SPAWN, 0, 0, values, count, &e);
     return e;
 }
 
@@ -73,7 +83,7 @@ WEFT_API weft_entity weft_spawn(weft_world *world)
         return entity_defer_spawn(world, NULL, 0);
     }
     weft_entity e = 0;
-    wf_commit_spawn(world, NULL, 0, &e);
+    entity_done(world, wf_commit_spawn(world, NULL, 0, &e));
     return e;
 }
 
@@ -90,7 +100,7 @@ WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values
         return entity_defer_spawn(world, values, count);
     }
     weft_entity e = 0;
-    wf_commit_spawn(world, values, count, &e);
+    entity_done(world, wf_commit_spawn(world, values, count, &e));
     return e;
 }
 
@@ -112,7 +122,8 @@ WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *column
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_spawn_bulk: not allowed while a query iteration is open");
     }
-    return wf_commit_spawn_bulk(world, columns, column_count, (uint32_t)n, out_entities);
+    return entity_done(world, wf_commit_spawn_bulk(world, columns, column_count, (uint32_t)n,
+                                                    out_entities));
 }
 
 WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e)
@@ -122,14 +133,14 @@ WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e)
     }
     if (WF_UNLIKELY(world->iter_depth)) {
         weft_status st = entity_defer_check(world, e, "weft_despawn");
-        return st != WEFT_OK ? st : wf_defer_push(world, WF_DEFER_DESPAWN, e, 0, NULL, 0, NULL);
+        return st != WEFT_OK ? st : wf_defer_push(world, WF_CMD_DESPAWN, e, 0, NULL, 0, NULL);
     }
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
     if (st != WEFT_OK) {
         return st;
     }
-    return wf_commit_despawn(world, e, rec);
+    return entity_done(world, wf_commit_despawn(world, e, rec));
 }
 
 WEFT_API bool weft_is_alive(const weft_world *world, weft_entity e)
@@ -151,9 +162,9 @@ WEFT_API weft_status weft_entity_flush(weft_world *world)
         return WEFT_ERR_INVALID_HANDLE;
     }
     if (world->iter_depth) {
-        return wf_defer_push(world, WF_DEFER_FLUSH, 0, 0, NULL, 0, NULL);
+        return wf_defer_push(world, WF_CMD_FLUSH, 0, 0, NULL, 0, NULL);
     }
-    return wf_commit_flush(world);
+    return entity_done(world, wf_commit_flush(world));
 }
 
 WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_component c,
@@ -168,7 +179,7 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
         if (st == WEFT_OK) {
             st = values_check(world, &v, 1, "weft_insert");
         }
-        return st != WEFT_OK ? st : wf_defer_push(world, WF_DEFER_INSERT, e, 0, &v, 1, NULL);
+        return st != WEFT_OK ? st : wf_defer_push(world, WF_CMD_INSERT, e, 0, &v, 1, NULL);
     }
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
@@ -180,7 +191,7 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
         weft_value v = {c, size, value};
         return values_check(world, &v, 1, "weft_insert");
     }
-    return wf_commit_insert_one(world, e, rec, ti, value);
+    return entity_done(world, wf_commit_insert_one(world, e, rec, ti, value));
 }
 
 WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
@@ -195,7 +206,7 @@ WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
             st = values_check(world, values, count, "weft_insert_many");
         }
         if (st == WEFT_OK && count > 0) {
-            st = wf_defer_push(world, WF_DEFER_INSERT, e, 0, values, count, NULL);
+            st = wf_defer_push(world, WF_CMD_INSERT, e, 0, values, count, NULL);
         }
         return st;
     }
@@ -205,7 +216,7 @@ WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
         st = values_check(world, values, count, "weft_insert_many");
     }
     if (st == WEFT_OK && count > 0) {
-        st = wf_commit_insert(world, e, rec, values, count);
+        st = entity_done(world, wf_commit_insert(world, e, rec, values, count));
     }
     return st;
 }
@@ -222,7 +233,7 @@ WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_componen
             st = wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
                           "weft_remove: component id %u is not registered in this world", c);
         }
-        return st != WEFT_OK ? st : wf_defer_push(world, WF_DEFER_REMOVE, e, c, NULL, 0, NULL);
+        return st != WEFT_OK ? st : wf_defer_push(world, WF_CMD_REMOVE, e, c, NULL, 0, NULL);
     }
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
@@ -233,7 +244,7 @@ WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_componen
         return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
                         "weft_remove: component id %u is not registered in this world", c);
     }
-    return wf_commit_remove(world, e, rec, ti);
+    return entity_done(world, wf_commit_remove(world, e, rec, ti));
 }
 
 WEFT_API bool weft_has(const weft_world *world, weft_entity e, weft_component c)

@@ -192,8 +192,8 @@ static void iter_end(wf_iter *it, bool completed)
         q->last_run = it->this_run;
     }
     q->iterating--;
-    if (--w->iter_depth == 0 && w->defer.count) {
-        wf_defer_apply(w);
+    if (--w->iter_depth == 0) {
+        wf_defer_apply(w); /* what the iteration deferred */
     }
 }
 

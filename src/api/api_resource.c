@@ -41,28 +41,7 @@ WEFT_API weft_status weft_resource_insert(weft_world *world, weft_component r,
     if (!resource_size_ok(world, ti, size, "weft_resource_insert")) {
         return WEFT_ERR_SIZE_MISMATCH;
     }
-    uint32_t tick = world->change_tick;
-    if (ti->res_present) {
-        if (ti->res_value) {
-            wf_type_destroy(ti, ti->res_value, 1);
-            wf_type_construct(ti, ti->res_value, value, 1);
-        }
-        ti->res_ticks.changed = tick;
-        return WEFT_OK;
-    }
-    if (ti->size) {
-        ti->res_value = wf_alloc(&world->alloc, ti->size, ti->align);
-        if (!ti->res_value) {
-            return wf_error(world, WEFT_ERR_OUT_OF_MEMORY,
-                            "out of memory inserting resource '%s'", ti->name);
-        }
-        wf_type_construct(ti, ti->res_value, value, 1);
-    }
-    ti->res_present = true;
-    ti->res_ticks.added = tick;
-    ti->res_ticks.changed = tick;
-    world->registry.resources++;
-    return WEFT_OK;
+    return wf_resource_insert(world, ti, value);
 }
 
 WEFT_API weft_status weft_resource_remove(weft_world *world, weft_component r)
@@ -74,16 +53,7 @@ WEFT_API weft_status weft_resource_remove(weft_world *world, weft_component r)
     if (!ti) {
         return WEFT_ERR_UNKNOWN_COMPONENT;
     }
-    if (!ti->res_present) {
-        return WEFT_OK;
-    }
-    if (ti->res_value) {
-        wf_type_destroy(ti, ti->res_value, 1);
-        wf_free(&world->alloc, ti->res_value, ti->size, ti->align);
-        ti->res_value = NULL;
-    }
-    ti->res_present = false;
-    world->registry.resources--;
+    wf_resource_remove(world, ti);
     return WEFT_OK;
 }
 

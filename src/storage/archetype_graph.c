@@ -220,6 +220,9 @@ wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, wf_registry *reg,
         g->tables[g->table_count++] = table;
         map_put(g->table_map, g->table_map_cap, thash, table->id);
     }
+    for (uint32_t i = 0; i < count; i++) {
+        arch->event_mask |= wf_registry_get(reg, ids[i])->event_mask;
+    }
     arch->table = table;
     arch->col_map = table->col_map;
     arch->col_map_len = table->col_map_len;

@@ -44,6 +44,7 @@ typedef struct wf_archetype {
     uint32_t sparse_count;
     uint64_t hash;            /* XXH3 of ids */
     int32_t entity_count;     /* live entities in this archetype */
+    uint8_t event_mask;       /* OR of its components' event masks */
     wf_edge *edges;           /* [edge_cap] open addressing, or NULL */
     uint32_t edge_cap;        /* power of two or 0 */
     uint32_t edge_count;

@@ -117,6 +117,12 @@ wf_type_info *wf_registry_add(wf_registry *r, wf_allocator *a,
     ti->storage = storage;
     ti->has_ticks = (desc->flags & WEFT_COMPONENT_NO_CHANGE_TICKS) == 0;
     ti->hooks = desc->hooks;
+    ti->lifecycle = desc->lifecycle;
+    ti->event_mask = (uint8_t)((desc->lifecycle.on_add ? 1u << 0 : 0u) |
+                               (desc->lifecycle.on_insert ? 1u << 1 : 0u) |
+                               (desc->lifecycle.on_replace ? 1u << 2 : 0u) |
+                               (desc->lifecycle.on_remove ? 1u << 3 : 0u) |
+                               (desc->lifecycle.on_despawn ? 1u << 4 : 0u));
     ti->trivial = !desc->hooks.ctor && !desc->hooks.dtor && !desc->hooks.move &&
                   !desc->hooks.copy;
     ti->name_hash = wf_hash_bytes(ti->name, ti->name_len);

@@ -23,6 +23,12 @@ typedef struct wf_type_info {
     bool has_ticks;         /* !(flags & NO_CHANGE_TICKS) */
     bool trivial;           /* no hooks at all: memcpy/memset paths */
     weft_type_hooks hooks;
+    weft_lifecycle_hooks lifecycle;
+    uint8_t event_mask;     /* bit (event - 1): a hook or observer listens to
+                               that lifecycle event of this component */
+    weft_component rel_targets; /* relationship source: its target component */
+    weft_component rel_source;  /* relationship target: its source component */
+    uint32_t rel_flags;         /* weft_relationship_flags (source component) */
     char *name;             /* owned copy */
     size_t name_len;
     uint64_t name_hash;

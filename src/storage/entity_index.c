@@ -15,6 +15,9 @@ void wf_entities_fini(wf_entity_index *ix, wf_allocator *a)
 {
     wf_free(a, ix->records, ix->cap * sizeof *ix->records, _Alignof(wf_record));
     wf_free(a, ix->free_stack, ix->free_cap * sizeof *ix->free_stack, _Alignof(uint32_t));
+    wf_free(a, ix->later, ix->later_cap * sizeof *ix->later, _Alignof(uint32_t));
+    ix->later = NULL;
+    ix->later_len = ix->later_cap = 0;
     ix->records = NULL;
     ix->free_stack = NULL;
     ix->cap = 0;
@@ -60,6 +63,27 @@ void wf_entities_pending(const wf_entity_index *ix, uint32_t *out_free,
     *out_fresh = c < 0 ? (uint32_t)(-c) : 0;
 }
 
+/* Appends idx to a growable index list; false (nothing changed) on OOM. */
+static bool entities_push(uint32_t **list, uint32_t *len, uint32_t *cap, wf_allocator *a,
+                          uint32_t idx)
+{
+    if (*len == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 64;
+        uint32_t *n = wf_alloc(a, ncap * sizeof *n, _Alignof(uint32_t));
+        if (!n) {
+            return false;
+        }
+        if (*len) {
+            memcpy(n, *list, *len * sizeof *n);
+        }
+        wf_free(a, *list, *cap * sizeof *n, _Alignof(uint32_t));
+        *list = n;
+        *cap = ncap;
+    }
+    (*list)[(*len)++] = idx;
+    return true;
+}
+
 void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
 {
     wf_record *r = &ix->records[idx];
@@ -67,21 +91,30 @@ void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
     r->arch = WF_ARCH_DEAD;
     r->row = 0;
     ix->live--;
-    if (ix->free_len == ix->free_cap) {
-        uint32_t cap = ix->free_cap ? ix->free_cap * 2 : 64;
-        uint32_t *stack = wf_alloc(a, cap * sizeof *stack, _Alignof(uint32_t));
-        if (!stack) {
+    int64_t cursor = atomic_load_explicit(&ix->cursor, memory_order_relaxed);
+    if (cursor != (int64_t)ix->free_len) {
+        /* reservations point at the top of the stack: keep it still */
+        if (!entities_push(&ix->later, &ix->later_len, &ix->later_cap, a, idx)) {
             ix->retired++; /* benign: the index is simply not reused */
-            return;
         }
-        if (ix->free_len) {
-            memcpy(stack, ix->free_stack, ix->free_len * sizeof *stack);
-        }
-        wf_free(a, ix->free_stack, ix->free_cap * sizeof *stack, _Alignof(uint32_t));
-        ix->free_stack = stack;
-        ix->free_cap = cap;
+        return;
     }
-    ix->free_stack[ix->free_len++] = idx;
+    if (!entities_push(&ix->free_stack, &ix->free_len, &ix->free_cap, a, idx)) {
+        ix->retired++; /* benign */
+        return;
+    }
+    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+}
+
+void wf_entities_release_later(wf_entity_index *ix, wf_allocator *a)
+{
+    for (uint32_t i = 0; i < ix->later_len; i++) {
+        if (!entities_push(&ix->free_stack, &ix->free_len, &ix->free_cap, a,
+                           ix->later[i])) {
+            ix->retired++; /* benign */
+        }
+    }
+    ix->later_len = 0;
     atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
 }
 

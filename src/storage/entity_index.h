@@ -44,6 +44,10 @@ typedef struct wf_entity_index {
     uint32_t free_cap;
     uint32_t retired;        /* dead indices never reused (free-stack growth
                                 failed at despawn: benign) */
+    uint32_t *later;         /* [later_cap] indices freed while reservations
+                                were pending; pushed at the next flush */
+    uint32_t later_len;
+    uint32_t later_cap;
     _Atomic int64_t cursor;  /* reservation cursor, see file comment */
     int64_t live;            /* live entities */
 } wf_entity_index;
@@ -77,9 +81,12 @@ static inline weft_entity wf_entities_take(wf_entity_index *ix)
     return wf_make_entity(idx, ix->records[idx].gen);
 }
 /* Marks index dead, bumps its generation (skipping 0) and pushes it on the
- * free stack. Never fails: if the stack cannot grow, the index is retired
- * instead of reused. */
+ * free stack, or, while reservations are pending (they point into the
+ * stack), on the `later` list. Never fails: if a list cannot grow, the
+ * index is retired instead of reused. */
 void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx);
+/* Moves the `later` list onto the free stack (no reservation pending). */
+void wf_entities_release_later(wf_entity_index *ix, wf_allocator *a);
 /* Thread-safe reservation; 0 when the index space is exhausted. */
 weft_entity wf_entities_reserve_id(wf_entity_index *ix);
 

@@ -11,6 +11,8 @@
 #include "world/commit.h"
 
 #include "core/check.h"
+#include "world/lifecycle.h"
+#include "world/messages.h"
 
 #include <string.h>
 
@@ -110,6 +112,9 @@ static void commit_flush_apply(weft_world *w)
     ix->live += from_free + fresh;
     empty->entity_count += (int32_t)(from_free + fresh);
     atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    if (ix->later_len) {
+        wf_entities_release_later(ix, &w->alloc);
+    }
 }
 
 weft_status wf_commit_flush(weft_world *w)
@@ -240,6 +245,10 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
         }
     }
     *out = e;
+    if (WF_UNLIKELY(arch->event_mask)) {
+        wf_fire_values(w, WEFT_EVENT_ADD, values, count, e);
+        wf_fire_values(w, WEFT_EVENT_INSERT, values, count, e);
+    }
     return WEFT_OK;
 }
 
@@ -308,6 +317,13 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
             c->latest_change = tick;
         }
     }
+    if (WF_UNLIKELY(arch->event_mask)) {
+        for (uint32_t k = 0; k < n; k++) {
+            weft_entity e = t->entities[base + k];
+            wf_fire_values(w, WEFT_EVENT_ADD, columns, count, e);
+            wf_fire_values(w, WEFT_EVENT_INSERT, columns, count, e);
+        }
+    }
     return WEFT_OK;
 }
 
@@ -334,6 +350,48 @@ static inline bool commit_reserve_row(wf_table *t, wf_allocator *a)
     return t->count < t->cap || wf_table_reserve(t, a, t->count + 1);
 }
 
+/* The entity's current value of a component it has. */
+static wf_column *commit_locate(weft_world *w, weft_entity e, const wf_type_info *ti,
+                                uint32_t *out_row)
+{
+    if (ti->storage == WEFT_STORAGE_SPARSE) {
+        *out_row = wf_sparse_find(ti->sparse, (uint32_t)e);
+        return &ti->sparse->dense;
+    }
+    const wf_record *r = &w->entities.records[(uint32_t)e];
+    *out_row = r->row;
+    return wf_table_column(wf_world_archetype(w, r->arch)->table, ti->id);
+}
+
+/* Replace with events: on_replace (old value visible), write, on_insert.
+ * Hooks cannot move the entity (structural calls are deferred), so the
+ * value is found again after them only for clarity. */
+static weft_status commit_replace_fired(weft_world *w, weft_entity e, const wf_type_info *ti,
+                                        const void *value)
+{
+    if (ti->event_mask & wf_event_bit(WEFT_EVENT_REPLACE)) {
+        wf_fire(w, WEFT_EVENT_REPLACE, ti, e);
+    }
+    uint32_t row;
+    wf_column *col = commit_locate(w, e, ti, &row);
+    wf_column_replace(col, row, value, w->change_tick, w->change_tick);
+    if (ti->event_mask & wf_event_bit(WEFT_EVENT_INSERT)) {
+        wf_fire(w, WEFT_EVENT_INSERT, ti, e);
+    }
+    return WEFT_OK;
+}
+
+/* Events after a component was added: on_add, then on_insert. */
+static void commit_added_fired(weft_world *w, weft_entity e, const wf_type_info *ti)
+{
+    if (ti->event_mask & wf_event_bit(WEFT_EVENT_ADD)) {
+        wf_fire(w, WEFT_EVENT_ADD, ti, e);
+    }
+    if (ti->event_mask & wf_event_bit(WEFT_EVENT_INSERT)) {
+        wf_fire(w, WEFT_EVENT_INSERT, ti, e);
+    }
+}
+
 weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
                                  const wf_type_info *ti, const void *value)
 {
@@ -344,6 +402,9 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
         wf_sparse_set *s = ti->sparse;
         uint32_t d = wf_sparse_find(s, (uint32_t)e);
         if (d != WF_SPARSE_EMPTY) {
+            if (WF_UNLIKELY(ti->event_mask)) {
+                return commit_replace_fired(w, e, ti, value);
+            }
             wf_column_replace(&s->dense, d, value, tick, tick);
             return WEFT_OK;
         }
@@ -359,9 +420,15 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
         dst->entity_count++;
         rec->arch = dst->id;
         wf_sparse_insert(s, e, value, tick);
+        if (WF_UNLIKELY(ti->event_mask)) {
+            commit_added_fired(w, e, ti);
+        }
         return WEFT_OK;
     }
     if (c < src->col_map_len && src->col_map[c] >= 0) {
+        if (WF_UNLIKELY(ti->event_mask)) {
+            return commit_replace_fired(w, e, ti, value);
+        }
         wf_column_replace(&src->cols[src->col_map[c]], rec->row, value, tick, tick);
         return WEFT_OK;
     }
@@ -374,6 +441,9 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
     }
     commit_move(w, rec, src, dst);
     wf_column_construct(&dst->cols[dst->col_map[c]], rec->row, value, tick);
+    if (WF_UNLIKELY(ti->event_mask)) {
+        commit_added_fired(w, e, ti);
+    }
     return WEFT_OK;
 }
 
@@ -391,6 +461,17 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
     if (dst->sparse_count != src->sparse_count &&
         !commit_reserve_sparse(w, values, count, (uint32_t)e, 1)) {
         return commit_oom(w, "growing a sparse set for insert");
+    }
+    bool events = (src->event_mask | dst->event_mask) != 0;
+    if (WF_UNLIKELY(events)) {
+        /* on_replace for the present ones, before any write */
+        for (int32_t i = 0; i < count; i++) {
+            const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+            if ((ti->event_mask & wf_event_bit(WEFT_EVENT_REPLACE)) &&
+                wf_archetype_has(src, ti->id)) {
+                wf_fire(w, WEFT_EVENT_REPLACE, ti, e);
+            }
+        }
     }
     /* commit */
     if (dst != src) {
@@ -418,6 +499,16 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
             }
         }
     }
+    if (WF_UNLIKELY(events)) {
+        for (int32_t i = 0; i < count; i++) {
+            const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+            if ((ti->event_mask & wf_event_bit(WEFT_EVENT_ADD)) &&
+                !wf_archetype_has(src, ti->id)) {
+                wf_fire(w, WEFT_EVENT_ADD, ti, e);
+            }
+        }
+        wf_fire_values(w, WEFT_EVENT_INSERT, values, count, e);
+    }
     return WEFT_OK;
 }
 
@@ -440,6 +531,18 @@ weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
     if (dst->table != src->table && !commit_reserve_row(dst->table, &w->alloc)) {
         return commit_oom(w, "growing a table for remove");
     }
+    if (WF_UNLIKELY(ti->event_mask)) {
+        /* on_replace, then on_remove, the value still readable */
+        if (ti->event_mask & wf_event_bit(WEFT_EVENT_REPLACE)) {
+            wf_fire(w, WEFT_EVENT_REPLACE, ti, e);
+        }
+        if (ti->event_mask & wf_event_bit(WEFT_EVENT_REMOVE)) {
+            wf_fire(w, WEFT_EVENT_REMOVE, ti, e);
+        }
+    }
+    if (WF_UNLIKELY(ti->removed_stream)) {
+        wf_removed_push(w, c, e);
+    }
     if (ti->storage == WEFT_STORAGE_SPARSE) {
         wf_sparse_remove(ti->sparse, (uint32_t)e);
     }
@@ -449,21 +552,33 @@ weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
 
 weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 {
-    if (WF_UNLIKELY(commit_pending(w))) {
-        /* Reserved ids point into the free stack: make them live before the
-         * stack changes. A flush may grow the records: refetch. */
-        weft_status st = wf_commit_flush(w);
-        if (st != WEFT_OK) {
-            return st;
-        }
-        rec = &w->entities.records[(uint32_t)e];
-    }
     uint32_t idx = (uint32_t)e;
     wf_archetype *arch = wf_world_archetype(w, rec->arch);
-    for (uint32_t i = 0; i < arch->sparse_count; i++) {
-        wf_sparse_remove(wf_registry_get(&w->registry, arch->sparse_ids[i])->sparse, idx);
+    if (WF_UNLIKELY(arch->event_mask)) {
+        /* despawn for every component, then replace, then remove: values are
+         * readable throughout; structural calls from hooks are deferred */
+        wf_fire_archetype(w, WEFT_EVENT_DESPAWN, arch, e);
+        wf_fire_archetype(w, WEFT_EVENT_REPLACE, arch, e);
+        wf_fire_archetype(w, WEFT_EVENT_REMOVE, arch, e);
     }
-    weft_entity moved = wf_table_delete(arch->table, rec->row);
+    if (WF_UNLIKELY(w->targeted_observers)) {
+        wf_observers_forget(w, e);
+    }
+    for (uint32_t i = 0; i < arch->sparse_count; i++) {
+        wf_type_info *ti = wf_registry_get(&w->registry, arch->sparse_ids[i]);
+        if (ti->removed_stream) {
+            wf_removed_push(w, ti->id, e);
+        }
+        wf_sparse_remove(ti->sparse, idx);
+    }
+    wf_table *t = arch->table;
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        const wf_type_info *ti = t->cols[i].ti;
+        if (WF_UNLIKELY(ti->removed_stream)) {
+            wf_removed_push(w, ti->id, e);
+        }
+    }
+    weft_entity moved = wf_table_delete(t, rec->row);
     if (moved) {
         w->entities.records[(uint32_t)moved].row = rec->row;
     }

@@ -1,84 +1,42 @@
-/* src/world/defer.c - the deferred structural-change queue.
+/* src/world/defer.c - recording into and applying command buffers.
  * SPDX-License-Identifier: MIT
  */
 #include "world/defer.h"
 
-#include <string.h>
-
 #include "world/commit.h"
+#include "world/lifecycle.h"
+#include "world/resource.h"
 
-static void defer_drop_value(weft_world *w, wf_deferred *d)
+weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint16_t flags,
+                           weft_entity e, weft_component c, const weft_value *values,
+                           int32_t count, weft_entity *out_spawned)
 {
-    if (d->value) {
-        const wf_type_info *ti = wf_registry_get(&w->registry, d->c);
-        wf_type_destroy(ti, d->value, 1);
-        wf_free(&w->alloc, d->value, ti->size, ti->align);
-        d->value = NULL;
+    if (b->gen > WEFT_MAX_EVENT_DEPTH) {
+        return wf_error(w, WEFT_ERR_DEPTH_LIMIT,
+                        "hooks and observers kept queuing commands for more than %u "
+                        "rounds (an endless cascade?)",
+                        WEFT_MAX_EVENT_DEPTH);
     }
-}
-
-weft_status wf_defer_push(weft_world *w, wf_defer_kind kind, weft_entity e,
-                          weft_component c, const weft_value *values, int32_t count,
-                          weft_entity *out_spawned)
-{
-    wf_defer_queue *q = &w->defer;
-    uint32_t need = q->count + 1u + (uint32_t)count;
-    if (need > q->cap) {
-        uint32_t cap = q->cap ? q->cap * 2 : 16;
-        while (cap < need) {
-            cap *= 2;
-        }
-        wf_deferred *ops = wf_alloc(&w->alloc, cap * sizeof *ops, _Alignof(wf_deferred));
-        if (!ops) {
-            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory deferring a call");
-        }
-        if (q->count) {
-            memcpy(ops, q->ops, q->count * sizeof *ops);
-        }
-        wf_free(&w->alloc, q->ops, q->cap * sizeof *ops, _Alignof(wf_deferred));
-        q->ops = ops;
-        q->cap = cap;
+    wf_cmd *cmd = wf_cmds_push(b, op, flags, e, c, values, count);
+    if (!cmd) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory recording a command");
     }
-    wf_deferred *op = &q->ops[q->count];
-    for (int32_t i = 0; i < count; i++) {
-        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
-        wf_deferred *v = &op[1 + i];
-        v->kind = WF_DEFER_VALUE;
-        v->count = 0;
-        v->e = e;
-        v->c = values[i].id;
-        v->value = NULL;
-        if (ti->size && values[i].ptr) {
-            v->value = wf_alloc(&w->alloc, ti->size, ti->align);
-            if (!v->value) {
-                for (int32_t j = 0; j < i; j++) {
-                    defer_drop_value(w, &op[1 + j]);
-                }
-                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory deferring a call");
-            }
-            wf_type_construct(ti, v->value, values[i].ptr, 1);
-        }
-    }
-    if (kind == WF_DEFER_SPAWN) {
-        e = wf_entities_reserve_id(&w->entities);
-        if (!e) {
-            for (int32_t j = 0; j < count; j++) {
-                defer_drop_value(w, &op[1 + j]);
-            }
+    if (op == WF_CMD_SPAWN) {
+        cmd->e = wf_entities_reserve_id(&w->entities);
+        if (!cmd->e) {
+            wf_cmd_release(b, cmd); /* stays in the buffer as a done record */
             return wf_error(w, WEFT_ERR_CAPACITY, "entity index space exhausted");
         }
-        for (int32_t j = 0; j < count; j++) {
-            op[1 + j].e = e;
-        }
-        *out_spawned = e;
+        *out_spawned = cmd->e;
     }
-    op->kind = kind;
-    op->count = count;
-    op->e = e;
-    op->c = c;
-    op->value = NULL;
-    q->count = need;
     return WEFT_OK;
+}
+
+weft_status wf_defer_push(weft_world *w, wf_cmd_op op, weft_entity e, weft_component c,
+                          const weft_value *values, int32_t count,
+                          weft_entity *out_spawned)
+{
+    return wf_cmds_record(w, &w->cmds, op, 0, e, c, values, count, out_spawned);
 }
 
 bool wf_defer_entity_ok(const weft_world *w, weft_entity e)
@@ -99,80 +57,158 @@ bool wf_defer_entity_ok(const weft_world *w, weft_entity e)
     return idx < ix->count + fresh && gen == WF_FIRST_GENERATION;
 }
 
-/* Applies one SPAWN/INSERT with its values at ops[1..count]. */
-static void defer_apply_values(weft_world *w, const wf_deferred *op)
+/* Entity of a record, live now; silent for TRY records. */
+static weft_status apply_entity(weft_world *w, const wf_cmd *cmd, wf_record **rec)
 {
-    weft_value small[16];
-    weft_value *vals = small;
-    if (op->count > 16) {
-        vals = wf_alloc(&w->alloc, (size_t)op->count * sizeof *vals, _Alignof(weft_value));
-        if (!vals) {
-            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory applying a deferred insert");
-            return;
-        }
+    wf_record *r = wf_entity_live(w, cmd->e);
+    if (r) {
+        *rec = r;
+        return WEFT_OK;
     }
-    for (int32_t i = 0; i < op->count; i++) {
-        const wf_deferred *v = &op[1 + i];
-        vals[i].id = v->c;
-        vals[i].size = wf_registry_get(&w->registry, v->c)->size;
-        vals[i].ptr = v->value;
+    if (cmd->flags & WF_CMD_TRY) {
+        return WEFT_ERR_STALE_ENTITY; /* silent */
     }
-    wf_record *rec;
-    if (wf_entity_check(w, op->e, &rec) == WEFT_OK) {
-        wf_commit_insert(w, op->e, rec, vals, op->count);
-    }
-    if (vals != small) {
-        wf_free(&w->alloc, vals, (size_t)op->count * sizeof *vals, _Alignof(weft_value));
-    }
+    return wf_entity_check_slow(w, cmd->e, rec);
 }
 
-void wf_defer_apply(weft_world *w)
+/* Runs one record. */
+static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
 {
-    wf_defer_queue *q = &w->defer;
-    for (uint32_t i = 0; i < q->count; i++) {
-        wf_deferred *op = &q->ops[i];
-        wf_record *rec;
-        switch (op->kind) {
-        case WF_DEFER_SPAWN:
-            if (wf_commit_flush(w) == WEFT_OK && op->count > 0) {
-                defer_apply_values(w, op);
-            }
-            break;
-        case WF_DEFER_INSERT:
-            defer_apply_values(w, op);
-            break;
-        case WF_DEFER_REMOVE:
-            if (wf_entity_check(w, op->e, &rec) == WEFT_OK) {
-                wf_commit_remove(w, op->e, rec, wf_registry_get(&w->registry, op->c));
-            }
-            break;
-        case WF_DEFER_DESPAWN:
-            if (wf_entity_check(w, op->e, &rec) == WEFT_OK) {
-                wf_commit_despawn(w, op->e, rec);
-            }
-            break;
-        case WF_DEFER_FLUSH:
-            wf_commit_flush(w);
-            break;
-        case WF_DEFER_VALUE:
-            defer_drop_value(w, op);
-            break;
-        default:
+    wf_record *rec = NULL;
+    weft_status st = WEFT_OK;
+    weft_value small[16];
+    weft_value *vals = small;
+    switch (cmd->op) {
+    case WF_CMD_SPAWN:
+        st = wf_commit_flush(w);
+        if (st != WEFT_OK || cmd->count == 0) {
             break;
         }
+        /* insert the values on the now-live entity */
+        __attribute__((fallthrough));
+    case WF_CMD_INSERT: {
+        st = apply_entity(w, cmd, &rec);
+        if (st != WEFT_OK) {
+            st = (cmd->flags & WF_CMD_TRY) ? WEFT_OK : st;
+            break;
+        }
+        if (cmd->count > 16) {
+            vals = wf_alloc(&w->alloc, (size_t)cmd->count * sizeof *vals,
+                            _Alignof(weft_value));
+            if (!vals) {
+                st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory applying an insert");
+                break;
+            }
+        }
+        const wf_cmd_value *cv = wf_cmd_values(cmd);
+        for (int32_t i = 0; i < cmd->count; i++) {
+            vals[i].id = cv[i].id;
+            vals[i].size = wf_registry_get(&w->registry, cv[i].id)->size;
+            vals[i].ptr = cv[i].ptr;
+        }
+        st = cmd->count == 1
+                 ? wf_commit_insert_one(w, cmd->e, rec,
+                                        wf_registry_get(&w->registry, vals[0].id), vals[0].ptr)
+                 : wf_commit_insert(w, cmd->e, rec, vals, cmd->count);
+        if (vals != small) {
+            wf_free(&w->alloc, vals, (size_t)cmd->count * sizeof *vals, _Alignof(weft_value));
+        }
+        break;
     }
-    q->count = 0;
+    case WF_CMD_REMOVE:
+        st = apply_entity(w, cmd, &rec);
+        if (st == WEFT_OK) {
+            st = wf_commit_remove(w, cmd->e, rec, wf_registry_get(&w->registry, cmd->c));
+        } else if (cmd->flags & WF_CMD_TRY) {
+            st = WEFT_OK;
+        }
+        break;
+    case WF_CMD_DESPAWN:
+        st = apply_entity(w, cmd, &rec);
+        if (st == WEFT_OK) {
+            st = wf_commit_despawn(w, cmd->e, rec);
+        } else if (cmd->flags & WF_CMD_TRY) {
+            st = WEFT_OK;
+        }
+        break;
+    case WF_CMD_RES_INSERT:
+        st = wf_resource_insert(w, wf_registry_get(&w->registry, wf_cmd_values(cmd)[0].id),
+                                wf_cmd_values(cmd)[0].ptr);
+        break;
+    case WF_CMD_RES_REMOVE:
+        wf_resource_remove(w, wf_registry_get(&w->registry, cmd->c));
+        break;
+    case WF_CMD_CUSTOM: {
+        wf_cmd_custom *cu = wf_cmd_custom_of(cmd);
+        cu->fn(w, wf_cmd_payload(cmd), cu->user);
+        break;
+    }
+    case WF_CMD_FLUSH:
+        st = wf_commit_flush(w);
+        break;
+    default:
+        break;
+    }
+    (void)b;
+    return st;
+}
+
+weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
+{
+    weft_status first = WEFT_OK;
+    bool world_buffer = b == &w->cmds;
+    b->applying = true;
+    /* Chunks are walked live: records appended while applying (hooks into
+     * the world buffer) are reached in the same pass. */
+    for (wf_cmd_chunk *k = b->head; k; k = k->next) {
+        for (uint32_t off = 0; off < k->used;) {
+            wf_cmd *cmd = (wf_cmd *)(void *)(k->data + off);
+            off += cmd->size;
+            if (cmd->flags & WF_CMD_DONE) {
+                continue;
+            }
+            /* what hooks record while this runs belongs to the next round */
+            w->cmds.gen = world_buffer ? cmd->gen + 1 : 1;
+            weft_status st = apply_one(w, b, cmd);
+            wf_cmd_release(b, cmd);
+            if (st != WEFT_OK && first == WEFT_OK) {
+                first = st;
+            }
+            if (!world_buffer) {
+                wf_world_settle(w);
+            }
+        }
+    }
+    wf_cmds_reset(b);
+    b->applying = false;
+    if (world_buffer) {
+        w->cmds.gen = 0;
+    }
+    return first;
+}
+
+void wf_world_settle(weft_world *w)
+{
+    if (w->iter_depth || w->settling) {
+        return;
+    }
+    if (w->cmds.count) {
+        w->settling = true;
+        wf_cmds_apply(w, &w->cmds);
+        w->settling = false;
+    }
+    if (w->events.has_dead) {
+        wf_events_sweep(&w->events, &w->alloc);
+    }
 }
 
 void wf_defer_fini(weft_world *w)
 {
-    wf_defer_queue *q = &w->defer;
-    for (uint32_t i = 0; i < q->count; i++) {
-        if (q->ops[i].kind == WF_DEFER_VALUE) {
-            defer_drop_value(w, &q->ops[i]);
-        }
+    while (w->buffers) {
+        weft_commands *b = w->buffers;
+        w->buffers = b->next;
+        wf_cmds_fini(b);
+        wf_free(&w->alloc, b, sizeof *b, _Alignof(weft_commands));
     }
-    wf_free(&w->alloc, q->ops, q->cap * sizeof *q->ops, _Alignof(wf_deferred));
-    q->ops = NULL;
-    q->count = q->cap = 0;
+    wf_cmds_fini(&w->cmds);
 }

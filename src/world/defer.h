@@ -1,48 +1,44 @@
-/* src/world/defer.h - structural calls deferred while an iteration is open.
+/* src/world/defer.h - deferral into the world buffer, and command apply.
  * SPDX-License-Identifier: MIT
  *
- * While any query iteration is open, spawn/insert/remove/despawn/flush are
- * validated at call time and recorded here; the outermost iteration's end
- * applies them in call order. Each value is copied (copy hook) into its own
- * allocation so the queue array holds only plain records and can grow with
- * memcpy. Spawns get a reserved id at call time. Failures at apply time go
- * to the error slot; the remaining operations still run.
- * Driver thread only.
+ * While a query iteration is open or a hook/observer runs (iter_depth > 0),
+ * structural calls are validated at call time and recorded in the world's
+ * command buffer; spawns get a reserved id. When the outermost operation
+ * ends, wf_world_settle applies the world buffer in FIFO order; commands
+ * recorded by hooks while it is applied join the same pass, one
+ * generation later, and a record whose generation would exceed
+ * WEFT_MAX_EVENT_DEPTH is refused (an endless cascade of hooks).
+ * User buffers apply the same way, settling the world buffer after each
+ * command. Driver thread only.
  */
 #ifndef WF_DEFER_H
 #define WF_DEFER_H
 
 #include "world/world.h"
 
-typedef enum wf_defer_kind {
-    WF_DEFER_SPAWN = 1,   /* e reserved; `count` VALUE records follow */
-    WF_DEFER_INSERT = 2,  /* `count` VALUE records follow */
-    WF_DEFER_REMOVE = 3,  /* c */
-    WF_DEFER_DESPAWN = 4,
-    WF_DEFER_FLUSH = 5,
-    WF_DEFER_VALUE = 6    /* c, value (owned copy or NULL = default) */
-} wf_defer_kind;
-
-typedef struct wf_deferred {
-    uint32_t kind;
-    int32_t count;
-    weft_entity e;
-    weft_component c;
-    void *value;
-} wf_deferred;
-
-/* Records an operation with `count` values (copied). For WF_DEFER_SPAWN the
- * entity id is reserved here, once nothing else can fail, and returned in
- * *out_spawned; on failure nothing is recorded or reserved. */
-weft_status wf_defer_push(weft_world *w, wf_defer_kind kind, weft_entity e,
-                          weft_component c, const weft_value *values, int32_t count,
+/* Records a deferred structural call in the world buffer. For WF_CMD_SPAWN
+ * the id is reserved once nothing else can fail and returned in
+ * *out_spawned. */
+weft_status wf_defer_push(weft_world *w, wf_cmd_op op, weft_entity e, weft_component c,
+                          const weft_value *values, int32_t count,
                           weft_entity *out_spawned);
-/* Applies and empties the queue (the world must not be iterating). */
-void wf_defer_apply(weft_world *w);
-/* Drops the queue without applying it (world destruction). */
-void wf_defer_fini(weft_world *w);
-/* True when e may be the subject of a deferred operation: live, or a
+/* Records into buffer b (user or world), with the cascade check. */
+weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint16_t flags,
+                           weft_entity e, weft_component c, const weft_value *values,
+                           int32_t count, weft_entity *out_spawned);
+/* Applies buffer b (FIFO) and empties it; returns the first failure. */
+weft_status wf_cmds_apply(weft_world *w, weft_commands *b);
+/* Applies the world buffer if nothing is deferring and it holds records. */
+void wf_world_settle(weft_world *w);
+/* Same as wf_world_settle (name kept for the iteration code). */
+static inline void wf_defer_apply(weft_world *w)
+{
+    wf_world_settle(w);
+}
+/* True when e may be the subject of a deferred command: live, or a
  * reserved id waiting for its flush. */
 bool wf_defer_entity_ok(const weft_world *w, weft_entity e);
+/* Releases the world buffer and every user buffer (world destruction). */
+void wf_defer_fini(weft_world *w);
 
 #endif

@@ -113,6 +113,12 @@ weft_status wf_world_check(weft_world *w)
               "INV-9: index %u is on the free stack but alive", idx);
         on_free[idx] = 1;
     }
+    for (uint32_t k = 0; k < ix->later_len; k++) {
+        uint32_t idx = ix->later[k];
+        CHECK(idx < ix->count && !on_free[idx] && ix->records[idx].arch == WF_ARCH_DEAD,
+              "INV-9: later-free entry %u (index %u) is wrong", k, idx);
+        on_free[idx] = 1;
+    }
     int64_t live = 0;
     uint32_t retired = 0;
     for (uint32_t idx = 0; idx < ix->count; idx++) {

@@ -82,6 +82,8 @@ weft_world *wf_world_create(const weft_world_desc *desc)
     w->change_tick = 1;
     wf_registry_init(&w->registry);
     wf_entities_init(&w->entities);
+    wf_events_init(&w->events);
+    wf_cmds_init(&w->cmds, w, &w->alloc, &w->registry);
     if (!wf_graph_init(&w->graph, &w->alloc, &w->registry)) {
         goto fail;
     }
@@ -103,6 +105,7 @@ void wf_world_destroy(weft_world *w)
 {
     w->magic = 0;
     wf_defer_fini(w);
+    wf_events_fini(&w->events, &w->alloc);
     while (w->queries) {
         weft_query *q = w->queries;
         w->queries = q->next;

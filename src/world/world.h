@@ -11,6 +11,8 @@
 
 #include "core/check.h"
 #include "core/config.h"
+#include "command/command_buffer.h"
+#include "events/observer.h"
 #include "storage/archetype_graph.h"
 #include "storage/entity_index.h"
 #include "storage/sparse_set.h"
@@ -27,17 +29,8 @@ typedef struct wf_spawn_cache {
     wf_archetype *arch;                     /* NULL: empty cache */
 } wf_spawn_cache;
 
-typedef struct wf_deferred wf_deferred;
-
 /* Message types and removed-component streams (world/messages.h). */
 typedef struct wf_messages wf_messages;
-
-/* Structural calls recorded while iterating (world/defer.h). */
-typedef struct wf_defer_queue {
-    wf_deferred *ops;
-    uint32_t count;
-    uint32_t cap;
-} wf_defer_queue;
 
 struct weft_world {
     uint32_t magic;              /* WF_WORLD_MAGIC while alive */
@@ -48,8 +41,16 @@ struct weft_world {
     wf_entity_index entities;
     wf_graph graph;
     wf_spawn_cache spawn_cache;
-    uint32_t iter_depth;         /* open query iterations */
-    wf_defer_queue defer;        /* structural calls waiting for depth 0 */
+    uint32_t iter_depth;         /* open query iterations + running hooks and
+                                    observers: structural calls defer while
+                                    it is non-zero (world/defer.h) */
+    weft_commands cmds;          /* the world buffer deferred calls go to */
+    weft_commands *buffers;      /* user command buffers (list) */
+    bool settling;               /* the world buffer is being applied */
+    uint32_t trigger_depth;      /* nested custom triggers */
+    wf_events events;            /* observers and custom events */
+    uint32_t targeted_observers; /* observers bound to one entity */
+    weft_component child_of;     /* built-in ChildOf, 0 until first use */
     weft_query *queries;         /* every live query (list) */
     weft_component disabled;     /* the Disabled tag, 0 until first use */
     uint32_t last_check_tick;    /* change tick of the last tick clamp */

@@ -473,7 +473,6 @@ static void op_despawn(model *m)
     uint32_t idx = pick_live(m);
     weft_entity h = handle_of(m, idx);
     expect_ok(m, weft_despawn(m->w, h), "despawn");
-    model_flush(m); // despawning flushes pending reservations first
     model_despawn(m, idx);
     verify_entity(m, idx);
     MCHECK(!weft_is_alive(m->w, h), "despawned handle still alive");

@@ -423,17 +423,17 @@ static void query_iteration_depth_and_open_counts(void **state)
     assert_int_equal(w->iter_depth, 2);
     assert_int_equal(q->iterating, 2);
     weft_entity s = weft_spawn(w);
-    assert_int_equal(w->defer.count, 1);
+    assert_int_equal(w->cmds.count, 1);
     while (weft_iter_next(&b)) {
     }
     assert_int_equal(w->iter_depth, 1);
     assert_int_equal(q->iterating, 1);
-    assert_int_equal(w->defer.count, 1);
+    assert_int_equal(w->cmds.count, 1);
     assert_false(weft_is_alive(w, s));
     weft_iter_fini(&a);
     assert_int_equal(w->iter_depth, 0);
     assert_int_equal(q->iterating, 0);
-    assert_int_equal(w->defer.count, 0);
+    assert_int_equal(w->cmds.count, 0);
     assert_true(weft_is_alive(w, s));
     // a per-entity call does not open an iteration
     (void)weft_query_count(w, q);

@@ -1,0 +1,240 @@
+/* src/api/api_relationship.c - relationships, ChildOf, traversal.
+ * SPDX-License-Identifier: MIT
+ */
+#include "internal.h"
+
+#include <string.h>
+
+#include "core/ds.h"
+#include "world/relationship.h"
+
+/* The source component of relationship `rel`, or NULL (error recorded). */
+static const wf_type_info *rel_info(const weft_world *w, weft_component rel, const char *fn)
+{
+    const wf_type_info *ti = wf_registry_get(&w->registry, rel);
+    if (!ti) {
+        wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT, "%s: component id %u is not registered", fn,
+                 rel);
+        return NULL;
+    }
+    if (!ti->rel_targets) {
+        wf_error(w, WEFT_ERR_INVALID_ARG, "%s: component '%s' is not a relationship", fn,
+                 ti->name);
+        return NULL;
+    }
+    return ti;
+}
+
+WEFT_API weft_component weft_relationship_register(weft_world *world,
+                                                   const weft_relationship_desc *desc)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (!desc || desc->_start_canary || desc->_end_canary || !desc->name ||
+        !desc->name[0] || (desc->flags & ~(uint32_t)WEFT_RELATIONSHIP_LINKED_DESPAWN)) {
+        wf_error(world, WEFT_ERR_INVALID_ARG,
+                 "weft_relationship_register: desc is NULL, has a canary set, no name, or "
+                 "unknown flags");
+        return 0;
+    }
+    return wf_relationship_register(world, desc->name, desc->flags);
+}
+
+WEFT_API weft_component weft_relationship_targets(const weft_world *world, weft_component rel)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    const wf_type_info *ti = wf_registry_get(&world->registry, rel);
+    return ti ? ti->rel_targets : 0;
+}
+
+WEFT_API weft_component weft_child_of(weft_world *world)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (!world->child_of) {
+        world->child_of = wf_relationship_register(world, "weft.ChildOf",
+                                                   WEFT_RELATIONSHIP_LINKED_DESPAWN);
+    }
+    return world->child_of;
+}
+
+WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_component rel,
+                                 weft_entity target)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    const wf_type_info *ti = rel_info(world, rel, "weft_relate");
+    if (!ti) {
+        return world->last_status;
+    }
+    wf_record *rec;
+    weft_status st = wf_entity_check(world, target, &rec);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (source == target) {
+        return wf_error(world, WEFT_ERR_RELATIONSHIP,
+                        "weft_relate: entity %u:%u cannot be related to itself through '%s'",
+                        (uint32_t)source, (uint32_t)(source >> 32), ti->name);
+    }
+    if (wf_rel_would_cycle(world, source, ti, target)) {
+        return wf_error(world, WEFT_ERR_RELATIONSHIP,
+                        "weft_relate: entity %u:%u is an ancestor of %u:%u through '%s': "
+                        "relating them would form a cycle",
+                        (uint32_t)source, (uint32_t)(source >> 32), (uint32_t)target,
+                        (uint32_t)(target >> 32), ti->name);
+    }
+    return weft_insert(world, source, rel, &target, sizeof target);
+}
+
+WEFT_API weft_status weft_unrelate(weft_world *world, weft_entity source, weft_component rel)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!rel_info(world, rel, "weft_unrelate")) {
+        return world->last_status;
+    }
+    return weft_remove(world, source, rel);
+}
+
+WEFT_API weft_entity weft_related(const weft_world *world, weft_entity source,
+                                  weft_component rel)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    const wf_type_info *ti = wf_registry_get(&world->registry, rel);
+    return ti && ti->rel_targets ? wf_rel_target(world, source, ti) : 0;
+}
+
+WEFT_API const weft_entity *weft_related_sources(const weft_world *world, weft_entity target,
+                                                 weft_component rel, int32_t *out_count)
+{
+    if (out_count) {
+        *out_count = 0;
+    }
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    const wf_type_info *ti = wf_registry_get(&world->registry, rel);
+    if (!ti || !ti->rel_targets) {
+        return NULL;
+    }
+    const wf_rel_list *l = wf_rel_list_of(world, target, ti);
+    if (!l || l->count == 0) {
+        return NULL;
+    }
+    if (out_count) {
+        *out_count = l->count;
+    }
+    return l->items;
+}
+
+WEFT_API weft_status weft_set_parent(weft_world *world, weft_entity child, weft_entity parent)
+{
+    weft_component c = weft_child_of(world);
+    return c ? weft_relate(world, child, c, parent)
+             : (wf_world_ok(world) ? world->last_status : WEFT_ERR_INVALID_HANDLE);
+}
+
+WEFT_API weft_status weft_remove_parent(weft_world *world, weft_entity child)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!world->child_of) {
+        wf_record *rec;
+        return wf_entity_check(world, child, &rec);
+    }
+    return weft_remove(world, child, world->child_of);
+}
+
+WEFT_API weft_entity weft_parent(const weft_world *world, weft_entity e)
+{
+    if (!wf_world_ok(world) || !world->child_of) {
+        return 0;
+    }
+    return weft_related(world, e, world->child_of);
+}
+
+WEFT_API const weft_entity *weft_children(const weft_world *world, weft_entity e,
+                                          int32_t *out_count)
+{
+    if (!wf_world_ok(world) || !world->child_of) {
+        if (out_count) {
+            *out_count = 0;
+        }
+        return NULL;
+    }
+    return weft_related_sources(world, e, world->child_of, out_count);
+}
+
+WEFT_API int32_t weft_ancestors(const weft_world *world, weft_entity e, weft_component rel,
+                                weft_entity *out, int32_t cap)
+{
+    if (!wf_world_ok(world)) {
+        return -1;
+    }
+    const wf_type_info *ti = rel_info(world, rel, "weft_ancestors");
+    wf_record *rec;
+    if (!ti || wf_entity_check(world, e, &rec) != WEFT_OK || cap < 0 || (cap && !out)) {
+        return -1;
+    }
+    int32_t n = 0;
+    int64_t steps = world->entities.live;
+    for (weft_entity p = wf_rel_target(world, e, ti); p && p != e && steps-- > 0;
+         p = wf_rel_target(world, p, ti)) {
+        if (n < cap) {
+            out[n] = p;
+        }
+        n++;
+    }
+    return n;
+}
+
+WEFT_API int64_t weft_descendants(weft_world *world, weft_entity e, weft_component rel,
+                                  weft_entity *out, int64_t cap)
+{
+    if (!wf_world_ok(world)) {
+        return -1;
+    }
+    const wf_type_info *ti = rel_info(world, rel, "weft_descendants");
+    wf_record *rec;
+    if (!ti || wf_entity_check(world, e, &rec) != WEFT_OK || cap < 0 || (cap && !out)) {
+        return -1;
+    }
+    /* breadth first; the scratch queue is driver-thread bookkeeping */
+    weft_entity *queue = NULL;
+    stbds_arrput(queue, e);
+    int64_t head = 0;
+    int64_t n = 0;
+    while (head < (int64_t)stbds_arrlen(queue)) {
+        weft_entity cur = queue[head++];
+        const wf_rel_list *l = wf_rel_list_of(world, cur, ti);
+        for (int32_t i = 0; l && i < l->count; i++) {
+            weft_entity child = l->items[i];
+            if (child == e) {
+                continue; /* a cycle back to the start */
+            }
+            if (n < cap) {
+                out[n] = child;
+            }
+            n++;
+            stbds_arrput(queue, child);
+            if (n > world->entities.live) {
+                stbds_arrfree(queue);
+                return wf_error(world, WEFT_ERR_RELATIONSHIP,
+                                "weft_descendants: '%s' forms a cycle", ti->name),
+                       -1;
+            }
+        }
+    }
+    stbds_arrfree(queue);
+    return n;
+}

@@ -1,0 +1,215 @@
+/* src/command/command_buffer.c - recording, releasing and recycling records.
+ * SPDX-License-Identifier: MIT
+ */
+#include "command/command_buffer.h"
+
+#include <string.h>
+
+void wf_cmds_init(weft_commands *b, weft_world *w, wf_allocator *a, wf_registry *reg)
+{
+    memset(b, 0, sizeof *b);
+    b->world = w;
+    b->alloc = a;
+    b->registry = reg;
+}
+
+static size_t cmds_chunk_bytes(const wf_cmd_chunk *k)
+{
+    return sizeof *k + k->cap;
+}
+
+static void cmds_free_list(weft_commands *b, wf_cmd_chunk *k)
+{
+    while (k) {
+        wf_cmd_chunk *next = k->next;
+        wf_free(b->alloc, k, cmds_chunk_bytes(k), 64);
+        k = next;
+    }
+}
+
+void wf_cmds_fini(weft_commands *b)
+{
+    for (wf_cmd_chunk *k = b->head; k; k = k->next) {
+        for (uint32_t off = 0; off < k->used;) {
+            wf_cmd *c = (wf_cmd *)(void *)(k->data + off);
+            off += c->size;
+            wf_cmd_release(b, c);
+        }
+    }
+    cmds_free_list(b, b->head);
+    cmds_free_list(b, b->spare);
+    b->head = b->tail = b->spare = NULL;
+    b->count = 0;
+}
+
+static size_t cmds_align(size_t x, size_t a)
+{
+    return (x + a - 1) & ~(a - 1);
+}
+
+/* Room for `bytes` (a multiple of 16) at the tail; NULL on OOM. */
+static uint8_t *cmds_room(weft_commands *b, size_t bytes)
+{
+    wf_cmd_chunk *t = b->tail;
+    if (t && t->cap - t->used >= bytes) {
+        return t->data + t->used;
+    }
+    wf_cmd_chunk *k = NULL;
+    if (b->spare && b->spare->cap >= bytes) {
+        k = b->spare;
+        b->spare = k->next;
+    } else {
+        size_t cap = bytes > WF_CMD_CHUNK_SIZE ? bytes : WF_CMD_CHUNK_SIZE;
+        if (cap > UINT32_MAX - 64u) {
+            return NULL;
+        }
+        k = wf_alloc(b->alloc, sizeof *k + cap, 64);
+        if (!k) {
+            return NULL;
+        }
+        k->cap = (uint32_t)cap;
+    }
+    k->next = NULL;
+    k->used = 0;
+    if (t) {
+        t->next = k;
+    } else {
+        b->head = k;
+    }
+    b->tail = k;
+    return k->data;
+}
+
+static void cmds_drop_values(weft_commands *b, wf_cmd_value *vals, int32_t n)
+{
+    for (int32_t j = 0; j < n; j++) {
+        if (!vals[j].ptr) {
+            continue;
+        }
+        const wf_type_info *tj = wf_registry_get(b->registry, vals[j].id);
+        wf_type_destroy(tj, vals[j].ptr, 1);
+        if (vals[j].external) {
+            wf_free(b->alloc, vals[j].ptr, tj->size, tj->align);
+        }
+        vals[j].ptr = NULL;
+    }
+}
+
+wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint16_t flags, weft_entity e,
+                     weft_component c, const weft_value *values, int32_t count)
+{
+    /* Upper bound first (worst-case alignment padding), exact layout once
+     * the record's address is known. Values aligned beyond 64 bytes get
+     * their own allocation. */
+    size_t head = sizeof(wf_cmd) + (size_t)count * sizeof(wf_cmd_value);
+    size_t need = head;
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(b->registry, values[i].id);
+        if (ti->size && ti->align <= 64) {
+            need += ti->size + ti->align - 1;
+        }
+    }
+    need = cmds_align(need, 16);
+    if (need > UINT32_MAX - 64u) {
+        return NULL;
+    }
+    uint8_t *base = cmds_room(b, need);
+    if (!base) {
+        return NULL;
+    }
+    wf_cmd *cmd = (wf_cmd *)(void *)base;
+    memset(cmd, 0, sizeof *cmd);
+    cmd->op = (uint16_t)op;
+    cmd->flags = flags;
+    cmd->e = e;
+    cmd->c = c;
+    cmd->count = count;
+    cmd->gen = b->gen;
+    wf_cmd_value *vals = wf_cmd_values(cmd);
+    uintptr_t at = (uintptr_t)base + head;
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(b->registry, values[i].id);
+        vals[i].id = values[i].id;
+        vals[i].external = 0;
+        vals[i].ptr = NULL;
+        if (!ti->size) {
+            continue;
+        }
+        void *dst;
+        if (ti->align <= 64) {
+            at = (at + ti->align - 1) & ~(uintptr_t)(ti->align - 1);
+            dst = (void *)at;
+            at += ti->size;
+        } else {
+            dst = wf_alloc(b->alloc, ti->size, ti->align);
+            if (!dst) {
+                cmds_drop_values(b, vals, i);
+                return NULL;
+            }
+            vals[i].external = 1;
+        }
+        wf_type_construct(ti, dst, values[i].ptr, 1);
+        vals[i].ptr = dst;
+    }
+    size_t bytes = cmds_align((size_t)(at - (uintptr_t)base), 16);
+    cmd->size = (uint32_t)bytes;
+    b->tail->used += (uint32_t)bytes;
+    b->count++;
+    return cmd;
+}
+
+wf_cmd *wf_cmds_push_custom(weft_commands *b, weft_command_fn fn, const void *payload,
+                            size_t size, weft_command_drop_fn drop, void *user)
+{
+    size_t bytes = cmds_align(sizeof(wf_cmd) + cmds_align(sizeof(wf_cmd_custom), 16) + size,
+                              16);
+    if (bytes > UINT32_MAX) {
+        return NULL;
+    }
+    uint8_t *at = cmds_room(b, bytes);
+    if (!at) {
+        return NULL;
+    }
+    wf_cmd *cmd = (wf_cmd *)(void *)at;
+    memset(cmd, 0, sizeof *cmd);
+    cmd->op = WF_CMD_CUSTOM;
+    cmd->gen = b->gen;
+    cmd->size = (uint32_t)bytes;
+    wf_cmd_custom *cu = wf_cmd_custom_of(cmd);
+    cu->fn = fn;
+    cu->drop = drop;
+    cu->user = user;
+    cu->size = size;
+    if (size) {
+        memcpy(wf_cmd_payload(cmd), payload, size);
+    }
+    b->tail->used += (uint32_t)bytes;
+    b->count++;
+    return cmd;
+}
+
+void wf_cmd_release(weft_commands *b, wf_cmd *c)
+{
+    if (c->flags & WF_CMD_DONE) {
+        return;
+    }
+    c->flags |= WF_CMD_DONE;
+    if (c->op == WF_CMD_CUSTOM) {
+        wf_cmd_custom *cu = wf_cmd_custom_of(c);
+        if (cu->drop) {
+            cu->drop(wf_cmd_payload(c), cu->user);
+        }
+        return;
+    }
+    cmds_drop_values(b, wf_cmd_values(c), c->count);
+}
+
+void wf_cmds_reset(weft_commands *b)
+{
+    if (b->tail) {
+        b->tail->next = b->spare;
+        b->spare = b->head;
+    }
+    b->head = b->tail = NULL;
+    b->count = 0;
+}

@@ -1,0 +1,329 @@
+/* src/world/relationship.c - relationship hooks and lookups.
+ * SPDX-License-Identifier: MIT
+ *
+ * Hooks run with the world deferring structural calls; list edits are value
+ * edits and happen at once, component additions and removals go through
+ * custom commands that re-check the situation when they run (the world may
+ * have changed in between).
+ */
+#include "world/relationship.h"
+
+#include <string.h>
+
+#include "world/commit.h"
+#include "world/defer.h"
+
+/* ---- lookups ---- */
+
+static void *rel_value(const weft_world *w, weft_entity e, const wf_type_info *ti)
+{
+    const wf_record *r = wf_entity_live(w, e);
+    if (!r) {
+        return NULL;
+    }
+    const wf_column *col = wf_table_column(wf_world_archetype(w, r->arch)->table, ti->id);
+    return col ? wf_column_ptr(col, r->row) : NULL;
+}
+
+weft_entity wf_rel_target(const weft_world *w, weft_entity source, const wf_type_info *rel)
+{
+    const weft_entity *t = rel_value(w, source, rel);
+    return t ? *t : 0;
+}
+
+const wf_rel_list *wf_rel_list_of(const weft_world *w, weft_entity target,
+                                  const wf_type_info *rel)
+{
+    return rel_value(w, target, wf_registry_get(&w->registry, rel->rel_targets));
+}
+
+bool wf_rel_would_cycle(const weft_world *w, weft_entity source, const wf_type_info *rel,
+                        weft_entity target)
+{
+    int64_t steps = w->entities.live + 1;
+    for (weft_entity t = target; t && steps-- > 0; t = wf_rel_target(w, t, rel)) {
+        if (t == source) {
+            return true;
+        }
+    }
+    return steps < 0; /* an existing cycle: refuse to extend it */
+}
+
+/* ---- list editing ---- */
+
+static bool rel_list_append(weft_world *w, wf_rel_list *l, weft_entity e)
+{
+    for (int32_t i = 0; i < l->count; i++) {
+        if (l->items[i] == e) {
+            return true;
+        }
+    }
+    if (l->count == l->cap) {
+        int32_t cap = l->cap ? l->cap * 2 : 4;
+        weft_entity *n = wf_alloc(&w->alloc, (size_t)cap * sizeof *n, _Alignof(weft_entity));
+        if (!n) {
+            return false;
+        }
+        if (l->count) {
+            memcpy(n, l->items, (size_t)l->count * sizeof *n);
+        }
+        wf_free(&w->alloc, l->items, (size_t)l->cap * sizeof *n, _Alignof(weft_entity));
+        l->items = n;
+        l->cap = cap;
+    }
+    l->items[l->count++] = e;
+    return true;
+}
+
+static void rel_list_erase(wf_rel_list *l, weft_entity e)
+{
+    for (int32_t i = 0; i < l->count; i++) {
+        if (l->items[i] == e) {
+            /* keep the order of the others */
+            memmove(l->items + i, l->items + i + 1,
+                    (size_t)(l->count - i - 1) * sizeof *l->items);
+            l->count--;
+            return;
+        }
+    }
+}
+
+/* ---- target component type hooks ---- */
+
+static void rel_list_dtor(void *ptr, int32_t count, void *user)
+{
+    weft_world *w = user;
+    wf_rel_list *l = ptr;
+    for (int32_t i = 0; i < count; i++) {
+        wf_free(&w->alloc, l[i].items, (size_t)l[i].cap * sizeof *l[i].items,
+                _Alignof(weft_entity));
+    }
+}
+
+/* Lists are owned by the relationship: a copy starts empty (the hooks
+ * fill it), so a target value can never list sources twice. */
+static void rel_list_copy(void *dst, const void *src, int32_t count, void *user)
+{
+    (void)src;
+    (void)user;
+    memset(dst, 0, (size_t)count * sizeof(wf_rel_list));
+}
+
+static void rel_list_ctor(void *ptr, int32_t count, void *user)
+{
+    (void)user;
+    memset(ptr, 0, (size_t)count * sizeof(wf_rel_list));
+}
+
+/* ---- deferred steps ---- */
+
+typedef struct rel_step {
+    weft_component rel;
+    weft_entity source;
+    weft_entity target;
+} rel_step;
+
+/* Gives `target` a list and appends `source`, if source still points there. */
+static void rel_attach(weft_world *w, void *payload, void *user)
+{
+    (void)user;
+    const rel_step *s = payload;
+    const wf_type_info *rel = wf_registry_get(&w->registry, s->rel);
+    if (wf_rel_target(w, s->source, rel) != s->target || !wf_entity_live(w, s->target)) {
+        return;
+    }
+    wf_rel_list *l = (wf_rel_list *)wf_rel_list_of(w, s->target, rel);
+    if (!l) {
+        wf_record *rec = wf_entity_live(w, s->target);
+        const wf_type_info *tt = wf_registry_get(&w->registry, rel->rel_targets);
+        if (wf_commit_insert_one(w, s->target, rec, tt, NULL) != WEFT_OK) {
+            return; /* out of memory: reported; the source stays unlisted */
+        }
+        l = (wf_rel_list *)wf_rel_list_of(w, s->target, rel);
+    }
+    if (!rel_list_append(w, l, s->source)) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory listing a relationship source");
+    }
+}
+
+/* Removes `target`'s list if it is (still) empty. */
+static void rel_prune(weft_world *w, void *payload, void *user)
+{
+    (void)user;
+    const rel_step *s = payload;
+    const wf_type_info *rel = wf_registry_get(&w->registry, s->rel);
+    const wf_rel_list *l = wf_rel_list_of(w, s->target, rel);
+    if (l && l->count == 0) {
+        wf_record *rec = wf_entity_live(w, s->target);
+        wf_commit_remove(w, s->target, rec, wf_registry_get(&w->registry, rel->rel_targets));
+    }
+}
+
+static void rel_defer(weft_world *w, weft_command_fn fn, weft_component rel,
+                      weft_entity source, weft_entity target)
+{
+    rel_step s = {rel, source, target};
+    if (w->cmds.gen > WEFT_MAX_EVENT_DEPTH ||
+        !wf_cmds_push_custom(&w->cmds, fn, &s, sizeof s, NULL, NULL)) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "could not queue a relationship update");
+    }
+}
+
+/* ---- source hooks ---- */
+
+static void rel_on_insert(weft_world *w, weft_entity e, weft_component c, void *user)
+{
+    (void)user;
+    const wf_type_info *rel = wf_registry_get(&w->registry, c);
+    weft_entity target = wf_rel_target(w, e, rel);
+    if (target == e || !wf_entity_live(w, target) ||
+        wf_rel_would_cycle(w, e, rel, target)) {
+        wf_error(w, WEFT_ERR_RELATIONSHIP,
+                 "relationship '%s' of entity %u:%u to %u:%u is refused (self, dead target "
+                 "or cycle); it is removed",
+                 rel->name, (uint32_t)e, (uint32_t)(e >> 32), (uint32_t)target,
+                 (uint32_t)(target >> 32));
+        wf_defer_push(w, WF_CMD_REMOVE, e, c, NULL, 0, NULL);
+        return;
+    }
+    wf_rel_list *l = (wf_rel_list *)wf_rel_list_of(w, target, rel);
+    if (l) {
+        if (!rel_list_append(w, l, e)) {
+            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory listing a relationship source");
+        }
+    } else {
+        rel_defer(w, rel_attach, c, e, target);
+    }
+}
+
+static void rel_on_replace(weft_world *w, weft_entity e, weft_component c, void *user)
+{
+    (void)user;
+    const wf_type_info *rel = wf_registry_get(&w->registry, c);
+    weft_entity old = wf_rel_target(w, e, rel);
+    wf_rel_list *l = old ? (wf_rel_list *)wf_rel_list_of(w, old, rel) : NULL;
+    if (!l) {
+        return; /* target gone or never listed */
+    }
+    rel_list_erase(l, e);
+    if (l->count == 0) {
+        rel_defer(w, rel_prune, c, e, old);
+    }
+}
+
+/* ---- target hook ---- */
+
+static void rel_on_despawn(weft_world *w, weft_entity t, weft_component c, void *user)
+{
+    (void)user;
+    const wf_type_info *targets = wf_registry_get(&w->registry, c);
+    const wf_type_info *rel = wf_registry_get(&w->registry, targets->rel_source);
+    const wf_rel_list *l = wf_rel_list_of(w, t, rel);
+    if (!l || l->count == 0) {
+        return;
+    }
+    if (!(rel->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN)) {
+        for (int32_t i = 0; i < l->count; i++) {
+            wf_cmds_record(w, &w->cmds, WF_CMD_REMOVE, WF_CMD_TRY, l->items[i], rel->id,
+                           NULL, 0, NULL);
+        }
+        return;
+    }
+    /* Part of an ancestor's cascade? Then that ancestor queued us all. */
+    weft_entity parent = wf_rel_target(w, t, rel);
+    if (parent && !wf_entity_live(w, parent)) {
+        return;
+    }
+    /* Breadth first over the subtree, iteratively: each level's sources are
+     * queued (in order) and then visited. The queue lives in the world
+     * buffer itself: records are walked as they are appended. */
+    weft_entity cur = t;
+    const wf_rel_list *cl = l;
+    wf_cmd_chunk *chunk = w->cmds.tail;
+    uint32_t off = chunk ? chunk->used : 0;
+    for (;;) {
+        for (int32_t i = 0; cl && i < cl->count; i++) {
+            if (wf_cmds_record(w, &w->cmds, WF_CMD_DESPAWN, WF_CMD_TRY, cl->items[i], 0, NULL,
+                               0, NULL) != WEFT_OK) {
+                return;
+            }
+        }
+        /* next queued despawn to expand */
+        if (!chunk) {
+            chunk = w->cmds.head;
+            off = 0;
+        }
+        wf_cmd *next = NULL;
+        while (chunk && !next) {
+            if (off < chunk->used) {
+                wf_cmd *cmd = (wf_cmd *)(void *)(chunk->data + off);
+                off += cmd->size;
+                if (cmd->op == WF_CMD_DESPAWN && !(cmd->flags & WF_CMD_DONE)) {
+                    next = cmd;
+                }
+            } else {
+                chunk = chunk->next;
+                off = 0;
+            }
+        }
+        if (!next) {
+            return;
+        }
+        cur = next->e;
+        cl = wf_rel_list_of(w, cur, rel);
+    }
+}
+
+/* ---- registration ---- */
+
+weft_component wf_relationship_register(weft_world *w, const char *name, uint32_t flags)
+{
+    size_t len = strlen(name);
+    char tname[WF_ERROR_LEN];
+    if (len + sizeof ".targets" > sizeof tname) {
+        wf_error(w, WEFT_ERR_INVALID_ARG, "relationship name '%s' is too long", name);
+        return 0;
+    }
+    memcpy(tname, name, len);
+    memcpy(tname + len, ".targets", sizeof ".targets");
+    if (wf_registry_lookup(&w->registry, name) || wf_registry_lookup(&w->registry, tname)) {
+        wf_error(w, WEFT_ERR_ALREADY_EXISTS, "relationship '%s' is already registered", name);
+        return 0;
+    }
+    weft_component_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.name = name;
+    sd.size = sizeof(weft_entity);
+    sd.align = _Alignof(weft_entity);
+    sd.flags = WEFT_COMPONENT_IMMUTABLE;
+    sd.lifecycle.on_insert = rel_on_insert;
+    sd.lifecycle.on_replace = rel_on_replace;
+    weft_component_desc td;
+    memset(&td, 0, sizeof td);
+    td.name = tname;
+    td.size = sizeof(wf_rel_list);
+    td.align = _Alignof(wf_rel_list);
+    td.flags = WEFT_COMPONENT_IMMUTABLE;
+    td.hooks.ctor = rel_list_ctor;
+    td.hooks.dtor = rel_list_dtor;
+    td.hooks.copy = rel_list_copy;
+    td.hooks.user = w;
+    td.lifecycle.on_despawn = rel_on_despawn;
+    wf_type_info *src = wf_registry_add(&w->registry, &w->alloc, &sd, (uint32_t)sd.size,
+                                        (uint32_t)sd.align, WEFT_STORAGE_TABLE);
+    if (!src) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory registering '%s'", name);
+        return 0;
+    }
+    wf_type_info *tgt = wf_registry_add(&w->registry, &w->alloc, &td, (uint32_t)td.size,
+                                        (uint32_t)td.align, WEFT_STORAGE_TABLE);
+    if (!tgt) {
+        wf_registry_pop(&w->registry, &w->alloc);
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory registering '%s'", tname);
+        return 0;
+    }
+    src->rel_targets = tgt->id;
+    src->rel_flags = flags;
+    tgt->rel_source = src->id;
+    return src->id;
+}

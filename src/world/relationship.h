@@ -1,0 +1,43 @@
+/* src/world/relationship.h - one-to-many relationships kept by hooks.
+ * SPDX-License-Identifier: MIT
+ *
+ * A relationship is a pair of components. The source component (on each
+ * source entity, immutable) holds the target entity and is the truth; the
+ * target component (on the target) holds the ordered list of its sources
+ * and is maintained by the source's hooks:
+ *   on_insert  (source)  append the source to the target's list; a target
+ *                        without a list gets one through a deferred command
+ *   on_replace (source)  remove the source from the old target's list, and
+ *                        the list itself (deferred) once it is empty
+ *   on_despawn (target)  LINKED_DESPAWN: despawn the whole subtree, gathered
+ *                        breadth first into one round of deferred despawns;
+ *                        otherwise remove the relationship from every source
+ * The invariant (every source is listed once by its live target, every
+ * listed source points back) holds whenever the world buffer is empty.
+ * Driver thread only.
+ */
+#ifndef WF_RELATIONSHIP_H
+#define WF_RELATIONSHIP_H
+
+#include "world/world.h"
+
+/* Value of a target component: the sources, in insertion order. */
+typedef struct wf_rel_list {
+    weft_entity *items; /* world allocator */
+    int32_t count;
+    int32_t cap;
+} wf_rel_list;
+
+/* Registers the two components of a relationship; returns the source id. */
+weft_component wf_relationship_register(weft_world *w, const char *name, uint32_t flags);
+/* Target of `source` through rel (0 when none). */
+weft_entity wf_rel_target(const weft_world *w, weft_entity source, const wf_type_info *rel);
+/* The list of sources of `target` (NULL when none). */
+const wf_rel_list *wf_rel_list_of(const weft_world *w, weft_entity target,
+                                  const wf_type_info *rel);
+/* Would source -> target create a cycle (target is source or a descendant
+ * of it)? */
+bool wf_rel_would_cycle(const weft_world *w, weft_entity source, const wf_type_info *rel,
+                        weft_entity target);
+
+#endif
