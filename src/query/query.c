@@ -124,6 +124,18 @@ weft_status wf_query_compile(weft_query *q, const wf_query_env *env,
         }
     }
     *bad_term = -1;
+    q->fast_ok = !q->row_filters && !(q->flags & WEFT_QUERY_UNCACHED);
+    q->filter_simple = true;
+    for (uint32_t i = 0; i < q->term_count; i++) {
+        const wf_term *t = &q->terms[i];
+        if (t->filter &&
+            (t->sparse || (t->oper != WEFT_OPER_AND && t->oper != WEFT_OPER_WITH))) {
+            q->filter_simple = false;
+        }
+        bool plain = q->fast_ok && !t->sparse && t->access != WEFT_ACCESS_NONE;
+        q->get[i].size = plain ? t->size : 0;
+        q->get[i].id = t->id;
+    }
     return WEFT_OK;
 }
 
@@ -175,11 +187,14 @@ bool wf_query_match_archetype(const weft_query *q, const wf_query_env *env,
     return groups_seen == (1u << q->group_count) - 1u;
 }
 
-/* Makes the cache arrays big enough for archetype `arch` and its table
- * (one more match entry). False on OOM, nothing recorded. */
-static bool query_reserve(weft_query *q, wf_allocator *a, uint32_t arch, uint32_t table)
+/* Grows the cache arrays to hold archetype ids below `archs`, table ids
+ * below `tables` and `matches` match entries. Sizes grow geometrically, so
+ * a stream of new archetypes costs amortised O(1) each. False on OOM; the
+ * cache is unchanged apart from arrays already grown (contents kept). */
+static bool query_reserve(weft_query *q, wf_allocator *a, uint32_t archs, uint32_t tables,
+                          uint32_t matches)
 {
-    uint32_t words = (arch >> 6) + 1;
+    uint32_t words = (archs + 63) >> 6;
     if (words > q->arch_words) {
         uint32_t n = q->arch_words ? q->arch_words * 2 : 4;
         while (n < words) {
@@ -196,9 +211,9 @@ static bool query_reserve(weft_query *q, wf_allocator *a, uint32_t arch, uint32_
         q->arch_bits = bits;
         q->arch_words = n;
     }
-    if (table >= q->table_match_len) {
+    if (tables > q->table_match_len) {
         uint32_t n = q->table_match_len ? q->table_match_len * 2 : 16;
-        while (n <= table) {
+        while (n < tables) {
             n *= 2;
         }
         int32_t *tm = wf_alloc(a, n * sizeof *tm, _Alignof(int32_t));
@@ -213,8 +228,11 @@ static bool query_reserve(weft_query *q, wf_allocator *a, uint32_t arch, uint32_
         q->table_match = tm;
         q->table_match_len = n;
     }
-    if (q->match_count == q->match_cap) {
+    if (matches > q->match_cap) {
         uint32_t n = q->match_cap ? q->match_cap * 2 : 8;
+        while (n < matches) {
+            n *= 2;
+        }
         wf_match *m = wf_alloc(a, n * sizeof *m, _Alignof(wf_match));
         if (!m) {
             return false;
@@ -229,35 +247,167 @@ static bool query_reserve(weft_query *q, wf_allocator *a, uint32_t arch, uint32_
     return true;
 }
 
-/* Tests one archetype and records it. False on OOM. */
-static bool query_consider(weft_query *q, const wf_query_env *env, const wf_archetype *arch)
+/* Records a matching archetype; the arrays must have room (query_reserve).
+ * Keeps the table's `partial` flag exact (query.h). */
+static void query_record(weft_query *q, const wf_archetype *arch)
 {
-    if (!wf_query_match_archetype(q, env, arch)) {
-        return true;
-    }
     wf_table *t = arch->table;
-    if (!query_reserve(q, env->alloc, arch->id, t->id)) {
-        return false;
-    }
     q->arch_bits[arch->id >> 6] |= 1ull << (arch->id & 63);
-    if (q->table_match[t->id] >= 0) {
-        q->matches[q->table_match[t->id]].arch_count++;
-        return true;
+    int32_t at = q->table_match[t->id];
+    if (at >= 0) {
+        wf_match *m = &q->matches[at];
+        m->arch_count++;
+        m->partial = m->arch_count < t->archetype_count;
+        return;
     }
     wf_match *m = &q->matches[q->match_count];
     m->table = t;
     m->arch_count = 1;
+    m->partial = 1 < t->archetype_count;
     for (uint32_t i = 0; i < WEFT_MAX_TERMS; i++) {
         m->cols[i] = -1;
     }
+    /* arch->col_map is the table's, copied into the archetype (one hop less) */
     for (uint32_t i = 0; i < q->term_count; i++) {
         const wf_term *term = &q->terms[i];
-        if (!term->sparse && term->id < t->col_map_len) {
-            m->cols[i] = t->col_map[term->id];
+        if (!term->sparse && term->id < arch->col_map_len) {
+            m->cols[i] = arch->col_map[term->id];
         }
     }
     q->table_match[t->id] = (int32_t)q->match_count++;
+}
+
+/* Tests one archetype and records it. False on OOM (nothing recorded). */
+static bool query_consider(weft_query *q, const wf_query_env *env, const wf_archetype *arch)
+{
+    wf_table *t = arch->table;
+    if (!wf_query_match_archetype(q, env, arch)) {
+        /* a new archetype of a matched table makes that table partial */
+        if (t->id < q->table_match_len && q->table_match[t->id] >= 0) {
+            wf_match *m = &q->matches[q->table_match[t->id]];
+            m->partial = m->arch_count < t->archetype_count;
+        }
+        return true;
+    }
+    if (!query_reserve(q, env->alloc, arch->id + 1, t->id + 1, q->match_count + 1)) {
+        return false;
+    }
+    query_record(q, arch);
     return true;
+}
+
+/* First index in list[from, n) with list[i] >= key (galloping: the
+ * candidates of a merge rise, so cursors only move forward). */
+static uint32_t query_seek(const uint32_t *list, uint32_t n, uint32_t from, uint32_t key)
+{
+    uint32_t step = 1;
+    uint32_t lo = from;
+    uint32_t hi = from;
+    while (hi < n && list[hi] < key) {
+        lo = hi + 1;
+        hi += step;
+        step *= 2;
+    }
+    if (hi > n) {
+        hi = n;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (list[mid] < key) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Does sorted `list` hold key? Advances *pos (see query_seek). */
+static bool query_list_has(const wf_type_info *ti, uint32_t *pos, uint32_t key)
+{
+    *pos = query_seek(ti->archs, ti->arch_count, *pos, key);
+    return *pos < ti->arch_count && ti->archs[*pos] == key;
+}
+
+/* First update: the archetypes of the rarest required id, filtered by a
+ * merge of the other terms' component indexes (each ti->archs lists
+ * archetype ids in creation order, i.e. ascending), so no archetype is
+ * touched before it is known to match. The matching ones are then recorded
+ * with their archetype and table structs prefetched a few entries ahead.
+ * False on OOM (nothing recorded). */
+static bool query_first_update(weft_query *q, const wf_query_env *env)
+{
+    const wf_graph *g = env->graph;
+    const wf_type_info *idx = q->terms[q->index_term].ti;
+    uint32_t n = idx->arch_count;
+    uint32_t *cand = n ? wf_alloc(env->alloc, n * sizeof *cand, _Alignof(uint32_t)) : NULL;
+    if (n && !cand) {
+        return false;
+    }
+    const wf_type_info *dis = NULL;
+    if (!q->allow_disabled && env->disabled) {
+        dis = wf_registry_get(env->registry, env->disabled);
+    }
+    uint32_t pos[WEFT_MAX_TERMS] = {0};
+    uint32_t dis_pos = 0;
+    uint32_t all_groups = (1u << q->group_count) - 1u;
+    uint32_t c = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t a = idx->archs[k];
+        if (a >= g->arch_count) {
+            break; /* cannot happen: the index lists existing archetypes */
+        }
+        if (dis && query_list_has(dis, &dis_pos, a)) {
+            continue;
+        }
+        bool ok = true;
+        uint32_t groups = 0;
+        for (uint32_t i = 0; i < q->term_count && ok; i++) {
+            const wf_term *t = &q->terms[i];
+            if ((int32_t)i == q->index_term || t->oper == WEFT_OPER_OPTIONAL) {
+                continue;
+            }
+            bool has = query_list_has(t->ti, &pos[i], a);
+            switch (t->oper) {
+            case WEFT_OPER_AND:
+            case WEFT_OPER_WITH:
+                ok = has;
+                break;
+            case WEFT_OPER_WITHOUT:
+                ok = !has;
+                break;
+            case WEFT_OPER_OR:
+                groups |= has ? 1u << t->group : 0u;
+                break;
+            default:
+                break;
+            }
+        }
+        if (ok && groups == all_groups) {
+            cand[c++] = a;
+        }
+    }
+    /* pre-sized: no growth while recording */
+    bool room = query_reserve(q, env->alloc, g->arch_count, g->table_count, q->match_count + c);
+    if (room) {
+        enum { AHEAD = 8 };
+        for (uint32_t k = 0; k < c; k++) {
+            if (k + 2 * AHEAD < c) {
+                WF_PREFETCH(g->archetypes[cand[k + 2 * AHEAD]]);
+            }
+            if (k + AHEAD < c) {
+                const wf_archetype *next = g->archetypes[cand[k + AHEAD]];
+                WF_PREFETCH(next->table);
+                WF_PREFETCH((const char *)next->table + 64);
+                if (q->terms[0].id < next->col_map_len) {
+                    WF_PREFETCH(next->col_map + q->terms[0].id);
+                }
+            }
+            query_record(q, g->archetypes[cand[k]]);
+        }
+    }
+    wf_free(env->alloc, cand, n * sizeof *cand, _Alignof(uint32_t));
+    return room;
 }
 
 bool wf_query_update(weft_query *q, const wf_query_env *env)
@@ -278,21 +428,8 @@ bool wf_query_update(weft_query *q, const wf_query_env *env)
         return true;
     }
     if (q->arch_gen == 0 && q->index_term >= 0) {
-        /* first update: only archetypes holding the rarest required id */
-        const wf_type_info *ti = q->terms[q->index_term].ti;
-        for (uint32_t k = 0; k < ti->arch_count; k++) {
-            if (!query_consider(q, env, g->archetypes[ti->archs[k]])) {
-                /* restart from scratch next time */
-                q->match_count = 0;
-                if (q->table_match) {
-                    memset(q->table_match, 0xFF,
-                           q->table_match_len * sizeof *q->table_match);
-                }
-                if (q->arch_bits) {
-                    memset(q->arch_bits, 0, q->arch_words * sizeof *q->arch_bits);
-                }
-                return false;
-            }
+        if (!query_first_update(q, env)) {
+            return false; /* nothing recorded: retried next time */
         }
         q->arch_gen = g->arch_count;
         return true;

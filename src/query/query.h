@@ -17,6 +17,13 @@
  * filters are evaluated per row too, after a per-column summary check that
  * skips whole tables with nothing new.
  *
+ * The match entry caches `partial` so iteration never reads the table's
+ * cold archetype_count: a table's archetype_count grows only when an
+ * archetype is created, every update tests every new archetype, and an
+ * update recomputes the flag of the table of every archetype it tests
+ * (matching or not) whose table is matched. So after an update, for every
+ * match, partial == (arch_count < table->archetype_count).
+ *
  * The module works on storage only (graph, registry, entity records, tick);
  * the world layer handles phases and deferred structural changes.
  * Driver thread only.
@@ -27,6 +34,12 @@
 #include "storage/archetype_graph.h"
 #include "storage/entity_index.h"
 #include "storage/sparse_set.h"
+
+#if defined(__GNUC__)
+#define WF_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define WF_PREFETCH(p) ((void)(p))
+#endif
 
 /* Storage a query reads; filled by the world layer. */
 typedef struct wf_query_env {
@@ -52,29 +65,43 @@ typedef struct wf_term {
 typedef struct wf_match {
     wf_table *table;
     uint32_t arch_count;          /* matching archetypes of this table */
+    bool partial;                 /* arch_count < table->archetype_count */
     int16_t cols[WEFT_MAX_TERMS]; /* column of each term in the table, or -1 */
 } wf_match;
 
+/* Per-term data of the weft_query_get fast path: `size` is the term's
+ * component size when a plain table lookup answers the call (cached
+ * query, no row filters, a table term with a field), else 0. */
+typedef struct wf_get_term {
+    uint32_t size;
+    weft_component id;
+} wf_get_term;
+
 struct weft_query {
+    /* hot fields of the per-entity fast paths first (one or two lines) */
     weft_world *world;         /* owner; identity check only */
-    wf_term terms[WEFT_MAX_TERMS];
+    uint32_t arch_gen;         /* archetypes tested so far */
+    uint32_t arch_words;
+    uint64_t *arch_bits;       /* [arch_words] matching archetypes */
+    bool fast_ok;              /* cached and no row filters: a matching
+                                  archetype is a matching entity */
+    bool row_filters;          /* some term filters on added/changed ticks */
+    bool filter_simple;        /* every filtered term is a table AND/WITH term */
+    bool allow_disabled;       /* flag set or Disabled mentioned */
     uint32_t term_count;
+    wf_get_term get[WEFT_MAX_TERMS];
+    wf_term terms[WEFT_MAX_TERMS];
     uint32_t group_count;      /* or-groups */
     uint32_t flags;            /* weft_query_flags */
-    bool allow_disabled;       /* flag set or Disabled mentioned */
-    bool row_filters;          /* some term filters on added/changed ticks */
     int32_t index_term;        /* required term whose index starts matching, or -1 */
     uint32_t last_run;
     uint32_t iterating;        /* open iterations */
     /* match cache */
-    uint32_t arch_gen;         /* archetypes tested so far */
     wf_match *matches;
     uint32_t match_count;
     uint32_t match_cap;
     int32_t *table_match;      /* [table_match_len] table id -> match or -1 */
     uint32_t table_match_len;
-    uint64_t *arch_bits;       /* [arch_words] matching archetypes */
-    uint32_t arch_words;
     struct weft_query *next;   /* world's list of queries */
     struct weft_query *prev;
 };
