@@ -230,7 +230,7 @@ WEFT_API const weft_entity *weft_iter_entities(const weft_iter *pub)
     if (!pub || it->state != WF_ITER_ACTIVE || !it->match) {
         return NULL;
     }
-    return wf_iter_match(it)->table->entities + it->start;
+    return it->table->entities + it->start;
 }
 
 /* Checks a field request; returns the term or NULL (error recorded). */
@@ -278,59 +278,108 @@ static wf_column *iter_column(wf_iter *it, int32_t term, const wf_term *t, const
                  fn, term, t->ti->name);
         return NULL;
     }
-    const wf_match *m = wf_iter_match(it);
-    int16_t col = m->cols[term];
-    return col < 0 ? NULL : &m->table->cols[col];
+    return wf_iter_column(it, term);
 }
 
-WEFT_API const void *weft_iter_field(weft_iter *pub, int32_t term, size_t size)
+/* Marks the chunk's rows of a written term's column changed at this_run. */
+static void iter_mark_chunk(wf_iter *it, wf_column *c)
 {
-    wf_iter *it = iter_of(pub);
-    const wf_term *t = pub ? iter_term(it, term, size, false, "weft_iter_field") : NULL;
-    wf_column *c = t ? iter_column(it, term, t, "weft_iter_field") : NULL;
-    return c ? wf_column_ptr(c, it->start) : NULL;
+    if (!c->ticks) {
+        return;
+    }
+    uint32_t tick = it->this_run;
+    uint32_t now = it->world->change_tick;
+    if (it->whole) {
+        /* the whole table: O(1) bulk mark (storage/column.h); an identical
+         * mark (the same chunk written twice) is left as it is */
+        if (!c->bulk || c->bulk_tick != tick) {
+            if (c->bulk && wf_tick_after(c->bulk_tick, tick, now)) {
+                wf_column_materialize(c, it->table->count, now); /* keep the newer mark */
+            }
+            if (!c->bulk) {
+                it->table->bulk_any = true; /* c->bulk implies bulk_any (table.h) */
+            }
+            c->bulk = true;
+            c->bulk_tick = tick;
+        }
+    } else {
+        weft_ticks *tk = c->ticks + it->start;
+        for (uint32_t r = 0; r < it->count; r++) {
+            tk[r].changed = tick;
+        }
+    }
+    if (c->latest_change != tick) {
+        wf_column_note(c, tick, now);
+    }
 }
 
-static void *iter_field_mut(weft_iter *pub, int32_t term, size_t size, bool mark,
-                            const char *fn)
+/* The checking paths of the field fetches: every misuse is reported here;
+ * a valid request returns what the fast path would have. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void *iter_field_slow(weft_iter *pub, int32_t term, size_t size, bool write,
+                             bool mark, const char *fn)
 {
     wf_iter *it = iter_of(pub);
-    const wf_term *t = pub ? iter_term(it, term, size, true, fn) : NULL;
+    const wf_term *t = pub ? iter_term(it, term, size, write, fn) : NULL;
     wf_column *c = t ? iter_column(it, term, t, fn) : NULL;
     if (!c) {
         return NULL;
     }
-    if (mark && c->ticks) {
-        uint32_t tick = it->this_run;
-        wf_table *tb = wf_iter_match(it)->table;
-        if (it->start == 0 && it->count == tb->count) {
-            /* the whole table: O(1) bulk mark (storage/column.h) */
-            uint32_t now = it->world->change_tick;
-            if (c->bulk && wf_tick_after(c->bulk_tick, tick, now)) {
-                wf_column_materialize(c, tb->count, now); /* keep the newer mark */
-            }
-            c->bulk = true;
-            c->bulk_tick = tick;
-            tb->bulk_any = true;
-        } else {
-            weft_ticks *tk = c->ticks + it->start;
-            for (uint32_t r = 0; r < it->count; r++) {
-                tk[r].changed = tick;
-            }
-        }
-        wf_column_note(c, tick, it->world->change_tick);
+    if (mark) {
+        iter_mark_chunk(it, c);
     }
     return wf_column_ptr(c, it->start);
 }
 
-WEFT_API void *weft_iter_field_mut(weft_iter *it, int32_t term, size_t size)
+/* Fast paths: an active iterator with a current chunk (fsize/wsize are 0
+ * otherwise, query/iter.h), a table term with a field of exactly `size`
+ * bytes. The field pointer was computed by the step. */
+WEFT_API const void *weft_iter_field(weft_iter *pub, int32_t term, size_t size)
 {
-    return iter_field_mut(it, term, size, true, "weft_iter_field_mut");
+    const wf_iter *it = iter_of(pub);
+    if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
+                  (uint32_t)term < WEFT_MAX_TERMS && it->fsize[term] == size && size != 0)) {
+        return it->ptr[term];
+    }
+    return iter_field_slow(pub, term, size, false, false, "weft_iter_field");
 }
 
-WEFT_API void *weft_iter_field_mut_nomark(weft_iter *it, int32_t term, size_t size)
+WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
 {
-    return iter_field_mut(it, term, size, false, "weft_iter_field_mut_nomark");
+    wf_iter *it = iter_of(pub);
+    if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
+                  (uint32_t)term < WEFT_MAX_TERMS && it->wsize[term] == size && size != 0)) {
+        void *p = it->ptr[term];
+        wf_column *c = wf_iter_column(it, term);
+        /* the usual case inline: a whole table whose column already carries
+         * an older bulk mark (a system writing it every run) */
+        if (WF_LIKELY(p && c->ticks && it->whole && c->bulk)) {
+            uint32_t tick = it->this_run;
+            uint32_t now = it->world->change_tick;
+            if (WF_LIKELY(!wf_tick_after(c->bulk_tick, tick, now))) {
+                c->bulk_tick = tick;
+                wf_column_note(c, tick, now);
+                return p;
+            }
+        }
+        if (p) {
+            iter_mark_chunk(it, c);
+        }
+        return p;
+    }
+    return iter_field_slow(pub, term, size, true, true, "weft_iter_field_mut");
+}
+
+WEFT_API void *weft_iter_field_mut_nomark(weft_iter *pub, int32_t term, size_t size)
+{
+    wf_iter *it = iter_of(pub);
+    if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
+                  (uint32_t)term < WEFT_MAX_TERMS && it->wsize[term] == size && size != 0)) {
+        return it->ptr[term];
+    }
+    return iter_field_slow(pub, term, size, true, false, "weft_iter_field_mut_nomark");
 }
 
 WEFT_API bool weft_iter_has(const weft_iter *pub, int32_t term)
@@ -347,8 +396,7 @@ WEFT_API bool weft_iter_has(const weft_iter *pub, int32_t term)
     if (t->oper == WEFT_OPER_AND || t->oper == WEFT_OPER_WITH || t->sparse) {
         return t->oper == WEFT_OPER_AND || t->oper == WEFT_OPER_WITH;
     }
-    const wf_match *m = wf_iter_match(it);
-    return t->id < m->table->col_map_len && m->table->col_map[t->id] >= 0;
+    return it->cols[term] >= 0;
 }
 
 /* Locates term `term` at chunk row `row`: column and column row, or NULL. */
@@ -360,20 +408,18 @@ static wf_column *iter_locate(wf_iter *it, int32_t term, const wf_term *t, int32
                  fn, row, it->count);
         return NULL;
     }
-    const wf_match *m = wf_iter_match(it);
     uint32_t trow = it->start + (uint32_t)row;
     if (t->sparse) {
         wf_sparse_set *s = t->ti->sparse;
-        uint32_t d = wf_sparse_find(s, (uint32_t)m->table->entities[trow]);
+        uint32_t d = wf_sparse_find(s, (uint32_t)it->table->entities[trow]);
         if (d == WF_SPARSE_EMPTY) {
             return NULL;
         }
         *out_row = d;
         return &s->dense;
     }
-    int16_t col = m->cols[term];
     *out_row = trow;
-    return col < 0 ? NULL : &m->table->cols[col];
+    return wf_iter_column(it, term);
 }
 
 WEFT_API const void *weft_iter_get(weft_iter *pub, int32_t term, int32_t row, size_t size)
@@ -480,7 +526,13 @@ static const wf_match *query_entity(weft_world *w, weft_query *q, weft_entity e,
     return m;
 }
 
-WEFT_API bool weft_query_matches(weft_world *world, weft_query *query, weft_entity e)
+/* The checking paths of weft_query_matches / weft_query_get: armor, cache
+ * refresh, row filters, sparse terms and misuse. Out of line so the fast
+ * paths need no register spills. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static bool query_matches_slow(weft_world *world, weft_query *query, weft_entity e)
 {
     if (query_armor(world, query, "weft_query_matches") != WEFT_OK ||
         query_refresh(world, query, "weft_query_matches") != WEFT_OK) {
@@ -490,8 +542,11 @@ WEFT_API bool weft_query_matches(weft_world *world, weft_query *query, weft_enti
     return query_entity(world, query, e, &row) != NULL;
 }
 
-WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_entity e,
-                                    int32_t term, size_t size)
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static const void *query_get_slow(weft_world *world, weft_query *query, weft_entity e,
+                                  int32_t term, size_t size)
 {
     if (query_armor(world, query, "weft_query_get") != WEFT_OK ||
         query_refresh(world, query, "weft_query_get") != WEFT_OK) {
@@ -526,6 +581,43 @@ WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_e
     return col < 0 ? NULL : wf_column_ptr(&m->table->cols[col], row);
 }
 
+/* Fast paths: a valid world and query whose cache is current (no new
+ * archetype since the last update: nothing to refresh), a cached query
+ * without row filters (fast_ok: matching is decided by the archetype
+ * alone), then the same lookup as weft_get through the archetype's copy of
+ * the column map, with no table-match indirection. Anything else, including
+ * every error, takes the slow path. */
+WEFT_API bool weft_query_matches(weft_world *world, weft_query *query, weft_entity e)
+{
+    if (WF_LIKELY(world != NULL && world->magic == WF_WORLD_MAGIC && query != NULL &&
+                  query->world == world && query->fast_ok &&
+                  query->arch_gen == world->graph.arch_count)) {
+        const wf_record *r = wf_entity_live(world, e);
+        return r != NULL && wf_query_has_arch(query, r->arch);
+    }
+    return query_matches_slow(world, query, e);
+}
+
+WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_entity e,
+                                    int32_t term, size_t size)
+{
+    if (WF_LIKELY(world != NULL && world->magic == WF_WORLD_MAGIC && query != NULL &&
+                  query->world == world && query->arch_gen == world->graph.arch_count &&
+                  (uint32_t)term < WEFT_MAX_TERMS && query->get[term].size == size &&
+                  size != 0)) {
+        /* get[term].size != 0: fast_ok, a table term with a field */
+        const wf_record *r = wf_entity_live(world, e);
+        if (WF_LIKELY(r != NULL && wf_query_has_arch(query, r->arch))) {
+            const wf_archetype *arch = wf_world_archetype(world, r->arch);
+            weft_component id = query->get[term].id;
+            if (WF_LIKELY(id < arch->col_map_len && arch->col_map[id] >= 0)) {
+                return wf_column_ptr(&arch->cols[arch->col_map[id]], r->row);
+            }
+        }
+    }
+    return query_get_slow(world, query, e, term, size);
+}
+
 /* Counts what an iteration would yield now, stopping past `limit`. */
 static int64_t query_count(weft_world *w, weft_query *q, int64_t limit, weft_entity *first)
 {
@@ -535,7 +627,7 @@ static int64_t query_count(weft_world *w, weft_query *q, int64_t limit, weft_ent
     int64_t n = 0;
     while (n < limit && wf_iter_step(&it)) {
         if (n == 0 && first) {
-            *first = wf_iter_match(&it)->table->entities[it.start];
+            *first = it.table->entities[it.start];
         }
         n += it.count;
     }

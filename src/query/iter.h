@@ -6,6 +6,15 @@
  * rows that pass (partial tables, Added/Changed filters). The iterator holds
  * indices, not pointers, into the query's match list, and lives in the
  * caller's weft_iter storage.
+ *
+ * Per chunk the step computes every field term's pointer once (`ptr`), so
+ * a field fetch only compares the size with `fsize` and returns it. `fsize`
+ * is all zero until the first chunk and again after the end, which sends
+ * every fetch outside a chunk to the checking path.
+ *
+ * Filtered tables with a simple filter set (query.h `filter_simple`) and
+ * not partial scan the tick arrays directly (`flt`); the rest goes through
+ * wf_query_row_passes.
  */
 #ifndef WF_ITER_H
 #define WF_ITER_H
@@ -14,21 +23,40 @@
 
 #define WF_ITER_ACTIVE 0x69746572u /* "iter" */
 #define WF_ITER_DONE 0x646f6e65u   /* "done" */
+#define WF_ITER_FAST_FILTERS 4     /* filtered terms the direct scan handles */
+
+/* One filtered table term of the direct scan, for the current table. */
+typedef struct wf_iter_flt {
+    uint16_t col;              /* column in the current table */
+    uint16_t filter;           /* weft_filter bits still checked per row */
+} wf_iter_flt;
 
 typedef struct wf_iter {
     uint32_t state;           /* WF_ITER_ACTIVE, WF_ITER_DONE, or garbage */
     bool counts_run;          /* a real iteration: ends by advancing last_run */
     bool partial;             /* current table: check each row's archetype */
     bool filtered;            /* current table: check each row's ticks */
+    bool whole;               /* current chunk: the whole table */
     weft_world *world;
     weft_query *query;
-    wf_query_env env;
+    const wf_entity_index *entities;
+    const uint32_t *tick;     /* the world's change tick */
     uint32_t this_run;
     uint32_t last_run;
+    uint32_t span;            /* min(this_run - last_run, MAX_CHANGE_AGE) */
     uint32_t match;           /* index of the current match + 1 (0: none yet) */
     uint32_t row;             /* next row to scan in the current table */
     uint32_t start;           /* current chunk: first row */
     uint32_t count;           /* current chunk: rows */
+    uint32_t nflt;            /* direct scan terms, or UINT32_MAX: general path */
+    uint32_t nfield;          /* entries of field_terms */
+    wf_table *table;          /* current table */
+    uint8_t field_terms[WEFT_MAX_TERMS]; /* table terms with a field */
+    uint32_t fsize[WEFT_MAX_TERMS];      /* see above; 0: not a fast field */
+    uint32_t wsize[WEFT_MAX_TERMS];      /* as fsize, write terms only */
+    int16_t cols[WEFT_MAX_TERMS];        /* current table: column or -1 */
+    void *ptr[WEFT_MAX_TERMS];           /* current chunk: field or NULL */
+    wf_iter_flt flt[WF_ITER_FAST_FILTERS];
 } wf_iter;
 
 _Static_assert(sizeof(wf_iter) <= sizeof(weft_iter), "weft_iter is too small");
@@ -42,6 +70,12 @@ bool wf_iter_step(wf_iter *it);
 static inline const wf_match *wf_iter_match(const wf_iter *it)
 {
     return &it->query->matches[it->match - 1];
+}
+/* Column of term `term` in the current table, or NULL. */
+static inline wf_column *wf_iter_column(const wf_iter *it, int32_t term)
+{
+    int16_t col = it->cols[term];
+    return col < 0 ? NULL : &it->table->cols[col];
 }
 
 #endif
