@@ -624,6 +624,7 @@ static int64_t query_count(weft_world *w, weft_query *q, int64_t limit, weft_ent
     wf_iter it;
     wf_query_env env = query_env(w);
     wf_iter_init(&it, w, q, &env, q->last_run, w->change_tick, false);
+    it.nfield = 0; /* counting fetches no field: leave the column structs cold */
     int64_t n = 0;
     while (n < limit && wf_iter_step(&it)) {
         if (n == 0 && first) {
