@@ -53,6 +53,10 @@ typedef struct bench_data {
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);
 
+/* CPU time of the calling thread in nanoseconds: time the thread spends
+ * preempted by other load on the machine is not counted. */
+uint64_t bench_cpu_ns(void);
+
 /* splitmix64 step: deterministic, good enough to shuffle. */
 uint64_t bench_rng_next(uint64_t *state);
 
@@ -103,5 +107,12 @@ void bench_query_frag(const bench_cfg *cfg, const bench_data *data);
 void bench_query_changed(const bench_cfg *cfg, const bench_data *data);
 void bench_query_match(const bench_cfg *cfg, const bench_data *data);
 void bench_query_get(const bench_cfg *cfg, const bench_data *data);
+
+/* ---- command, observer and hierarchy scenarios (scenarios_events.c) ---- */
+
+void bench_events_cmd(const bench_cfg *cfg, const bench_data *data);
+void bench_events_cmdspawn(const bench_cfg *cfg, const bench_data *data);
+void bench_events_observer(const bench_cfg *cfg, const bench_data *data);
+void bench_events_tree(const bench_cfg *cfg, const bench_data *data);
 
 #endif /* WEFT_BENCH_H */

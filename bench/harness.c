@@ -51,6 +51,13 @@ uint64_t bench_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t bench_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t bench_rng_next(uint64_t *state)
 {
     uint64_t z = (*state += 0x9E3779B97F4A7C15u);
@@ -97,7 +104,7 @@ _Noreturn void bench_fail(const char *scenario, const char *what, const char *de
 
 /* ---- reporting ---- */
 
-enum { BENCH_MAX_ROWS = 96, BENCH_MAX_NOTES = 32, BENCH_NOTE_LEN = 480 };
+enum { BENCH_MAX_ROWS = 96, BENCH_MAX_NOTES = 64, BENCH_NOTE_LEN = 480 };
 
 typedef struct bench_row {
     const char *scenario;
@@ -245,6 +252,14 @@ static const bench_scenario g_scenarios[] = {
      bench_query_match},
     {"qget", "weft_query_get per entity, shuffled and sequential",
      bench_query_get},
+    {"cmd", "insert+remove Health through a command buffer vs immediate",
+     bench_events_cmd},
+    {"cmdspawn", "spawn Pos+Vel through a command buffer vs spawn_with",
+     bench_events_cmdspawn},
+    {"observer", "spawn with an observer on an unrelated component vs none",
+     bench_events_observer},
+    {"tree", "despawn 1k-node trees (wide, deep); 10k children under one parent",
+     bench_events_tree},
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
 
