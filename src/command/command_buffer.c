@@ -127,6 +127,7 @@ wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint16_t flags, weft_entity
     cmd->gen = b->gen;
     wf_cmd_value *vals = wf_cmd_values(cmd);
     uintptr_t at = (uintptr_t)base + head;
+    bool plain = true;
     for (int32_t i = 0; i < count; i++) {
         const wf_type_info *ti = wf_registry_get(b->registry, values[i].id);
         vals[i].id = values[i].id;
@@ -136,10 +137,16 @@ wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint16_t flags, weft_entity
             continue;
         }
         void *dst;
+        plain &= ti->hooks.dtor == NULL && ti->align <= 64;
         if (ti->align <= 64) {
             at = (at + ti->align - 1) & ~(uintptr_t)(ti->align - 1);
             dst = (void *)at;
             at += ti->size;
+            if (ti->trivial && values[i].ptr) {
+                memcpy(dst, values[i].ptr, ti->size);
+                vals[i].ptr = dst;
+                continue;
+            }
         } else {
             dst = wf_alloc(b->alloc, ti->size, ti->align);
             if (!dst) {
@@ -153,6 +160,9 @@ wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint16_t flags, weft_entity
     }
     size_t bytes = cmds_align((size_t)(at - (uintptr_t)base), 16);
     cmd->size = (uint32_t)bytes;
+    if (plain) {
+        cmd->flags |= WF_CMD_PLAIN;
+    }
     b->tail->used += (uint32_t)bytes;
     b->count++;
     return cmd;
@@ -194,6 +204,9 @@ void wf_cmd_release(weft_commands *b, wf_cmd *c)
         return;
     }
     c->flags |= WF_CMD_DONE;
+    if (c->flags & WF_CMD_PLAIN) {
+        return;
+    }
     if (c->op == WF_CMD_CUSTOM) {
         wf_cmd_custom *cu = wf_cmd_custom_of(c);
         if (cu->drop) {

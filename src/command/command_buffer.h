@@ -32,6 +32,7 @@ typedef enum wf_cmd_op {
 
 #define WF_CMD_TRY 1u      /* silent when the entity is gone */
 #define WF_CMD_DONE 2u     /* applied or discarded: values already released */
+#define WF_CMD_PLAIN 4u    /* no value needs a dtor or a free: release is a no-op */
 
 typedef struct wf_cmd_value {
     weft_component id;

@@ -92,6 +92,12 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
             st = (cmd->flags & WF_CMD_TRY) ? WEFT_OK : st;
             break;
         }
+        if (cmd->count == 1) {
+            const wf_cmd_value *v = wf_cmd_values(cmd);
+            st = wf_commit_insert_one(w, cmd->e, rec, wf_registry_get(&w->registry, v->id),
+                                      v->ptr);
+            break;
+        }
         if (cmd->count > 16) {
             vals = wf_alloc(&w->alloc, (size_t)cmd->count * sizeof *vals,
                             _Alignof(weft_value));
@@ -106,10 +112,7 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
             vals[i].size = wf_registry_get(&w->registry, cv[i].id)->size;
             vals[i].ptr = cv[i].ptr;
         }
-        st = cmd->count == 1
-                 ? wf_commit_insert_one(w, cmd->e, rec,
-                                        wf_registry_get(&w->registry, vals[0].id), vals[0].ptr)
-                 : wf_commit_insert(w, cmd->e, rec, vals, cmd->count);
+        st = wf_commit_insert(w, cmd->e, rec, vals, cmd->count);
         if (vals != small) {
             wf_free(&w->alloc, vals, (size_t)cmd->count * sizeof *vals, _Alignof(weft_value));
         }
@@ -153,10 +156,57 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
     return st;
 }
 
+/* Batching: at the start of a run of single-component inserts or removes of
+ * one component, reserve the destination table of the first entity's move
+ * for the whole run, so the run's moves append without regrowing. Benign
+ * when it fails or when the entities sit in different archetypes. */
+static void apply_reserve_run(weft_world *w, const wf_cmd_chunk *k, uint32_t off,
+                              const wf_cmd *first)
+{
+    if (first->op != WF_CMD_INSERT && first->op != WF_CMD_REMOVE) {
+        return;
+    }
+    weft_component c = first->op == WF_CMD_INSERT ? wf_cmd_values((wf_cmd *)first)[0].id
+                                                  : first->c;
+    if (first->op == WF_CMD_INSERT && first->count != 1) {
+        return;
+    }
+    uint32_t run = 0;
+    for (; k && run < (1u << 20); k = k->next, off = 0) {
+        bool same = true;
+        while (off < k->used && same) {
+            const wf_cmd *cmd = (const wf_cmd *)(const void *)(k->data + off);
+            off += cmd->size;
+            weft_component cc = cmd->op == WF_CMD_INSERT && cmd->count == 1
+                                    ? wf_cmd_values((wf_cmd *)cmd)[0].id
+                                    : cmd->c;
+            same = cmd->op == first->op && cc == c && !(cmd->flags & WF_CMD_DONE);
+            run += same;
+        }
+        if (!same) {
+            break;
+        }
+    }
+    const wf_record *r = wf_entity_live(w, first->e);
+    const wf_type_info *ti = wf_registry_get(&w->registry, c);
+    if (run < 16 || !r || !ti || ti->storage != WEFT_STORAGE_TABLE) {
+        return;
+    }
+    wf_archetype *src = wf_world_archetype(w, r->arch);
+    wf_archetype *dst = first->op == WF_CMD_INSERT
+                            ? wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c)
+                            : wf_graph_remove(&w->graph, &w->alloc, &w->registry, src, c);
+    if (dst && dst->table != src->table) {
+        wf_table_reserve(dst->table, &w->alloc, dst->table->count + run); /* benign */
+    }
+}
+
 weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
 {
     weft_status first = WEFT_OK;
     bool world_buffer = b == &w->cmds;
+    uint16_t prev_op = 0;
+    weft_component prev_c = 0;
     b->applying = true;
     /* Chunks are walked live: records appended while applying (hooks into
      * the world buffer) are reached in the same pass. */
@@ -169,12 +219,20 @@ weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
             }
             /* what hooks record while this runs belongs to the next round */
             w->cmds.gen = world_buffer ? cmd->gen + 1 : 1;
+            weft_component key = cmd->op == WF_CMD_INSERT && cmd->count == 1
+                                     ? wf_cmd_values(cmd)[0].id
+                                     : cmd->c;
+            if (cmd->op != prev_op || key != prev_c) {
+                apply_reserve_run(w, k, off - cmd->size, cmd);
+            }
+            prev_op = cmd->op;
+            prev_c = key;
             weft_status st = apply_one(w, b, cmd);
             wf_cmd_release(b, cmd);
             if (st != WEFT_OK && first == WEFT_OK) {
                 first = st;
             }
-            if (!world_buffer) {
+            if (!world_buffer && (w->cmds.count || w->events.has_dead)) {
                 wf_world_settle(w);
             }
         }

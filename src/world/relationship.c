@@ -40,6 +40,15 @@ const wf_rel_list *wf_rel_list_of(const weft_world *w, weft_entity target,
 bool wf_rel_would_cycle(const weft_world *w, weft_entity source, const wf_type_info *rel,
                         weft_entity target)
 {
+    if (source == target) {
+        return true;
+    }
+    const wf_rel_list *own = wf_rel_list_of(w, source, rel);
+    if ((!own || own->count == 0) && w->rel_attach_pending == 0) {
+        /* nothing lists source as its target, and no attachment is queued
+         * that could: source has no descendants to close a loop with */
+        return false;
+    }
     int64_t steps = w->entities.live + 1;
     for (weft_entity t = target; t && steps-- > 0; t = wf_rel_target(w, t, rel)) {
         if (t == source) {
@@ -51,9 +60,11 @@ bool wf_rel_would_cycle(const weft_world *w, weft_entity source, const wf_type_i
 
 /* ---- list editing ---- */
 
-static bool rel_list_append(weft_world *w, wf_rel_list *l, weft_entity e)
+/* Appends e; `dedup` first looks for it (only the deferred attach can meet
+ * a source twice: the direct path runs right after on_replace erased it). */
+static bool rel_list_append(weft_world *w, wf_rel_list *l, weft_entity e, bool dedup)
 {
-    for (int32_t i = 0; i < l->count; i++) {
+    for (int32_t i = 0; dedup && i < l->count; i++) {
         if (l->items[i] == e) {
             return true;
         }
@@ -141,7 +152,7 @@ static void rel_attach(weft_world *w, void *payload, void *user)
         }
         l = (wf_rel_list *)wf_rel_list_of(w, s->target, rel);
     }
-    if (!rel_list_append(w, l, s->source)) {
+    if (!rel_list_append(w, l, s->source, true)) {
         wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory listing a relationship source");
     }
 }
@@ -159,13 +170,27 @@ static void rel_prune(weft_world *w, void *payload, void *user)
     }
 }
 
+/* Runs after a queued attachment ran or was discarded. */
+static void rel_attach_done(void *payload, void *user)
+{
+    (void)payload;
+    weft_world *w = user;
+    w->rel_attach_pending--;
+}
+
 static void rel_defer(weft_world *w, weft_command_fn fn, weft_component rel,
                       weft_entity source, weft_entity target)
 {
     rel_step s = {rel, source, target};
+    bool attach = fn == rel_attach;
     if (w->cmds.gen > WEFT_MAX_EVENT_DEPTH ||
-        !wf_cmds_push_custom(&w->cmds, fn, &s, sizeof s, NULL, NULL)) {
+        !wf_cmds_push_custom(&w->cmds, fn, &s, sizeof s, attach ? rel_attach_done : NULL,
+                             w)) {
         wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "could not queue a relationship update");
+        return;
+    }
+    if (attach) {
+        w->rel_attach_pending++;
     }
 }
 
@@ -188,7 +213,7 @@ static void rel_on_insert(weft_world *w, weft_entity e, weft_component c, void *
     }
     wf_rel_list *l = (wf_rel_list *)wf_rel_list_of(w, target, rel);
     if (l) {
-        if (!rel_list_append(w, l, e)) {
+        if (!rel_list_append(w, l, e, false)) {
             wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory listing a relationship source");
         }
     } else {

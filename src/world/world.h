@@ -51,6 +51,7 @@ struct weft_world {
     wf_events events;            /* observers and custom events */
     uint32_t targeted_observers; /* observers bound to one entity */
     weft_component child_of;     /* built-in ChildOf, 0 until first use */
+    uint32_t rel_attach_pending; /* queued relationship list attachments */
     weft_query *queries;         /* every live query (list) */
     weft_component disabled;     /* the Disabled tag, 0 until first use */
     uint32_t last_check_tick;    /* change tick of the last tick clamp */
