@@ -91,7 +91,7 @@ WEFT_API int32_t weft_commands_count(const weft_commands *cmds)
 }
 
 /* Shared body of the entity commands. */
-static weft_status cmd_record(weft_commands *cmds, wf_cmd_op op, uint16_t flags,
+static weft_status cmd_record(weft_commands *cmds, wf_cmd_op op, uint8_t flags,
                               weft_entity e, weft_component c, const weft_value *values,
                               int32_t count, const char *fn)
 {
@@ -128,9 +128,22 @@ WEFT_API weft_entity weft_cmd_spawn(weft_commands *cmds, const weft_value *value
     return e;
 }
 
+/* One plain value (trivially copyable, alignment <= 8) or none: the short
+ * path; anything else, and every misuse, takes cmd_record. */
+static inline bool cmd_small_ok(const weft_commands *cmds, weft_entity e,
+                                const wf_type_info *ti, size_t size)
+{
+    return e != 0 && ti && ti->size == size && ti->trivial && ti->align <= 8 &&
+           cmds_ok(cmds);
+}
+
 WEFT_API weft_status weft_cmd_insert(weft_commands *cmds, weft_entity e, weft_component c,
                                      const void *value, size_t size)
 {
+    const wf_type_info *ti = cmds ? wf_registry_get(cmds->registry, c) : NULL;
+    if (WF_LIKELY(cmd_small_ok(cmds, e, ti, size))) {
+        return wf_cmds_record_small(cmds->world, cmds, WF_CMD_INSERT, 0, e, 0, ti, value);
+    }
     weft_value v = {c, size, value};
     return cmd_record(cmds, WF_CMD_INSERT, 0, e, 0, &v, 1, "weft_cmd_insert");
 }
@@ -146,11 +159,17 @@ WEFT_API weft_status weft_cmd_insert_many(weft_commands *cmds, weft_entity e,
 
 WEFT_API weft_status weft_cmd_remove(weft_commands *cmds, weft_entity e, weft_component c)
 {
+    if (WF_LIKELY(cmds_ok(cmds) && e && wf_registry_get(cmds->registry, c))) {
+        return wf_cmds_record_small(cmds->world, cmds, WF_CMD_REMOVE, 0, e, c, NULL, NULL);
+    }
     return cmd_record(cmds, WF_CMD_REMOVE, 0, e, c, NULL, 0, "weft_cmd_remove");
 }
 
 WEFT_API weft_status weft_cmd_despawn(weft_commands *cmds, weft_entity e)
 {
+    if (WF_LIKELY(cmds_ok(cmds) && e)) {
+        return wf_cmds_record_small(cmds->world, cmds, WF_CMD_DESPAWN, 0, e, 0, NULL, NULL);
+    }
     return cmd_record(cmds, WF_CMD_DESPAWN, 0, e, 0, NULL, 0, "weft_cmd_despawn");
 }
 

@@ -47,8 +47,7 @@ static size_t cmds_align(size_t x, size_t a)
     return (x + a - 1) & ~(a - 1);
 }
 
-/* Room for `bytes` (a multiple of 16) at the tail; NULL on OOM. */
-static uint8_t *cmds_room(weft_commands *b, size_t bytes)
+uint8_t *wf_cmds_room_slow(weft_commands *b, size_t bytes)
 {
     wf_cmd_chunk *t = b->tail;
     if (t && t->cap - t->used >= bytes) {
@@ -80,85 +79,88 @@ static uint8_t *cmds_room(weft_commands *b, size_t bytes)
     return k->data;
 }
 
-static void cmds_drop_values(weft_commands *b, wf_cmd_value *vals, int32_t n)
+static void cmds_drop_values(weft_commands *b, wf_cmd *cmd, int32_t n)
 {
+    wf_cmd_value *vals = wf_cmd_values(cmd);
     for (int32_t j = 0; j < n; j++) {
-        if (!vals[j].ptr) {
+        void *p = wf_cmd_value_ptr(cmd, &vals[j]);
+        if (!p) {
             continue;
         }
         const wf_type_info *tj = wf_registry_get(b->registry, vals[j].id);
-        wf_type_destroy(tj, vals[j].ptr, 1);
-        if (vals[j].external) {
-            wf_free(b->alloc, vals[j].ptr, tj->size, tj->align);
+        wf_type_destroy(tj, p, 1);
+        if (vals[j].off & WF_CMD_EXTERNAL) {
+            wf_free(b->alloc, p, tj->size, tj->align);
         }
-        vals[j].ptr = NULL;
+        vals[j].off = 0;
     }
 }
 
-wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint16_t flags, weft_entity e,
+wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint8_t flags, weft_entity e,
                      weft_component c, const weft_value *values, int32_t count)
 {
     /* Upper bound first (worst-case alignment padding), exact layout once
      * the record's address is known. Values aligned beyond 64 bytes get
-     * their own allocation. */
+     * their own allocation, whose pointer sits in the record. */
     size_t head = sizeof(wf_cmd) + (size_t)count * sizeof(wf_cmd_value);
     size_t need = head;
     for (int32_t i = 0; i < count; i++) {
         const wf_type_info *ti = wf_registry_get(b->registry, values[i].id);
-        if (ti->size && ti->align <= 64) {
-            need += ti->size + ti->align - 1;
+        if (ti->size) {
+            need += ti->align <= 64 ? ti->size + ti->align - 1 : sizeof(void *) + 7u;
         }
     }
-    need = cmds_align(need, 16);
-    if (need > UINT32_MAX - 64u) {
+    need = cmds_align(need, 8);
+    if (need > UINT32_MAX / 2u) {
         return NULL;
     }
-    uint8_t *base = cmds_room(b, need);
+    uint8_t *base = wf_cmds_room_slow(b, need);
     if (!base) {
         return NULL;
     }
     wf_cmd *cmd = (wf_cmd *)(void *)base;
-    memset(cmd, 0, sizeof *cmd);
-    cmd->op = (uint16_t)op;
+    cmd->op = (uint8_t)op;
     cmd->flags = flags;
+    cmd->gen = (uint16_t)b->gen;
+    cmd->size = 0;
     cmd->e = e;
     cmd->c = c;
     cmd->count = count;
-    cmd->gen = b->gen;
     wf_cmd_value *vals = wf_cmd_values(cmd);
     uintptr_t at = (uintptr_t)base + head;
     bool plain = true;
     for (int32_t i = 0; i < count; i++) {
         const wf_type_info *ti = wf_registry_get(b->registry, values[i].id);
         vals[i].id = values[i].id;
-        vals[i].external = 0;
-        vals[i].ptr = NULL;
+        vals[i].off = 0;
         if (!ti->size) {
             continue;
         }
-        void *dst;
         plain &= ti->hooks.dtor == NULL && ti->align <= 64;
         if (ti->align <= 64) {
             at = (at + ti->align - 1) & ~(uintptr_t)(ti->align - 1);
-            dst = (void *)at;
-            at += ti->size;
+            void *dst = (void *)at;
             if (ti->trivial && values[i].ptr) {
-                memcpy(dst, values[i].ptr, ti->size);
-                vals[i].ptr = dst;
-                continue;
+                wf_value_copy(dst, values[i].ptr, ti->size);
+            } else {
+                wf_type_construct(ti, dst, values[i].ptr, 1);
             }
-        } else {
-            dst = wf_alloc(b->alloc, ti->size, ti->align);
-            if (!dst) {
-                cmds_drop_values(b, vals, i);
-                return NULL;
-            }
-            vals[i].external = 1;
+            vals[i].off = (uint32_t)(at - (uintptr_t)base);
+            at += ti->size;
+            continue;
+        }
+        void *dst = wf_alloc(b->alloc, ti->size, ti->align);
+        if (!dst) {
+            cmds_drop_values(b, cmd, i);
+            return NULL;
         }
         wf_type_construct(ti, dst, values[i].ptr, 1);
-        vals[i].ptr = dst;
+        at = (at + 7u) & ~(uintptr_t)7u;
+        memcpy((void *)at, &dst, sizeof dst);
+        vals[i].off = (uint32_t)(at - (uintptr_t)base) | WF_CMD_EXTERNAL;
+        at += sizeof dst;
     }
-    size_t bytes = cmds_align((size_t)(at - (uintptr_t)base), 16);
+    size_t bytes = cmds_align((size_t)(at - (uintptr_t)base), 8);
     cmd->size = (uint32_t)bytes;
     if (plain) {
         cmd->flags |= WF_CMD_PLAIN;
@@ -171,28 +173,30 @@ wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint16_t flags, weft_entity
 wf_cmd *wf_cmds_push_custom(weft_commands *b, weft_command_fn fn, const void *payload,
                             size_t size, weft_command_drop_fn drop, void *user)
 {
-    size_t bytes = cmds_align(sizeof(wf_cmd) + cmds_align(sizeof(wf_cmd_custom), 16) + size,
-                              16);
-    if (bytes > UINT32_MAX) {
+    /* header, custom part, up to 8 bytes to 16-align the payload, payload */
+    size_t need = cmds_align(sizeof(wf_cmd) + sizeof(wf_cmd_custom) + 8u + size, 8);
+    if (need > UINT32_MAX - 64u) {
         return NULL;
     }
-    uint8_t *at = cmds_room(b, bytes);
+    uint8_t *at = wf_cmds_room_slow(b, need);
     if (!at) {
         return NULL;
     }
     wf_cmd *cmd = (wf_cmd *)(void *)at;
     memset(cmd, 0, sizeof *cmd);
     cmd->op = WF_CMD_CUSTOM;
-    cmd->gen = b->gen;
-    cmd->size = (uint32_t)bytes;
+    cmd->gen = (uint16_t)b->gen;
     wf_cmd_custom *cu = wf_cmd_custom_of(cmd);
     cu->fn = fn;
     cu->drop = drop;
     cu->user = user;
     cu->size = size;
+    uint8_t *p = wf_cmd_payload(cmd);
     if (size) {
-        memcpy(wf_cmd_payload(cmd), payload, size);
+        memcpy(p, payload, size);
     }
+    size_t bytes = cmds_align((size_t)(p + size - at), 8);
+    cmd->size = (uint32_t)bytes;
     b->tail->used += (uint32_t)bytes;
     b->count++;
     return cmd;
@@ -214,7 +218,7 @@ void wf_cmd_release(weft_commands *b, wf_cmd *c)
         }
         return;
     }
-    cmds_drop_values(b, wf_cmd_values(c), c->count);
+    cmds_drop_values(b, c, c->count);
 }
 
 void wf_cmds_reset(weft_commands *b)

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  *
  * A command buffer is a list of chunks (64 KiB, or larger for one big
- * record) holding records back to back, each 16-byte aligned: a header,
+ * record) holding records back to back, each 8-byte aligned: a header,
  * then for value-carrying commands a table of (component, size, pointer)
  * entries, then the values themselves, each aligned to its component's
  * alignment (chunk data is 64-byte aligned; larger alignments get their own
@@ -15,7 +15,9 @@
 #ifndef WF_COMMAND_BUFFER_H
 #define WF_COMMAND_BUFFER_H
 
-#include "storage/component_registry.h"
+#include <string.h>
+
+#include "storage/column.h"
 
 #define WF_CMD_CHUNK_SIZE (64u * 1024u)
 
@@ -34,21 +36,23 @@ typedef enum wf_cmd_op {
 #define WF_CMD_DONE 2u     /* applied or discarded: values already released */
 #define WF_CMD_PLAIN 4u    /* no value needs a dtor or a free: release is a no-op */
 
+#define WF_CMD_EXTERNAL 0x80000000u
+
 typedef struct wf_cmd_value {
     weft_component id;
-    uint32_t external;     /* 1: ptr is its own allocation */
-    void *ptr;             /* constructed value, or NULL (default / tag) */
+    uint32_t off;          /* offset of the value from the record, 0 = none
+                              (default / tag); with WF_CMD_EXTERNAL the offset
+                              holds a pointer to the value's own allocation */
 } wf_cmd_value;
 
 typedef struct wf_cmd {
-    uint16_t op;           /* wf_cmd_op */
-    uint16_t flags;        /* WF_CMD_* */
-    uint32_t size;         /* bytes of this record, a multiple of 16 */
+    uint8_t op;            /* wf_cmd_op */
+    uint8_t flags;         /* WF_CMD_* */
+    uint16_t gen;          /* cascade generation (world buffer) */
+    uint32_t size;         /* bytes of this record, a multiple of 8 */
     weft_entity e;
     weft_component c;      /* REMOVE / RES_REMOVE */
     int32_t count;         /* value entries that follow the header */
-    uint32_t gen;          /* cascade generation (world buffer) */
-    uint32_t pad;
     /* CUSTOM: fn, drop, user, payload follow in wf_cmd_custom */
 } wf_cmd;
 
@@ -87,8 +91,13 @@ void wf_cmds_init(weft_commands *b, weft_world *w, wf_allocator *a, wf_registry 
 void wf_cmds_fini(weft_commands *b);
 /* Appends a record with `count` values copied in (validated by the
  * caller). Returns it, or NULL on OOM (nothing recorded). */
-wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint16_t flags, weft_entity e,
+wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint8_t flags, weft_entity e,
                      weft_component c, const weft_value *values, int32_t count);
+/* Fast path of wf_cmds_push for a trivially copyable value (or none):
+ * returns the record or NULL (OOM). ti may be NULL for value-less ops. */
+static inline wf_cmd *wf_cmds_push_small(weft_commands *b, wf_cmd_op op, uint8_t flags,
+                                         weft_entity e, weft_component c,
+                                         const wf_type_info *ti, const void *value);
 /* Appends a custom command; NULL on OOM. */
 wf_cmd *wf_cmds_push_custom(weft_commands *b, weft_command_fn fn, const void *payload,
                             size_t size, weft_command_drop_fn drop, void *user);
@@ -97,6 +106,21 @@ static inline wf_cmd_value *wf_cmd_values(wf_cmd *c)
 {
     return (wf_cmd_value *)(void *)(c + 1);
 }
+/* The constructed value of entry v of record c, or NULL. */
+static inline void *wf_cmd_value_ptr(wf_cmd *c, const wf_cmd_value *v)
+{
+    if (!v->off) {
+        return NULL;
+    }
+    uint8_t *p = (uint8_t *)c + (v->off & ~WF_CMD_EXTERNAL);
+    if (v->off & WF_CMD_EXTERNAL) {
+        void *q;
+        memcpy(&q, p, sizeof q);
+        return q;
+    }
+    return p;
+}
+
 /* The custom part of a CUSTOM record and its payload. */
 static inline wf_cmd_custom *wf_cmd_custom_of(wf_cmd *c)
 {
@@ -104,7 +128,8 @@ static inline wf_cmd_custom *wf_cmd_custom_of(wf_cmd *c)
 }
 static inline void *wf_cmd_payload(wf_cmd *c)
 {
-    return (uint8_t *)(c + 1) + ((sizeof(wf_cmd_custom) + 15u) & ~(size_t)15u);
+    uintptr_t p = (uintptr_t)((uint8_t *)(c + 1) + sizeof(wf_cmd_custom));
+    return (void *)((p + 15u) & ~(uintptr_t)15u); /* 16-byte aligned */
 }
 /* Releases what a record owns (values, custom payload via drop) and marks
  * it done. */
@@ -112,5 +137,54 @@ void wf_cmd_release(weft_commands *b, wf_cmd *c);
 /* Empties the buffer after an apply: chunks go to the spare list. Every
  * record must be done. */
 void wf_cmds_reset(weft_commands *b);
+
+/* Room for `bytes` (a multiple of 8) at the tail; NULL on OOM. */
+uint8_t *wf_cmds_room_slow(weft_commands *b, size_t bytes);
+
+static inline wf_cmd *wf_cmds_push_small(weft_commands *b, wf_cmd_op op, uint8_t flags,
+                                         weft_entity e, weft_component c,
+                                         const wf_type_info *ti, const void *value)
+{
+    /* header [+ one entry + the value, 8-aligned; align <= 8 only] */
+    uint32_t vsize = ti ? (ti->size + 7u) & ~7u : 0u;
+    uint32_t bytes = (uint32_t)sizeof(wf_cmd) + (ti ? (uint32_t)sizeof(wf_cmd_value) : 0u) +
+                     vsize;
+    wf_cmd_chunk *t = b->tail;
+    uint8_t *base;
+    if (t && t->cap - t->used >= bytes) {
+        base = t->data + t->used;
+    } else {
+        base = wf_cmds_room_slow(b, bytes);
+        if (!base) {
+            return NULL;
+        }
+        t = b->tail;
+    }
+    wf_cmd *cmd = (wf_cmd *)(void *)base;
+    cmd->op = (uint8_t)op;
+    cmd->flags = (uint8_t)(flags | WF_CMD_PLAIN);
+    cmd->gen = (uint16_t)b->gen;
+    cmd->size = bytes;
+    cmd->e = e;
+    cmd->c = c;
+    cmd->count = ti ? 1 : 0;
+    if (ti) {
+        wf_cmd_value *v = wf_cmd_values(cmd);
+        v->id = ti->id;
+        v->off = 0;
+        if (ti->size) {
+            uint8_t *dst = (uint8_t *)(v + 1);
+            if (value) {
+                wf_value_copy(dst, value, ti->size);
+            } else {
+                memset(dst, 0, ti->size);
+            }
+            v->off = (uint32_t)(dst - base);
+        }
+    }
+    t->used += bytes;
+    b->count++;
+    return cmd;
+}
 
 #endif

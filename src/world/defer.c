@@ -7,7 +7,7 @@
 #include "world/lifecycle.h"
 #include "world/resource.h"
 
-weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint16_t flags,
+weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint8_t flags,
                            weft_entity e, weft_component c, const weft_value *values,
                            int32_t count, weft_entity *out_spawned)
 {
@@ -95,7 +95,7 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
         if (cmd->count == 1) {
             const wf_cmd_value *v = wf_cmd_values(cmd);
             st = wf_commit_insert_one(w, cmd->e, rec, wf_registry_get(&w->registry, v->id),
-                                      v->ptr);
+                                      wf_cmd_value_ptr(cmd, v));
             break;
         }
         if (cmd->count > 16) {
@@ -110,7 +110,7 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
         for (int32_t i = 0; i < cmd->count; i++) {
             vals[i].id = cv[i].id;
             vals[i].size = wf_registry_get(&w->registry, cv[i].id)->size;
-            vals[i].ptr = cv[i].ptr;
+            vals[i].ptr = wf_cmd_value_ptr(cmd, &cv[i]);
         }
         st = wf_commit_insert(w, cmd->e, rec, vals, cmd->count);
         if (vals != small) {
@@ -136,7 +136,7 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
         break;
     case WF_CMD_RES_INSERT:
         st = wf_resource_insert(w, wf_registry_get(&w->registry, wf_cmd_values(cmd)[0].id),
-                                wf_cmd_values(cmd)[0].ptr);
+                                wf_cmd_value_ptr(cmd, &wf_cmd_values(cmd)[0]));
         break;
     case WF_CMD_RES_REMOVE:
         wf_resource_remove(w, wf_registry_get(&w->registry, cmd->c));
@@ -205,7 +205,7 @@ weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
 {
     weft_status first = WEFT_OK;
     bool world_buffer = b == &w->cmds;
-    uint16_t prev_op = 0;
+    uint8_t prev_op = 0;
     weft_component prev_c = 0;
     b->applying = true;
     /* Chunks are walked live: records appended while applying (hooks into
@@ -228,7 +228,11 @@ weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
             prev_op = cmd->op;
             prev_c = key;
             weft_status st = apply_one(w, b, cmd);
-            wf_cmd_release(b, cmd);
+            if (cmd->flags & WF_CMD_PLAIN) {
+                cmd->flags |= WF_CMD_DONE; /* nothing to release */
+            } else {
+                wf_cmd_release(b, cmd);
+            }
             if (st != WEFT_OK && first == WEFT_OK) {
                 first = st;
             }

@@ -23,9 +23,24 @@ weft_status wf_defer_push(weft_world *w, wf_cmd_op op, weft_entity e, weft_compo
                           const weft_value *values, int32_t count,
                           weft_entity *out_spawned);
 /* Records into buffer b (user or world), with the cascade check. */
-weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint16_t flags,
+weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint8_t flags,
                            weft_entity e, weft_component c, const weft_value *values,
                            int32_t count, weft_entity *out_spawned);
+/* wf_cmds_record for one trivially copyable value of at most 8-byte
+ * alignment (ti != NULL) or none (ti == NULL, not for spawns). */
+static inline weft_status wf_cmds_record_small(weft_world *w, weft_commands *b, wf_cmd_op op,
+                                               uint8_t flags, weft_entity e, weft_component c,
+                                               const wf_type_info *ti, const void *value)
+{
+    if (WF_UNLIKELY(b->gen > WEFT_MAX_EVENT_DEPTH)) {
+        return wf_cmds_record(w, b, op, flags, e, c, NULL, 0, NULL); /* reports it */
+    }
+    if (WF_UNLIKELY(!wf_cmds_push_small(b, op, flags, e, c, ti, value))) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory recording a command");
+    }
+    return WEFT_OK;
+}
+
 /* Applies buffer b (FIFO) and empties it; returns the first failure. */
 weft_status wf_cmds_apply(weft_world *w, weft_commands *b);
 /* Applies the world buffer if nothing is deferring and it holds records. */
