@@ -7,37 +7,6 @@
  */
 #include "internal.h"
 
-/* Records with the world's error slot only on the driver side: a buffer
- * can be filled elsewhere, so validation failures are reported through the
- * return value and, for the driver thread's convenience, the slot. */
-static weft_status cmd_values_ok(weft_world *w, const weft_value *values, int32_t count,
-                                 const char *fn)
-{
-    if (count < 0 || (count > 0 && !values)) {
-        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: values/count are invalid", fn);
-    }
-    for (int32_t i = 0; i < count; i++) {
-        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
-        if (!ti) {
-            return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
-                            "%s: component id %u is not registered in this world", fn,
-                            values[i].id);
-        }
-        if (values[i].size != ti->size) {
-            return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
-                            "%s: component '%s' has size %u but %zu bytes were passed", fn,
-                            ti->name, ti->size, values[i].size);
-        }
-        for (int32_t j = 0; j < i; j++) {
-            if (values[j].id == values[i].id) {
-                return wf_error(w, WEFT_ERR_DUPLICATE_COMPONENT,
-                                "%s: component '%s' appears twice", fn, ti->name);
-            }
-        }
-    }
-    return WEFT_OK;
-}
-
 static bool cmds_ok(const weft_commands *cmds)
 {
     return cmds && wf_world_ok(cmds->world);
@@ -99,7 +68,7 @@ static weft_status cmd_record(weft_commands *cmds, wf_cmd_op op, uint8_t flags,
         return WEFT_ERR_INVALID_HANDLE;
     }
     weft_world *w = cmds->world;
-    weft_status st = cmd_values_ok(w, values, count, fn);
+    weft_status st = wf_values_check(w, values, count, fn);
     if (st != WEFT_OK) {
         return st;
     }
@@ -120,7 +89,7 @@ WEFT_API weft_entity weft_cmd_spawn(weft_commands *cmds, const weft_value *value
         return 0;
     }
     weft_world *w = cmds->world;
-    if (cmd_values_ok(w, values, count, "weft_cmd_spawn") != WEFT_OK) {
+    if (wf_values_check(w, values, count, "weft_cmd_spawn") != WEFT_OK) {
         return 0;
     }
     weft_entity e = 0;
@@ -199,7 +168,7 @@ WEFT_API weft_status weft_cmd_resource_insert(weft_commands *cmds, weft_componen
     if (!cmds_ok(cmds)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
-    weft_status st = cmd_values_ok(cmds->world, &v, 1, "weft_cmd_resource_insert");
+    weft_status st = wf_values_check(cmds->world, &v, 1, "weft_cmd_resource_insert");
     return st != WEFT_OK ? st
                          : wf_cmds_record(cmds->world, cmds, WF_CMD_RES_INSERT, 0, 0, 0, &v,
                                           1, NULL);

@@ -9,16 +9,6 @@
     (WEFT_COMPONENT_IMMUTABLE | WEFT_COMPONENT_MAIN_THREAD |                   \
      WEFT_COMPONENT_NO_CHANGE_TICKS)
 
-/* Largest power of two dividing size, at most 16 (1 for tags). */
-static size_t component_default_align(size_t size)
-{
-    size_t align = 1;
-    while (align < 16 && size % (align * 2) == 0 && size != 0) {
-        align *= 2;
-    }
-    return align;
-}
-
 WEFT_API weft_component weft_component_register(weft_world *world,
                                                 const weft_component_desc *desc)
 {
@@ -57,7 +47,7 @@ WEFT_API weft_component weft_component_register(weft_world *world,
                  WF_MAX_COMPONENT_SIZE);
         return 0;
     }
-    size_t align = desc->align ? desc->align : component_default_align(desc->size);
+    size_t align = desc->align ? desc->align : wf_default_align(desc->size);
     if ((align & (align - 1)) != 0 || align > WF_MAX_ALIGN) {
         wf_error(world, WEFT_ERR_BAD_ALIGNMENT,
                  "component '%s': alignment %zu is not a power of two up to %u", name,

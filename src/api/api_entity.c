@@ -7,40 +7,6 @@
  */
 #include "internal.h"
 
-/* Validates a (component, size, ptr) list: registered ids, exact sizes, no
- * duplicates (quadratic: lists are short). */
-static weft_status values_check(const weft_world *w, const weft_value *values,
-                                int32_t count, const char *fn)
-{
-    if (count < 0) {
-        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: count %d is negative", fn, count);
-    }
-    if (count > 0 && !values) {
-        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: values is NULL with count %d", fn,
-                        count);
-    }
-    for (int32_t i = 0; i < count; i++) {
-        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
-        if (!ti) {
-            return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
-                            "%s: component id %u is not registered in this world", fn,
-                            values[i].id);
-        }
-        if (values[i].size != ti->size) {
-            return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
-                            "%s: component '%s' has size %u but %zu bytes were passed", fn,
-                            ti->name, ti->size, values[i].size);
-        }
-        for (int32_t j = 0; j < i; j++) {
-            if (values[j].id == values[i].id) {
-                return wf_error(w, WEFT_ERR_DUPLICATE_COMPONENT,
-                                "%s: component '%s' appears twice", fn, ti->name);
-            }
-        }
-    }
-    return WEFT_OK;
-}
-
 /* Ends a structural call: what hooks and observers deferred is applied
  * now (unless the call itself ran deferred). */
 static inline weft_status entity_done(weft_world *w, weft_status st)
@@ -93,7 +59,7 @@ WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values
     if (!wf_world_ok(world)) {
         return 0;
     }
-    if (values_check(world, values, count, "weft_spawn_with") != WEFT_OK) {
+    if (wf_values_check(world, values, count, "weft_spawn_with") != WEFT_OK) {
         return 0;
     }
     if (WF_UNLIKELY(world->iter_depth)) {
@@ -114,7 +80,7 @@ WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *column
     if (n < 0) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_spawn_bulk: n %d is negative", n);
     }
-    weft_status st = values_check(world, columns, column_count, "weft_spawn_bulk");
+    weft_status st = wf_values_check(world, columns, column_count, "weft_spawn_bulk");
     if (st != WEFT_OK) {
         return st;
     }
@@ -177,7 +143,7 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
         weft_value v = {c, size, value};
         weft_status st = entity_defer_check(world, e, "weft_insert");
         if (st == WEFT_OK) {
-            st = values_check(world, &v, 1, "weft_insert");
+            st = wf_values_check(world, &v, 1, "weft_insert");
         }
         return st != WEFT_OK ? st : wf_defer_push(world, WF_CMD_INSERT, e, 0, &v, 1, NULL);
     }
@@ -189,7 +155,7 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
     const wf_type_info *ti = wf_registry_get(&world->registry, c);
     if (WF_UNLIKELY(!ti || ti->size != size)) {
         weft_value v = {c, size, value};
-        return values_check(world, &v, 1, "weft_insert");
+        return wf_values_check(world, &v, 1, "weft_insert");
     }
     return entity_done(world, wf_commit_insert_one(world, e, rec, ti, value));
 }
@@ -203,7 +169,7 @@ WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
     if (WF_UNLIKELY(world->iter_depth)) {
         weft_status st = entity_defer_check(world, e, "weft_insert_many");
         if (st == WEFT_OK) {
-            st = values_check(world, values, count, "weft_insert_many");
+            st = wf_values_check(world, values, count, "weft_insert_many");
         }
         if (st == WEFT_OK && count > 0) {
             st = wf_defer_push(world, WF_CMD_INSERT, e, 0, values, count, NULL);
@@ -213,7 +179,7 @@ WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
     wf_record *rec;
     weft_status st = wf_entity_check(world, e, &rec);
     if (st == WEFT_OK) {
-        st = values_check(world, values, count, "weft_insert_many");
+        st = wf_values_check(world, values, count, "weft_insert_many");
     }
     if (st == WEFT_OK && count > 0) {
         st = entity_done(world, wf_commit_insert(world, e, rec, values, count));

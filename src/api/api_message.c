@@ -12,16 +12,6 @@
 
 #include "world/messages.h"
 
-/* Largest power of two dividing size, at most 16 (as for components). */
-static size_t message_default_align(size_t size)
-{
-    size_t align = 1;
-    while (align < 16 && size % (align * 2) == 0) {
-        align *= 2;
-    }
-    return align;
-}
-
 WEFT_API weft_message_type weft_message_register(weft_world *world,
                                                  const weft_message_desc *desc)
 {
@@ -50,7 +40,7 @@ WEFT_API weft_message_type weft_message_register(weft_world *world,
                  WF_MAX_COMPONENT_SIZE);
         return 0;
     }
-    size_t align = desc->align ? desc->align : message_default_align(desc->size);
+    size_t align = desc->align ? desc->align : wf_default_align(desc->size);
     if ((align & (align - 1)) != 0 || align > WF_MAX_ALIGN) {
         wf_error(world, WEFT_ERR_BAD_ALIGNMENT,
                  "message type '%s': alignment %zu is not a power of two up to %u", name,

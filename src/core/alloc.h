@@ -26,6 +26,17 @@ void *wf_alloc(wf_allocator *a, size_t size, size_t align);
 void *wf_calloc(wf_allocator *a, size_t size, size_t align);
 /* ptr may be NULL (ignored); size/align as given to wf_alloc. */
 void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align);
+/* Default alignment of a value type: the largest power of two dividing
+ * its size, at most 16 (1 for size 0). */
+static inline size_t wf_default_align(size_t size)
+{
+    size_t align = 1;
+    while (align < 16 && size != 0 && size % (align * 2) == 0) {
+        align *= 2;
+    }
+    return align;
+}
+
 /* Copy of a NUL-terminated string, or NULL. Free with wf_free(len + 1, 1). */
 char *wf_strdup(wf_allocator *a, const char *s, size_t *out_len);
 

@@ -130,3 +130,37 @@ void wf_world_destroy(weft_world *w)
     weft_allocator hook = w->alloc.hook;
     hook.free(w, sizeof *w, _Alignof(weft_world), hook.user);
 }
+
+/* Validates a (component, size, ptr) list: registered ids, exact sizes, no
+ * duplicates (quadratic: lists are short). */
+weft_status wf_values_check(const weft_world *w, const weft_value *values, int32_t count,
+                            const char *fn)
+{
+    if (count < 0) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: count %d is negative", fn, count);
+    }
+    if (count > 0 && !values) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: values is NULL with count %d", fn,
+                        count);
+    }
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+        if (!ti) {
+            return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
+                            "%s: component id %u is not registered in this world", fn,
+                            values[i].id);
+        }
+        if (values[i].size != ti->size) {
+            return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
+                            "%s: component '%s' has size %u but %zu bytes were passed", fn,
+                            ti->name, ti->size, values[i].size);
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (values[j].id == values[i].id) {
+                return wf_error(w, WEFT_ERR_DUPLICATE_COMPONENT,
+                                "%s: component '%s' appears twice", fn, ti->name);
+            }
+        }
+    }
+    return WEFT_OK;
+}

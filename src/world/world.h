@@ -80,6 +80,11 @@ void wf_world_destroy(weft_world *w);
 /* Name of component c for messages ("#<id>" when unknown). */
 const char *wf_component_name(const weft_world *w, weft_component c);
 
+/* Validates a (component, size, ptr) list: registered ids, exact sizes, no
+ * duplicates. Records the error naming `fn`. */
+weft_status wf_values_check(const weft_world *w, const weft_value *values, int32_t count,
+                            const char *fn);
+
 /* Slow half of wf_entity_check: classifies the failure and records it. */
 weft_status wf_entity_check_slow(const weft_world *w, weft_entity e, wf_record **out);
 
