@@ -22,6 +22,12 @@
 #endif
 
 #if defined(__GNUC__)
+#  define WF_FALLTHROUGH __attribute__((fallthrough))
+#else
+#  define WF_FALLTHROUGH ((void)0)
+#endif
+
+#if defined(__GNUC__)
 #  define WF_LIKELY(x) __builtin_expect(!!(x), 1)
 #  define WF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else

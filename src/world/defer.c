@@ -3,6 +3,8 @@
  */
 #include "world/defer.h"
 
+#include "core/check.h"
+
 #include "world/commit.h"
 #include "world/lifecycle.h"
 #include "world/resource.h"
@@ -85,7 +87,7 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
             break;
         }
         /* insert the values on the now-live entity */
-        __attribute__((fallthrough));
+        WF_FALLTHROUGH;
     case WF_CMD_INSERT: {
         st = apply_entity(w, cmd, &rec);
         if (st != WEFT_OK) {
