@@ -755,7 +755,8 @@ typedef void (*weft_command_drop_fn)(void *payload, void *user);
 WEFT_API weft_commands *weft_commands_create(weft_world *world);
 
 /** Destroys a buffer; unapplied commands are dropped (values destroyed,
- *  drop functions called). NULL is ignored. Thread: driver. */
+ *  drop functions called). NULL, the world's own buffer and a buffer being
+ *  applied are ignored. Thread: driver. */
 WEFT_API void weft_commands_destroy(weft_commands *cmds);
 
 /** The world's own buffer: hooks, observers and query iterations defer
