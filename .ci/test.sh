@@ -5,6 +5,8 @@
 #  1. build/asan:    Debug, -DWEFT_SANITIZE=ON (AddressSanitizer + UBSan)
 #  2. build/release: Release, warnings as errors (WEFT_WERROR, on by default),
 #                    which also compiles the bench and examples
+#  3. build/tsan:    ThreadSanitizer over the tests that run threads
+#                    (concurrent entity reservation)
 # Each build runs every ctest test (unit, api, model, fault, example).
 # Exits non-zero on the first failing step.
 set -euo pipefail
@@ -16,16 +18,23 @@ jobs=$(weft_jobs)
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-echo "== [1/2] Debug + ASan/UBSan (build/asan)"
+echo "== [1/3] Debug + ASan/UBSan (build/asan)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=ON \
       -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=OFF
 cmake --build build/asan -j "$jobs"
 ctest --test-dir build/asan --output-on-failure -j "$jobs" --timeout 900
 
-echo "== [2/2] Release + -Werror (build/release)"
+echo "== [2/3] Release + -Werror (build/release)"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DWEFT_WERROR=ON \
       -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=ON
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs" --timeout 900
+
+echo "== [3/3] ThreadSanitizer, threaded tests (build/tsan)"
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_TSAN=ON \
+      -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=OFF -DWEFT_BUILD_BENCH=OFF
+cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity
+TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" \
+    ctest --test-dir build/tsan --output-on-failure -j "$jobs" -R "test_entity_index|test_api_entity"
 
 echo "== tests: all passed"
