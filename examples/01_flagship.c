@@ -13,8 +13,10 @@
  * are checked to be rejected, and weft_world_check walks the storage
  * invariants. Any failure prints the world's error and exits 1.
  *
- * Later issues grow this into the real flagship simulation (commands,
- * observers, the parallel scheduler).
+ * Finally squads (a leader with eight ChildOf members) are spawned through
+ * one command buffer while an observer counts Health additions, and half
+ * of them are disbanded by despawning their leaders (whole subtrees).
+ * The parallel scheduler comes with a later issue.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -53,6 +55,14 @@ static _Noreturn void fail(const weft_world *w, const char *what, weft_status st
     fprintf(stderr, "flagship: %s failed: %s (%s): %s\n", what, weft_status_name(st),
             weft_status_str(st), w != NULL ? weft_last_error(w) : "no world");
     exit(1);
+}
+
+/* Observer: counts Health additions into *user. */
+static void count_health(weft_world *w, weft_trigger *t, void *user)
+{
+    (void)w;
+    (void)t;
+    (*(int64_t *)user)++;
 }
 
 static void expect_ok(const weft_world *w, const char *what, weft_status st)
@@ -384,6 +394,68 @@ int main(int argc, char **argv)
            "hash %016llx (%.1f ms)\n",
            (long long)expect_live, (long long)with_health, (unsigned long long)hash,
            (double)(t1 - t0) * 1e-6);
+
+    /* Phase 7: squads through a command buffer. Each squad is a leader
+     * with 8 members parented to it (ChildOf); an observer counts Health
+     * additions; disbanding half the squads despawns each whole subtree. */
+    int64_t squads = n / 1000 > 0 ? n / 1000 : 1;
+    weft_component child_of = weft_child_of(w);
+    int64_t health_added = 0;
+    weft_observer_desc od;
+    memset(&od, 0, sizeof od);
+    od.event = WEFT_EVENT_ADD;
+    od.component = hp;
+    od.fn = count_health;
+    od.user = &health_added;
+    if (child_of == 0 || weft_observer_create(w, &od) == NULL) {
+        fail(w, "weft_child_of/weft_observer_create", weft_last_status(w));
+    }
+    weft_commands *cmds = weft_commands_create(w);
+    weft_entity *leaders = malloc(sizeof *leaders * (size_t)squads);
+    if (cmds == NULL || leaders == NULL) {
+        fail(w, "weft_commands_create", weft_last_status(w));
+    }
+    t0 = now_ns();
+    for (int64_t q = 0; q < squads; q++) {
+        Health h = {100};
+        weft_value lead[] = {{hp, sizeof h, &h}};
+        leaders[q] = weft_cmd_spawn(cmds, lead, 1);
+        for (int m = 0; m < 8; m++) {
+            Position p = {(float)q, (float)m};
+            weft_value member[] = {{pos, sizeof p, &p}, {child_of, sizeof leaders[q],
+                                                        &leaders[q]}};
+            if (weft_cmd_spawn(cmds, member, 2) == 0) {
+                fail(w, "weft_cmd_spawn", weft_last_status(w));
+            }
+        }
+    }
+    expect_ok(w, "weft_commands_apply", weft_commands_apply(w, cmds));
+    t1 = now_ns();
+    int64_t spawned = squads * 9;
+    printf("\nsquads: %lld leaders + %lld members through one command buffer: "
+           "%.1f ns per entity\n",
+           (long long)squads, (long long)squads * 8, (double)(t1 - t0) / (double)spawned);
+    int32_t members = 0;
+    if (weft_children(w, leaders[0], &members) == NULL || members != 8 ||
+        health_added != squads) {
+        fail_check("squad members / observed Health additions", members);
+    }
+    t0 = now_ns();
+    for (int64_t q = 0; q < squads; q += 2) {
+        expect_ok(w, "weft_despawn(leader)", weft_despawn(w, leaders[q]));
+    }
+    t1 = now_ns();
+    int64_t disbanded = (squads + 1) / 2;
+    expect_ok(w, "weft_world_get_stats", weft_world_get_stats(w, &st));
+    if (st.live_entities != expect_live + (squads - disbanded) * 9) {
+        fail_check("live entities after disbanding", st.live_entities);
+    }
+    expect_ok(w, "weft_world_check", weft_world_check(w));
+    printf("disbanded %lld squads (leader + subtree): %.1f ns per entity; "
+           "world check OK\n",
+           (long long)disbanded, (double)(t1 - t0) / (double)(disbanded * 9));
+    weft_commands_destroy(cmds);
+    free(leaders);
 
     weft_world_destroy(w);
     free(ents);
