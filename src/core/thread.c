@@ -48,6 +48,15 @@ void wf_thread_yield(void)
     (void)sched_yield();
 }
 
+void wf_thread_pause(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_ia32_pause();
+#elif defined(__GNUC__) && defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 uint32_t wf_thread_cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

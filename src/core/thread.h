@@ -48,6 +48,8 @@ bool wf_thread_create(wf_thread *t, wf_thread_fn fn, void *arg);
 void wf_thread_join(wf_thread *t);
 /* Gives up the rest of the time slice (idle spinning). */
 void wf_thread_yield(void);
+/* A spin-wait hint to the CPU (x86 pause, ARM yield); no syscall. */
+void wf_thread_pause(void);
 /* Number of CPUs currently online, at least 1. */
 uint32_t wf_thread_cpu_count(void);
 

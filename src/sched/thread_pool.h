@@ -1,0 +1,70 @@
+/* src/sched/thread_pool.h - work-stealing thread pool; the caller is worker 0.
+ * SPDX-License-Identifier: MIT
+ *
+ * A pool of N workers: N-1 threads it starts plus the thread that created
+ * it, which is worker 0 and works only while it is inside
+ * wf_thread_pool_wait (enkiTS style). Each worker owns one Chase-Lev deque;
+ * submit pushes onto the submitting worker's own deque and wakes one parked
+ * worker; a worker pops its own deque first, then steals from the others
+ * starting at a victim drawn from its private seed. A worker that finds
+ * nothing spins a bounded number of rounds, then parks on a semaphore, so an
+ * idle pool uses no CPU. Tasks are caller-owned (no allocation per task);
+ * a task group counts its unfinished tasks, and waiting on it runs tasks
+ * until the count is zero.
+ *
+ * Threads: create/destroy on the driving thread, which becomes worker 0;
+ * submit and wait from worker 0 or from inside a task (the worker index is
+ * in thread-local storage); never from unrelated threads. Memory: all of it
+ * comes from the caller's wf_allocator at create, plus rare deque growth on
+ * worker threads, which is serialized by the pool's allocation mutex.
+ */
+#ifndef WF_THREAD_POOL_H
+#define WF_THREAD_POOL_H
+
+#include <stdint.h>
+
+#include "core/alloc.h"
+#include "core/atomic.h"
+#include "sched/deque.h"
+
+/* Most workers a pool will start (the rest of a larger request is ignored). */
+#define WF_POOL_MAX_WORKERS 256u
+/* Empty rounds (own pop + one steal sweep) before an idle worker parks. */
+#define WF_POOL_SPIN_ROUNDS 256u
+
+typedef struct wf_thread_pool wf_thread_pool;
+
+/* worker: index of the thread running the task, 0 .. count-1. */
+typedef void (*wf_task_fn)(void *arg, uint32_t worker);
+
+/* Counts unfinished tasks. Lives (caller-owned) until wait returns. */
+typedef struct wf_task_group {
+    _Alignas(WF_CACHE_LINE) wf_atomic_i64 pending; /* submitted, not finished */
+} wf_task_group;
+
+/* Caller-owned; must stay valid and unchanged from submit until its fn has
+ * started. group may be NULL (fire and forget; nothing can wait for it). */
+typedef struct wf_task {
+    wf_task_fn fn;        /* the work */
+    void *arg;            /* its argument */
+    wf_task_group *group; /* decremented after fn returns, or NULL */
+} wf_task;
+
+/* Starts a pool of `workers` workers (0 = online CPUs), the calling thread
+ * being worker 0. NULL on out of memory or if a thread cannot start. */
+wf_thread_pool *wf_thread_pool_create(wf_allocator *alloc, uint32_t workers);
+/* Sets the stop flag, wakes every worker and joins them; then frees the
+ * pool. All submitted tasks must have finished (wait on their groups). */
+void wf_thread_pool_destroy(wf_thread_pool *pool);
+/* Number of workers including worker 0. */
+uint32_t wf_thread_pool_worker_count(const wf_thread_pool *pool);
+
+void wf_task_group_init(wf_task_group *group);
+/* Queues `task` on the calling worker's deque and wakes one parked worker.
+ * Never fails: if the deque cannot grow, the task runs inline. */
+void wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task);
+/* Runs tasks (own deque first, then stolen) until group has no pending
+ * task. Everything the group's tasks wrote is visible on return. */
+void wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group);
+
+#endif

@@ -1,0 +1,251 @@
+// tests/unit/test_thread_pool.c - the work-stealing pool on 1, 2 and 4 workers.
+// SPDX-License-Identifier: MIT
+//
+// Tasks record what happened in plain arrays (one slot per task, written by
+// whichever worker ran it); the group wait makes those writes visible, and
+// every assertion runs on the main thread after wait and destroy (join).
+// The idle test checks that parked workers cost no CPU.
+#define _POSIX_C_SOURCE 200809L // clock_gettime, nanosleep
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "sched/thread_pool.h"
+
+#define POOL_TASKS 100000u
+#define POOL_GROUPS 10u
+#define POOL_PARENTS 200u
+#define POOL_CHILDREN 50u
+
+typedef struct slot {
+    uint32_t runs;   // times this task ran (must end at 1)
+    uint32_t worker; // who ran it
+} slot;
+
+static const uint32_t worker_counts[] = {1, 2, 4};
+
+static void count_task(void *arg, uint32_t worker)
+{
+    slot *s = arg;
+    s->runs++;
+    s->worker = worker;
+}
+
+static void pool_runs_every_task_once(void **state)
+{
+    (void)state;
+    slot *slots = calloc(POOL_TASKS, sizeof *slots);
+    wf_task *tasks = calloc(POOL_TASKS, sizeof *tasks);
+    assert_non_null(slots);
+    assert_non_null(tasks);
+    for (size_t c = 0; c < sizeof worker_counts / sizeof worker_counts[0]; c++) {
+        uint32_t n = worker_counts[c];
+        memset(slots, 0, POOL_TASKS * sizeof *slots);
+        wf_allocator a;
+        wf_allocator_init(&a, NULL);
+        wf_thread_pool *pool = wf_thread_pool_create(&a, n);
+        assert_non_null(pool);
+        assert_int_equal(wf_thread_pool_worker_count(pool), n);
+        wf_task_group groups[POOL_GROUPS];
+        for (uint32_t g = 0; g < POOL_GROUPS; g++) {
+            wf_task_group_init(&groups[g]);
+        }
+        // Interleave the groups, then wait for them one by one.
+        for (uint32_t i = 0; i < POOL_TASKS; i++) {
+            tasks[i] = (wf_task){.fn = count_task, .arg = &slots[i],
+                                 .group = &groups[i % POOL_GROUPS]};
+            wf_thread_pool_submit(pool, &tasks[i]);
+        }
+        for (uint32_t g = 0; g < POOL_GROUPS; g++) {
+            wf_thread_pool_wait(pool, &groups[g]);
+        }
+        wf_thread_pool_destroy(pool);
+        assert_int_equal(a.live_bytes, 0);
+        uint32_t wrong = 0, bad_worker = 0, by_zero = 0;
+        for (uint32_t i = 0; i < POOL_TASKS; i++) {
+            wrong += slots[i].runs != 1;
+            bad_worker += slots[i].worker >= n;
+            by_zero += slots[i].worker == 0;
+        }
+        assert_int_equal(wrong, 0);
+        assert_int_equal(bad_worker, 0);
+        if (n == 1) {
+            assert_int_equal(by_zero, POOL_TASKS);
+        }
+    }
+    free(tasks);
+    free(slots);
+}
+
+// ---- nested submits and waits from inside tasks ----
+
+typedef struct nest {
+    wf_thread_pool *pool;
+    wf_task_group *outer;   // group the children join (NULL: parent's own group)
+    wf_task *children;      // POOL_CHILDREN task records for this parent
+    slot *child_slots;      // POOL_CHILDREN result slots
+    slot self;              // the parent's own result
+    uint32_t waited_on;     // worker that ran the inner wait
+} nest;
+
+static void parent_task(void *arg, uint32_t worker)
+{
+    nest *ne = arg;
+    ne->self.runs++;
+    ne->self.worker = worker;
+    wf_task_group inner;
+    wf_task_group_init(&inner);
+    wf_task_group *g = ne->outer ? ne->outer : &inner;
+    for (uint32_t k = 0; k < POOL_CHILDREN; k++) {
+        ne->children[k] = (wf_task){.fn = count_task, .arg = &ne->child_slots[k],
+                                    .group = g};
+        wf_thread_pool_submit(ne->pool, &ne->children[k]);
+    }
+    if (!ne->outer) {
+        // A wait from a worker thread, which keeps running tasks meanwhile.
+        wf_thread_pool_wait(ne->pool, &inner);
+        ne->waited_on = worker;
+    }
+}
+
+static void pool_nested_submits(void **state)
+{
+    (void)state;
+    nest *nests = calloc(POOL_PARENTS, sizeof *nests);
+    wf_task *parents = calloc(POOL_PARENTS, sizeof *parents);
+    wf_task *children = calloc(POOL_PARENTS * POOL_CHILDREN, sizeof *children);
+    slot *child_slots = calloc(POOL_PARENTS * POOL_CHILDREN, sizeof *child_slots);
+    assert_non_null(nests);
+    assert_non_null(parents);
+    assert_non_null(children);
+    assert_non_null(child_slots);
+    for (size_t c = 0; c < sizeof worker_counts / sizeof worker_counts[0]; c++) {
+        uint32_t n = worker_counts[c];
+        for (int mode = 0; mode < 2; mode++) {
+            memset(nests, 0, POOL_PARENTS * sizeof *nests);
+            memset(child_slots, 0, POOL_PARENTS * POOL_CHILDREN * sizeof *child_slots);
+            wf_allocator a;
+            wf_allocator_init(&a, NULL);
+            wf_thread_pool *pool = wf_thread_pool_create(&a, n);
+            assert_non_null(pool);
+            wf_task_group group;
+            wf_task_group_init(&group);
+            for (uint32_t i = 0; i < POOL_PARENTS; i++) {
+                // mode 0: children join the outer group (worker 0 waits for
+                // all); mode 1: each parent waits for its own children.
+                nests[i] = (nest){.pool = pool, .outer = mode == 0 ? &group : NULL,
+                                  .children = &children[i * POOL_CHILDREN],
+                                  .child_slots = &child_slots[i * POOL_CHILDREN],
+                                  .waited_on = UINT32_MAX};
+                parents[i] = (wf_task){.fn = parent_task, .arg = &nests[i],
+                                       .group = &group};
+                wf_thread_pool_submit(pool, &parents[i]);
+            }
+            wf_thread_pool_wait(pool, &group);
+            wf_thread_pool_destroy(pool);
+            assert_int_equal(a.live_bytes, 0);
+            uint32_t wrong = 0;
+            for (uint32_t i = 0; i < POOL_PARENTS; i++) {
+                wrong += nests[i].self.runs != 1;
+                wrong += nests[i].self.worker >= n;
+                if (mode == 1) {
+                    wrong += nests[i].waited_on != nests[i].self.worker;
+                }
+            }
+            for (uint32_t i = 0; i < POOL_PARENTS * POOL_CHILDREN; i++) {
+                wrong += child_slots[i].runs != 1;
+                wrong += child_slots[i].worker >= n;
+            }
+            assert_int_equal(wrong, 0);
+        }
+    }
+    free(child_slots);
+    free(children);
+    free(parents);
+    free(nests);
+}
+
+// ---- lifecycle ----
+
+static void pool_shutdown_with_nothing_queued(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 20; round++) {
+        for (size_t c = 0; c < sizeof worker_counts / sizeof worker_counts[0]; c++) {
+            wf_allocator a;
+            wf_allocator_init(&a, NULL);
+            wf_thread_pool *pool = wf_thread_pool_create(&a, worker_counts[c]);
+            assert_non_null(pool);
+            wf_thread_pool_destroy(pool);
+            assert_int_equal(a.live_bytes, 0);
+        }
+    }
+    // 0 means one worker per online CPU.
+    wf_allocator a;
+    wf_allocator_init(&a, NULL);
+    wf_thread_pool *pool = wf_thread_pool_create(&a, 0);
+    assert_non_null(pool);
+    assert_int_equal(wf_thread_pool_worker_count(pool), wf_thread_cpu_count());
+    wf_thread_pool_destroy(pool);
+    assert_int_equal(a.live_bytes, 0);
+}
+
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    assert_int_equal(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts), 0);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static void pool_idle_workers_park(void **state)
+{
+    (void)state;
+    slot slots[64] = {0};
+    wf_task tasks[64];
+    wf_allocator a;
+    wf_allocator_init(&a, NULL);
+    wf_thread_pool *pool = wf_thread_pool_create(&a, 4);
+    assert_non_null(pool);
+    // Wake everyone once, so the workers have been through the spin phase.
+    wf_task_group group;
+    wf_task_group_init(&group);
+    for (uint32_t i = 0; i < 64; i++) {
+        tasks[i] = (wf_task){.fn = count_task, .arg = &slots[i], .group = &group};
+        wf_thread_pool_submit(pool, &tasks[i]);
+    }
+    wf_thread_pool_wait(pool, &group);
+    sleep_ms(50);
+    int64_t before = cpu_ns();
+    sleep_ms(200);
+    int64_t used = cpu_ns() - before;
+    wf_thread_pool_destroy(pool);
+    print_message("idle pool: %.2f ms CPU over 200 ms\n", (double)used / 1e6);
+    assert_true(used < 20 * 1000000);
+    for (uint32_t i = 0; i < 64; i++) {
+        assert_int_equal(slots[i].runs, 1);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pool_runs_every_task_once),
+        cmocka_unit_test(pool_nested_submits),
+        cmocka_unit_test(pool_shutdown_with_nothing_queued),
+        cmocka_unit_test(pool_idle_workers_park),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
