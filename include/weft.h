@@ -305,6 +305,20 @@ typedef struct weft_lifecycle_hooks {
     void *user;
 } weft_lifecycle_hooks;
 
+/** A required component: whenever the requiring component is added, `id`
+ *  is added too unless the entity already has it or the same call supplies
+ *  it. Its value comes from `ctor` (called on raw memory) if given, else a
+ *  copy of `value` (`size` bytes, which must equal the component's size),
+ *  else the component's default construction (its ctor hook, else zeroes).
+ *  Requirements are transitive; cycles are allowed. */
+typedef struct weft_require {
+    weft_component id;
+    const void *value;                      /**< copied at registration */
+    size_t size;                            /**< bytes of value (0 without value) */
+    void (*ctor)(void *dst, void *user);    /**< optional default constructor */
+    void *user;
+} weft_require;
+
 /** Component descriptor. Zero-initialise; zero fields mean defaults. */
 typedef struct weft_component_desc {
     uint32_t _start_canary; /**< must be 0 */
@@ -316,17 +330,34 @@ typedef struct weft_component_desc {
     weft_lifecycle_hooks lifecycle;
     weft_storage storage;
     uint32_t flags;         /**< weft_component_flags bits */
+    const weft_require *required; /**< components this one requires (copied) */
+    int32_t required_count;
     uint32_t _end_canary;   /**< must be 0 */
 } weft_component_desc;
 
 /** Registers a component (also usable as a resource id).
  *  Thread: driver. Returns: the new id, or 0 on failure.
+ *  Required components (desc->required) are checked as by
+ *  weft_component_require and refused with the same statuses.
  *  Errors: INVALID_HANDLE, INVALID_ARG (desc/name NULL, empty name, bad
  *  storage, unknown flag bits, canary), BAD_ALIGNMENT (align not a power of
  *  two, above 4096, or size not a multiple of align), ALREADY_EXISTS
- *  (name taken), CAPACITY (too many components), OUT_OF_MEMORY. */
+ *  (name taken), CAPACITY (too many components), UNKNOWN_COMPONENT,
+ *  SIZE_MISMATCH, DUPLICATE_COMPONENT (requirements), OUT_OF_MEMORY. */
 WEFT_API weft_component weft_component_register(weft_world *world,
                                                 const weft_component_desc *desc);
+
+/** Adds requirements to an already registered component `c` (this is how
+ *  cycles are formed: A requires B, then B requires A). They apply to every
+ *  later insert of c; components already on entities are not touched.
+ *  Removing a component never removes what it required (as in Bevy).
+ *  Thread: driver. Errors: INVALID_HANDLE, UNKNOWN_COMPONENT (c or a
+ *  required id), INVALID_ARG (reqs NULL with count > 0, c requiring
+ *  itself), SIZE_MISMATCH (default value size), DUPLICATE_COMPONENT (the
+ *  same id required twice), OUT_OF_MEMORY; the component is unchanged on
+ *  error. */
+WEFT_API weft_status weft_component_require(weft_world *world, weft_component c,
+                                           const weft_require *reqs, int32_t count);
 
 /** Finds a component by name. Returns 0 if there is none (no error is
  *  recorded: absence is an answer). Thread: driver. */
@@ -369,6 +400,10 @@ WEFT_API weft_entity weft_spawn(weft_world *world);
 
 /** Spawns an entity with `count` components in one placement: it lands
  *  directly in its final archetype, values copied in (copy hook or memcpy).
+ *  Components required by these (transitively) and not supplied are added
+ *  in the same placement with their defaults; lifecycle events fire for the
+ *  supplied components in call order, then for the required ones in
+ *  breadth-first requirement order (the same holds for every insert).
  *  Thread: driver. Returns the entity or 0 (world unchanged).
  *  Errors: INVALID_HANDLE, INVALID_ARG (values NULL with count > 0, count
  *  < 0), UNKNOWN_COMPONENT, SIZE_MISMATCH, DUPLICATE_COMPONENT, CAPACITY,

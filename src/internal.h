@@ -32,6 +32,7 @@
 #include "world/lifecycle.h"
 #include "world/resource.h"
 #include "world/relationship.h"
+#include "world/require.h"
 #include "world/inspect.h"
 #include "world/ticks.h"
 

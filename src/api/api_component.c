@@ -71,6 +71,9 @@ WEFT_API weft_component weft_component_register(weft_world *world,
                  "components (the limit)", name, WF_MAX_COMPONENTS);
         return 0;
     }
+    if (wf_require_check(world, 0, name, desc->required, desc->required_count) != WEFT_OK) {
+        return 0;
+    }
     weft_storage storage =
         desc->storage == WEFT_STORAGE_SPARSE ? WEFT_STORAGE_SPARSE : WEFT_STORAGE_TABLE;
     wf_sparse_set *sparse = NULL;
@@ -91,7 +94,29 @@ WEFT_API weft_component weft_component_register(weft_world *world,
         }
         ti->sparse = sparse;
     }
+    if (desc->required_count > 0 &&
+        wf_require_add(world, ti, desc->required, desc->required_count) != WEFT_OK) {
+        wf_sparse_destroy(ti->sparse, &world->alloc);
+        ti->sparse = NULL;
+        wf_registry_pop(&world->registry, &world->alloc);
+        return 0;
+    }
     return ti->id;
+}
+
+WEFT_API weft_status weft_component_require(weft_world *world, weft_component c,
+                                           const weft_require *reqs, int32_t count)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (!ti) {
+        return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
+                        "weft_component_require: component id %u is not registered", c);
+    }
+    weft_status st = wf_require_check(world, c, ti->name, reqs, count);
+    return st != WEFT_OK ? st : wf_require_add(world, ti, reqs, count);
 }
 
 WEFT_API weft_component weft_component_lookup(const weft_world *world, const char *name)

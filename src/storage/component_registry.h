@@ -14,6 +14,20 @@
 
 typedef struct wf_sparse_set wf_sparse_set;
 
+/* One requirement of a component (weft_require, owned copy). */
+typedef struct wf_require {
+    weft_component id;
+    void *value;                          /* owned default blob, or NULL */
+    void (*ctor)(void *dst, void *user);  /* default constructor, or NULL */
+    void *user;
+} wf_require;
+
+/* One entry of a component's transitive requirement closure. */
+typedef struct wf_req_link {
+    weft_component id;
+    const wf_require *def;                /* the requirement giving the default */
+} wf_req_link;
+
 typedef struct wf_type_info {
     weft_component id;
     uint32_t size;          /* bytes; 0 = tag */
@@ -40,6 +54,12 @@ typedef struct wf_type_info {
     void *res_value;        /* resource value (NULL for tags or absent) */
     weft_ticks res_ticks;
     bool res_present;
+    wf_require *reqs;       /* direct requirements [req_count] */
+    uint32_t req_count;
+    wf_req_link *closure;   /* transitive, breadth first [closure_count] */
+    uint32_t closure_count;
+    uint32_t closure_cap;
+    uint32_t closure_gen;   /* world req_gen the closure was built for */
     uint32_t removed_stream; /* removal tracking: index + 1 of the removed
                                 stream (world/messages.h); 0 = not tracked */
 } wf_type_info;

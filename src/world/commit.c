@@ -13,6 +13,7 @@
 #include "core/check.h"
 #include "world/lifecycle.h"
 #include "world/messages.h"
+#include "world/require.h"
 
 #include <string.h>
 
@@ -206,8 +207,8 @@ static bool commit_reserve_sparse(weft_world *w, const weft_value *values,
     return true;
 }
 
-weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
-                            weft_entity *out)
+static weft_status commit_spawn_raw(weft_world *w, const weft_value *values, int32_t count,
+                                    weft_entity *out)
 {
     wf_archetype *arch = commit_target(w, w->graph.archetypes[0], values, count);
     if (!arch) {
@@ -252,8 +253,11 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
     return WEFT_OK;
 }
 
-weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
-                                 int32_t count, uint32_t n, weft_entity *out)
+/* columns [explicit_count, count) hold one value each, given to every
+ * entity (required defaults). */
+static weft_status commit_spawn_bulk_raw(weft_world *w, const weft_value *columns,
+                                         int32_t count, int32_t explicit_count, uint32_t n,
+                                         weft_entity *out)
 {
     wf_archetype *arch = commit_target(w, w->graph.archetypes[0], columns, count);
     if (!arch) {
@@ -298,16 +302,21 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
     for (int32_t i = 0; i < count; i++) {
         const wf_type_info *ti = wf_registry_get(&w->registry, columns[i].id);
         const uint8_t *src = columns[i].ptr;
+        size_t stride = i < explicit_count ? ti->size : 0; /* 0: one shared value */
         if (ti->storage == WEFT_STORAGE_SPARSE) {
             for (uint32_t k = 0; k < n; k++) {
                 wf_sparse_insert(ti->sparse, t->entities[base + k],
-                                 src ? src + (size_t)k * ti->size : NULL, tick);
+                                 src ? src + (size_t)k * stride : NULL, tick);
             }
             continue;
         }
         wf_column *c = wf_table_column(t, columns[i].id);
-        if (c->data) {
+        if (c->data && (stride || !src)) {
             wf_type_construct(ti, wf_column_ptr(c, base), src, (int32_t)n);
+        } else if (c->data) {
+            for (uint32_t k = 0; k < n; k++) {
+                wf_type_construct(ti, wf_column_ptr(c, base + k), src, 1);
+            }
         }
         if (c->ticks) {
             weft_ticks stamp = {tick, tick};
@@ -395,6 +404,10 @@ static void commit_added_fired(weft_world *w, weft_entity e, const wf_type_info 
 weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
                                  const wf_type_info *ti, const void *value)
 {
+    if (WF_UNLIKELY(ti->req_count && w->req_gen)) {
+        weft_value v = {ti->id, ti->size, value};
+        return wf_commit_insert(w, e, rec, &v, 1);
+    }
     wf_archetype *src = wf_world_archetype(w, rec->arch);
     uint32_t tick = w->change_tick;
     weft_component c = ti->id;
@@ -447,8 +460,8 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
     return WEFT_OK;
 }
 
-weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
-                             const weft_value *values, int32_t count)
+static weft_status commit_insert_raw(weft_world *w, weft_entity e, wf_record *rec,
+                                     const weft_value *values, int32_t count)
 {
     wf_archetype *src = wf_world_archetype(w, rec->arch);
     wf_archetype *dst = commit_target(w, src, values, count);
@@ -585,4 +598,58 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
     arch->entity_count--;
     wf_entities_release(&w->entities, &w->alloc, idx);
     return WEFT_OK;
+}
+
+/* ---- entry points: requirements expanded, then the single-move paths ---- */
+
+weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
+                            weft_entity *out)
+{
+    if (WF_LIKELY(!w->req_gen)) {
+        return commit_spawn_raw(w, values, count, out);
+    }
+    wf_req_scratch s;
+    const weft_value *v;
+    int32_t n;
+    weft_status st = wf_require_expand(w, w->graph.archetypes[0], values, count, &s, &v, &n);
+    if (st == WEFT_OK) {
+        st = commit_spawn_raw(w, v, n, out);
+    }
+    wf_require_done(w, &s);
+    return st;
+}
+
+weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns, int32_t count,
+                                 uint32_t n, weft_entity *out)
+{
+    if (WF_LIKELY(!w->req_gen)) {
+        return commit_spawn_bulk_raw(w, columns, count, count, n, out);
+    }
+    wf_req_scratch s;
+    const weft_value *v;
+    int32_t k;
+    weft_status st = wf_require_expand(w, w->graph.archetypes[0], columns, count, &s, &v, &k);
+    if (st == WEFT_OK) {
+        st = commit_spawn_bulk_raw(w, v, k, count, n, out);
+    }
+    wf_require_done(w, &s);
+    return st;
+}
+
+weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
+                             const weft_value *values, int32_t count)
+{
+    if (WF_LIKELY(!w->req_gen)) {
+        return commit_insert_raw(w, e, rec, values, count);
+    }
+    wf_req_scratch s;
+    const weft_value *v;
+    int32_t n;
+    weft_status st = wf_require_expand(w, wf_world_archetype(w, rec->arch), values, count, &s,
+                                       &v, &n);
+    if (st == WEFT_OK) {
+        st = commit_insert_raw(w, e, rec, v, n);
+    }
+    wf_require_done(w, &s);
+    return st;
 }

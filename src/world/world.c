@@ -11,6 +11,7 @@
 #include "query/query.h"
 #include "world/defer.h"
 #include "world/messages.h"
+#include "world/require.h"
 
 weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, ...)
 {
@@ -125,6 +126,7 @@ void wf_world_destroy(weft_world *w)
         }
     }
     wf_messages_fini(w);
+    wf_require_fini(w);
     wf_registry_fini(&w->registry, &w->alloc);
     wf_entities_fini(&w->entities, &w->alloc);
     weft_allocator hook = w->alloc.hook;

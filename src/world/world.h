@@ -52,6 +52,8 @@ struct weft_world {
     uint32_t targeted_observers; /* observers bound to one entity */
     weft_component child_of;     /* built-in ChildOf, 0 until first use */
     uint32_t rel_attach_pending; /* queued relationship list attachments */
+    uint32_t req_gen;            /* bumped when requirements change; 0: none
+                                    exist, so no call needs expanding */
     weft_query *queries;         /* every live query (list) */
     weft_component disabled;     /* the Disabled tag, 0 until first use */
     uint32_t last_check_tick;    /* change tick of the last tick clamp */

@@ -1,0 +1,282 @@
+/* src/world/require.c - requirement lists, closures, value expansion.
+ * SPDX-License-Identifier: MIT
+ */
+#include "world/require.h"
+
+#include <string.h>
+
+weft_status wf_require_check(weft_world *w, weft_component self, const char *name,
+                             const weft_require *reqs, int32_t count)
+{
+    if (count < 0 || (count > 0 && !reqs)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "component '%s': required list is NULL or its count negative", name);
+    }
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ri = wf_registry_get(&w->registry, reqs[i].id);
+        if (!ri) {
+            return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
+                            "component '%s' requires id %u, which is not registered", name,
+                            reqs[i].id);
+        }
+        if (self && reqs[i].id == self) {
+            return wf_error(w, WEFT_ERR_INVALID_ARG, "component '%s' requires itself", name);
+        }
+        if (reqs[i].value && reqs[i].size != ri->size) {
+            return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
+                            "component '%s' requires '%s' with a %zu-byte default, but '%s' "
+                            "has size %u",
+                            name, ri->name, reqs[i].size, ri->name, ri->size);
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (reqs[j].id == reqs[i].id) {
+                return wf_error(w, WEFT_ERR_DUPLICATE_COMPONENT,
+                                "component '%s' requires '%s' twice", name, ri->name);
+            }
+        }
+    }
+    return WEFT_OK;
+}
+
+static void require_free_one(weft_world *w, wf_require *r)
+{
+    if (r->value) {
+        const wf_type_info *ri = wf_registry_get(&w->registry, r->id);
+        wf_type_destroy(ri, r->value, 1);
+        wf_free(&w->alloc, r->value, ri->size, ri->align);
+        r->value = NULL;
+    }
+}
+
+weft_status wf_require_add(weft_world *w, wf_type_info *ti, const weft_require *reqs,
+                           int32_t count)
+{
+    if (count == 0) {
+        return WEFT_OK;
+    }
+    /* the ids must not already be required by ti */
+    for (int32_t i = 0; i < count; i++) {
+        for (uint32_t j = 0; j < ti->req_count; j++) {
+            if (ti->reqs[j].id == reqs[i].id) {
+                return wf_error(w, WEFT_ERR_DUPLICATE_COMPONENT,
+                                "component '%s' already requires '%s'", ti->name,
+                                wf_component_name(w, reqs[i].id));
+            }
+        }
+    }
+    uint32_t n = ti->req_count + (uint32_t)count;
+    wf_require *list = wf_calloc(&w->alloc, n * sizeof *list, _Alignof(wf_require));
+    if (!list) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding requirements");
+    }
+    for (int32_t i = 0; i < count; i++) {
+        wf_require *r = &list[ti->req_count + (uint32_t)i];
+        const wf_type_info *ri = wf_registry_get(&w->registry, reqs[i].id);
+        r->id = reqs[i].id;
+        r->ctor = reqs[i].ctor;
+        r->user = reqs[i].user;
+        if (reqs[i].value && ri->size) {
+            r->value = wf_alloc(&w->alloc, ri->size, ri->align);
+            if (!r->value) {
+                for (int32_t j = 0; j < i; j++) {
+                    require_free_one(w, &list[ti->req_count + (uint32_t)j]);
+                }
+                wf_free(&w->alloc, list, n * sizeof *list, _Alignof(wf_require));
+                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding requirements");
+            }
+            wf_type_construct(ri, r->value, reqs[i].value, 1);
+        }
+    }
+    if (ti->req_count) {
+        memcpy(list, ti->reqs, ti->req_count * sizeof *list);
+    }
+    wf_free(&w->alloc, ti->reqs, ti->req_count * sizeof *list, _Alignof(wf_require));
+    ti->reqs = list;
+    ti->req_count = n;
+    /* every cached closure may now be stale (a requirement of a requirement) */
+    w->req_gen++;
+    return WEFT_OK;
+}
+
+void wf_require_fini(weft_world *w)
+{
+    for (uint32_t id = 1; id <= w->registry.count; id++) {
+        wf_type_info *ti = w->registry.infos[id];
+        for (uint32_t j = 0; j < ti->req_count; j++) {
+            require_free_one(w, &ti->reqs[j]);
+        }
+        wf_free(&w->alloc, ti->reqs, ti->req_count * sizeof *ti->reqs, _Alignof(wf_require));
+        wf_free(&w->alloc, ti->closure, ti->closure_cap * sizeof *ti->closure,
+                _Alignof(wf_req_link));
+        ti->reqs = NULL;
+        ti->closure = NULL;
+        ti->req_count = ti->closure_count = ti->closure_cap = 0;
+    }
+}
+
+/* Appends src's direct requirements to ti's closure, skipping ti and ids
+ * already listed. False on OOM. */
+static bool closure_append(weft_world *w, wf_type_info *ti, const wf_type_info *src)
+{
+    for (uint32_t j = 0; j < src->req_count; j++) {
+        const wf_require *r = &src->reqs[j];
+        bool seen = r->id == ti->id;
+        for (uint32_t q = 0; q < ti->closure_count && !seen; q++) {
+            seen = ti->closure[q].id == r->id;
+        }
+        if (seen) {
+            continue;
+        }
+        if (ti->closure_count == ti->closure_cap) {
+            uint32_t cap = ti->closure_cap ? ti->closure_cap * 2 : 8;
+            wf_req_link *c = wf_alloc(&w->alloc, cap * sizeof *c, _Alignof(wf_req_link));
+            if (!c) {
+                return false;
+            }
+            if (ti->closure_count) {
+                memcpy(c, ti->closure, ti->closure_count * sizeof *c);
+            }
+            wf_free(&w->alloc, ti->closure, ti->closure_cap * sizeof *c, _Alignof(wf_req_link));
+            ti->closure = c;
+            ti->closure_cap = cap;
+        }
+        ti->closure[ti->closure_count].id = r->id;
+        ti->closure[ti->closure_count].def = r;
+        ti->closure_count++;
+    }
+    return true;
+}
+
+/* Rebuilds ti's closure breadth first: its own requirements, then theirs,
+ * each id once (so cycles end). False on OOM (rebuilt next time). */
+static bool require_closure(weft_world *w, wf_type_info *ti)
+{
+    ti->closure_count = 0;
+    if (!closure_append(w, ti, ti)) {
+        return false;
+    }
+    for (uint32_t head = 0; head < ti->closure_count; head++) {
+        if (!closure_append(w, ti, wf_registry_get(&w->registry, ti->closure[head].id))) {
+            return false;
+        }
+    }
+    ti->closure_gen = w->req_gen;
+    return true;
+}
+
+static bool scratch_grow(weft_world *w, wf_req_scratch *s)
+{
+    int32_t cap = s->cap * 2;
+    weft_value *v = wf_alloc(&w->alloc, (size_t)cap * sizeof *v, _Alignof(weft_value));
+    bool *o = wf_calloc(&w->alloc, (size_t)cap * sizeof *o, _Alignof(bool));
+    if (!v || !o) {
+        wf_free(&w->alloc, v, (size_t)cap * sizeof *v, _Alignof(weft_value));
+        wf_free(&w->alloc, o, (size_t)cap * sizeof *o, _Alignof(bool));
+        return false;
+    }
+    memcpy(v, s->vals, (size_t)s->count * sizeof *v);
+    memcpy(o, s->owned, (size_t)s->count * sizeof *o);
+    if (s->vals != s->small) {
+        wf_free(&w->alloc, s->vals, (size_t)s->cap * sizeof *v, _Alignof(weft_value));
+        wf_free(&w->alloc, s->owned, (size_t)s->cap * sizeof *o, _Alignof(bool));
+    }
+    s->vals = v;
+    s->owned = o;
+    s->cap = cap;
+    return true;
+}
+
+static bool values_have(const weft_value *v, int32_t n, weft_component id)
+{
+    for (int32_t i = 0; i < n; i++) {
+        if (v[i].id == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+weft_status wf_require_expand(weft_world *w, const wf_archetype *src,
+                              const weft_value *values, int32_t count,
+                              wf_req_scratch *s, const weft_value **out, int32_t *out_count)
+{
+    s->vals = s->small;
+    s->owned = s->owned_small;
+    s->cap = 32;
+    s->count = 0;
+    *out = values;
+    *out_count = count;
+    for (int32_t i = 0; i < count; i++) {
+        wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+        if (!ti->req_count) {
+            continue;
+        }
+        if (ti->closure_gen != w->req_gen && !require_closure(w, ti)) {
+            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory resolving requirements");
+        }
+        for (uint32_t k = 0; k < ti->closure_count; k++) {
+            const wf_req_link *l = &ti->closure[k];
+            if (wf_archetype_has(src, l->id) || values_have(values, count, l->id) ||
+                (s->count > count && values_have(s->vals + count, s->count - count, l->id))) {
+                continue;
+            }
+            if (s->count == 0) {
+                /* first addition: copy the supplied values in front */
+                while (s->cap < count + 1) {
+                    if (!scratch_grow(w, s)) {
+                        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
+                                        "out of memory resolving requirements");
+                    }
+                }
+                memcpy(s->vals, values, (size_t)count * sizeof *values);
+                memset(s->owned, 0, (size_t)count * sizeof *s->owned);
+                s->count = count;
+            }
+            if (s->count == s->cap && !scratch_grow(w, s)) {
+                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory resolving requirements");
+            }
+            const wf_type_info *ri = wf_registry_get(&w->registry, l->id);
+            weft_value *v = &s->vals[s->count];
+            v->id = l->id;
+            v->size = ri->size;
+            v->ptr = NULL;
+            s->owned[s->count] = false;
+            if (l->def->ctor && ri->size) {
+                void *tmp = wf_alloc(&w->alloc, ri->size, ri->align);
+                if (!tmp) {
+                    return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
+                                    "out of memory constructing a required default");
+                }
+                l->def->ctor(tmp, l->def->user);
+                v->ptr = tmp;
+                s->owned[s->count] = true;
+            } else if (l->def->value) {
+                v->ptr = l->def->value;
+            }
+            s->count++;
+        }
+    }
+    if (s->count) {
+        *out = s->vals;
+        *out_count = s->count;
+    }
+    return WEFT_OK;
+}
+
+void wf_require_done(weft_world *w, wf_req_scratch *s)
+{
+    for (int32_t i = 0; i < s->count; i++) {
+        if (s->owned[i]) {
+            const wf_type_info *ri = wf_registry_get(&w->registry, s->vals[i].id);
+            wf_type_destroy(ri, (void *)(uintptr_t)s->vals[i].ptr, 1);
+            wf_free(&w->alloc, (void *)(uintptr_t)s->vals[i].ptr, ri->size, ri->align);
+        }
+    }
+    if (s->vals != s->small) {
+        wf_free(&w->alloc, s->vals, (size_t)s->cap * sizeof *s->vals, _Alignof(weft_value));
+        wf_free(&w->alloc, s->owned, (size_t)s->cap * sizeof *s->owned, _Alignof(bool));
+    }
+    s->vals = s->small;
+    s->owned = s->owned_small;
+    s->count = 0;
+}
