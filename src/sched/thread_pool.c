@@ -119,6 +119,8 @@ static void pool_wake_one(wf_thread_pool *p)
      * the load of parked after it cannot be reordered, so either we see the
      * parker's announcement or its re-check sees our task. */
     wf_atomic_fence_seq_cst();
+    /* Relaxed: ordered by the fence above; only a first guess for the CAS,
+     * which re-reads it in the same total order as the parkers' updates. */
     uint32_t n = wf_atomic_load_relaxed_u32(&p->parked);
     while (n > 0) {
         /* seq_cst CAS: pairs with the parkers' increment and withdrawal
@@ -138,6 +140,8 @@ static void pool_park(wf_thread_pool *p)
     wf_atomic_fence_seq_cst();
     /* Acquire: pairs with the release store of stop in destroy. */
     if (wf_atomic_load_acquire_u32(&p->stop) || pool_any_work(p)) {
+        /* Relaxed: a first guess for the CAS below, which pairs with the
+         * submitters' claim CAS. */
         uint32_t n = wf_atomic_load_relaxed_u32(&p->parked);
         while (n > 0) {
             /* seq_cst CAS: pairs with the submitters' claim CAS; success
