@@ -73,7 +73,7 @@ WEFT_API weft_status weft_world_get_stats(const weft_world *world, weft_world_st
     uint32_t pf, pn;
     wf_entities_pending(&world->entities, &pf, &pn);
     out->live_entities = world->entities.live;
-    out->live_bytes = world->alloc.live_bytes;
+    out->live_bytes = wf_alloc_live(&world->alloc);
     out->archetypes = (int32_t)world->graph.arch_count;
     out->tables = (int32_t)world->graph.table_count;
     out->components = (int32_t)world->registry.count;

@@ -37,14 +37,14 @@ void wf_allocator_init(wf_allocator *a, const weft_allocator *hook)
         a->hook.free = free_default;
         a->hook.user = NULL;
     }
-    a->live_bytes = 0;
+    atomic_init(&a->live_bytes, 0);
 }
 
 void *wf_alloc(wf_allocator *a, size_t size, size_t align)
 {
     void *p = a->hook.alloc(size, align, a->hook.user);
     if (p) {
-        a->live_bytes += (int64_t)size;
+        atomic_fetch_add_explicit(&a->live_bytes, (int64_t)size, memory_order_relaxed);
     }
     return p;
 }
@@ -63,7 +63,7 @@ void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align)
     if (!ptr) {
         return;
     }
-    a->live_bytes -= (int64_t)size;
+    atomic_fetch_sub_explicit(&a->live_bytes, (int64_t)size, memory_order_relaxed);
     a->hook.free(ptr, size, align, a->hook.user);
 }
 

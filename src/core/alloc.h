@@ -11,11 +11,16 @@
 #ifndef WF_ALLOC_H
 #define WF_ALLOC_H
 
+#include <stdatomic.h>
+
 #include "weft.h"
 
 typedef struct wf_allocator {
     weft_allocator hook; /* user hook, or the defaults below */
-    int64_t live_bytes;  /* bytes currently held; driver thread only */
+    _Atomic int64_t live_bytes; /* bytes currently held; worker threads may
+                                   allocate too (thread pool rings), so it is
+                                   counted atomically (relaxed: a statistic,
+                                   no ordering hangs on it) */
 } wf_allocator;
 
 /* Installs `hook` (both functions set) or the malloc defaults (both NULL). */
@@ -35,6 +40,12 @@ static inline size_t wf_default_align(size_t size)
         align *= 2;
     }
     return align;
+}
+
+/* Bytes currently held. */
+static inline int64_t wf_alloc_live(const wf_allocator *a)
+{
+    return atomic_load_explicit(&a->live_bytes, memory_order_relaxed);
 }
 
 /* Copy of a NUL-terminated string, or NULL. Free with wf_free(len + 1, 1). */

@@ -78,7 +78,7 @@ weft_world *wf_world_create(const weft_world_desc *desc)
     }
     memset(w, 0, sizeof *w);
     w->alloc = alloc;
-    w->alloc.live_bytes = (int64_t)sizeof *w;
+    atomic_store_explicit(&w->alloc.live_bytes, (int64_t)sizeof *w, memory_order_relaxed);
     w->logger = desc->logger;
     w->change_tick = 1;
     wf_registry_init(&w->registry);
