@@ -1,0 +1,180 @@
+// tests/abi/test_abi_layout.c - pins the size and field offsets of every
+// public struct on LP64 targets, so an accidental ABI change fails CI.
+// SPDX-License-Identifier: MIT
+//
+// When a layout changes on purpose, bump the soname (major version) and
+// regenerate the table below.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "weft.h"
+
+#define ABI_SIZE(T, n) assert_int_equal(sizeof(T), (n))
+#define ABI_OFF(T, f, n) assert_int_equal(offsetof(T, f), (n))
+
+static void abi_struct_layouts_are_pinned(void **state)
+{
+    (void)state;
+#if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu && SIZE_MAX == 0xFFFFFFFFFFFFFFFFu
+    ABI_SIZE(weft_allocator, 24);
+    ABI_OFF(weft_allocator, alloc, 0);
+    ABI_OFF(weft_allocator, free, 8);
+    ABI_OFF(weft_allocator, user, 16);
+    ABI_SIZE(weft_logger, 16);
+    ABI_OFF(weft_logger, user, 8);
+    ABI_SIZE(weft_world_desc, 56);
+    ABI_OFF(weft_world_desc, _start_canary, 0);
+    ABI_OFF(weft_world_desc, allocator, 8);
+    ABI_OFF(weft_world_desc, logger, 32);
+    ABI_OFF(weft_world_desc, entity_capacity_hint, 48);
+    ABI_OFF(weft_world_desc, _end_canary, 52);
+    ABI_SIZE(weft_world_stats, 40);
+    ABI_OFF(weft_world_stats, live_entities, 0);
+    ABI_OFF(weft_world_stats, live_bytes, 8);
+    ABI_OFF(weft_world_stats, archetypes, 16);
+    ABI_OFF(weft_world_stats, tables, 20);
+    ABI_OFF(weft_world_stats, components, 24);
+    ABI_OFF(weft_world_stats, resources, 28);
+    ABI_OFF(weft_world_stats, entity_records, 32);
+    ABI_OFF(weft_world_stats, pending_reserved, 36);
+    ABI_SIZE(weft_archetype_info, 24);
+    ABI_OFF(weft_archetype_info, entity_count, 0);
+    ABI_OFF(weft_archetype_info, table, 4);
+    ABI_OFF(weft_archetype_info, component_count, 8);
+    ABI_OFF(weft_archetype_info, components, 16);
+    ABI_SIZE(weft_type_hooks, 40);
+    ABI_OFF(weft_type_hooks, ctor, 0);
+    ABI_OFF(weft_type_hooks, dtor, 8);
+    ABI_OFF(weft_type_hooks, move, 16);
+    ABI_OFF(weft_type_hooks, copy, 24);
+    ABI_OFF(weft_type_hooks, user, 32);
+    ABI_SIZE(weft_lifecycle_hooks, 48);
+    ABI_OFF(weft_lifecycle_hooks, on_add, 0);
+    ABI_OFF(weft_lifecycle_hooks, on_insert, 8);
+    ABI_OFF(weft_lifecycle_hooks, on_replace, 16);
+    ABI_OFF(weft_lifecycle_hooks, on_remove, 24);
+    ABI_OFF(weft_lifecycle_hooks, on_despawn, 32);
+    ABI_OFF(weft_lifecycle_hooks, user, 40);
+    ABI_SIZE(weft_require, 40);
+    ABI_OFF(weft_require, id, 0);
+    ABI_OFF(weft_require, value, 8);
+    ABI_OFF(weft_require, size, 16);
+    ABI_OFF(weft_require, ctor, 24);
+    ABI_OFF(weft_require, user, 32);
+    ABI_SIZE(weft_component_desc, 144);
+    ABI_OFF(weft_component_desc, _start_canary, 0);
+    ABI_OFF(weft_component_desc, name, 8);
+    ABI_OFF(weft_component_desc, size, 16);
+    ABI_OFF(weft_component_desc, align, 24);
+    ABI_OFF(weft_component_desc, hooks, 32);
+    ABI_OFF(weft_component_desc, lifecycle, 72);
+    ABI_OFF(weft_component_desc, storage, 120);
+    ABI_OFF(weft_component_desc, flags, 124);
+    ABI_OFF(weft_component_desc, required, 128);
+    ABI_OFF(weft_component_desc, required_count, 136);
+    ABI_OFF(weft_component_desc, _end_canary, 140);
+    ABI_SIZE(weft_component_info, 32);
+    ABI_OFF(weft_component_info, name, 0);
+    ABI_OFF(weft_component_info, size, 8);
+    ABI_OFF(weft_component_info, align, 16);
+    ABI_OFF(weft_component_info, storage, 24);
+    ABI_OFF(weft_component_info, flags, 28);
+    ABI_SIZE(weft_value, 24);
+    ABI_OFF(weft_value, id, 0);
+    ABI_OFF(weft_value, size, 8);
+    ABI_OFF(weft_value, ptr, 16);
+    ABI_SIZE(weft_ticks, 8);
+    ABI_OFF(weft_ticks, added, 0);
+    ABI_OFF(weft_ticks, changed, 4);
+    ABI_SIZE(weft_term, 20);
+    ABI_OFF(weft_term, id, 0);
+    ABI_OFF(weft_term, access, 4);
+    ABI_OFF(weft_term, oper, 8);
+    ABI_OFF(weft_term, filter, 12);
+    ABI_OFF(weft_term, or_group, 16);
+    ABI_SIZE(weft_query_desc, 336);
+    ABI_OFF(weft_query_desc, _start_canary, 0);
+    ABI_OFF(weft_query_desc, terms, 4);
+    ABI_OFF(weft_query_desc, term_count, 324);
+    ABI_OFF(weft_query_desc, flags, 328);
+    ABI_OFF(weft_query_desc, _end_canary, 332);
+    ABI_SIZE(weft_iter, 512);
+    ABI_OFF(weft_iter, _opaque, 0);
+    ABI_SIZE(weft_event_desc, 32);
+    ABI_OFF(weft_event_desc, _start_canary, 0);
+    ABI_OFF(weft_event_desc, name, 8);
+    ABI_OFF(weft_event_desc, payload_size, 16);
+    ABI_OFF(weft_event_desc, _end_canary, 24);
+    ABI_SIZE(weft_trigger, 48);
+    ABI_OFF(weft_trigger, event, 0);
+    ABI_OFF(weft_trigger, component, 4);
+    ABI_OFF(weft_trigger, entity, 8);
+    ABI_OFF(weft_trigger, original, 16);
+    ABI_OFF(weft_trigger, payload, 24);
+    ABI_OFF(weft_trigger, payload_size, 32);
+    ABI_OFF(weft_trigger, propagate, 40);
+    ABI_SIZE(weft_observer_desc, 56);
+    ABI_OFF(weft_observer_desc, _start_canary, 0);
+    ABI_OFF(weft_observer_desc, event, 4);
+    ABI_OFF(weft_observer_desc, component, 8);
+    ABI_OFF(weft_observer_desc, entity, 16);
+    ABI_OFF(weft_observer_desc, fn, 24);
+    ABI_OFF(weft_observer_desc, user, 32);
+    ABI_OFF(weft_observer_desc, free_user, 40);
+    ABI_OFF(weft_observer_desc, _end_canary, 48);
+    ABI_SIZE(weft_message_desc, 56);
+    ABI_OFF(weft_message_desc, _start_canary, 0);
+    ABI_OFF(weft_message_desc, name, 8);
+    ABI_OFF(weft_message_desc, size, 16);
+    ABI_OFF(weft_message_desc, align, 24);
+    ABI_OFF(weft_message_desc, drop, 32);
+    ABI_OFF(weft_message_desc, user, 40);
+    ABI_OFF(weft_message_desc, _end_canary, 48);
+    ABI_SIZE(weft_message_cursor, 16);
+    ABI_OFF(weft_message_cursor, next, 0);
+    ABI_OFF(weft_message_cursor, missed, 8);
+    ABI_SIZE(weft_relationship_desc, 24);
+    ABI_OFF(weft_relationship_desc, _start_canary, 0);
+    ABI_OFF(weft_relationship_desc, name, 8);
+    ABI_OFF(weft_relationship_desc, flags, 16);
+    ABI_OFF(weft_relationship_desc, _end_canary, 20);
+#else
+    skip();
+#endif
+}
+
+static void abi_enums_are_32_bits(void **state)
+{
+    (void)state;
+    assert_int_equal(sizeof(weft_status), 4);
+    assert_int_equal(sizeof(weft_storage), 4);
+    assert_int_equal(sizeof(weft_access), 4);
+    assert_int_equal(sizeof(weft_oper), 4);
+    assert_int_equal(sizeof(weft_filter), 4);
+    assert_int_equal(sizeof(weft_log_level), 4);
+    assert_int_equal(sizeof(weft_component_flags), 4);
+    assert_int_equal(sizeof(weft_query_flags), 4);
+    assert_int_equal(sizeof(weft_relationship_flags), 4);
+    assert_int_equal(sizeof(weft_entity), 8);
+    assert_int_equal(sizeof(weft_component), 4);
+}
+
+static void abi_version_matches_header(void **state)
+{
+    (void)state;
+    assert_int_equal(weft_abi_version(), WEFT_VERSION);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(abi_struct_layouts_are_pinned),
+        cmocka_unit_test(abi_enums_are_32_bits),
+        cmocka_unit_test(abi_version_matches_header),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
