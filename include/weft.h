@@ -414,7 +414,8 @@ WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values
 /** Spawns `n` entities with the same component set. columns[i].ptr points
  *  at an array of n values of columns[i].size bytes (NULL: default-construct
  *  all n). Ids are written to out_entities (may be NULL if not wanted).
- *  Thread: driver. Errors: as weft_spawn_with; on failure nothing is
+ *  Thread: driver. Errors: as weft_spawn_with, plus WRONG_PHASE while a
+ *  query iteration, hook or observer is running; on failure nothing is
  *  spawned. */
 WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *columns,
                                      int32_t column_count, int32_t n,

@@ -86,7 +86,8 @@ WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *column
     }
     if (world->iter_depth) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
-                        "weft_spawn_bulk: not allowed while a query iteration is open");
+                        "weft_spawn_bulk: not allowed while a query iteration, hook or "
+                        "observer is running");
     }
     return entity_done(world, wf_commit_spawn_bulk(world, columns, column_count, (uint32_t)n,
                                                     out_entities));
