@@ -25,6 +25,7 @@ typedef struct wf_require {
 /* One entry of a component's transitive requirement closure. */
 typedef struct wf_req_link {
     weft_component id;
+    uint32_t depth;                       /* 1: required directly */
     const wf_require *def;                /* the requirement giving the default */
 } wf_req_link;
 

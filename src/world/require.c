@@ -116,7 +116,8 @@ void wf_require_fini(weft_world *w)
 
 /* Appends src's direct requirements to ti's closure, skipping ti and ids
  * already listed. False on OOM. */
-static bool closure_append(weft_world *w, wf_type_info *ti, const wf_type_info *src)
+static bool closure_append(weft_world *w, wf_type_info *ti, const wf_type_info *src,
+                           uint32_t depth)
 {
     for (uint32_t j = 0; j < src->req_count; j++) {
         const wf_require *r = &src->reqs[j];
@@ -141,6 +142,7 @@ static bool closure_append(weft_world *w, wf_type_info *ti, const wf_type_info *
             ti->closure_cap = cap;
         }
         ti->closure[ti->closure_count].id = r->id;
+        ti->closure[ti->closure_count].depth = depth;
         ti->closure[ti->closure_count].def = r;
         ti->closure_count++;
     }
@@ -152,11 +154,12 @@ static bool closure_append(weft_world *w, wf_type_info *ti, const wf_type_info *
 static bool require_closure(weft_world *w, wf_type_info *ti)
 {
     ti->closure_count = 0;
-    if (!closure_append(w, ti, ti)) {
+    if (!closure_append(w, ti, ti, 1)) {
         return false;
     }
     for (uint32_t head = 0; head < ti->closure_count; head++) {
-        if (!closure_append(w, ti, wf_registry_get(&w->registry, ti->closure[head].id))) {
+        if (!closure_append(w, ti, wf_registry_get(&w->registry, ti->closure[head].id),
+                            ti->closure[head].depth + 1)) {
             return false;
         }
     }
@@ -196,6 +199,47 @@ static bool values_have(const weft_value *v, int32_t n, weft_component id)
     return false;
 }
 
+/* Appends the default of link l to the scratch list (copying the supplied
+ * values in front on first use). */
+static weft_status require_append(weft_world *w, wf_req_scratch *s, const weft_value *values,
+                                  int32_t count, const wf_req_link *l)
+{
+    if (s->count == 0) {
+        while (s->cap < count + 1) {
+            if (!scratch_grow(w, s)) {
+                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
+                                "out of memory resolving requirements");
+            }
+        }
+        memcpy(s->vals, values, (size_t)count * sizeof *values);
+        memset(s->owned, 0, (size_t)count * sizeof *s->owned);
+        s->count = count;
+    }
+    if (s->count == s->cap && !scratch_grow(w, s)) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory resolving requirements");
+    }
+    const wf_type_info *ri = wf_registry_get(&w->registry, l->id);
+    weft_value *v = &s->vals[s->count];
+    v->id = l->id;
+    v->size = ri->size;
+    v->ptr = NULL;
+    s->owned[s->count] = false;
+    if (l->def->ctor && ri->size) {
+        void *tmp = wf_alloc(&w->alloc, ri->size, ri->align);
+        if (!tmp) {
+            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
+                            "out of memory constructing a required default");
+        }
+        l->def->ctor(tmp, l->def->user);
+        v->ptr = tmp;
+        s->owned[s->count] = true;
+    } else if (l->def->value) {
+        v->ptr = l->def->value;
+    }
+    s->count++;
+    return WEFT_OK;
+}
+
 weft_status wf_require_expand(weft_world *w, const wf_archetype *src,
                               const weft_value *values, int32_t count,
                               wf_req_scratch *s, const weft_value **out, int32_t *out_count)
@@ -206,6 +250,8 @@ weft_status wf_require_expand(weft_world *w, const wf_archetype *src,
     s->count = 0;
     *out = values;
     *out_count = count;
+    /* Closures first (they may need building), and the deepest level. */
+    uint32_t max_depth = 0;
     for (int32_t i = 0; i < count; i++) {
         wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
         if (!ti->req_count) {
@@ -214,46 +260,29 @@ weft_status wf_require_expand(weft_world *w, const wf_archetype *src,
         if (ti->closure_gen != w->req_gen && !require_closure(w, ti)) {
             return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory resolving requirements");
         }
-        for (uint32_t k = 0; k < ti->closure_count; k++) {
-            const wf_req_link *l = &ti->closure[k];
-            if (wf_archetype_has(src, l->id) || values_have(values, count, l->id) ||
-                (s->count > count && values_have(s->vals + count, s->count - count, l->id))) {
-                continue;
-            }
-            if (s->count == 0) {
-                /* first addition: copy the supplied values in front */
-                while (s->cap < count + 1) {
-                    if (!scratch_grow(w, s)) {
-                        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
-                                        "out of memory resolving requirements");
-                    }
+        if (ti->closure_count && ti->closure[ti->closure_count - 1].depth > max_depth) {
+            max_depth = ti->closure[ti->closure_count - 1].depth;
+        }
+    }
+    /* Breadth first across all supplied components: depth 1 of each (in
+     * call order), then depth 2, ...; the first default met for an id wins,
+     * so the closest requirer wins and ties go to the earlier component. */
+    for (uint32_t d = 1; d <= max_depth; d++) {
+        for (int32_t i = 0; i < count; i++) {
+            const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+            for (uint32_t k = 0; k < ti->closure_count; k++) {
+                const wf_req_link *l = &ti->closure[k];
+                if (l->depth != d || wf_archetype_has(src, l->id) ||
+                    values_have(values, count, l->id) ||
+                    (s->count > count &&
+                     values_have(s->vals + count, s->count - count, l->id))) {
+                    continue;
                 }
-                memcpy(s->vals, values, (size_t)count * sizeof *values);
-                memset(s->owned, 0, (size_t)count * sizeof *s->owned);
-                s->count = count;
-            }
-            if (s->count == s->cap && !scratch_grow(w, s)) {
-                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory resolving requirements");
-            }
-            const wf_type_info *ri = wf_registry_get(&w->registry, l->id);
-            weft_value *v = &s->vals[s->count];
-            v->id = l->id;
-            v->size = ri->size;
-            v->ptr = NULL;
-            s->owned[s->count] = false;
-            if (l->def->ctor && ri->size) {
-                void *tmp = wf_alloc(&w->alloc, ri->size, ri->align);
-                if (!tmp) {
-                    return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
-                                    "out of memory constructing a required default");
+                weft_status st = require_append(w, s, values, count, l);
+                if (st != WEFT_OK) {
+                    return st;
                 }
-                l->def->ctor(tmp, l->def->user);
-                v->ptr = tmp;
-                s->owned[s->count] = true;
-            } else if (l->def->value) {
-                v->ptr = l->def->value;
             }
-            s->count++;
         }
     }
     if (s->count) {
