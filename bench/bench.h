@@ -80,6 +80,12 @@ void bench_report(const char *scenario, const char *unit, double weft,
 void bench_report_ratio(const char *scenario, const char *unit, double weft,
                         double baseline, double max_ratio);
 
+/* Records a row for one value of a swept parameter (N, archetypes, percent);
+ * param < 0 means the harness's current sweep N (or none). max_ratio <= 0:
+ * no target. */
+void bench_report_param(const char *scenario, int64_t param, const char *unit,
+                        double weft, double baseline, double max_ratio);
+
 /* Adds a line printed under the table (formulas, derived figures). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
@@ -114,5 +120,20 @@ void bench_events_cmd(const bench_cfg *cfg, const bench_data *data);
 void bench_events_cmdspawn(const bench_cfg *cfg, const bench_data *data);
 void bench_events_observer(const bench_cfg *cfg, const bench_data *data);
 void bench_events_tree(const bench_cfg *cfg, const bench_data *data);
+
+/* ---- required components (scenarios_require.c) ---- */
+
+void bench_require(const bench_cfg *cfg, const bench_data *data);
+
+/* ---- the peer-comparable suite (scenarios_suite.c) ---- */
+
+void bench_suite_create(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_destroy(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_addrem(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_get1(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_get2(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_get3(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_update2(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_update7(const bench_cfg *cfg, const bench_data *data);
 
 #endif /* WEFT_BENCH_H */

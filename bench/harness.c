@@ -104,7 +104,7 @@ _Noreturn void bench_fail(const char *scenario, const char *what, const char *de
 
 /* ---- reporting ---- */
 
-enum { BENCH_MAX_ROWS = 96, BENCH_MAX_NOTES = 64, BENCH_NOTE_LEN = 480 };
+enum { BENCH_MAX_NOTES = 64, BENCH_NOTE_LEN = 480 };
 
 typedef struct bench_row {
     const char *scenario;
@@ -113,18 +113,27 @@ typedef struct bench_row {
     double baseline;
     double target;
     bool ratio_target; /* target bounds weft / baseline, not weft */
+    int64_t param;     /* swept N or scenario parameter; -1: none */
 } bench_row;
 
-static bench_row g_rows[BENCH_MAX_ROWS];
+static bench_row *g_rows;
 static int32_t g_row_count;
+static int32_t g_row_cap;
+static int64_t g_sweep_n = -1; /* the N of the sweep step running, -1 outside */
 static char g_notes[BENCH_MAX_NOTES][BENCH_NOTE_LEN];
 static int32_t g_note_count;
 
 static void bench_add_row(const char *scenario, const char *unit, double weft,
                           double baseline, double target, bool ratio_target)
 {
-    if (g_row_count == BENCH_MAX_ROWS) {
-        bench_fail(scenario, "report", "too many rows");
+    if (g_row_count == g_row_cap) {
+        int32_t cap = g_row_cap > 0 ? g_row_cap * 2 : 256;
+        bench_row *rows = realloc(g_rows, sizeof *rows * (size_t)cap);
+        if (rows == NULL) {
+            bench_fail(scenario, "report", "out of memory");
+        }
+        g_rows = rows;
+        g_row_cap = cap;
     }
     bench_row *r = &g_rows[g_row_count++];
     r->scenario = scenario;
@@ -133,6 +142,7 @@ static void bench_add_row(const char *scenario, const char *unit, double weft,
     r->baseline = baseline;
     r->target = target;
     r->ratio_target = ratio_target;
+    r->param = g_sweep_n;
     /* A progress line per row, so a long run shows it is alive. */
     fprintf(stderr, "  %-36s weft %9.3f %-2s  baseline %9.3f %-2s\n", scenario,
             weft, unit, baseline, unit);
@@ -148,6 +158,15 @@ void bench_report_ratio(const char *scenario, const char *unit, double weft,
                         double baseline, double max_ratio)
 {
     bench_add_row(scenario, unit, weft, baseline, max_ratio, true);
+}
+
+void bench_report_param(const char *scenario, int64_t param, const char *unit,
+                        double weft, double baseline, double max_ratio)
+{
+    bench_add_row(scenario, unit, weft, baseline, max_ratio, true);
+    if (param >= 0) {
+        g_rows[g_row_count - 1].param = param;
+    }
 }
 
 void bench_note(const char *fmt, ...)
@@ -212,11 +231,17 @@ static int32_t bench_print_table(bool markdown)
             snprintf(target, sizeof target, "-");
         }
         const char *result = r->target > 0.0 ? (pass ? "PASS" : "MISS") : "-";
+        char label[160];
+        if (r->param >= 0) {
+            snprintf(label, sizeof label, "%s [%lld]", r->scenario, (long long)r->param);
+        } else {
+            snprintf(label, sizeof label, "%s", r->scenario);
+        }
         if (markdown) {
-            printf("| %s | %.3f %s | %.3f %s | %.2f | %s | %s |\n", r->scenario,
+            printf("| %s | %.3f %s | %.3f %s | %.2f | %s | %s |\n", label,
                    r->weft, r->unit, r->baseline, r->unit, ratio, target, result);
         } else {
-            printf("%-36s %9.3f %-2s %9.3f %-2s %8.2f %10s  %s\n", r->scenario,
+            printf("%-36s %9.3f %-2s %9.3f %-2s %8.2f %10s  %s\n", label,
                    r->weft, r->unit, r->baseline, r->unit, ratio, target, result);
         }
     }
@@ -260,14 +285,44 @@ static const bench_scenario g_scenarios[] = {
      bench_events_observer},
     {"tree", "despawn 1k-node trees (wide, deep); 10k children under one parent",
      bench_events_tree},
+    {"require", "spawn Pos requiring Vel+Hp vs all three given (spawn_with, bulk)",
+     bench_require},
+    {"create", "suite: spawn Pos+Vel one by one (abeimler create)", bench_suite_create},
+    {"destroy", "suite: despawn all (abeimler destroy)", bench_suite_destroy},
+    {"get1", "suite: get 1 component by entity, in order and shuffled", bench_suite_get1},
+    {"get2", "suite: get 2 components by entity, in order and shuffled", bench_suite_get2},
+    {"get3", "suite: get 3 components by entity, in order and shuffled", bench_suite_get3},
+    {"addrem", "suite: remove then add a table component (abeimler)", bench_suite_addrem},
+    {"update2", "suite: 2 systems (movement, data), plain and mixed", bench_suite_update2},
+    {"update7", "suite: 7 systems (abeimler), plain and mixed", bench_suite_update7},
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
+
+/* The scenarios --sweep runs at every N (the others run once, at --n). */
+static bool bench_is_sweep(const char *name)
+{
+    static const char *const names[] = {"create", "destroy", "get1", "get2",
+                                        "get3", "addrem", "update2", "update7"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
 
 static void bench_usage(FILE *f)
 {
     fprintf(f,
             "usage: weft_bench [options] [scenario...]\n"
-            "  --quick       N = 100000 (default N = 1000000)\n"
+            "  --quick       N = 100000 (default N = 1000000); sweep up to 2^17\n"
+            "  --sweep       run the sweepable scenarios at N = 1, 2, 4 .. 2^21\n"
+            "                (the others once at --n)\n"
+            "  --sweep-max L largest sweep N = 2^L (default 21, 17 with --quick)\n"
+            "  --csv FILE    write every row as CSV (with compiler, flags, CPU, date)\n"
+            "  --json FILE   the same as JSON\n"
+            "  --check FILE  compare ratios with a targets file (bench/targets.txt);\n"
+            "                exit 4 on a miss\n"
             "  --n N         entities per scenario\n"
             "  --reps K      measured repetitions, median reported (default 5)\n"
             "  --warmup W    discarded repetitions first (default 1)\n"
@@ -317,12 +372,187 @@ static void bench_make_data(const bench_cfg *cfg, bench_data *d)
     }
 }
 
+/* ---- machine-readable output and the target check ---- */
+
+static void bench_cpu_model(char *out, size_t cap)
+{
+    snprintf(out, cap, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL) {
+        return;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "model name", 10) == 0) {
+            const char *v = strchr(line, ':');
+            if (v != NULL) {
+                v++;
+                while (*v == ' ' || *v == '\t') {
+                    v++;
+                }
+                snprintf(out, cap, "%s", v);
+                out[strcspn(out, "\r\n")] = '\0';
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void bench_date(char *out, size_t cap)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* JSON string body: quotes and backslashes escaped, control bytes dropped. */
+static void bench_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '"' || *s == '\\') {
+            fputc('\\', f);
+            fputc(*s, f);
+        } else if ((unsigned char)*s >= 0x20) {
+            fputc(*s, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static bool bench_write_results(const char *path, bool json, const bench_cfg *cfg,
+                                const char *cpu, const char *date)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "weft_bench: cannot write %s\n", path);
+        return false;
+    }
+    if (json) {
+        fprintf(f, "{\n  \"compiler\": ");
+        bench_json_str(f, __VERSION__);
+        fprintf(f, ",\n  \"build_type\": ");
+        bench_json_str(f, WEFT_BENCH_BUILD_TYPE);
+        fprintf(f, ",\n  \"flags\": ");
+        bench_json_str(f, WEFT_BENCH_FLAGS);
+        fprintf(f, ",\n  \"cpu\": ");
+        bench_json_str(f, cpu);
+        fprintf(f, ",\n  \"date\": ");
+        bench_json_str(f, date);
+        fprintf(f, ",\n  \"n\": %d, \"reps\": %d, \"warmup\": %d, \"seed\": %llu,\n",
+                (int)cfg->n, (int)cfg->reps, (int)cfg->warmup,
+                (unsigned long long)cfg->seed);
+        fprintf(f, "  \"rows\": [\n");
+    } else {
+        fprintf(f, "# compiler: %s\n# build_type: %s\n# flags: %s\n# cpu: %s\n# date: %s\n",
+                __VERSION__, WEFT_BENCH_BUILD_TYPE, WEFT_BENCH_FLAGS, cpu, date);
+        fprintf(f, "# n: %d, reps: %d, warmup: %d, seed: %llu\n", (int)cfg->n,
+                (int)cfg->reps, (int)cfg->warmup, (unsigned long long)cfg->seed);
+        fprintf(f, "scenario,param,unit,weft,baseline,ratio,target,target_kind,result\n");
+    }
+    for (int32_t i = 0; i < g_row_count; i++) {
+        const bench_row *r = &g_rows[i];
+        double ratio = r->baseline > 0.0 ? r->weft / r->baseline : 0.0;
+        const char *kind = r->target <= 0.0 ? "none" : (r->ratio_target ? "ratio" : "abs");
+        const char *result = r->target <= 0.0 ? "-" : (bench_row_pass(r) ? "PASS" : "MISS");
+        if (json) {
+            fprintf(f, "    {\"scenario\": ");
+            bench_json_str(f, r->scenario);
+            fprintf(f,
+                    ", \"param\": %lld, \"unit\": \"%s\", \"weft\": %.6g, "
+                    "\"baseline\": %.6g, \"ratio\": %.6g, \"target\": %.6g, "
+                    "\"target_kind\": \"%s\", \"result\": \"%s\"}%s\n",
+                    (long long)r->param, r->unit, r->weft, r->baseline, ratio, r->target,
+                    kind, result, i + 1 < g_row_count ? "," : "");
+        } else {
+            fprintf(f, "\"%s\",%lld,%s,%.6g,%.6g,%.6g,%.6g,%s,%s\n", r->scenario,
+                    (long long)r->param, r->unit, r->weft, r->baseline, ratio, r->target,
+                    kind, result);
+        }
+    }
+    if (json) {
+        fprintf(f, "  ]\n}\n");
+    }
+    return fclose(f) == 0;
+}
+
+/* Targets file: one line per scenario, "name, max ratio" (the last comma
+ * splits); "name @ param, max ratio" limits a line to one swept value.
+ * '#' starts a comment. Every matching row must have weft / baseline at or
+ * below the max ratio. Returns the number of misses, or -1 if unreadable. */
+static int32_t bench_check_targets(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "weft_bench: cannot read %s\n", path);
+        return -1;
+    }
+    char line[512];
+    int32_t misses = 0;
+    int32_t checked = 0;
+    int32_t lineno = 0;
+    printf("\ncheck against %s:\n", path);
+    while (fgets(line, sizeof line, f) != NULL) {
+        lineno++;
+        line[strcspn(line, "#\r\n")] = '\0';
+        char *comma = strrchr(line, ',');
+        if (comma == NULL) {
+            continue;
+        }
+        *comma = '\0';
+        double max_ratio = strtod(comma + 1, NULL);
+        char *name = line;
+        while (*name == ' ' || *name == '\t') {
+            name++;
+        }
+        long long param = -1;
+        char *at = strchr(name, '@');
+        if (at != NULL) {
+            param = strtoll(at + 1, NULL, 0);
+            *at = '\0';
+        }
+        size_t len = strlen(name);
+        while (len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t')) {
+            name[--len] = '\0';
+        }
+        if (len == 0 || max_ratio <= 0.0) {
+            fprintf(stderr, "weft_bench: %s:%d: bad target line\n", path, (int)lineno);
+            continue;
+        }
+        for (int32_t i = 0; i < g_row_count; i++) {
+            const bench_row *r = &g_rows[i];
+            if (strcmp(r->scenario, name) != 0 || (param >= 0 && r->param != param)) {
+                continue;
+            }
+            double ratio = r->baseline > 0.0 ? r->weft / r->baseline : 0.0;
+            bool ok = r->baseline > 0.0 && ratio <= max_ratio;
+            checked++;
+            if (!ok) {
+                misses++;
+                printf("  MISS %s [%lld]: %.3f > %.3f\n", r->scenario, (long long)r->param,
+                       ratio, max_ratio);
+            }
+        }
+    }
+    fclose(f);
+    printf("  %d row(s) checked, %d miss(es)\n", (int)checked, (int)misses);
+    return misses;
+}
+
 int main(int argc, char **argv)
 {
     bench_cfg cfg = {.n = 1000000, .reps = 5, .warmup = 1, .seed = 0x5eedf00du};
     bool markdown = false;
     bool strict = false;
     bool cold = false;
+    bool sweep = false;
+    bool quick = false;
+    int32_t sweep_max = -1;
+    const char *csv_path = NULL;
+    const char *json_path = NULL;
+    const char *check_path = NULL;
     bool selected[BENCH_SCENARIO_COUNT] = {false};
     bool any_selected = false;
 
@@ -331,6 +561,20 @@ int main(int argc, char **argv)
         bool has_next = i + 1 < argc;
         if (strcmp(a, "--quick") == 0) {
             cfg.n = 100000;
+            quick = true;
+        } else if (strcmp(a, "--sweep") == 0) {
+            sweep = true;
+        } else if (strcmp(a, "--sweep-max") == 0 && has_next) {
+            if (!bench_parse_i32(argv[++i], 0, &sweep_max) || sweep_max > 26) {
+                fprintf(stderr, "weft_bench: bad --sweep-max (0 .. 26)\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--csv") == 0 && has_next) {
+            csv_path = argv[++i];
+        } else if (strcmp(a, "--json") == 0 && has_next) {
+            json_path = argv[++i];
+        } else if (strcmp(a, "--check") == 0 && has_next) {
+            check_path = argv[++i];
         } else if (strcmp(a, "--n") == 0 && has_next) {
             if (!bench_parse_i32(argv[++i], 1, &cfg.n)) {
                 fprintf(stderr, "weft_bench: bad --n\n");
@@ -405,11 +649,34 @@ int main(int argc, char **argv)
     bench_make_data(&cfg, &data);
     uint64_t t0 = bench_now_ns();
     for (int s = 0; s < BENCH_SCENARIO_COUNT; s++) {
-        if (any_selected && !selected[s]) {
+        if ((any_selected && !selected[s]) || (sweep && bench_is_sweep(g_scenarios[s].name))) {
             continue;
         }
         fprintf(stderr, "[%s] %s\n", g_scenarios[s].name, g_scenarios[s].about);
         g_scenarios[s].run(&cfg, &data);
+    }
+    if (sweep) {
+        if (sweep_max < 0) {
+            sweep_max = quick ? 17 : 21;
+        }
+        for (int s = 0; s < BENCH_SCENARIO_COUNT; s++) {
+            if ((any_selected && !selected[s]) || !bench_is_sweep(g_scenarios[s].name)) {
+                continue;
+            }
+            for (int32_t l = 0; l <= sweep_max; l++) {
+                bench_cfg sc = cfg;
+                sc.n = (int32_t)1 << l;
+                bench_data sd;
+                bench_make_data(&sc, &sd);
+                g_sweep_n = sc.n;
+                fprintf(stderr, "[%s] N = %d\n", g_scenarios[s].name, (int)sc.n);
+                g_scenarios[s].run(&sc, &sd);
+                g_sweep_n = -1;
+                free(sd.pos);
+                free(sd.vel);
+                free(sd.perm);
+            }
+        }
     }
     double secs = (double)(bench_now_ns() - t0) * 1e-9;
     printf("\n");
@@ -422,8 +689,29 @@ int main(int argc, char **argv)
     }
     printf("\n%d row(s), %d target(s) missed, %.1f s\n", (int)g_row_count,
            (int)misses, secs);
+    char cpu[256];
+    char date[64];
+    bench_cpu_model(cpu, sizeof cpu);
+    bench_date(date, sizeof date);
+    printf("cpu: %s, date: %s\n", cpu, date);
+    int status = strict && misses > 0 ? 3 : 0;
+    if (csv_path != NULL && !bench_write_results(csv_path, false, &cfg, cpu, date)) {
+        status = 1;
+    }
+    if (json_path != NULL && !bench_write_results(json_path, true, &cfg, cpu, date)) {
+        status = 1;
+    }
+    if (check_path != NULL) {
+        int32_t cm = bench_check_targets(check_path);
+        if (cm < 0) {
+            status = 1;
+        } else if (cm > 0 && status == 0) {
+            status = 4;
+        }
+    }
     free(data.pos);
     free(data.vel);
     free(data.perm);
-    return strict && misses > 0 ? 3 : 0;
+    free(g_rows);
+    return status;
 }
