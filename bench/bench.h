@@ -135,5 +135,11 @@ void bench_suite_get2(const bench_cfg *cfg, const bench_data *data);
 void bench_suite_get3(const bench_cfg *cfg, const bench_data *data);
 void bench_suite_update2(const bench_cfg *cfg, const bench_data *data);
 void bench_suite_update7(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_aos(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_toggle(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_spawnset(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_fragsweep(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_changedpct(const bench_cfg *cfg, const bench_data *data);
+void bench_suite_memsets(const bench_cfg *cfg, const bench_data *data);
 
 #endif /* WEFT_BENCH_H */

@@ -295,6 +295,18 @@ static const bench_scenario g_scenarios[] = {
     {"addrem", "suite: remove then add a table component (abeimler)", bench_suite_addrem},
     {"update2", "suite: 2 systems (movement, data), plain and mixed", bench_suite_update2},
     {"update7", "suite: 7 systems (abeimler), plain and mixed", bench_suite_update7},
+    {"aos", "N1/N2: p += v over weft vs AoS pointer array / contiguous AoS",
+     bench_suite_aos},
+    {"toggle", "N9: marker toggled per frame: table vs sparse vs bool field",
+     bench_suite_toggle},
+    {"spawnset", "N10/N11: full set vs incremental inserts; bulk vs one by one",
+     bench_suite_spawnset},
+    {"fragsweep", "N13: 100k entities over 1 .. 10,000 archetypes; 500 x 3",
+     bench_suite_fragsweep},
+    {"changedpct", "N15: Changed pass with 1%, 10%, 100% changed vs full pass",
+     bench_suite_changedpct},
+    {"memsets", "live bytes per entity for typical sets, with/without ticks",
+     bench_suite_memsets},
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
 

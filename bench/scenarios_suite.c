@@ -1026,3 +1026,455 @@ void bench_suite_update7(const bench_cfg *cfg, const bench_data *data)
     suite_update(cfg, data, 7, false, WEFT_COMPONENT_NO_CHANGE_TICKS,
                  "update 7 systems, plain, no ticks", 1.05);
 }
+
+/* ---- design claims (communication.md section 14) ---- */
+
+/* A query Position(write), Velocity(read) over the whole world. */
+static weft_query *suite_pv_query(bench_world *b)
+{
+    weft_component ids[2] = {b->pos, b->vel};
+    bool wr[2] = {true, false};
+    return suite_query(b, 2, ids, wr);
+}
+
+static void suite_pv_pass(bench_world *b, weft_query *q)
+{
+    weft_iter it;
+    bench_world_expect(b, "weft_query_iter", weft_query_iter(b->w, q, &it));
+    while (weft_iter_next(&it)) {
+        sys_movement(weft_iter_field_mut(&it, 0, sizeof(bench_position)),
+                     weft_iter_field(&it, 1, sizeof(bench_velocity)),
+                     weft_iter_count(&it), SUITE_DT);
+    }
+}
+
+/* N1/N2: 256-byte game objects. */
+typedef struct suite_obj {
+    bench_position p;
+    bench_velocity v;
+    char rest[240];
+} suite_obj;
+
+void bench_suite_aos(const bench_cfg *cfg, const bench_data *d)
+{
+    static const int32_t sizes[3] = {10000, 50000, 100000};
+    for (int k = 0; k < 3; k++) {
+        int32_t n = sizes[k];
+        if (n > cfg->n) {
+            n = cfg->n;
+        }
+        int32_t loops = suite_loops(n, 1000000);
+        bench_world b;
+        bench_world_init(&b, "aos", 0, WEFT_STORAGE_DEFAULT, NULL);
+        bench_world_spawn_bulk(&b, d, n, NULL);
+        weft_query *q = suite_pv_query(&b);
+        suite_obj **ptrs = bench_xmalloc(sizeof *ptrs * (size_t)n);
+        void **junk = bench_xmalloc(sizeof *junk * (size_t)n);
+        suite_obj *contig = bench_xmalloc(sizeof *contig * (size_t)n);
+        uint64_t rng = cfg->seed;
+        for (int32_t i = 0; i < n; i++) {
+            ptrs[i] = bench_xmalloc(sizeof **ptrs);
+            memset(ptrs[i], 0, sizeof **ptrs);
+            ptrs[i]->p = d->pos[i];
+            ptrs[i]->v = d->vel[i];
+            contig[i] = *ptrs[i];
+            junk[i] = bench_xmalloc(16 + bench_rng_next(&rng) % 497u);
+        }
+        for (int32_t i = 0; i < n; i++) {
+            free(junk[i]);
+        }
+        double wv[3][64];
+        int32_t reps = cfg->reps < 64 ? cfg->reps : 63;
+        for (int32_t r = -cfg->warmup; r < reps; r++) {
+            uint64_t t0 = bench_now_ns();
+            for (int32_t l = 0; l < loops; l++) {
+                suite_pv_pass(&b, q);
+            }
+            uint64_t t1 = bench_now_ns();
+            for (int32_t l = 0; l < loops; l++) {
+                for (int32_t i = 0; i < n; i++) {
+                    suite_obj *o = ptrs[i];
+                    o->p.x += o->v.x * SUITE_DT;
+                    o->p.y += o->v.y * SUITE_DT;
+                }
+            }
+            uint64_t t2 = bench_now_ns();
+            for (int32_t l = 0; l < loops; l++) {
+                for (int32_t i = 0; i < n; i++) {
+                    contig[i].p.x += contig[i].v.x * SUITE_DT;
+                    contig[i].p.y += contig[i].v.y * SUITE_DT;
+                }
+            }
+            uint64_t t3 = bench_now_ns();
+            if (r >= 0) {
+                int64_t cnt = (int64_t)n * loops;
+                wv[0][r] = suite_ns(t0, t1, cnt);
+                wv[1][r] = suite_ns(t1, t2, cnt);
+                wv[2][r] = suite_ns(t2, t3, cnt);
+            }
+        }
+        double w = bench_median(wv[0], reps);
+        bench_report_param("N1/N2 weft columns vs AoS pointer array", n, "ns", w,
+                           bench_median(wv[1], reps), 0.2);
+        bench_report_param("N1 weft columns vs contiguous AoS", n, "ns", w,
+                           bench_median(wv[2], reps), 0.0);
+        for (int32_t i = 0; i < n; i++) {
+            free(ptrs[i]);
+        }
+        free(ptrs);
+        free(junk);
+        free(contig);
+        bench_world_fini(&b);
+    }
+}
+
+/* N9: a marker toggled on 100k entities every frame. */
+void bench_suite_toggle(const bench_cfg *cfg, const bench_data *d)
+{
+    int32_t n = cfg->n < 100000 ? cfg->n : 100000;
+    static const char *const names[3] = {"N9 toggle marker: table tag vs bool array",
+                                         "N9 toggle marker: sparse tag vs bool array",
+                                         "N9 toggle marker: bool field vs bool array"};
+    bool *flags = bench_xmalloc((size_t)n);
+    memset(flags, 0, (size_t)n);
+    for (int kind = 0; kind < 3; kind++) {
+        bench_world b;
+        bench_world_init(&b, "toggle", 0, WEFT_STORAGE_DEFAULT, NULL);
+        weft_component m;
+        if (kind == 2) {
+            m = bench_register(&b, "Flag", sizeof(bool), WEFT_STORAGE_DEFAULT, 0);
+        } else {
+            m = bench_register(&b, "Marker", 0,
+                               kind == 0 ? WEFT_STORAGE_TABLE : WEFT_STORAGE_SPARSE, 0);
+        }
+        weft_entity *ents = bench_xmalloc(sizeof *ents * (size_t)n);
+        if (kind == 2) {
+            weft_value cols[3] = {{b.pos, sizeof(bench_position), d->pos},
+                                  {b.vel, sizeof(bench_velocity), d->vel},
+                                  {m, sizeof(bool), NULL}};
+            bench_world_expect(&b, "weft_spawn_bulk", weft_spawn_bulk(b.w, cols, 3, n, ents));
+        } else {
+            bench_world_spawn_bulk(&b, d, n, ents);
+        }
+        weft_query *fq = NULL;
+        if (kind == 2) {
+            weft_component ids[1] = {m};
+            bool wr[1] = {true};
+            fq = suite_query(&b, 1, ids, wr);
+        }
+        double wv[64];
+        double bv[64];
+        int32_t reps = cfg->reps < 64 ? cfg->reps : 63;
+        int32_t frames = 4;
+        for (int32_t r = -cfg->warmup; r < reps; r++) {
+            uint64_t t0 = bench_now_ns();
+            for (int32_t f = 0; f < frames; f++) {
+                bool on = f % 2 == 0;
+                if (kind == 2) {
+                    weft_iter it;
+                    bench_world_expect(&b, "weft_query_iter", weft_query_iter(b.w, fq, &it));
+                    while (weft_iter_next(&it)) {
+                        bool *fl = weft_iter_field_mut(&it, 0, sizeof(bool));
+                        int32_t c = weft_iter_count(&it);
+                        for (int32_t i = 0; i < c; i++) {
+                            fl[i] = on;
+                        }
+                    }
+                } else {
+                    for (int32_t i = 0; i < n; i++) {
+                        weft_status st = on ? weft_insert(b.w, ents[i], m, NULL, 0)
+                                            : weft_remove(b.w, ents[i], m);
+                        if (st != WEFT_OK) {
+                            bench_world_expect(&b, on ? "weft_insert" : "weft_remove", st);
+                        }
+                    }
+                }
+            }
+            uint64_t t1 = bench_now_ns();
+            for (int32_t f = 0; f < frames; f++) {
+                bool on = f % 2 == 0;
+                for (int32_t i = 0; i < n; i++) {
+                    flags[i] = on;
+                }
+                __asm__ volatile("" : : "r"(flags) : "memory");
+            }
+            uint64_t t2 = bench_now_ns();
+            if (r >= 0) {
+                wv[r] = suite_ns(t0, t1, (int64_t)n * frames);
+                bv[r] = suite_ns(t1, t2, (int64_t)n * frames);
+            }
+        }
+        bench_report_param(names[kind], n, "ns", bench_median(wv, reps),
+                           bench_median(bv, reps), 0.0);
+        free(ents);
+        bench_world_fini(&b);
+    }
+    free(flags);
+}
+
+/* N10 (full set vs incremental) and N11 (bulk vs one by one), weft vs weft. */
+void bench_suite_spawnset(const bench_cfg *cfg, const bench_data *d)
+{
+    int32_t n = cfg->n < 100000 ? cfg->n : 100000;
+    double inc[64];
+    double full[64];
+    double bulk[64];
+    int32_t reps = cfg->reps < 64 ? cfg->reps : 63;
+    for (int32_t r = -cfg->warmup; r < reps; r++) {
+        bench_world b;
+        bench_health h = {100};
+        bench_world_init(&b, "spawnset", 0, WEFT_STORAGE_DEFAULT, NULL);
+        uint64_t t0 = bench_now_ns();
+        for (int32_t i = 0; i < n; i++) {
+            weft_entity e = weft_spawn(b.w);
+            if (e == WEFT_ENTITY_NONE ||
+                weft_insert(b.w, e, b.pos, &d->pos[i], sizeof(bench_position)) != WEFT_OK ||
+                weft_insert(b.w, e, b.vel, &d->vel[i], sizeof(bench_velocity)) != WEFT_OK ||
+                weft_insert(b.w, e, b.hp, &h, sizeof h) != WEFT_OK) {
+                bench_world_expect(&b, "spawn + insert", weft_last_status(b.w));
+            }
+        }
+        uint64_t t1 = bench_now_ns();
+        bench_world_verify(&b, n);
+        bench_world_fini(&b);
+        bench_world_init(&b, "spawnset", 0, WEFT_STORAGE_DEFAULT, NULL);
+        weft_value v[3] = {{b.pos, sizeof(bench_position), NULL},
+                           {b.vel, sizeof(bench_velocity), NULL},
+                           {b.hp, sizeof h, &h}};
+        uint64_t t2 = bench_now_ns();
+        for (int32_t i = 0; i < n; i++) {
+            v[0].ptr = &d->pos[i];
+            v[1].ptr = &d->vel[i];
+            if (weft_spawn_with(b.w, v, 3) == WEFT_ENTITY_NONE) {
+                bench_world_expect(&b, "weft_spawn_with", weft_last_status(b.w));
+            }
+        }
+        uint64_t t3 = bench_now_ns();
+        bench_world_fini(&b);
+        bench_world_init(&b, "spawnset", 0, WEFT_STORAGE_DEFAULT, NULL);
+        uint64_t t4 = bench_now_ns();
+        bench_world_spawn_bulk(&b, d, n, NULL);
+        uint64_t t5 = bench_now_ns();
+        bench_world_fini(&b);
+        if (r >= 0) {
+            inc[r] = suite_ns(t0, t1, n);
+            full[r] = suite_ns(t2, t3, n);
+            bulk[r] = suite_ns(t4, t5, n);
+        }
+    }
+    double f = bench_median(full, reps);
+    bench_report_param("N10 spawn + 3 inserts vs spawn with the full set", n, "ns",
+                       bench_median(inc, reps), f, 0.0);
+    bench_report_param("N11 bulk spawn (Pos+Vel) vs one by one (Pos+Vel+Health)", n, "ns",
+                       bench_median(bulk, reps), f, 0.0);
+}
+
+/* N13: n entities spread over A archetypes (tag combinations). */
+static void suite_frag_case(const bench_cfg *cfg, const bench_data *d, int32_t n,
+                            int32_t archetypes, const char *name)
+{
+    enum { TAGS = 14 };
+    bench_world b;
+    bench_world_init(&b, "fragsweep", 0, WEFT_STORAGE_DEFAULT, NULL);
+    weft_component tags[TAGS];
+    for (int t = 0; t < TAGS; t++) {
+        char tn[16];
+        snprintf(tn, sizeof tn, "Tag%d", t);
+        tags[t] = bench_register(&b, tn, 0, WEFT_STORAGE_TABLE, 0);
+    }
+    int32_t per = n / archetypes;
+    for (int32_t a = 0; a < archetypes; a++) {
+        weft_value cols[2 + TAGS];
+        int32_t k = 0;
+        cols[k++] = (weft_value){b.pos, sizeof(bench_position), d->pos + (size_t)a * (size_t)per};
+        cols[k++] = (weft_value){b.vel, sizeof(bench_velocity), d->vel + (size_t)a * (size_t)per};
+        for (int t = 0; t < TAGS; t++) {
+            if (a & (1 << t)) {
+                cols[k++] = (weft_value){tags[t], 0, NULL};
+            }
+        }
+        bench_world_expect(&b, "weft_spawn_bulk", weft_spawn_bulk(b.w, cols, k, per, NULL));
+    }
+    int32_t total = per * archetypes;
+    bench_position *p = bench_xmalloc(sizeof *p * (size_t)total);
+    memcpy(p, d->pos, sizeof *p * (size_t)total);
+    weft_query *q = suite_pv_query(&b);
+    int32_t loops = suite_loops(total, 1000000);
+    double wv[64];
+    double bv[64];
+    int32_t reps = cfg->reps < 64 ? cfg->reps : 63;
+    for (int32_t r = -cfg->warmup; r < reps; r++) {
+        uint64_t t0 = bench_now_ns();
+        for (int32_t l = 0; l < loops; l++) {
+            suite_pv_pass(&b, q);
+        }
+        uint64_t t1 = bench_now_ns();
+        for (int32_t l = 0; l < loops; l++) {
+            sys_movement(p, d->vel, total, SUITE_DT);
+            __asm__ volatile("" : : "r"(p) : "memory");
+        }
+        uint64_t t2 = bench_now_ns();
+        if (r >= 0) {
+            wv[r] = suite_ns(t0, t1, (int64_t)total * loops);
+            bv[r] = suite_ns(t1, t2, (int64_t)total * loops);
+        }
+    }
+    bench_report_param(name, archetypes, "ns", bench_median(wv, reps),
+                       bench_median(bv, reps), 0.0);
+    free(p);
+    bench_world_fini(&b);
+}
+
+void bench_suite_fragsweep(const bench_cfg *cfg, const bench_data *d)
+{
+    int32_t n = cfg->n < 100000 ? cfg->n : 100000;
+    static const int32_t counts[5] = {1, 10, 100, 1000, 10000};
+    for (int k = 0; k < 5; k++) {
+        if (counts[k] <= n) {
+            suite_frag_case(cfg, d, n, counts[k], "N13 fragmentation: 100k entities over A archetypes");
+        }
+    }
+    if (n >= 1500) {
+        suite_frag_case(cfg, d, 1500, 500, "N13 500 archetypes x 3 entities");
+    }
+}
+
+/* N15: Changed(Position) pass with 1%, 10%, 100% of the rows changed. */
+void bench_suite_changedpct(const bench_cfg *cfg, const bench_data *d)
+{
+    int32_t n = cfg->n < 100000 ? cfg->n : 100000;
+    static const int32_t pct[3] = {1, 10, 100};
+    bench_world b;
+    bench_world_init(&b, "changedpct", 0, WEFT_STORAGE_DEFAULT, NULL);
+    weft_entity *ents = bench_xmalloc(sizeof *ents * (size_t)n);
+    bench_world_spawn_bulk(&b, d, n, ents);
+    weft_query_desc qd;
+    memset(&qd, 0, sizeof qd);
+    qd.term_count = 2;
+    qd.terms[0].id = b.pos;
+    qd.terms[0].filter = WEFT_FILTER_CHANGED;
+    qd.terms[1].id = b.vel;
+    weft_query *cq = weft_query_create(b.w, &qd);
+    qd.terms[0].filter = WEFT_FILTER_NONE;
+    weft_query *fq = weft_query_create(b.w, &qd);
+    if (cq == NULL || fq == NULL) {
+        bench_world_expect(&b, "weft_query_create", weft_last_status(b.w));
+    }
+    /* The first run sees everything as changed. */
+    weft_iter it;
+    bench_world_expect(&b, "weft_query_iter", weft_query_iter(b.w, cq, &it));
+    while (weft_iter_next(&it)) {
+    }
+    int32_t reps = cfg->reps < 64 ? cfg->reps : 63;
+    for (int k = 0; k < 3; k++) {
+        int32_t changed = (int32_t)((int64_t)n * pct[k] / 100);
+        double wv[64];
+        double bv[64];
+        for (int32_t r = -cfg->warmup; r < reps; r++) {
+            for (int32_t i = 0; i < changed; i++) {
+                bench_position *p = weft_get_mut(b.w, ents[d->perm[i] % n], b.pos, sizeof *p);
+                if (p == NULL) {
+                    bench_world_expect(&b, "weft_get_mut", weft_last_status(b.w));
+                }
+                p->x += 1.0f;
+            }
+            double s1 = 0.0;
+            double s2 = 0.0;
+            int64_t seen = 0;
+            uint64_t t0 = bench_now_ns();
+            bench_world_expect(&b, "weft_query_iter", weft_query_iter(b.w, cq, &it));
+            while (weft_iter_next(&it)) {
+                const bench_position *p = weft_iter_field(&it, 0, sizeof *p);
+                const bench_velocity *v = weft_iter_field(&it, 1, sizeof *v);
+                int32_t c = weft_iter_count(&it);
+                for (int32_t i = 0; i < c; i++) {
+                    s1 += (double)(p[i].x + v[i].x);
+                }
+                seen += c;
+            }
+            uint64_t t1 = bench_now_ns();
+            bench_world_expect(&b, "weft_query_iter", weft_query_iter(b.w, fq, &it));
+            while (weft_iter_next(&it)) {
+                const bench_position *p = weft_iter_field(&it, 0, sizeof *p);
+                const bench_velocity *v = weft_iter_field(&it, 1, sizeof *v);
+                int32_t c = weft_iter_count(&it);
+                for (int32_t i = 0; i < c; i++) {
+                    s2 += (double)(p[i].x + v[i].x);
+                }
+            }
+            uint64_t t2 = bench_now_ns();
+            if (seen != changed || s1 > s2 + 1e9) {
+                bench_fail("changedpct", "Changed query", "saw a wrong number of rows");
+            }
+            if (r >= 0) {
+                wv[r] = suite_ns(t0, t1, n);
+                bv[r] = suite_ns(t1, t2, n);
+            }
+        }
+        bench_report_param("N15 Changed pass vs full pass (per entity in the world)", pct[k],
+                           "ns", bench_median(wv, reps), bench_median(bv, reps), 0.0);
+    }
+    free(ents);
+    bench_world_fini(&b);
+}
+
+/* Memory: live bytes per entity for typical sets, with and without ticks. */
+void bench_suite_memsets(const bench_cfg *cfg, const bench_data *d)
+{
+    (void)d;
+    static const char *const names[4][2] = {
+        {"memory Pos (ticks)", "memory Pos (no ticks)"},
+        {"memory Pos+Vel (ticks)", "memory Pos+Vel (no ticks)"},
+        {"memory Pos+Vel+Health (ticks)", "memory Pos+Vel+Health (no ticks)"},
+        {"memory abeimler 6 components (ticks)", "memory abeimler 6 components (no ticks)"},
+    };
+    int32_t n = cfg->n;
+    for (int set = 0; set < 4; set++) {
+        for (int nt = 0; nt < 2; nt++) {
+            uint32_t flags = nt ? WEFT_COMPONENT_NO_CHANGE_TICKS : 0;
+            bench_world b;
+            bench_world_init(&b, "memsets", flags, WEFT_STORAGE_DEFAULT, NULL);
+            weft_component dc = bench_register(&b, "Data", sizeof(suite_data),
+                                               WEFT_STORAGE_DEFAULT, flags);
+            weft_component hc = bench_register(&b, "HealthA", sizeof(suite_health),
+                                               WEFT_STORAGE_DEFAULT, flags);
+            weft_component mc = bench_register(&b, "Damage", sizeof(suite_damage),
+                                               WEFT_STORAGE_DEFAULT, flags);
+            weft_component sc = bench_register(&b, "Sprite", sizeof(suite_sprite),
+                                               WEFT_STORAGE_DEFAULT, flags);
+            weft_value cols[6];
+            int32_t k = 0;
+            size_t packed = 8;
+            cols[k++] = (weft_value){b.pos, sizeof(bench_position), NULL};
+            packed += sizeof(bench_position);
+            if (set >= 1) {
+                cols[k++] = (weft_value){b.vel, sizeof(bench_velocity), NULL};
+                packed += sizeof(bench_velocity);
+            }
+            if (set == 2) {
+                cols[k++] = (weft_value){b.hp, sizeof(bench_health), NULL};
+                packed += sizeof(bench_health);
+            }
+            if (set == 3) {
+                cols[k++] = (weft_value){dc, sizeof(suite_data), NULL};
+                cols[k++] = (weft_value){hc, sizeof(suite_health), NULL};
+                cols[k++] = (weft_value){mc, sizeof(suite_damage), NULL};
+                cols[k++] = (weft_value){sc, sizeof(suite_sprite), NULL};
+                packed += sizeof(suite_data) + sizeof(suite_health) + sizeof(suite_damage) +
+                          sizeof(suite_sprite);
+            }
+            weft_world_stats before;
+            weft_world_stats after;
+            bench_world_expect(&b, "weft_world_get_stats", weft_world_get_stats(b.w, &before));
+            for (int32_t i = 0; i < n; i++) {
+                if (weft_spawn_with(b.w, cols, k) == WEFT_ENTITY_NONE) {
+                    bench_world_expect(&b, "weft_spawn_with", weft_last_status(b.w));
+                }
+            }
+            bench_world_expect(&b, "weft_world_get_stats", weft_world_get_stats(b.w, &after));
+            double per = (double)(after.live_bytes - before.live_bytes) / (double)n;
+            bench_report_param(names[set][nt], n, "B", per, (double)packed, 0.0);
+            bench_world_fini(&b);
+        }
+    }
+}
