@@ -14,9 +14,26 @@
 // counters; every CHECK_EVERY operations and at the end, weft_world_check
 // runs and every entity, dead handle and resource is compared.
 //
+// Required components (issue 8): several components require others, with
+// every kind of default (value blob, ctor callback, neither -> the ctor
+// hook of t_v16 or zeroes), a chain (s_u8i -> t_c64 -> t_u64 -> s_v16 ->
+// t_u8), a diamond (s_c64 -> t_u8 directly and through s_v16) and a cycle
+// (s_b3 <-> t_b3i). The model expands every spawn/insert as weft_spawn_with
+// documents: each component required (transitively) by a supplied one,
+// absent from the entity and not supplied, is added at the current tick with
+// the default of its closest requirer (breadth-first depth from a supplied
+// component; a tie goes to the earlier supplied component, then to
+// requirement order). Present components are untouched; removing never
+// removes what was required.
+//
 // Seeds: fixed per test; WEFT_TEST_SEED runs that one seed instead
 // (WEFT_TEST_OPS sets the length). A failure prints seed and op index;
 // WEFT_MODEL_TRACE=1 logs every operation to stderr.
+// WEFT_MODEL_REQ_SEQUENTIAL=1 (diagnosis only) models the precedence of the
+// first implementation, fixed in de7246c: closures taken one supplied
+// component at a time, the first one to reach a component giving its
+// default however deep. Against the current library it must fail (a check
+// that the model sees the difference).
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,6 +77,162 @@ static const comp_spec specs[NCOMP] = {
     {"t_b3i", 3, 1, WEFT_STORAGE_TABLE, WEFT_COMPONENT_IMMUTABLE},
     {"s_u8i", 1, 1, WEFT_STORAGE_SPARSE, WEFT_COMPONENT_IMMUTABLE},
 };
+
+// t_v16 has a ctor hook: default construction fills it with this byte.
+#define CTOR_HOOK_BYTE 0xC3
+// t_u8's default when required by s_v16: a ctor callback writing this.
+#define REQ_CTOR_BYTE 0x5A
+
+static void v16_ctor_hook(void *ptr, int32_t count, void *user)
+{
+    (void)user;
+    memset(ptr, CTOR_HOOK_BYTE, (size_t)count * 16);
+}
+
+static void req_byte_ctor(void *dst, void *user)
+{
+    *(unsigned char *)dst = *(const unsigned char *)user;
+}
+
+// Default bytes of component c constructed without a value.
+static void default_bytes(int c, unsigned char *dst)
+{
+    memset(dst, c == 6 ? CTOR_HOOK_BYTE : 0, specs[c].size);
+}
+
+// ---- requirements ----
+
+enum { RQ_NONE = 0, RQ_VALUE, RQ_CTOR };
+
+typedef struct mreq {
+    int id;           // required component index
+    int kind;         // RQ_*
+    const unsigned char *value;
+} mreq;
+
+static const unsigned char v7a[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+static const unsigned char v7b[16] = {0xF0, 0xE1, 0xD2, 0xC3, 0xB4, 0xA5, 0x96, 0x87,
+                                      0x78, 0x69, 0x5A, 0x4B, 0x3C, 0x2D, 0x1E, 0x0F};
+static const unsigned char v2_from_9[1] = {0x11};
+static const unsigned char v3_from_10[3] = {9, 8, 7};
+static const unsigned char v10_from_3[3] = {1, 2, 3};
+static unsigned char v8_from_11[64]; // filled in model_init
+static const unsigned char req_ctor_byte = REQ_CTOR_BYTE;
+
+#define MAXREQ 3
+// reqs[c][0..nreqs[c]): what component c requires, in requirement order;
+// registered through the descriptor when every required id is registered
+// earlier, else afterwards through weft_component_require.
+static const mreq reqs[NCOMP][MAXREQ] = {
+    [1] = {{6, RQ_NONE, NULL}},                              // s_tag -> t_v16 (ctor hook)
+    [3] = {{10, RQ_VALUE, v10_from_3}},                      // s_b3 -> t_b3i (cycle)
+    [4] = {{7, RQ_VALUE, v7a}, {0, RQ_NONE, NULL}},          // t_u64 -> s_v16, t_tag
+    [7] = {{2, RQ_CTOR, NULL}},                              // s_v16 -> t_u8 (ctor)
+    [8] = {{4, RQ_NONE, NULL}},                              // t_c64 -> t_u64 (zeroes)
+    [9] = {{7, RQ_VALUE, v7b}, {2, RQ_VALUE, v2_from_9}},    // s_c64: diamond on t_u8
+    [10] = {{3, RQ_VALUE, v3_from_10}},                      // t_b3i -> s_b3 (cycle)
+    [11] = {{8, RQ_VALUE, v8_from_11}},                      // s_u8i -> t_c64 (chain)
+};
+static const int nreqs[NCOMP] = {[1] = 1, [3] = 1, [4] = 2, [7] = 1, [8] = 1,
+                                 [9] = 2, [10] = 1, [11] = 1};
+
+static int req_count(int c)
+{
+    return nreqs[c];
+}
+
+static bool req_sequential; // WEFT_MODEL_REQ_SEQUENTIAL
+
+static void req_default(const mreq *r, unsigned char *dst)
+{
+    switch (r->kind) {
+    case RQ_VALUE:
+        memcpy(dst, r->value, specs[r->id].size);
+        break;
+    case RQ_CTOR:
+        memset(dst, 0, specs[r->id].size);
+        dst[0] = REQ_CTOR_BYTE;
+        break;
+    default:
+        default_bytes(r->id, dst);
+        break;
+    }
+}
+
+// Breadth-first closure of c: for each reachable id (c itself excluded),
+// its depth and the requirement that reached it first.
+typedef struct mclosure {
+    int order[NCOMP];
+    int n;
+    int depth[NCOMP];
+    const mreq *def[NCOMP];
+} mclosure;
+
+static void closure_of(int c, mclosure *cl)
+{
+    memset(cl, 0, sizeof *cl);
+    bool seen[NCOMP] = {false};
+    seen[c] = true;
+    int from[NCOMP];
+    int head = 0;
+    from[0] = c;
+    int nfrom = 1;
+    int fdepth[NCOMP + 1];
+    fdepth[0] = 0;
+    while (head < nfrom) {
+        int x = from[head];
+        int d = fdepth[head];
+        head++;
+        for (int j = 0; j < req_count(x); j++) {
+            const mreq *r = &reqs[x][j];
+            if (seen[r->id]) {
+                continue;
+            }
+            seen[r->id] = true;
+            cl->order[cl->n++] = r->id;
+            cl->depth[r->id] = d + 1;
+            cl->def[r->id] = r;
+            fdepth[nfrom] = d + 1;
+            from[nfrom++] = r->id;
+        }
+    }
+}
+
+// The required components a call supplying cs[0..k) adds to an entity
+// holding `present`: ids in out[], their defaults in bytes[].
+static int expand_required(uint16_t present, const int *cs, int k, int *out,
+                           unsigned char bytes[][64])
+{
+    uint16_t supplied = 0;
+    for (int i = 0; i < k; i++) {
+        supplied |= (uint16_t)(1u << cs[i]);
+    }
+    int n = 0;
+    const mreq *best[NCOMP] = {NULL};
+    int best_depth[NCOMP];
+    for (int i = 0; i < k; i++) {
+        mclosure cl;
+        closure_of(cs[i], &cl);
+        for (int q = 0; q < cl.n; q++) {
+            int r = cl.order[q];
+            if (((present | supplied) >> r) & 1u) {
+                continue;
+            }
+            if (!best[r]) {
+                out[n++] = r;
+                best[r] = cl.def[r];
+                best_depth[r] = cl.depth[r];
+            } else if (!req_sequential && cl.depth[r] < best_depth[r]) {
+                best[r] = cl.def[r]; // closer requirer; ties keep the earlier one
+                best_depth[r] = cl.depth[r];
+            }
+        }
+    }
+    for (int q = 0; q < n; q++) {
+        req_default(best[out[q]], bytes[q]);
+    }
+    return n;
+}
 
 enum { ST_NEVER = 0, ST_FREE, ST_LIVE, ST_RESERVED };
 
@@ -224,8 +397,20 @@ static void model_set(model *m, uint32_t idx, int c, const void *value)
         if (value) {
             memcpy(e->data[c], value, specs[c].size);
         } else {
-            memset(e->data[c], 0, specs[c].size);
+            default_bytes(c, e->data[c]);
         }
+    }
+}
+
+// Adds what cs[0..k) requires and idx lacks (before the supplied values are
+// set: `present` is the entity's mask before the call).
+static void model_require(model *m, uint32_t idx, uint16_t present, const int *cs, int k)
+{
+    int out[NCOMP];
+    unsigned char bytes[NCOMP][64];
+    int n = expand_required(present, cs, k, out, bytes);
+    for (int q = 0; q < n; q++) {
+        model_set(m, idx, out[q], bytes[q]);
     }
 }
 
@@ -430,6 +615,7 @@ static void op_spawn_with(model *m)
     for (int i = 0; i < k; i++) {
         model_set(m, idx, cs[i], vals[i].ptr);
     }
+    model_require(m, idx, 0, cs, k);
     verify_entity(m, idx);
 }
 
@@ -461,6 +647,7 @@ static void op_spawn_bulk(model *m)
             const unsigned char *v = vals[i].ptr;
             model_set(m, idx, cs[i], v ? v + specs[cs[i]].size * (size_t)j : NULL);
         }
+        model_require(m, idx, 0, cs, k);
     }
     for (int j = 0; j < n; j++) {
         verify_entity(m, weft_entity_index(out[j]));
@@ -488,8 +675,10 @@ static void op_insert(model *m)
     int c = (int)tw_rng_below(&m->rng, NCOMP);
     unsigned char buf[64];
     const void *v = rand_value(m, c, buf);
+    uint16_t present = m->ents[idx].mask;
     expect_ok(m, weft_insert(m->w, handle_of(m, idx), m->ids[c], v, specs[c].size), "insert");
     model_set(m, idx, c, v);
+    model_require(m, idx, present, &c, 1);
     verify_entity(m, idx);
 }
 
@@ -507,10 +696,12 @@ static void op_insert_many(model *m)
         vals[i].size = specs[cs[i]].size;
         vals[i].ptr = rand_value(m, cs[i], bufs[i]);
     }
+    uint16_t present = m->ents[idx].mask;
     expect_ok(m, weft_insert_many(m->w, handle_of(m, idx), vals, k), "insert_many");
     for (int i = 0; i < k; i++) {
         model_set(m, idx, cs[i], vals[i].ptr);
     }
+    model_require(m, idx, present, cs, k);
     verify_entity(m, idx);
 }
 
@@ -626,7 +817,7 @@ static void op_resource(model *m)
         if (v) {
             memcpy(m->res_data[c], v, size);
         } else {
-            memset(m->res_data[c], 0, size);
+            default_bytes(c, m->res_data[c]);
         }
         break;
     }
@@ -724,9 +915,71 @@ static void model_init(model *m, uint64_t seed)
     assert_non_null(m->f);
     assert_non_null(m->f->w);
     m->w = m->f->w;
+    for (int i = 0; i < 64; i++) {
+        v8_from_11[i] = (unsigned char)(0x80 + i * 3);
+    }
+    const char *sq = getenv("WEFT_MODEL_REQ_SEQUENTIAL");
+    req_sequential = sq != NULL && *sq != '\0' && *sq != '0';
+    // Register in order; requirements on earlier ids go in the descriptor,
+    // the others (cycles, forward references) through weft_component_require.
+    bool late[NCOMP] = {false};
     for (int c = 0; c < NCOMP; c++) {
-        m->ids[c] = tw_comp(m->w, specs[c].name, specs[c].size, specs[c].align,
-                            specs[c].storage, specs[c].flags);
+        weft_component_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = specs[c].name;
+        d.size = specs[c].size;
+        d.align = specs[c].align;
+        d.storage = specs[c].storage;
+        d.flags = specs[c].flags;
+        if (c == 6) {
+            d.hooks.ctor = v16_ctor_hook;
+        }
+        weft_require rq[MAXREQ];
+        int n = req_count(c);
+        for (int j = 0; j < n; j++) {
+            const mreq *r = &reqs[c][j];
+            late[c] |= r->id >= c;
+            memset(&rq[j], 0, sizeof rq[j]);
+            rq[j].id = m->ids[r->id];
+            if (r->kind == RQ_VALUE) {
+                rq[j].value = r->value;
+                rq[j].size = specs[r->id].size;
+            } else if (r->kind == RQ_CTOR) {
+                rq[j].ctor = req_byte_ctor;
+                rq[j].user = (void *)(uintptr_t)&req_ctor_byte;
+            }
+        }
+        if (!late[c]) {
+            d.required = rq;
+            d.required_count = n;
+        }
+        m->ids[c] = weft_component_register(m->w, &d);
+        if (m->ids[c] == 0) {
+            fail_msg("registering %s: %s", specs[c].name, weft_last_error(m->w));
+        }
+    }
+    for (int c = 0; c < NCOMP; c++) {
+        if (!late[c]) {
+            continue;
+        }
+        weft_require rq[MAXREQ];
+        int n = req_count(c);
+        for (int j = 0; j < n; j++) {
+            const mreq *r = &reqs[c][j];
+            memset(&rq[j], 0, sizeof rq[j]);
+            rq[j].id = m->ids[r->id];
+            if (r->kind == RQ_VALUE) {
+                rq[j].value = r->value;
+                rq[j].size = specs[r->id].size;
+            } else if (r->kind == RQ_CTOR) {
+                rq[j].ctor = req_byte_ctor;
+                rq[j].user = (void *)(uintptr_t)&req_ctor_byte;
+            }
+        }
+        weft_status st = weft_component_require(m->w, m->ids[c], rq, n);
+        if (st != WEFT_OK) {
+            fail_msg("requirements of %s: %s", specs[c].name, weft_last_error(m->w));
+        }
     }
     for (int i = 0; i < MAXE; i++) {
         m->live_pos[i] = -1;
