@@ -727,7 +727,7 @@ class Query:
 
     def _p(self):
         if not self._ptr:
-            raise WeftError(INVALID_HANDLE, "query destroyed")
+            raise WeftError(ERR_INVALID_HANDLE, "query destroyed")
         return self._ptr
 
     def iter(self):
@@ -819,7 +819,7 @@ class Commands:
 
     def _p(self):
         if not self._ptr:
-            raise WeftError(INVALID_HANDLE, "command buffer destroyed")
+            raise WeftError(ERR_INVALID_HANDLE, "command buffer destroyed")
         return self._ptr
 
     def spawn(self, *values):
@@ -1065,7 +1065,7 @@ class World:
         self._free_user = FREE_USER_FN(self._on_free_user)
         ptr = _lib.weft_world_create(ctypes.byref(desc))
         if not ptr:
-            raise WeftError(OUT_OF_MEMORY, "weft_world_create failed")
+            raise WeftError(ERR_OUT_OF_MEMORY, "weft_world_create failed")
         self._ptr = ptr
 
     # -- lifetime
@@ -1104,7 +1104,7 @@ class World:
 
     def _p(self):
         if not self._ptr:
-            raise WeftError(INVALID_HANDLE, "world closed")
+            raise WeftError(ERR_INVALID_HANDLE, "world closed")
         return self._ptr
 
     # -- errors and callbacks
@@ -1128,7 +1128,7 @@ class World:
     def _raise_last(self):
         self._raise_pending()
         st = _lib.weft_last_status(self._ptr)
-        raise WeftError(st if st != OK else INTERNAL, _s(_lib.weft_last_error(self._ptr)))
+        raise WeftError(st if st != OK else ERR_INTERNAL, _s(_lib.weft_last_error(self._ptr)))
 
     def _check_slot(self):
         """Raises when the error slot holds a failure (after _clear())."""
@@ -1262,7 +1262,7 @@ class World:
         if isinstance(x, int):
             if x in self._by_id:
                 return self._by_id[x]
-            raise WeftError(UNKNOWN_COMPONENT, "component id %d unknown to the binding" % x)
+            raise WeftError(ERR_UNKNOWN_COMPONENT, "component id %d unknown to the binding" % x)
         if isinstance(x, str):
             cid = _lib.weft_component_lookup(self._p(), x.encode("utf-8"))
             if not cid or cid not in self._by_id:
@@ -1459,14 +1459,29 @@ class World:
     # -- queries
     def query(self, *terms, flags=0):
         """Compiles a query. Terms: a component/type (read AND term) or a
-        Term from read/write/with_/without/optional/or_/Added/Changed."""
+        Term from read/write/with_/without/optional/or_/Added/Changed.
+        Added(c)/Changed(c) of a component that another term already lists
+        merge into that term (its filter bits), so
+        query(write(Position), Changed(Position)) is one term; term indices
+        count the remaining terms in order."""
         ts = []
         for t in terms:
             if not isinstance(t, Term):
                 t = Term(t)
+            else:
+                t = Term(t.component, t.access, t.oper, t.filter, t.or_group)
             t.component = self.component_of(t.component)
             ts.append(t)
-        return Query(self, ts, flags)
+        merged = []
+        for t in ts:
+            if t.oper == OPER_WITH and t.access == ACCESS_NONE and t.filter:
+                host = [o for o in ts if o is not t and o.component is t.component
+                        and o.oper in (OPER_AND, OPER_DEFAULT, OPER_WITH, OPER_OR)]
+                if host:
+                    host[0].filter |= t.filter
+                    continue
+            merged.append(t)
+        return Query(self, merged, flags)
 
     def disabled(self):
         """The built-in Disabled tag's Component."""
