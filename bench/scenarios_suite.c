@@ -1371,8 +1371,13 @@ void bench_suite_changedpct(const bench_cfg *cfg, const bench_data *d)
         double wv[64];
         double bv[64];
         for (int32_t r = -cfg->warmup; r < reps; r++) {
-            for (int32_t i = 0; i < changed; i++) {
-                bench_position *p = weft_get_mut(b.w, ents[d->perm[i] % n], b.pos, sizeof *p);
+            /* distinct random rows: the first `changed` perm values below n */
+            for (int32_t i = 0, j = 0; i < changed; j++) {
+                if (d->perm[j] >= n) {
+                    continue;
+                }
+                bench_position *p = weft_get_mut(b.w, ents[d->perm[j]], b.pos, sizeof *p);
+                i++;
                 if (p == NULL) {
                     bench_world_expect(&b, "weft_get_mut", weft_last_status(b.w));
                 }
