@@ -459,6 +459,29 @@ class TestObservers(WorldCase):
         w.check()
         self.assertEqual(w.stats().live_entities, 2)
 
+    def test_exception_in_observer_during_apply_and_iteration_end(self):
+        w = self.w
+
+        def bad(t):
+            raise Boom("remove")
+        w.observe(weft.REMOVE, bad, component=Health)
+        a = w.spawn(Position(0, 0), Health(1))
+        b = w.spawn(Position(0, 0), Health(2))
+        cmds = w.commands()
+        cmds.despawn(a)
+        with self.assertRaises(Boom):
+            cmds.apply()
+        self.assertFalse(w.is_alive(a))
+        cmds.destroy()
+        q = w.query(Position, weft.with_(Health))
+        with self.assertRaises(Boom):
+            for chunk in q:
+                for e in list(chunk.entities):
+                    w.despawn(e)     # deferred: the observer runs at the end
+        self.assertFalse(w.is_alive(b))
+        w.check()
+        self.assertEqual(w.stats().live_entities, 0)
+
     def test_exception_in_lifecycle_hook(self):
         w = weft.World()
         try:
