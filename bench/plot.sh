@@ -35,10 +35,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # One data file per scenario name: "param weft baseline".
-awk -F',' -v dir="$tmp" '
+awk -v dir="$tmp" '
     /^#/ || /^scenario,/ { next }
     {
-        name = $1; gsub(/"/, "", name)
+        # the quoted name may hold commas: split the rest only
+        q = index(substr($0, 2), "\"")
+        name = substr($0, 2, q - 1)
+        split(substr($0, q + 3), part, ",")
+        $2 = part[1]; $4 = part[3]; $5 = part[4]
         file = name; gsub(/[^A-Za-z0-9]+/, "_", file)
         print $2, $4, $5 > (dir "/" file ".dat")
         titles[file] = name
