@@ -313,6 +313,17 @@ static weft_status commit_spawn_bulk_raw(weft_world *w, const weft_value *column
         wf_column *c = wf_table_column(t, columns[i].id);
         if (c->data && (stride || !src)) {
             wf_type_construct(ti, wf_column_ptr(c, base), src, (int32_t)n);
+        } else if (c->data && ti->trivial) {
+            /* one shared value: place it once, then double the filled run */
+            uint8_t *dst = wf_column_ptr(c, base);
+            size_t filled = ti->size;
+            size_t total = (size_t)n * ti->size;
+            memcpy(dst, src, ti->size);
+            while (filled < total) {
+                size_t step = filled < total - filled ? filled : total - filled;
+                memcpy(dst + filled, dst, step);
+                filled += step;
+            }
         } else if (c->data) {
             for (uint32_t k = 0; k < n; k++) {
                 wf_type_construct(ti, wf_column_ptr(c, base + k), src, 1);

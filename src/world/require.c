@@ -233,6 +233,7 @@ static weft_status require_append(weft_world *w, wf_req_scratch *s, const weft_v
         l->def->ctor(tmp, l->def->user);
         v->ptr = tmp;
         s->owned[s->count] = true;
+        s->any_owned = true;
     } else if (l->def->value) {
         v->ptr = l->def->value;
     }
@@ -240,16 +241,50 @@ static weft_status require_append(weft_world *w, wf_req_scratch *s, const weft_v
     return WEFT_OK;
 }
 
-weft_status wf_require_expand(weft_world *w, const wf_archetype *src,
-                              const weft_value *values, int32_t count,
-                              wf_req_scratch *s, const weft_value **out, int32_t *out_count)
+/* Does the cached plan answer this call? */
+static inline bool plan_matches(const wf_req_plan *p, const wf_archetype *src,
+                                const weft_value *values, int32_t count, uint32_t gen)
+{
+    if (p->count != count || p->src != src->id || p->gen != gen) {
+        return false;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        if (p->ids[i] != values[i].id) {
+            return false;
+        }
+    }
+    return true;
+}
+
+weft_status wf_require_expand_slow(weft_world *w, const wf_archetype *src,
+                                   const weft_value *values, int32_t count,
+                                   wf_req_scratch *s, const weft_value **out,
+                                   int32_t *out_count)
 {
     s->vals = s->small;
     s->owned = s->owned_small;
     s->cap = 32;
     s->count = 0;
+    s->any_owned = false;
     *out = values;
     *out_count = count;
+    wf_req_plan *plan = &w->req_plan;
+    if (plan_matches(plan, src, values, count, w->req_gen)) {
+        /* the same source and supplied ids as last time: replay the links */
+        for (int32_t k = 0; k < plan->link_count; k++) {
+            weft_status st = require_append(w, s, values, count, plan->links[k]);
+            if (st != WEFT_OK) {
+                return st;
+            }
+        }
+        if (s->count) {
+            *out = s->vals;
+            *out_count = s->count;
+        }
+        return WEFT_OK;
+    }
+    const wf_req_link *chosen[WF_REQ_PLAN_LINKS];
+    int32_t nchosen = 0;
     /* Closures first (they may need building), and the deepest level. */
     uint32_t max_depth = 0;
     for (int32_t i = 0; i < count; i++) {
@@ -282,7 +317,33 @@ weft_status wf_require_expand(weft_world *w, const wf_archetype *src,
                 if (st != WEFT_OK) {
                     return st;
                 }
+                if (nchosen <= WF_REQ_PLAN_LINKS) {
+                    if (nchosen < WF_REQ_PLAN_LINKS) {
+                        chosen[nchosen] = l;
+                    }
+                    nchosen++;
+                }
             }
+        }
+    }
+    /* remember the answer when it fits (closure links stay valid until the
+     * generation moves, which invalidates the plan too) */
+    if (count <= WF_SPAWN_CACHE_IDS && nchosen <= WF_REQ_PLAN_LINKS) {
+        for (int32_t i = 0; i < count; i++) {
+            plan->ids[i] = values[i].id;
+        }
+        plan->count = count;
+        plan->src = src->id;
+        plan->gen = w->req_gen;
+        plan->link_count = nchosen;
+        plan->any_ctor = false;
+        for (int32_t k = 0; k < nchosen; k++) {
+            const wf_type_info *ri = wf_registry_get(&w->registry, chosen[k]->id);
+            plan->links[k] = chosen[k];
+            plan->vals[k].id = chosen[k]->id;
+            plan->vals[k].size = ri->size;
+            plan->vals[k].ptr = chosen[k]->def->value;
+            plan->any_ctor |= chosen[k]->def->ctor != NULL && ri->size != 0;
         }
     }
     if (s->count) {
@@ -292,9 +353,9 @@ weft_status wf_require_expand(weft_world *w, const wf_archetype *src,
     return WEFT_OK;
 }
 
-void wf_require_done(weft_world *w, wf_req_scratch *s)
+void wf_require_release(weft_world *w, wf_req_scratch *s)
 {
-    for (int32_t i = 0; i < s->count; i++) {
+    for (int32_t i = 0; s->any_owned && i < s->count; i++) {
         if (s->owned[i]) {
             const wf_type_info *ri = wf_registry_get(&w->registry, s->vals[i].id);
             wf_type_destroy(ri, (void *)(uintptr_t)s->vals[i].ptr, 1);

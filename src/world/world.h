@@ -20,6 +20,20 @@
 #define WF_WORLD_MAGIC 0x77656674u /* "weft" */
 
 #define WF_SPAWN_CACHE_IDS 8
+#define WF_REQ_PLAN_LINKS 16
+
+/* The last requirement expansion: for this source archetype, supplied id
+ * list and requirement generation, these links were appended. */
+typedef struct wf_req_plan {
+    weft_component ids[WF_SPAWN_CACHE_IDS]; /* supplied ids, call order */
+    int32_t count;                          /* 0: empty plan */
+    uint32_t src;                           /* source archetype id */
+    uint32_t gen;                           /* req_gen it was made for */
+    int32_t link_count;
+    bool any_ctor;                          /* some default needs its ctor run */
+    const wf_req_link *links[WF_REQ_PLAN_LINKS];
+    weft_value vals[WF_REQ_PLAN_LINKS];     /* (id, size, default blob or NULL) */
+} wf_req_plan;
 
 /* The component list of the last spawn and its archetype (archetypes are
  * never deleted, so the pointer stays valid). */
@@ -54,6 +68,7 @@ struct weft_world {
     uint32_t rel_attach_pending; /* queued relationship list attachments */
     uint32_t req_gen;            /* bumped when requirements change; 0: none
                                     exist, so no call needs expanding */
+    wf_req_plan req_plan;        /* last expansion (world/require.h) */
     weft_query *queries;         /* every live query (list) */
     weft_component disabled;     /* the Disabled tag, 0 until first use */
     uint32_t last_check_tick;    /* change tick of the last tick clamp */
