@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-#include "core/ds.h"
 #include "world/relationship.h"
 
 /* The source component of relationship `rel`, or NULL (error recorded). */
@@ -209,12 +208,18 @@ WEFT_API int64_t weft_descendants(weft_world *world, weft_entity e, weft_compone
     if (!ti || wf_entity_check(world, e, &rec) != WEFT_OK || cap < 0 || (cap && !out)) {
         return -1;
     }
-    /* breadth first; the scratch queue is driver-thread bookkeeping */
-    weft_entity *queue = NULL;
-    stbds_arrput(queue, e);
-    int64_t head = 0;
+    /* breadth first over a scratch queue from the world's allocator */
+    size_t qcap = 64;
+    size_t qlen = 0;
+    size_t head = 0;
+    weft_entity *queue = wf_alloc(&world->alloc, qcap * sizeof *queue, _Alignof(weft_entity));
+    if (!queue) {
+        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "weft_descendants: no scratch memory");
+        return -1;
+    }
+    queue[qlen++] = e;
     int64_t n = 0;
-    while (head < (int64_t)stbds_arrlen(queue)) {
+    while (head < qlen) {
         weft_entity cur = queue[head++];
         const wf_rel_list *l = wf_rel_list_of(world, cur, ti);
         for (int32_t i = 0; l && i < l->count; i++) {
@@ -226,15 +231,29 @@ WEFT_API int64_t weft_descendants(weft_world *world, weft_entity e, weft_compone
                 out[n] = child;
             }
             n++;
-            stbds_arrput(queue, child);
             if (n > world->entities.live) {
-                stbds_arrfree(queue);
-                return wf_error(world, WEFT_ERR_RELATIONSHIP,
-                                "weft_descendants: '%s' forms a cycle", ti->name),
-                       -1;
+                wf_free(&world->alloc, queue, qcap * sizeof *queue, _Alignof(weft_entity));
+                wf_error(world, WEFT_ERR_RELATIONSHIP, "weft_descendants: '%s' forms a cycle",
+                         ti->name);
+                return -1;
             }
+            if (qlen == qcap) {
+                weft_entity *bigger = wf_alloc(&world->alloc, 2 * qcap * sizeof *queue,
+                                               _Alignof(weft_entity));
+                if (!bigger) {
+                    wf_free(&world->alloc, queue, qcap * sizeof *queue, _Alignof(weft_entity));
+                    wf_error(world, WEFT_ERR_OUT_OF_MEMORY,
+                             "weft_descendants: no scratch memory");
+                    return -1;
+                }
+                memcpy(bigger, queue, qlen * sizeof *queue);
+                wf_free(&world->alloc, queue, qcap * sizeof *queue, _Alignof(weft_entity));
+                queue = bigger;
+                qcap *= 2;
+            }
+            queue[qlen++] = child;
         }
     }
-    stbds_arrfree(queue);
+    wf_free(&world->alloc, queue, qcap * sizeof *queue, _Alignof(weft_entity));
     return n;
 }
