@@ -1,0 +1,1112 @@
+/* src/sched/schedule_graph.c - flatten, sort, detect conflicts, insert syncs.
+ * SPDX-License-Identifier: MIT
+ *
+ * wf_sg_build runs these passes (spec/schedule.md §2.4, §3.1-3.4):
+ *
+ * 1. Hierarchy. Each set's descendant nodes become a bitset (DFS over the
+ *    membership graph; a set reachable from itself is a cycle error). A node
+ *    is "under a condition" if it or any ancestor set has a run condition.
+ * 2. Flatten. Edges that touch a set with no descendant nodes are bridged
+ *    first, one empty set at a time: (a->S, S->b) becomes a->b, carrying
+ *    IGNORE_DEFERRED only if both edges had it (so chains of empty sets
+ *    work). Every remaining edge expands to desc(before) x desc(after). A
+ *    node ordered against itself (directly or through a set containing it)
+ *    is a self-edge error. Duplicate edges merge; the merged edge ignores
+ *    deferred only if every copy did (the conservative choice).
+ * 3. Toposort: Kahn's algorithm with a min-heap on registration index, so
+ *    the order is deterministic and stable under additions. If nodes are
+ *    left over, each of them has a left-over predecessor; walking
+ *    "first left-over predecessor" from the smallest one must repeat a node,
+ *    and the repeated stretch, rotated to start at its smallest id, is
+ *    reported as "cycle: a -> b -> a".
+ * 4. Conflicts. A reachability bitset matrix (V x V bits, filled in reverse
+ *    topological order) says which pairs are ordered. For every unordered
+ *    pair that conflicts (write/write or read/write on one id in two access
+ *    blocks, unless one block has With X and the other Without X - the only
+ *    proof of disjointness, core.md §9; an exclusive node conflicts with
+ *    everything) an edge is added from the earlier to the later node of the
+ *    deterministic order of pass 3. Orienting by that order (not raw
+ *    registration index) is what keeps the graph acyclic when user edges
+ *    point from later to earlier registrations. The pair is reported as an
+ *    ambiguity unless every conflicting id is in the ignore list, or one
+ *    side is an apply point (apply points, like auto sync nodes, are
+ *    ambiguous with everything). Conflict edges are kept even when the
+ *    report is silenced: they are what keeps the systems apart at run time.
+ * 5. Sync points, the upstream AutoInsertApplyDeferredPass exactly (§3.4):
+ *    per node in topological order (dist, pending); a valid explicit apply
+ *    point (APPLY, no condition on it or an ancestor set) records
+ *    explicit[dist] and clears needs; otherwise needs = pending ||
+ *    DEFERRED. Per out-edge: an IGNORE_DEFERRED edge into a non-exclusive
+ *    target moves the need into pending[target]; weight 1 if the edge still
+ *    needs a sync or the target is a valid explicit apply point; dist[t] =
+ *    max(dist[t], dist[n] + w). Then every edge n->t with dist[n] != dist[t]
+ *    and t not an apply point is replaced by n->sp->t, sp being
+ *    explicit[dist[t]] or the one auto sync node for that distance.
+ *    Extension: conflict edges (pass 4) carry weight 0 and no pending,
+ *    because the user did not order those systems and upstream would insert
+ *    nothing between them; they still take part so distances stay monotone
+ *    along every edge, which is what makes the rewrite acyclic.
+ * 6. The final graph (user nodes + sync nodes) is sorted again by the same
+ *    Kahn pass and compiled: order, pos_of, predecessor counts, CSR
+ *    successors by position. Edges are not transitively reduced.
+ *
+ * Memory: every byte through g->alloc. Build scratch is tracked in a small
+ * table and freed before wf_sg_build returns; results live until the next
+ * build or wf_sg_fini. Threads: driver thread only.
+ */
+#include "sched/schedule_graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SG_ALIGN 16u
+
+/* ---- growable arrays on the allocator ---- */
+
+static bool sg_grow(wf_allocator *a, void **data, uint32_t *cap, uint32_t need,
+                    size_t elem)
+{
+    if (need <= *cap) {
+        return true;
+    }
+    uint32_t ncap = *cap ? *cap : 8u;
+    while (ncap < need) {
+        ncap *= 2u;
+    }
+    void *nd = wf_alloc(a, (size_t)ncap * elem, SG_ALIGN);
+    if (nd == NULL) {
+        return false;
+    }
+    if (*data != NULL) {
+        memcpy(nd, *data, (size_t)*cap * elem);
+        wf_free(a, *data, (size_t)*cap * elem, SG_ALIGN);
+    }
+    *data = nd;
+    *cap = ncap;
+    return true;
+}
+
+static int sg_cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Sorts and de-duplicates v[0..n); returns the new length. */
+static uint32_t sg_sort_unique(uint32_t *v, uint32_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    qsort(v, n, sizeof *v, sg_cmp_u32);
+    uint32_t k = 1;
+    for (uint32_t i = 1; i < n; i++) {
+        if (v[i] != v[k - 1]) {
+            v[k++] = v[i];
+        }
+    }
+    return k;
+}
+
+/* ---- input ---- */
+
+void wf_sg_init(wf_sgraph *g, wf_allocator *alloc)
+{
+    memset(g, 0, sizeof *g);
+    g->alloc = alloc;
+}
+
+wf_sg_settings wf_sg_default_settings(void)
+{
+    wf_sg_settings s;
+    s.auto_insert_sync = true;
+    s.ignored = NULL;
+    s.nignored = 0;
+    return s;
+}
+
+/* Result arrays are allocated with at least one element. */
+static size_t sg_n1(uint32_t n)
+{
+    return n ? (size_t)n : 1u;
+}
+
+static void sg_free_result(wf_sgraph *g)
+{
+    wf_allocator *a = g->alloc;
+    size_t n = sg_n1(g->ntotal);
+    wf_free(a, g->order, n * sizeof(uint32_t), SG_ALIGN);
+    wf_free(a, g->pos_of, n * sizeof(uint32_t), SG_ALIGN);
+    wf_free(a, g->pred_count, n * sizeof(uint32_t), SG_ALIGN);
+    wf_free(a, g->succ_off, ((size_t)g->ntotal + 1) * sizeof(uint32_t), SG_ALIGN);
+    wf_free(a, g->succ, sg_n1(g->nsucc) * sizeof(uint32_t), SG_ALIGN);
+    wf_free(a, g->sync_nodes, sg_n1(g->nsync) * sizeof(uint32_t), SG_ALIGN);
+    wf_free(a, g->sync_dist, sg_n1(g->nsync) * sizeof(uint32_t), SG_ALIGN);
+    wf_free(a, g->amb, (size_t)g->cap_amb * sizeof(wf_sg_ambiguity), SG_ALIGN);
+    wf_free(a, g->amb_ids, (size_t)g->cap_amb_ids * sizeof(uint32_t), SG_ALIGN);
+    g->cap_amb = g->cap_amb_ids = 0;
+    wf_free(a, g->error, g->error_len + 1, 1);
+    g->order = g->pos_of = g->pred_count = g->succ_off = g->succ = NULL;
+    g->sync_nodes = g->sync_dist = g->amb_ids = NULL;
+    g->amb = NULL;
+    g->error = NULL;
+    g->ntotal = g->nsucc = g->nsync = g->namb = g->namb_ids = 0;
+    g->error_len = 0;
+    g->built = false;
+}
+
+void wf_sg_fini(wf_sgraph *g)
+{
+    wf_allocator *a = g->alloc;
+    sg_free_result(g);
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        wf_sg_node *n = &g->nodes[i];
+        for (uint32_t k = 0; k < n->nacc; k++) {
+            wf_sg_acc *c = &n->acc[k];
+            wf_free(a, c->ids, (size_t)c->alloc_len * sizeof(uint32_t), SG_ALIGN);
+        }
+        wf_free(a, n->acc, (size_t)n->cap_acc * sizeof(wf_sg_acc), SG_ALIGN);
+        wf_free(a, n->name, n->name_len + 1, 1);
+    }
+    for (uint32_t i = 0; i < g->nsets; i++) {
+        wf_free(a, g->sets[i].name, g->sets[i].name_len + 1, 1);
+    }
+    wf_free(a, g->nodes, (size_t)g->cap_nodes * sizeof(wf_sg_node), SG_ALIGN);
+    wf_free(a, g->sets, (size_t)g->cap_sets * sizeof(wf_sg_set), SG_ALIGN);
+    wf_free(a, g->members, (size_t)g->cap_members * sizeof(wf_sg_edge), SG_ALIGN);
+    wf_free(a, g->edges, (size_t)g->cap_edges * sizeof(wf_sg_edge), SG_ALIGN);
+    memset(g, 0, sizeof *g);
+}
+
+uint32_t wf_sg_add_node(wf_sgraph *g, const char *name, uint32_t flags)
+{
+    if (!sg_grow(g->alloc, (void **)&g->nodes, &g->cap_nodes, g->nnodes + 1,
+                 sizeof(wf_sg_node))) {
+        return WF_SG_NONE;
+    }
+    wf_sg_node *n = &g->nodes[g->nnodes];
+    memset(n, 0, sizeof *n);
+    n->name = wf_strdup(g->alloc, name ? name : "?", &n->name_len);
+    if (n->name == NULL) {
+        return WF_SG_NONE;
+    }
+    n->flags = flags & ~WF_SG_AUTO_SYNC;
+    return g->nnodes++;
+}
+
+weft_status wf_sg_add_access(wf_sgraph *g, uint32_t node, const wf_sg_access *acc)
+{
+    if (node >= g->nnodes || acc == NULL) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    wf_sg_node *n = &g->nodes[node];
+    if (!sg_grow(g->alloc, (void **)&n->acc, &n->cap_acc, n->nacc + 1,
+                 sizeof(wf_sg_acc))) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    size_t len = (size_t)acc->nreads + acc->nwrites + acc->nwith + acc->nwithout;
+    wf_sg_acc c;
+    memset(&c, 0, sizeof c);
+    if (len) {
+        c.ids = wf_alloc(g->alloc, len * sizeof(uint32_t), SG_ALIGN);
+        if (c.ids == NULL) {
+            return WEFT_ERR_OUT_OF_MEMORY;
+        }
+        uint32_t *p = c.ids;
+        const uint32_t *src[4] = {acc->reads, acc->writes, acc->with, acc->without};
+        uint32_t cnt[4] = {acc->nreads, acc->nwrites, acc->nwith, acc->nwithout};
+        uint32_t out[4];
+        for (int k = 0; k < 4; k++) {
+            if (cnt[k]) {
+                memcpy(p, src[k], (size_t)cnt[k] * sizeof(uint32_t));
+            }
+            out[k] = sg_sort_unique(p, cnt[k]);
+            p += out[k]; /* each part sorted and unique, packed */
+        }
+        c.nreads = out[0];
+        c.nwrites = out[1];
+        c.nwith = out[2];
+        c.nwithout = out[3];
+        c.alloc_len = (uint32_t)len;
+    }
+    n->acc[n->nacc++] = c;
+    return WEFT_OK;
+}
+
+uint32_t wf_sg_add_set(wf_sgraph *g, const char *name, uint32_t flags)
+{
+    if (!sg_grow(g->alloc, (void **)&g->sets, &g->cap_sets, g->nsets + 1,
+                 sizeof(wf_sg_set))) {
+        return WF_SG_NONE;
+    }
+    wf_sg_set *s = &g->sets[g->nsets];
+    s->name = wf_strdup(g->alloc, name ? name : "?", &s->name_len);
+    if (s->name == NULL) {
+        return WF_SG_NONE;
+    }
+    s->flags = flags;
+    return WF_SG_SET_REF(g->nsets++);
+}
+
+static bool sg_ref_valid(const wf_sgraph *g, uint32_t r)
+{
+    return WF_SG_IS_SET(r) ? (r & ~WF_SG_SET_BIT) < g->nsets : r < g->nnodes;
+}
+
+weft_status wf_sg_in_set(wf_sgraph *g, uint32_t child, uint32_t set)
+{
+    if (!sg_ref_valid(g, child) || !WF_SG_IS_SET(set) || !sg_ref_valid(g, set)) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    if (!sg_grow(g->alloc, (void **)&g->members, &g->cap_members, g->nmembers + 1,
+                 sizeof(wf_sg_edge))) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    g->members[g->nmembers].from = child;
+    g->members[g->nmembers].to = set & ~WF_SG_SET_BIT;
+    g->members[g->nmembers].flags = 0;
+    g->nmembers++;
+    return WEFT_OK;
+}
+
+weft_status wf_sg_order(wf_sgraph *g, uint32_t before, uint32_t after, uint32_t flags)
+{
+    if (!sg_ref_valid(g, before) || !sg_ref_valid(g, after)) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    if (!sg_grow(g->alloc, (void **)&g->edges, &g->cap_edges, g->nedges + 1,
+                 sizeof(wf_sg_edge))) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    g->edges[g->nedges].from = before;
+    g->edges[g->nedges].to = after;
+    g->edges[g->nedges].flags = flags & WF_SG_IGNORE_DEFERRED;
+    g->nedges++;
+    return WEFT_OK;
+}
+
+const char *wf_sg_name(const wf_sgraph *g, uint32_t node)
+{
+    return node < g->nnodes ? g->nodes[node].name : "sync";
+}
+
+/* ---- build scratch ---- */
+
+#define SG_MAX_TMP 48
+
+typedef struct sg_build {
+    wf_sgraph *g;
+    const wf_sg_settings *set;
+    void *tmp[SG_MAX_TMP];
+    size_t tmp_size[SG_MAX_TMP];
+    uint32_t ntmp;
+    /* edge lists (grown) */
+    wf_sg_edge *e;
+    uint32_t ne, cap_e;
+} sg_build;
+
+static void *sg_tmp(sg_build *b, size_t size)
+{
+    if (b->ntmp == SG_MAX_TMP) {
+        return NULL;
+    }
+    if (size == 0) {
+        size = 1;
+    }
+    void *p = wf_calloc(b->g->alloc, size, SG_ALIGN);
+    if (p != NULL) {
+        b->tmp[b->ntmp] = p;
+        b->tmp_size[b->ntmp++] = size;
+    }
+    return p;
+}
+
+static void sg_tmp_free_all(sg_build *b)
+{
+    for (uint32_t i = 0; i < b->ntmp; i++) {
+        wf_free(b->g->alloc, b->tmp[i], b->tmp_size[i], SG_ALIGN);
+    }
+    b->ntmp = 0;
+    wf_free(b->g->alloc, b->e, (size_t)b->cap_e * sizeof(wf_sg_edge), SG_ALIGN);
+    b->e = NULL;
+    b->ne = b->cap_e = 0;
+}
+
+static bool sg_push_edge(sg_build *b, uint32_t from, uint32_t to, uint32_t flags)
+{
+    if (!sg_grow(b->g->alloc, (void **)&b->e, &b->cap_e, b->ne + 1, sizeof(wf_sg_edge))) {
+        return false;
+    }
+    b->e[b->ne].from = from;
+    b->e[b->ne].to = to;
+    b->e[b->ne].flags = flags;
+    b->ne++;
+    return true;
+}
+
+static int sg_cmp_edge(const void *x, const void *y)
+{
+    const wf_sg_edge *a = x, *b = y;
+    if (a->from != b->from) {
+        return a->from < b->from ? -1 : 1;
+    }
+    return (a->to > b->to) - (a->to < b->to);
+}
+
+/* Sorts b->e by (from, to) and merges duplicates: IGNORE_DEFERRED and
+ * CONFLICT survive only if every copy had them. */
+static void sg_sort_edges(sg_build *b)
+{
+    if (b->ne == 0) {
+        return;
+    }
+    qsort(b->e, b->ne, sizeof *b->e, sg_cmp_edge);
+    uint32_t k = 1;
+    for (uint32_t i = 1; i < b->ne; i++) {
+        wf_sg_edge *last = &b->e[k - 1];
+        if (b->e[i].from == last->from && b->e[i].to == last->to) {
+            last->flags &= b->e[i].flags;
+        } else {
+            b->e[k++] = b->e[i];
+        }
+    }
+    b->ne = k;
+}
+
+/* Error message: "<prefix><n0> -> <n1> -> ... -> <n0>" (or just the names
+ * joined when close is false). */
+static weft_status sg_error(sg_build *b, weft_status st, const char *prefix,
+                            const uint32_t *ids, uint32_t n, bool close)
+{
+    wf_sgraph *g = b->g;
+    size_t len = strlen(prefix);
+    uint32_t total = close ? n + 1 : n;
+    for (uint32_t i = 0; i < total; i++) {
+        len += strlen(wf_sg_name(g, ids[i % n])) + (i ? 4 : 0);
+    }
+    char *m = wf_alloc(g->alloc, len + 1, 1);
+    if (m == NULL) {
+        return st;
+    }
+    size_t at = 0;
+    memcpy(m, prefix, strlen(prefix));
+    at += strlen(prefix);
+    for (uint32_t i = 0; i < total; i++) {
+        if (i) {
+            memcpy(m + at, " -> ", 4);
+            at += 4;
+        }
+        const char *s = wf_sg_name(g, ids[i % n]);
+        memcpy(m + at, s, strlen(s));
+        at += strlen(s);
+    }
+    m[at] = '\0';
+    g->error = m;
+    g->error_len = len;
+    return st;
+}
+
+/* ---- bitsets ---- */
+
+static inline void bit_set(uint64_t *w, uint32_t i) { w[i >> 6] |= (uint64_t)1 << (i & 63); }
+static inline bool bit_get(const uint64_t *w, uint32_t i)
+{
+    return (w[i >> 6] >> (i & 63)) & 1u;
+}
+
+/* ---- pass 1: hierarchy ---- */
+
+/* state: 0 new, 1 on stack, 2 done. Returns false on a membership cycle,
+ * leaving the cycle's set indexes in stack[0..*depth). */
+static bool sg_desc(const wf_sgraph *g, uint32_t s, uint8_t *state, uint64_t *desc,
+                    uint32_t words, const uint32_t *kids_off, const uint32_t *kids,
+                    uint32_t *stack, uint32_t *depth)
+{
+    if (state[s] == 2) {
+        return true;
+    }
+    if (state[s] == 1) {
+        /* trim the stack to the cycle starting at s */
+        uint32_t i = 0;
+        while (stack[i] != s) {
+            i++;
+        }
+        memmove(stack, stack + i, (size_t)(*depth - i) * sizeof(uint32_t));
+        *depth -= i;
+        return false;
+    }
+    state[s] = 1;
+    stack[(*depth)++] = s;
+    uint64_t *d = desc + (size_t)s * words;
+    for (uint32_t k = kids_off[s]; k < kids_off[s + 1]; k++) {
+        uint32_t c = kids[k];
+        if (WF_SG_IS_SET(c)) {
+            uint32_t cs = c & ~WF_SG_SET_BIT;
+            if (!sg_desc(g, cs, state, desc, words, kids_off, kids, stack, depth)) {
+                return false;
+            }
+            const uint64_t *cd = desc + (size_t)cs * words;
+            for (uint32_t w = 0; w < words; w++) {
+                d[w] |= cd[w];
+            }
+        } else {
+            bit_set(d, c);
+        }
+    }
+    state[s] = 2;
+    (*depth)--;
+    return true;
+}
+
+/* ---- pass 3: Kahn with a min-heap ---- */
+
+static void heap_push(uint32_t *h, uint32_t *n, uint32_t v)
+{
+    uint32_t i = (*n)++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (h[p] <= v) {
+            break;
+        }
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, uint32_t *n)
+{
+    uint32_t top = h[0];
+    uint32_t v = h[--(*n)];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1;
+        if (l >= *n) {
+            break;
+        }
+        uint32_t c = (l + 1 < *n && h[l + 1] < h[l]) ? l + 1 : l;
+        if (h[c] >= v) {
+            break;
+        }
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0) {
+        h[i] = v;
+    }
+    return top;
+}
+
+/* Sorts the nv-node graph of the sorted edge list b->e into order[].
+ * off[] (nv + 1) gets the CSR offsets into b->e by `from`. Returns the
+ * number of nodes emitted (nv unless there is a cycle). */
+static uint32_t sg_kahn(sg_build *b, uint32_t nv, uint32_t *off, uint32_t *indeg,
+                        uint32_t *heap, uint32_t *order)
+{
+    memset(off, 0, (size_t)(nv + 1) * sizeof(uint32_t));
+    memset(indeg, 0, (size_t)nv * sizeof(uint32_t));
+    for (uint32_t i = 0; i < b->ne; i++) {
+        off[b->e[i].from + 1]++;
+        indeg[b->e[i].to]++;
+    }
+    for (uint32_t v = 0; v < nv; v++) {
+        off[v + 1] += off[v];
+    }
+    uint32_t nh = 0, no = 0;
+    for (uint32_t v = 0; v < nv; v++) {
+        if (indeg[v] == 0) {
+            heap_push(heap, &nh, v);
+        }
+    }
+    while (nh > 0) {
+        uint32_t v = heap_pop(heap, &nh);
+        order[no++] = v;
+        for (uint32_t k = off[v]; k < off[v + 1]; k++) {
+            uint32_t t = b->e[k].to;
+            if (--indeg[t] == 0) {
+                heap_push(heap, &nh, t);
+            }
+        }
+    }
+    return no;
+}
+
+/* ---- pass 4: access conflicts ---- */
+
+/* Appends a ∩ b (both sorted) to out; returns the count appended. */
+static uint32_t sg_isect(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb,
+                         uint32_t *out)
+{
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        if (a[i] < b[j]) {
+            i++;
+        } else if (a[i] > b[j]) {
+            j++;
+        } else {
+            if (out) {
+                out[k] = a[i];
+            }
+            k++;
+            i++;
+            j++;
+        }
+    }
+    return k;
+}
+
+#define ACC_R(c) ((c)->ids)
+#define ACC_W(c) ((c)->ids + (c)->nreads)
+#define ACC_WITH(c) ((c)->ids + (c)->nreads + (c)->nwrites)
+#define ACC_WITHOUT(c) ((c)->ids + (c)->nreads + (c)->nwrites + (c)->nwith)
+
+static bool sg_disjoint(const wf_sg_acc *x, const wf_sg_acc *y)
+{
+    return sg_isect(ACC_WITH(x), x->nwith, ACC_WITHOUT(y), y->nwithout, NULL) != 0 ||
+           sg_isect(ACC_WITHOUT(x), x->nwithout, ACC_WITH(y), y->nwith, NULL) != 0;
+}
+
+/* Writes the ids u and v conflict on into out (capacity enough for every
+ * id of both nodes, duplicates possible) and returns the count. */
+static uint32_t sg_conflict_ids(const wf_sg_node *u, const wf_sg_node *v, uint32_t *out)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < u->nacc; i++) {
+        const wf_sg_acc *x = &u->acc[i];
+        for (uint32_t j = 0; j < v->nacc; j++) {
+            const wf_sg_acc *y = &v->acc[j];
+            if (x->nwrites == 0 && y->nwrites == 0) {
+                continue;
+            }
+            uint32_t at = k;
+            k += sg_isect(ACC_W(x), x->nwrites, ACC_R(y), y->nreads, out + k);
+            k += sg_isect(ACC_W(x), x->nwrites, ACC_W(y), y->nwrites, out + k);
+            k += sg_isect(ACC_R(x), x->nreads, ACC_W(y), y->nwrites, out + k);
+            if (k != at && sg_disjoint(x, y)) {
+                k = at;
+            }
+        }
+    }
+    return k;
+}
+
+static uint32_t sg_node_ids(const wf_sg_node *n)
+{
+    uint32_t t = 0;
+    for (uint32_t i = 0; i < n->nacc; i++) {
+        t += n->acc[i].nreads + n->acc[i].nwrites;
+    }
+    return t;
+}
+
+static bool sg_is_ignored(const wf_sg_settings *s, uint32_t id)
+{
+    for (uint32_t i = 0; i < s->nignored; i++) {
+        if (s->ignored[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- build ---- */
+
+#define SG_TRY(p)                                                            \
+    do {                                                                     \
+        if ((p) == NULL) {                                                   \
+            st = WEFT_ERR_OUT_OF_MEMORY;                                     \
+            goto done;                                                       \
+        }                                                                    \
+    } while (0)
+#define SG_TRYB(c)                                                           \
+    do {                                                                     \
+        if (!(c)) {                                                          \
+            st = WEFT_ERR_OUT_OF_MEMORY;                                     \
+            goto done;                                                       \
+        }                                                                    \
+    } while (0)
+
+weft_status wf_sg_build(wf_sgraph *g, const wf_sg_settings *settings)
+{
+    wf_sg_settings defaults = wf_sg_default_settings();
+    if (settings == NULL) {
+        settings = &defaults;
+    }
+    sg_free_result(g);
+    sg_build bb;
+    memset(&bb, 0, sizeof bb);
+    sg_build *b = &bb;
+    b->g = g;
+    b->set = settings;
+    weft_status st = WEFT_OK;
+    wf_allocator *a = g->alloc;
+    const uint32_t nn = g->nnodes, ns = g->nsets;
+    const uint32_t words = (nn + 63) / 64 ? (nn + 63) / 64 : 1;
+
+    /* ---- pass 1: hierarchy ---- */
+    uint32_t *kids_off = sg_tmp(b, (size_t)(ns + 1) * sizeof(uint32_t));
+    uint32_t *kids = sg_tmp(b, (size_t)g->nmembers * sizeof(uint32_t));
+    uint64_t *desc = sg_tmp(b, (size_t)ns * words * sizeof(uint64_t));
+    uint8_t *sstate = sg_tmp(b, ns);
+    uint32_t *stack = sg_tmp(b, (size_t)(ns + 1) * sizeof(uint32_t));
+    uint8_t *under_cond = sg_tmp(b, nn);
+    SG_TRY(kids_off);
+    SG_TRY(kids);
+    SG_TRY(desc);
+    SG_TRY(sstate);
+    SG_TRY(stack);
+    SG_TRY(under_cond);
+    for (uint32_t i = 0; i < g->nmembers; i++) {
+        kids_off[g->members[i].to + 1]++;
+    }
+    for (uint32_t s = 0; s < ns; s++) {
+        kids_off[s + 1] += kids_off[s];
+    }
+    {
+        uint32_t *fill = sg_tmp(b, (size_t)(ns + 1) * sizeof(uint32_t));
+        SG_TRY(fill);
+        memcpy(fill, kids_off, (size_t)(ns + 1) * sizeof(uint32_t));
+        for (uint32_t i = 0; i < g->nmembers; i++) {
+            kids[fill[g->members[i].to]++] = g->members[i].from;
+        }
+    }
+    for (uint32_t s = 0; s < ns; s++) {
+        uint32_t depth = 0;
+        if (!sg_desc(g, s, sstate, desc, words, kids_off, kids, stack, &depth)) {
+            /* report the sets by name */
+            size_t len = strlen("set hierarchy cycle: ");
+            for (uint32_t i = 0; i <= depth; i++) {
+                len += g->sets[stack[i % depth]].name_len + (i ? 4 : 0);
+            }
+            char *m = wf_alloc(a, len + 1, 1);
+            if (m != NULL) {
+                size_t at = strlen("set hierarchy cycle: ");
+                memcpy(m, "set hierarchy cycle: ", at);
+                for (uint32_t i = 0; i <= depth; i++) {
+                    const wf_sg_set *ss = &g->sets[stack[i % depth]];
+                    if (i) {
+                        memcpy(m + at, " -> ", 4);
+                        at += 4;
+                    }
+                    memcpy(m + at, ss->name, ss->name_len);
+                    at += ss->name_len;
+                }
+                m[at] = '\0';
+                g->error = m;
+                g->error_len = len;
+            }
+            st = WEFT_ERR_SCHEDULE_CYCLE;
+            goto done;
+        }
+    }
+    for (uint32_t v = 0; v < nn; v++) {
+        under_cond[v] = (g->nodes[v].flags & WF_SG_CONDITION) != 0;
+    }
+    for (uint32_t s = 0; s < ns; s++) {
+        if (g->sets[s].flags & WF_SG_SET_CONDITION) {
+            const uint64_t *d = desc + (size_t)s * words;
+            for (uint32_t v = 0; v < nn; v++) {
+                if (bit_get(d, v)) {
+                    under_cond[v] = 1;
+                }
+            }
+        }
+    }
+
+    /* ---- pass 2: flatten ---- */
+    {
+        /* working copy of the ref-level edges */
+        uint32_t ne = g->nedges, cap = ne;
+        wf_sg_edge *w = NULL;
+        if (ne) {
+            w = wf_alloc(a, (size_t)ne * sizeof *w, SG_ALIGN);
+            if (w == NULL) {
+                st = WEFT_ERR_OUT_OF_MEMORY;
+                goto done;
+            }
+            memcpy(w, g->edges, (size_t)ne * sizeof *w);
+        }
+        bool oom = false;
+        for (uint32_t s = 0; s < ns && !oom; s++) {
+            const uint64_t *d = desc + (size_t)s * words;
+            bool empty = true;
+            for (uint32_t k = 0; k < words; k++) {
+                empty = empty && d[k] == 0;
+            }
+            if (!empty) {
+                continue;
+            }
+            uint32_t ref = WF_SG_SET_REF(s);
+            uint32_t before = ne;
+            for (uint32_t i = 0; i < before && !oom; i++) {
+                if (w[i].to != ref || w[i].from == ref) {
+                    continue;
+                }
+                for (uint32_t j = 0; j < before; j++) {
+                    if (w[j].from != ref || w[j].to == ref) {
+                        continue;
+                    }
+                    if (!sg_grow(a, (void **)&w, &cap, ne + 1, sizeof *w)) {
+                        oom = true;
+                        break;
+                    }
+                    w[ne].from = w[i].from;
+                    w[ne].to = w[j].to;
+                    w[ne].flags = w[i].flags & w[j].flags;
+                    ne++;
+                }
+            }
+            /* drop every edge touching s */
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < ne; i++) {
+                if (w[i].from != ref && w[i].to != ref) {
+                    w[k++] = w[i];
+                }
+            }
+            ne = k;
+        }
+        /* expand */
+        uint32_t self = WF_SG_NONE;
+        for (uint32_t i = 0; i < ne && !oom && self == WF_SG_NONE; i++) {
+            uint32_t f = w[i].from, t = w[i].to;
+            const uint64_t *df = WF_SG_IS_SET(f) ? desc + (size_t)(f & ~WF_SG_SET_BIT) * words : NULL;
+            const uint64_t *dt = WF_SG_IS_SET(t) ? desc + (size_t)(t & ~WF_SG_SET_BIT) * words : NULL;
+            for (uint32_t x = df ? 0 : f; x < (df ? nn : f + 1) && !oom; x++) {
+                if (df && !bit_get(df, x)) {
+                    continue;
+                }
+                for (uint32_t y = dt ? 0 : t; y < (dt ? nn : t + 1); y++) {
+                    if (dt && !bit_get(dt, y)) {
+                        continue;
+                    }
+                    if (x == y) {
+                        self = x;
+                        break;
+                    }
+                    if (!sg_push_edge(b, x, y, w[i].flags & WF_SG_IGNORE_DEFERRED)) {
+                        oom = true;
+                        break;
+                    }
+                }
+                if (self != WF_SG_NONE) {
+                    break;
+                }
+            }
+        }
+        wf_free(a, w, (size_t)cap * sizeof *w, SG_ALIGN);
+        if (oom) {
+            st = WEFT_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+        if (self != WF_SG_NONE) {
+            st = sg_error(b, WEFT_ERR_SCHEDULE_CYCLE, "self-edge: ", &self, 1, true);
+            goto done;
+        }
+    }
+    sg_sort_edges(b);
+
+    /* ---- pass 3: toposort ---- */
+    /* sized for the final graph too: at most nn sync nodes (distances) */
+    const uint32_t nmax = 2 * nn + 1;
+    uint32_t *off = sg_tmp(b, (size_t)(nmax + 1) * sizeof(uint32_t));
+    uint32_t *indeg = sg_tmp(b, (size_t)nmax * sizeof(uint32_t));
+    uint32_t *heap = sg_tmp(b, (size_t)nmax * sizeof(uint32_t));
+    uint32_t *order = sg_tmp(b, (size_t)nmax * sizeof(uint32_t));
+    uint32_t *pos = sg_tmp(b, (size_t)nmax * sizeof(uint32_t));
+    SG_TRY(off);
+    SG_TRY(indeg);
+    SG_TRY(heap);
+    SG_TRY(order);
+    SG_TRY(pos);
+    uint32_t got = sg_kahn(b, nn, off, indeg, heap, order);
+    if (got < nn) {
+        /* indeg > 0 marks the left-over nodes; each has a left-over pred */
+        uint32_t *pred1 = sg_tmp(b, (size_t)nn * sizeof(uint32_t));
+        uint32_t *seen = sg_tmp(b, (size_t)nn * sizeof(uint32_t));
+        uint32_t *path = sg_tmp(b, (size_t)(nn + 1) * sizeof(uint32_t));
+        SG_TRY(pred1);
+        SG_TRY(seen);
+        SG_TRY(path);
+        for (uint32_t v = 0; v < nn; v++) {
+            pred1[v] = WF_SG_NONE;
+            seen[v] = WF_SG_NONE;
+        }
+        for (uint32_t i = 0; i < b->ne; i++) {
+            uint32_t f = b->e[i].from, t = b->e[i].to;
+            if (indeg[f] > 0 && indeg[t] > 0 && pred1[t] == WF_SG_NONE) {
+                pred1[t] = f;
+            }
+        }
+        uint32_t v = 0;
+        while (indeg[v] == 0) {
+            v++;
+        }
+        uint32_t np = 0;
+        while (seen[v] == WF_SG_NONE) {
+            seen[v] = np;
+            path[np++] = v;
+            v = pred1[v];
+        }
+        /* path[seen[v] .. np) walks predecessors; reverse for forward order */
+        uint32_t first = seen[v], len = np - first;
+        for (uint32_t i = 0; i < len / 2; i++) {
+            uint32_t tmp = path[first + i];
+            path[first + i] = path[np - 1 - i];
+            path[np - 1 - i] = tmp;
+        }
+        /* rotate to start at the smallest id, so the message is stable */
+        uint32_t *cyc = path + first, lo = 0;
+        for (uint32_t i = 1; i < len; i++) {
+            lo = cyc[i] < cyc[lo] ? i : lo;
+        }
+        for (uint32_t i = 0; i < len; i++) {
+            heap[i] = cyc[(lo + i) % len];
+        }
+        st = sg_error(b, WEFT_ERR_SCHEDULE_CYCLE, "cycle: ", heap, len, true);
+        goto done;
+    }
+    for (uint32_t p = 0; p < nn; p++) {
+        pos[order[p]] = p;
+    }
+
+    /* ---- pass 4: reachability, conflicts, ambiguities ---- */
+    {
+        uint64_t *reach = sg_tmp(b, (size_t)nn * words * sizeof(uint64_t));
+        SG_TRY(reach);
+        for (uint32_t p = nn; p-- > 0;) {
+            uint32_t v = order[p];
+            uint64_t *r = reach + (size_t)v * words;
+            for (uint32_t k = off[v]; k < off[v + 1]; k++) {
+                uint32_t t = b->e[k].to;
+                const uint64_t *rt = reach + (size_t)t * words;
+                bit_set(r, t);
+                for (uint32_t w = 0; w < words; w++) {
+                    r[w] |= rt[w];
+                }
+            }
+        }
+        uint32_t maxids = 0;
+        for (uint32_t v = 0; v < nn; v++) {
+            uint32_t c = sg_node_ids(&g->nodes[v]);
+            maxids = c > maxids ? c : maxids;
+        }
+        /* each access pair contributes at most |x| + |y| ids */
+        uint32_t maxacc = 0;
+        for (uint32_t v = 0; v < nn; v++) {
+            maxacc = g->nodes[v].nacc > maxacc ? g->nodes[v].nacc : maxacc;
+        }
+        size_t scratch_n = (size_t)2 * maxids * (maxacc ? maxacc : 1) + 1;
+        uint32_t *ids = sg_tmp(b, scratch_n * sizeof(uint32_t));
+        SG_TRY(ids);
+        uint32_t base_ne = b->ne;
+        for (uint32_t p = 0; p < nn; p++) {
+            uint32_t u = order[p];
+            const wf_sg_node *nu = &g->nodes[u];
+            const uint64_t *ru = reach + (size_t)u * words;
+            for (uint32_t q = p + 1; q < nn; q++) {
+                uint32_t v = order[q];
+                if (bit_get(ru, v)) {
+                    continue;
+                }
+                const wf_sg_node *nv = &g->nodes[v];
+                bool excl = ((nu->flags | nv->flags) & WF_SG_EXCLUSIVE) != 0;
+                uint32_t k = excl ? 0 : sg_conflict_ids(nu, nv, ids);
+                if (!excl && k == 0) {
+                    continue;
+                }
+                SG_TRYB(sg_push_edge(b, u, v, WF_SG_EDGE_CONFLICT | WF_SG_IGNORE_DEFERRED));
+                if ((nu->flags | nv->flags) & WF_SG_APPLY) {
+                    continue;
+                }
+                k = sg_sort_unique(ids, k);
+                uint32_t kept = 0;
+                for (uint32_t i = 0; i < k; i++) {
+                    if (!sg_is_ignored(settings, ids[i])) {
+                        ids[kept++] = ids[i];
+                    }
+                }
+                if (!excl && kept == 0) {
+                    continue;
+                }
+                SG_TRYB(sg_grow(a, (void **)&g->amb, &g->cap_amb, g->namb + 1,
+                                sizeof(wf_sg_ambiguity)));
+                if (kept) {
+                    SG_TRYB(sg_grow(a, (void **)&g->amb_ids, &g->cap_amb_ids,
+                                    g->namb_ids + kept, sizeof(uint32_t)));
+                    memcpy(g->amb_ids + g->namb_ids, ids, (size_t)kept * sizeof(uint32_t));
+                }
+                wf_sg_ambiguity *am = &g->amb[g->namb++];
+                am->a = u < v ? u : v;
+                am->b = u < v ? v : u;
+                am->first = g->namb_ids;
+                am->nids = kept;
+                am->exclusive = excl;
+                g->namb_ids += kept;
+            }
+        }
+        if (b->ne != base_ne) {
+            sg_sort_edges(b);
+        }
+    }
+
+    /* ---- pass 5: auto sync points (spec/schedule.md §3.4) ---- */
+    uint32_t nsync = 0;
+    uint32_t *sync_dist = sg_tmp(b, (size_t)(nn + 1) * sizeof(uint32_t));
+    SG_TRY(sync_dist);
+    if (settings->auto_insert_sync && nn > 0) {
+        /* CSR of the (sorted) edge list with conflict edges included */
+        memset(off, 0, (size_t)(nn + 1) * sizeof(uint32_t));
+        for (uint32_t i = 0; i < b->ne; i++) {
+            off[b->e[i].from + 1]++;
+        }
+        for (uint32_t v = 0; v < nn; v++) {
+            off[v + 1] += off[v];
+        }
+        uint32_t *dist = sg_tmp(b, (size_t)nn * sizeof(uint32_t));
+        uint8_t *pending = sg_tmp(b, nn);
+        uint32_t *explicit_at = sg_tmp(b, (size_t)(nn + 1) * sizeof(uint32_t));
+        uint32_t *auto_at = sg_tmp(b, (size_t)(nn + 1) * sizeof(uint32_t));
+        SG_TRY(dist);
+        SG_TRY(pending);
+        SG_TRY(explicit_at);
+        SG_TRY(auto_at);
+        for (uint32_t d = 0; d <= nn; d++) {
+            explicit_at[d] = WF_SG_NONE;
+            auto_at[d] = WF_SG_NONE;
+        }
+#define SG_VALID_APPLY(v) ((g->nodes[v].flags & WF_SG_APPLY) && !under_cond[v])
+        /* conflict edges were appended in topological order, so `order`
+         * is still a topological order of the augmented graph */
+        for (uint32_t p = 0; p < nn; p++) {
+            uint32_t n = order[p];
+            bool needs;
+            if (SG_VALID_APPLY(n)) {
+                explicit_at[dist[n]] = n;
+                needs = false;
+            } else {
+                needs = pending[n] || (g->nodes[n].flags & WF_SG_DEFERRED);
+            }
+            for (uint32_t k = off[n]; k < off[n + 1]; k++) {
+                const wf_sg_edge *e = &b->e[k];
+                uint32_t t = e->to;
+                bool edge_needs = needs;
+                if (e->flags & WF_SG_EDGE_CONFLICT) {
+                    edge_needs = false; /* extension: see file header */
+                } else if (needs && !(g->nodes[t].flags & WF_SG_EXCLUSIVE) &&
+                           (e->flags & WF_SG_IGNORE_DEFERRED)) {
+                    pending[t] = 1;
+                    edge_needs = false;
+                }
+                uint32_t wgt = (edge_needs || SG_VALID_APPLY(t)) ? 1u : 0u;
+                if (dist[n] + wgt > dist[t]) {
+                    dist[t] = dist[n] + wgt;
+                }
+            }
+        }
+#undef SG_VALID_APPLY
+        uint32_t base = b->ne;
+        for (uint32_t i = 0; i < base; i++) {
+            wf_sg_edge e = b->e[i];
+            uint32_t n = e.from, t = e.to;
+            if (dist[n] == dist[t] || (g->nodes[t].flags & WF_SG_APPLY)) {
+                continue;
+            }
+            uint32_t d = dist[t];
+            uint32_t sp = explicit_at[d];
+            if (sp == WF_SG_NONE) {
+                if (auto_at[d] == WF_SG_NONE) {
+                    auto_at[d] = nn + nsync;
+                    sync_dist[nsync++] = d;
+                }
+                sp = auto_at[d];
+            }
+            b->e[i].from = WF_SG_NONE; /* removed */
+            SG_TRYB(sg_push_edge(b, n, sp, 0));
+            SG_TRYB(sg_push_edge(b, sp, t, 0));
+        }
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < b->ne; i++) {
+            if (b->e[i].from != WF_SG_NONE) {
+                b->e[k++] = b->e[i];
+            }
+        }
+        b->ne = k;
+        sg_sort_edges(b);
+    }
+
+    /* ---- pass 6: compile ---- */
+    {
+        const uint32_t nt = nn + nsync;
+        got = sg_kahn(b, nt, off, indeg, heap, order);
+        if (got != nt) {
+            st = WEFT_ERR_INTERNAL;
+            goto done;
+        }
+        g->ntotal = nt; /* counts first: sg_free_result frees by them */
+        g->nsucc = b->ne;
+        g->nsync = nsync;
+        g->order = wf_alloc(a, sg_n1(nt) * sizeof(uint32_t), SG_ALIGN);
+        g->pos_of = wf_alloc(a, sg_n1(nt) * sizeof(uint32_t), SG_ALIGN);
+        g->pred_count = wf_calloc(a, sg_n1(nt) * sizeof(uint32_t), SG_ALIGN);
+        g->succ_off = wf_calloc(a, ((size_t)nt + 1) * sizeof(uint32_t), SG_ALIGN);
+        g->succ = wf_alloc(a, sg_n1(b->ne) * sizeof(uint32_t), SG_ALIGN);
+        g->sync_nodes = wf_alloc(a, sg_n1(nsync) * sizeof(uint32_t), SG_ALIGN);
+        g->sync_dist = wf_alloc(a, sg_n1(nsync) * sizeof(uint32_t), SG_ALIGN);
+        if (!g->order || !g->pos_of || !g->pred_count || !g->succ_off || !g->succ ||
+            !g->sync_nodes || !g->sync_dist) {
+            st = WEFT_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+        memcpy(g->order, order, (size_t)nt * sizeof(uint32_t));
+        for (uint32_t p = 0; p < nt; p++) {
+            g->pos_of[order[p]] = p;
+        }
+        for (uint32_t i = 0; i < b->ne; i++) {
+            g->succ_off[g->pos_of[b->e[i].from] + 1]++;
+            g->pred_count[g->pos_of[b->e[i].to]]++;
+        }
+        for (uint32_t p = 0; p < nt; p++) {
+            g->succ_off[p + 1] += g->succ_off[p];
+        }
+        memcpy(indeg, g->succ_off, (size_t)nt * sizeof(uint32_t));
+        for (uint32_t i = 0; i < b->ne; i++) {
+            g->succ[indeg[g->pos_of[b->e[i].from]]++] = g->pos_of[b->e[i].to];
+        }
+        for (uint32_t p = 0; p < nt; p++) {
+            uint32_t s0 = g->succ_off[p], s1 = g->succ_off[p + 1];
+            qsort(g->succ + s0, s1 - s0, sizeof(uint32_t), sg_cmp_u32);
+        }
+        for (uint32_t i = 0; i < nsync; i++) {
+            g->sync_nodes[i] = nn + i;
+            g->sync_dist[i] = sync_dist[i];
+        }
+        g->built = true;
+    }
+
+done:
+    sg_tmp_free_all(b);
+    if (st != WEFT_OK) {
+        char *keep = g->error;
+        size_t keep_len = g->error_len;
+        g->error = NULL;
+        g->error_len = 0;
+        sg_free_result(g);
+        g->error = keep;
+        g->error_len = keep_len;
+    }
+    return st;
+}
+
+bool wf_sg_has_edge(const wf_sgraph *g, uint32_t from, uint32_t to)
+{
+    if (!g->built || from >= g->ntotal || to >= g->ntotal) {
+        return false;
+    }
+    uint32_t pf = g->pos_of[from], pt = g->pos_of[to];
+    for (uint32_t k = g->succ_off[pf]; k < g->succ_off[pf + 1]; k++) {
+        if (g->succ[k] == pt) {
+            return true;
+        }
+    }
+    return false;
+}
