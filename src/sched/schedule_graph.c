@@ -609,6 +609,26 @@ static bool sg_is_ignored(const wf_sg_settings *s, uint32_t id)
     return false;
 }
 
+/* Node ids of a ref (itself, or a set's descendants ascending) into out. */
+static uint32_t sg_members(uint32_t ref, const uint64_t *desc, uint32_t words, uint32_t *out)
+{
+    if (!WF_SG_IS_SET(ref)) {
+        out[0] = ref;
+        return 1;
+    }
+    const uint64_t *d = desc + (size_t)(ref & ~WF_SG_SET_BIT) * words;
+    uint32_t n = 0;
+    for (uint32_t wi = 0; wi < words; wi++) {
+        uint64_t x = d[wi];
+        for (uint32_t bit = 0; x != 0; bit++, x >>= 1) { /* zero words skip */
+            if (x & 1u) {
+                out[n++] = wi * 64 + bit;
+            }
+        }
+    }
+    return n;
+}
+
 /* ---- build ---- */
 
 #define SG_TRY(p)                                                            \
@@ -727,6 +747,7 @@ weft_status wf_sg_build(wf_sgraph *g, const wf_sg_settings *settings)
             memcpy(w, g->edges, (size_t)ne * sizeof *w);
         }
         bool oom = false;
+        uint32_t self_set = WF_SG_NONE;
         for (uint32_t s = 0; s < ns && !oom; s++) {
             const uint64_t *d = desc + (size_t)s * words;
             bool empty = true;
@@ -737,6 +758,11 @@ weft_status wf_sg_build(wf_sgraph *g, const wf_sg_settings *settings)
                 continue;
             }
             uint32_t ref = WF_SG_SET_REF(s);
+            for (uint32_t i = 0; i < ne; i++) {
+                if (w[i].from == ref && w[i].to == ref) {
+                    self_set = s;
+                }
+            }
             uint32_t before = ne;
             for (uint32_t i = 0; i < before && !oom; i++) {
                 if (w[i].to != ref || w[i].from == ref) {
@@ -765,37 +791,43 @@ weft_status wf_sg_build(wf_sgraph *g, const wf_sg_settings *settings)
             }
             ne = k;
         }
-        /* expand */
+        /* expand: member lists gathered from the bitsets word by word */
+        uint32_t *xs = sg_tmp(b, (size_t)(nn ? nn : 1) * sizeof(uint32_t));
+        uint32_t *ys = sg_tmp(b, (size_t)(nn ? nn : 1) * sizeof(uint32_t));
+        oom = oom || xs == NULL || ys == NULL;
         uint32_t self = WF_SG_NONE;
         for (uint32_t i = 0; i < ne && !oom && self == WF_SG_NONE; i++) {
-            uint32_t f = w[i].from, t = w[i].to;
-            const uint64_t *df = WF_SG_IS_SET(f) ? desc + (size_t)(f & ~WF_SG_SET_BIT) * words : NULL;
-            const uint64_t *dt = WF_SG_IS_SET(t) ? desc + (size_t)(t & ~WF_SG_SET_BIT) * words : NULL;
-            for (uint32_t x = df ? 0 : f; x < (df ? nn : f + 1) && !oom; x++) {
-                if (df && !bit_get(df, x)) {
-                    continue;
-                }
-                for (uint32_t y = dt ? 0 : t; y < (dt ? nn : t + 1); y++) {
-                    if (dt && !bit_get(dt, y)) {
-                        continue;
-                    }
-                    if (x == y) {
-                        self = x;
+            uint32_t nx = sg_members(w[i].from, desc, words, xs);
+            uint32_t ny = sg_members(w[i].to, desc, words, ys);
+            for (uint32_t ix = 0; ix < nx && !oom && self == WF_SG_NONE; ix++) {
+                for (uint32_t iy = 0; iy < ny; iy++) {
+                    if (xs[ix] == ys[iy]) {
+                        self = xs[ix];
                         break;
                     }
-                    if (!sg_push_edge(b, x, y, w[i].flags & WF_SG_IGNORE_DEFERRED)) {
+                    if (!sg_push_edge(b, xs[ix], ys[iy], w[i].flags & WF_SG_IGNORE_DEFERRED)) {
                         oom = true;
                         break;
                     }
-                }
-                if (self != WF_SG_NONE) {
-                    break;
                 }
             }
         }
         wf_free(a, w, (size_t)cap * sizeof *w, SG_ALIGN);
         if (oom) {
             st = WEFT_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+        if (self_set != WF_SG_NONE) {
+            const char *pre = "self-edge on set: ";
+            size_t len = strlen(pre) + g->sets[self_set].name_len;
+            char *m = wf_alloc(a, len + 1, 1);
+            if (m != NULL) {
+                memcpy(m, pre, strlen(pre));
+                memcpy(m + strlen(pre), g->sets[self_set].name, g->sets[self_set].name_len + 1);
+                g->error = m;
+                g->error_len = len;
+            }
+            st = WEFT_ERR_SCHEDULE_CYCLE;
             goto done;
         }
         if (self != WF_SG_NONE) {

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "sched/schedule_graph.h"
+#include "test_world.h"
 
 typedef struct fx {
     wf_allocator a;
@@ -701,6 +702,71 @@ static void appendix_b_exclusive_target(void **state)
     check_compiled(g);
 }
 
+static void set_self_edge_is_error(void **state)
+{
+    wf_sgraph *g = G;
+    node(g, "a", 0);
+    uint32_t s = wf_sg_add_set(g, "Loner", 0);
+    edge(g, s, s, 0);
+    assert_int_equal(wf_sg_build(g, NULL), WEFT_ERR_SCHEDULE_CYCLE);
+    assert_string_equal(g->error, "self-edge on set: Loner");
+}
+
+/* Every allocation of a build fails once in turn: the build reports
+ * OUT_OF_MEMORY (or succeeds), leaves no half result, frees every scratch
+ * block, and a later build succeeds with the same result. */
+static void build_out_of_memory_is_clean(void **state)
+{
+    (void)state;
+    tw_alloc ta;
+    tw_alloc_init(&ta);
+    weft_allocator hook = tw_alloc_hook(&ta);
+    wf_allocator a;
+    wf_allocator_init(&a, &hook);
+    wf_sgraph g;
+    wf_sg_init(&g, &a);
+    appb n = appb_graph(&g);
+    uint32_t x = node(&g, "X", WF_SG_APPLY);
+    edge(&g, n.A, x, 0);
+    uint32_t s = wf_sg_add_set(&g, "Set", 0);
+    uint32_t e = wf_sg_add_set(&g, "Empty", 0);
+    assert_int_equal(wf_sg_in_set(&g, n.B, s), WEFT_OK);
+    assert_int_equal(wf_sg_in_set(&g, n.C, s), WEFT_OK);
+    edge(&g, n.F, e, 0);
+    edge(&g, e, s, 0);
+    acc(&g, n.B, 0, POS, 0, 0);
+    acc(&g, n.F, POS, 0, 0, 0);
+    build_ok(&g, NULL);
+    uint32_t nt = g.ntotal;
+    uint32_t *want = malloc(nt * sizeof *want);
+    memcpy(want, g.order, nt * sizeof *want);
+    uint32_t namb = g.namb;
+    int64_t base = tw_alloc_live_bytes(&ta);
+    bool succeeded = false;
+    for (int64_t k = 1; k < 200 && !succeeded; k++) {
+        tw_alloc_fail_nth(&ta, k, false);
+        weft_status st = wf_sg_build(&g, NULL);
+        tw_alloc_disarm(&ta);
+        if (st == WEFT_OK) {
+            succeeded = true;
+        } else {
+            assert_int_equal(st, WEFT_ERR_OUT_OF_MEMORY);
+            assert_false(g.built);
+            assert_true(tw_alloc_live_bytes(&ta) < base); /* result dropped */
+            build_ok(&g, NULL);
+            assert_int_equal(g.ntotal, nt);
+            assert_memory_equal(g.order, want, nt * sizeof *want);
+            assert_int_equal(g.namb, namb);
+            assert_int_equal(tw_alloc_live_bytes(&ta), base);
+        }
+    }
+    assert_true(succeeded);
+    free(want);
+    wf_sg_fini(&g);
+    assert_int_equal(tw_alloc_live_bytes(&ta), 0);
+    tw_alloc_fini(&ta);
+}
+
 /* ---- random stress ---- */
 
 #define SN 500
@@ -920,6 +986,8 @@ int main(void)
         T(appendix_b_explicit_apply),
         T(appendix_b_conditioned_apply),
         T(appendix_b_exclusive_target),
+        T(set_self_edge_is_error),
+        T(build_out_of_memory_is_clean),
         T(stress_random_500),
 #undef T
     };
