@@ -50,6 +50,13 @@
  *    Kahn pass and compiled: order, pos_of, predecessor counts, CSR
  *    successors by position. Edges are not transitively reduced.
  *
+ * Left to the executor: auto sync nodes and apply points are barriers that
+ * must run alone, but the graph orders them only against the nodes whose
+ * edges they were inserted on (upstream does the same and relies on the
+ * executor's exclusive admission test). Only one With/Without conjunct per
+ * access block is modelled (no Or filters); an Or query can be given as
+ * several blocks only if the caller accepts the conservative result.
+ *
  * Memory: every byte through g->alloc. Build scratch is tracked in a small
  * table and freed before wf_sg_build returns; results live until the next
  * build or wf_sg_fini. Threads: driver thread only.
