@@ -53,9 +53,10 @@
  * Left to the executor: auto sync nodes and apply points are barriers that
  * must run alone, but the graph orders them only against the nodes whose
  * edges they were inserted on (upstream does the same and relies on the
- * executor's exclusive admission test). Only one With/Without conjunct per
- * access block is modelled (no Or filters); an Or query can be given as
- * several blocks only if the caller accepts the conservative result.
+ * executor's exclusive admission test). An access block carries one
+ * With/Without conjunct; an Or query is given as one block per DNF conjunct,
+ * each with the query's reads and writes, which is exactly upstream's "every
+ * pair of clauses disjoint" rule.
  *
  * Memory: every byte through g->alloc. Build scratch is tracked in a small
  * table and freed before wf_sg_build returns; results live until the next
