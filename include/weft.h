@@ -677,11 +677,12 @@ WEFT_API bool weft_iter_next(weft_iter *it);
  *  Thread: driver. */
 WEFT_API void weft_iter_fini(weft_iter *it);
 
-/** Rows in the current chunk. */
+/** Rows in the current chunk (0 before the first weft_iter_next or after
+ *  the end). Thread: driver. */
 WEFT_API int32_t weft_iter_count(const weft_iter *it);
 
-/** Entities of the current chunk (count of them). Lifetime: until the next
- *  weft_iter_next. */
+/** Entities of the current chunk (count of them), or NULL outside a chunk.
+ *  Thread: driver. Lifetime: until the next weft_iter_next. */
 WEFT_API const weft_entity *weft_iter_entities(const weft_iter *it);
 
 /** Read-only column of term `term` for the chunk: count values of `size`
@@ -1070,11 +1071,23 @@ WEFT_API weft_entity weft_related(const weft_world *world, weft_entity source,
 WEFT_API const weft_entity *weft_related_sources(const weft_world *world, weft_entity target,
                                                  weft_component rel, int32_t *out_count);
 
-/** Shorthands for ChildOf. */
+/** weft_relate through the built-in ChildOf (registered on first use):
+ *  makes `child` a child of `parent`, appended to the parent's children.
+ *  Despawning the parent later despawns the child's whole subtree.
+ *  Thread: driver. Errors: as weft_relate, plus OUT_OF_MEMORY when ChildOf
+ *  cannot be registered. */
 WEFT_API weft_status weft_set_parent(weft_world *world, weft_entity child,
                                      weft_entity parent);
+/** Removes `child`'s ChildOf (no-op when it has none); the parent drops it
+ *  from its children. Thread: driver. Errors: INVALID_HANDLE,
+ *  INVALID_ENTITY, STALE_ENTITY. */
 WEFT_API weft_status weft_remove_parent(weft_world *world, weft_entity child);
+/** Parent of `e` through ChildOf, or 0 (no parent, dead entity, or ChildOf
+ *  never used). Records no error. Thread: driver. */
 WEFT_API weft_entity weft_parent(const weft_world *world, weft_entity e);
+/** Children of `e` in order; *out_count (may be NULL) gets their number.
+ *  NULL and 0 when there are none. Records no error. Thread: driver.
+ *  Lifetime: until the next structural change. */
 WEFT_API const weft_entity *weft_children(const weft_world *world, weft_entity e,
                                           int32_t *out_count);
 
