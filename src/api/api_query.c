@@ -193,7 +193,7 @@ static void iter_end(wf_iter *it, bool completed)
     }
     q->iterating--;
     if (--w->iter_depth == 0) {
-        wf_defer_apply(w); /* what the iteration deferred */
+        wf_world_settle(w); /* what the iteration deferred */
     }
 }
 

@@ -12,11 +12,6 @@
 
 #include "core/hash.h"
 
-static const weft_component *table_ids(const wf_table *t)
-{
-    return t->ids;
-}
-
 /* ---- id-set maps ---- */
 
 static bool map_grow(wf_slot **map, uint32_t *cap, wf_allocator *a, uint32_t used)
@@ -83,7 +78,7 @@ static wf_table *graph_find_table(const wf_graph *g, const weft_component *ids,
     for (uint32_t j = (uint32_t)hash & mask; g->table_map[j].id; j = (j + 1) & mask) {
         if (g->table_map[j].hash == hash) {
             wf_table *t = g->tables[g->table_map[j].id - 1];
-            if (ids_equal(table_ids(t), t->col_count, ids, count)) {
+            if (ids_equal(t->ids, t->col_count, ids, count)) {
                 return t;
             }
         }

@@ -74,7 +74,7 @@ static weft_status apply_entity(weft_world *w, const wf_cmd *cmd, wf_record **re
 }
 
 /* Runs one record. */
-static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
+static weft_status apply_one(weft_world *w, wf_cmd *cmd)
 {
     wf_record *rec = NULL;
     weft_status st = WEFT_OK;
@@ -154,7 +154,6 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
     default:
         break;
     }
-    (void)b;
     return st;
 }
 
@@ -229,7 +228,7 @@ weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
             }
             prev_op = cmd->op;
             prev_c = key;
-            weft_status st = apply_one(w, b, cmd);
+            weft_status st = apply_one(w, cmd);
             if (cmd->flags & WF_CMD_PLAIN) {
                 cmd->flags |= WF_CMD_DONE; /* nothing to release */
             } else {

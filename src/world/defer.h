@@ -45,11 +45,6 @@ static inline weft_status wf_cmds_record_small(weft_world *w, weft_commands *b, 
 weft_status wf_cmds_apply(weft_world *w, weft_commands *b);
 /* Applies the world buffer if nothing is deferring and it holds records. */
 void wf_world_settle(weft_world *w);
-/* Same as wf_world_settle (name kept for the iteration code). */
-static inline void wf_defer_apply(weft_world *w)
-{
-    wf_world_settle(w);
-}
 /* True when e may be the subject of a deferred command: live, or a
  * reserved id waiting for its flush. */
 bool wf_defer_entity_ok(const weft_world *w, weft_entity e);
