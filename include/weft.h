@@ -1103,6 +1103,470 @@ WEFT_API int32_t weft_ancestors(const weft_world *world, weft_entity e, weft_com
 WEFT_API int64_t weft_descendants(weft_world *world, weft_entity e, weft_component rel,
                                   weft_entity *out, int64_t cap);
 
+/* ---- systems and schedules ---- */
+
+/** A named, ordered collection of systems (owned by the world). */
+typedef struct weft_schedule weft_schedule;
+/** What a running system or condition sees; valid only during the call. */
+typedef struct weft_system_ctx weft_system_ctx;
+/** A system, set or apply point of one schedule; 0 is "none". Systems and
+ *  apply points count from 1 in the order they were added; sets have the
+ *  WEFT_NODE_SET bit. */
+typedef uint32_t weft_node;
+/** Run conditions of one schedule (see weft_condition_create). */
+typedef struct weft_condition weft_condition;
+
+#define WEFT_NODE_NONE ((weft_node)0)
+#define WEFT_NODE_SET 0x80000000u
+
+/** A system body. `user` is the descriptor's user pointer. Report failure
+ *  with weft_system_fail; returning is the only way to end a run. Must not
+ *  unwind (longjmp, C++ exceptions) through weft. */
+typedef void (*weft_system_fn)(weft_system_ctx *ctx, void *user);
+/** A run condition body: read-only, returns whether to run. */
+typedef bool (*weft_condition_fn)(weft_system_ctx *ctx, void *user);
+
+/** One resource a system reads (WEFT_ACCESS_READ) or writes
+ *  (WEFT_ACCESS_WRITE). */
+typedef struct weft_resource_use {
+    weft_component id;
+    weft_access access;
+} weft_resource_use;
+
+/** One message type a system reads (its own cursor) or writes. */
+typedef struct weft_message_use {
+    weft_message_type type;
+    weft_access access;
+} weft_message_use;
+
+typedef enum weft_system_flags {
+    WEFT_SYSTEM_FLAGS_DEFAULT = 0,
+    /** Runs alone, on the thread that runs the schedule, and may use the
+     *  whole world through weft_system_world (structural calls included);
+     *  its commands are applied right after it returns. */
+    WEFT_SYSTEM_EXCLUSIVE = 1u << 0,
+    /** Runs only on the thread that called weft_schedule_run. */
+    WEFT_SYSTEM_MAIN_THREAD = 1u << 1,
+    /** Records commands: a sync point is inserted before its declared
+     *  successors (spec: has_deferred). Without the flag its commands are
+     *  still applied, at the next sync point or the end of the run. */
+    WEFT_SYSTEM_COMMANDS = 1u << 2,
+    WEFT_SYSTEM_FLAGS_FORCE_U32 = 0x7FFFFFFF
+} weft_system_flags;
+
+/** Private per-system state: `size` bytes aligned to `align` (0: 16),
+ *  zeroed, then init(local, user) once when the system is added;
+ *  fini(local, user) when the schedule or world is destroyed. */
+typedef struct weft_local_desc {
+    size_t size;
+    size_t align;
+    void (*init)(void *local, void *user);
+    void (*fini)(void *local, void *user);
+} weft_local_desc;
+
+/** System descriptor. Zero-initialise. Every array is copied. */
+typedef struct weft_system_desc {
+    uint32_t _start_canary;             /**< must be 0 */
+    const char *name;                   /**< required; copied */
+    weft_system_fn fn;                  /**< required */
+    void *user;
+    const weft_query_desc *queries;     /**< the system's queries, by index */
+    int32_t query_count;                /**< 0 .. WEFT_MAX_SYSTEM_QUERIES */
+    const weft_resource_use *resources;
+    int32_t resource_count;             /**< 0 .. WEFT_MAX_SYSTEM_RESOURCES */
+    const weft_message_use *messages;
+    int32_t message_count;              /**< 0 .. WEFT_MAX_SYSTEM_MESSAGES */
+    uint32_t flags;                     /**< weft_system_flags bits */
+    weft_local_desc local;
+    uint32_t _end_canary;               /**< must be 0 */
+} weft_system_desc;
+
+#define WEFT_MAX_SYSTEM_QUERIES 16
+#define WEFT_MAX_SYSTEM_RESOURCES 32
+#define WEFT_MAX_SYSTEM_MESSAGES 16
+
+/** Creates an empty schedule named `name` (copied). Thread: driver.
+ *  Lifetime: until weft_schedule_destroy or world destruction. NULL on
+ *  failure: INVALID_HANDLE, INVALID_ARG (name NULL or empty),
+ *  ALREADY_EXISTS (the name is taken), OUT_OF_MEMORY. */
+WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name);
+
+/** The schedule named `name`, or NULL (no error recorded). */
+WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char *name);
+
+/** Destroys a schedule: its systems' queries, local state (fini hooks),
+ *  command buffers (unapplied commands are discarded) and conditions.
+ *  NULL is ignored. Thread: driver. Errors: INVALID_HANDLE (another
+ *  world's schedule), WRONG_PHASE (it is running). */
+WEFT_API weft_status weft_schedule_destroy(weft_world *world, weft_schedule *schedule);
+
+/** Adds a system. Its queries are compiled now; their terms give the
+ *  system's component reads and writes, its resource and message uses the
+ *  rest. Two uses inside one system that would alias a write (the same
+ *  component written by one query and read or written by another, unless
+ *  a With/Without pair makes them disjoint; a resource or message type
+ *  listed twice) are refused. Thread: driver, not while the schedule runs.
+ *  Returns the node or 0. Errors: INVALID_HANDLE, INVALID_ARG (desc NULL,
+ *  canary, no name or fn, counts out of range, arrays NULL, bad access or
+ *  flag bits, local align not a power of two), WRONG_PHASE, query errors
+ *  (see weft_query_create), NOT_FOUND (resource or message type not
+ *  registered), ACCESS_VIOLATION (conflicting uses inside the system),
+ *  OUT_OF_MEMORY. */
+WEFT_API weft_node weft_system_add(weft_schedule *schedule, const weft_system_desc *desc);
+
+/** Adds an explicit apply point (Bevy's ApplyDeferred): when it runs, the
+ *  commands of every system before it are applied. Auto sync points reuse
+ *  it (spec/schedule.md §3.4). Returns the node or 0 (INVALID_ARG,
+ *  OUT_OF_MEMORY, WRONG_PHASE). Thread: driver. */
+WEFT_API weft_node weft_schedule_apply_point(weft_schedule *schedule, const char *name);
+
+/** The set named `name`, created on first use (name copied). Sets carry
+ *  ordering and run conditions for all their members and may nest.
+ *  Returns the node or 0 (INVALID_ARG, OUT_OF_MEMORY, WRONG_PHASE). */
+WEFT_API weft_node weft_schedule_set(weft_schedule *schedule, const char *name);
+
+/** Puts a system, apply point or set into a set. Errors: INVALID_ARG
+ *  (unknown node, `set` not a set), SCHEDULE_CYCLE (a set into itself),
+ *  WRONG_PHASE, OUT_OF_MEMORY. Membership cycles are reported by the
+ *  build. */
+WEFT_API weft_status weft_schedule_in_set(weft_schedule *schedule, weft_node node,
+                                          weft_node set);
+
+/** Ordering flags. */
+typedef enum weft_order_flags {
+    WEFT_ORDER_DEFAULT = 0,
+    WEFT_ORDER_IGNORE_DEFERRED = 1u << 0, /**< this edge needs no sync point */
+    WEFT_ORDER_FLAGS_FORCE_U32 = 0x7FFFFFFF
+} weft_order_flags;
+
+/** `before` (a node) finishes before `after` starts. Either may be a set:
+ *  the order then holds for every member. Errors: INVALID_ARG (unknown
+ *  node, bad flags), SCHEDULE_CYCLE (a node before itself), WRONG_PHASE,
+ *  OUT_OF_MEMORY. Cycles through several edges are reported by the build. */
+WEFT_API weft_status weft_schedule_order(weft_schedule *schedule, weft_node before,
+                                         weft_node after, uint32_t flags);
+
+/** Orders nodes[0] before nodes[1] before ... (weft_schedule_order on each
+ *  adjacent pair, with `flags`). */
+WEFT_API weft_status weft_schedule_chain(weft_schedule *schedule, const weft_node *nodes,
+                                         int32_t count, uint32_t flags);
+
+/** Declares that `a` and `b` (systems or sets) may run in either order:
+ *  their conflicts are left out of the ambiguity report. They are still
+ *  ordered, by registration, so runs stay deterministic. */
+WEFT_API weft_status weft_schedule_ambiguous_with(weft_schedule *schedule, weft_node a,
+                                                  weft_node b);
+
+/** Leaves component or resource `c` out of the ambiguity report. */
+WEFT_API weft_status weft_schedule_ignore_ambiguity(weft_schedule *schedule, weft_component c);
+
+/** Turns automatic sync points on (default) or off. */
+WEFT_API weft_status weft_schedule_set_auto_sync(weft_schedule *schedule, bool on);
+
+/** Turns the final apply at the end of each run on (default) or off. With
+ *  it off, commands recorded after the last sync point stay queued until
+ *  the next run's first sync point (or weft_schedule_apply_pending). */
+WEFT_API weft_status weft_schedule_set_apply_final(weft_schedule *schedule, bool on);
+
+/** Applies every queued command of the schedule's systems, in schedule
+ *  order. Thread: driver, not while it runs. Returns the first failure. */
+WEFT_API weft_status weft_schedule_apply_pending(weft_world *world, weft_schedule *schedule);
+
+/** Records start/end times of every system run (per-system time in the
+ *  stats, the trace export). Off by default: it costs two clock reads per
+ *  system. Run counts are kept either way. */
+WEFT_API weft_status weft_schedule_set_profiling(weft_schedule *schedule, bool on);
+
+/* -- run conditions -- */
+
+/** Condition descriptor: like a system's, but read-only. */
+typedef struct weft_condition_desc {
+    uint32_t _start_canary;             /**< must be 0 */
+    const char *name;                   /**< optional; copied */
+    weft_condition_fn fn;               /**< required */
+    void *user;
+    const weft_query_desc *queries;
+    int32_t query_count;
+    const weft_resource_use *resources;
+    int32_t resource_count;
+    const weft_message_use *messages;
+    int32_t message_count;
+    uint32_t _end_canary;               /**< must be 0 */
+} weft_condition_desc;
+
+/** Creates a condition owned by the schedule. Its queries, resources and
+ *  messages must be read-only: a write is refused (ACCESS_VIOLATION).
+ *  Returns NULL on failure (as weft_system_add). A condition is attached
+ *  once: to one node by weft_run_if or to one combinator. */
+WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
+                                               const weft_condition_desc *desc);
+/** a AND b; b is evaluated only when a is true (short circuit). */
+WEFT_API weft_condition *weft_condition_and(weft_schedule *schedule, weft_condition *a,
+                                            weft_condition *b);
+/** a AND b; both are always evaluated. */
+WEFT_API weft_condition *weft_condition_and_eager(weft_schedule *schedule, weft_condition *a,
+                                                  weft_condition *b);
+/** a OR b; b is evaluated only when a is false. */
+WEFT_API weft_condition *weft_condition_or(weft_schedule *schedule, weft_condition *a,
+                                           weft_condition *b);
+/** NOT a. */
+WEFT_API weft_condition *weft_condition_not(weft_schedule *schedule, weft_condition *a);
+/** True the first time it is evaluated, false after. */
+WEFT_API weft_condition *weft_condition_run_once(weft_schedule *schedule);
+/** True when resource r exists and was inserted or written since this
+ *  condition last evaluated (the first evaluation counts an existing one). */
+WEFT_API weft_condition *weft_condition_resource_changed(weft_schedule *schedule,
+                                                         weft_component r);
+/** True when resource r exists. */
+WEFT_API weft_condition *weft_condition_resource_exists(weft_schedule *schedule,
+                                                        weft_component r);
+/** True when messages of `type` arrived that this condition has not seen
+ *  (it consumes them from its own cursor). */
+WEFT_API weft_condition *weft_condition_on_message(weft_schedule *schedule,
+                                                   weft_message_type type);
+
+/** Attaches `cond` to a system or set. A node may have several conditions;
+ *  all are evaluated (no short circuit between them) and must all be true.
+ *  A set's conditions are evaluated once per run, when its first member is
+ *  about to run; a false one skips every member. A skipped system's own
+ *  conditions are still evaluated; it releases its successors, keeps its
+ *  last-run tick and has no commands to apply. Errors: INVALID_ARG (NULL,
+ *  unknown node, a condition of another schedule), ALREADY_EXISTS (cond
+ *  already attached), WRONG_PHASE, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_run_if(weft_schedule *schedule, weft_node node, weft_condition *cond);
+
+/* -- build and run -- */
+
+/** Builds the schedule now (weft_schedule_run builds when something
+ *  changed): flattens sets, orders every pair of conflicting systems with
+ *  no declared order by registration order (and reports them as
+ *  ambiguities), inserts sync points, computes the order. Errors:
+ *  SCHEDULE_CYCLE (the message names every node of one cycle),
+ *  OUT_OF_MEMORY, WRONG_PHASE. Thread: driver. */
+WEFT_API weft_status weft_schedule_build(weft_world *world, weft_schedule *schedule);
+
+/** Times the schedule was built (a run without changes does not rebuild). */
+WEFT_API uint32_t weft_schedule_build_count(const weft_schedule *schedule);
+
+/** Runs every system once, on the world's executor (weft_world_set_threads
+ *  or weft_world_set_job_system), building first if needed. `dt` is the
+ *  delta time systems read with weft_system_delta. Each system run gets its
+ *  own change tick (deterministic: from its place in the order), sees
+ *  Added/Changed since its own previous run, and records commands into its
+ *  own buffer; buffers are applied at sync points and at the end in
+ *  (schedule order, chunk index) order, so the world after a run does not
+ *  depend on the thread count. A failing system does not stop the run:
+ *  the rest complete, and the first failure is returned (message in the
+ *  world's error slot). Thread: driver; not re-entrant for one schedule
+ *  (WRONG_PHASE), but an exclusive system may run another schedule.
+ *  Errors: build errors, a system's failure status, WRONG_PHASE. */
+WEFT_API weft_status weft_schedule_run(weft_world *world, weft_schedule *schedule, double dt);
+
+/** Number of systems and apply points added (nodes 1 .. count). */
+WEFT_API int32_t weft_schedule_node_count(const weft_schedule *schedule);
+/** Name of a node (system, apply point or set), or NULL. Lifetime: the
+ *  schedule's. */
+WEFT_API const char *weft_schedule_node_name(const weft_schedule *schedule, weft_node node);
+/** Position of a system or apply point in the built order (0-based), or -1
+ *  (not built, unknown node). */
+WEFT_API int32_t weft_schedule_position(const weft_schedule *schedule, weft_node node);
+/** Sync points (automatic and explicit) in the built schedule, or -1. */
+WEFT_API int32_t weft_schedule_sync_count(const weft_schedule *schedule);
+/** Is there a direct edge from `before` to `after` in the built graph
+ *  (declared, conflict or through an inserted sync point counts as not
+ *  direct)? */
+WEFT_API bool weft_schedule_has_edge(const weft_schedule *schedule, weft_node before,
+                                     weft_node after);
+
+/** One pair of conflicting systems with no declared order. */
+typedef struct weft_ambiguity {
+    weft_node a, b;                   /**< a < b: a runs first */
+    int32_t component_count;          /**< ids they conflict on (0: exclusive) */
+    const weft_component *components; /**< valid until the next build */
+} weft_ambiguity;
+
+/** Ambiguities found by the last build, or -1 when not built. */
+WEFT_API int32_t weft_schedule_ambiguity_count(const weft_schedule *schedule);
+/** The i-th ambiguity. Errors: INVALID_ARG (i out of range, out NULL). */
+WEFT_API weft_status weft_schedule_ambiguity(const weft_schedule *schedule, int32_t i,
+                                             weft_ambiguity *out);
+
+/** Per-system counters. */
+typedef struct weft_system_stats {
+    uint64_t runs;        /**< times the body ran */
+    uint64_t skipped;     /**< times a condition skipped it */
+    uint64_t failures;    /**< runs that reported failure */
+    uint64_t total_ns;    /**< time in the body (profiling on) */
+    uint64_t last_ns;     /**< last run's time (profiling on) */
+} weft_system_stats;
+
+/** Counters of one system. Errors: INVALID_ARG (unknown node, out NULL). */
+WEFT_API weft_status weft_schedule_system_stats(const weft_schedule *schedule, weft_node node,
+                                                weft_system_stats *out);
+
+/** Most systems seen running at the same time during the last run. */
+WEFT_API int32_t weft_schedule_max_concurrency(const weft_schedule *schedule);
+
+/** Writes the last run as Chrome trace-event JSON (one track per worker;
+ *  loads in Perfetto and chrome://tracing) into buf (cap bytes, NUL
+ *  terminated when cap > 0). Returns the full length (excluding the NUL);
+ *  call with cap 0 to size the buffer. Needs profiling on for the last run
+ *  (otherwise the trace has no events). */
+WEFT_API size_t weft_schedule_trace_json(const weft_schedule *schedule, char *buf, size_t cap);
+
+/** Writes the built schedule as Graphviz DOT (systems, sets as clusters,
+ *  edges, sync points), like weft_schedule_trace_json. Returns 0 when the
+ *  schedule is not built. */
+WEFT_API size_t weft_schedule_dot(const weft_schedule *schedule, char *buf, size_t cap);
+
+/* -- executors -- */
+
+/** A job for a host job system. */
+typedef void (*weft_job_fn)(void *arg);
+
+/** A host job system (one thread pool for the engine and weft). */
+typedef struct weft_job_system {
+    void *user;
+    /** Worker threads the host runs jobs on (>= 1); sizes parallel work. */
+    uint32_t workers;
+    /** Runs fn(arg) once, soon, on any thread. Called from the thread
+     *  running the schedule and from inside jobs. Must not fail. */
+    void (*submit)(void *user, weft_job_fn fn, void *arg);
+    /** Called in a loop on the thread running the schedule while it waits:
+     *  run one pending job if there is one, otherwise yield or sleep
+     *  briefly, then return. */
+    void (*help)(void *user);
+} weft_job_system;
+
+/** Sets the executor: threads == 0 or 1 runs schedules single-threaded on
+ *  the calling thread; threads > 1 starts a pool of threads - 1 workers
+ *  (the caller is the last worker); threads < 0 uses one worker per online
+ *  CPU. Idle pool threads sleep. Thread: driver, not during a run.
+ *  Errors: INVALID_HANDLE, WRONG_PHASE, OUT_OF_MEMORY / INTERNAL (a thread
+ *  could not start; the executor is left single-threaded). */
+WEFT_API weft_status weft_world_set_threads(weft_world *world, int32_t threads);
+
+/** Uses the host's job system (copied) instead of the built-in pool; NULL
+ *  returns to single-threaded. Errors: INVALID_HANDLE, INVALID_ARG (no
+ *  submit or help, workers 0), WRONG_PHASE. */
+WEFT_API weft_status weft_world_set_job_system(weft_world *world, const weft_job_system *jobs);
+
+/** Workers of the current executor (1: single-threaded). */
+WEFT_API int32_t weft_world_threads(const weft_world *world);
+
+/* -- the system context -- */
+
+/** The system's name. */
+WEFT_API const char *weft_system_name(const weft_system_ctx *ctx);
+/** The delta time passed to the run (a fixed step inside the fixed
+ *  schedule of weft_frame_run). */
+WEFT_API double weft_system_delta(const weft_system_ctx *ctx);
+/** This run's change tick and the system's previous one. */
+WEFT_API uint32_t weft_system_this_run(const weft_system_ctx *ctx);
+WEFT_API uint32_t weft_system_last_run(const weft_system_ctx *ctx);
+/** The worker running the call (0 .. threads - 1). */
+WEFT_API int32_t weft_system_worker(const weft_system_ctx *ctx);
+/** The system's local state (NULL when it declared none). */
+WEFT_API void *weft_system_local(weft_system_ctx *ctx);
+/** The world, for exclusive systems only; others get NULL (WRONG_PHASE
+ *  recorded): they touch the world through the context. */
+WEFT_API weft_world *weft_system_world(weft_system_ctx *ctx);
+/** The system's command buffer (NULL for conditions). Applied at the next
+ *  sync point. Inside parallel systems, an entity returned by
+ *  weft_cmd_spawn is provisional: use it in later commands of the same
+ *  buffer (including as a ChildOf/relationship target); it becomes a real
+ *  id when the buffer is applied. */
+WEFT_API weft_commands *weft_system_commands(weft_system_ctx *ctx);
+
+/** Starts iterating the system's query number `query` with this run's
+ *  ticks (Added/Changed since the system's last run). Use weft_iter_next,
+ *  weft_iter_field* as for weft_query_iter; writing a read-only term is an
+ *  ACCESS_VIOLATION. Errors: INVALID_ARG (query out of range, it NULL),
+ *  OUT_OF_MEMORY. */
+WEFT_API weft_status weft_system_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it);
+
+/** Entities matched by query number `query` (filters ignored), -1 on
+ *  misuse. */
+WEFT_API int64_t weft_system_count(weft_system_ctx *ctx, int32_t query);
+
+/** Term `term` of entity e through query number `query` (as
+ *  weft_query_get): NULL when e does not match. Errors: INVALID_ARG,
+ *  SIZE_MISMATCH, ACCESS_VIOLATION (a NONE term). */
+WEFT_API const void *weft_system_get(weft_system_ctx *ctx, int32_t query, weft_entity e,
+                                     int32_t term, size_t size);
+/** As weft_system_get for a WRITE term; marks it changed at this run.
+ *  ACCESS_VIOLATION (and the system fails) for a term not declared WRITE. */
+WEFT_API void *weft_system_get_mut(weft_system_ctx *ctx, int32_t query, weft_entity e,
+                                   int32_t term, size_t size);
+
+/** Resource r, declared READ or WRITE; NULL when absent. ACCESS_VIOLATION
+ *  (and the system fails) when not declared. */
+WEFT_API const void *weft_system_resource(weft_system_ctx *ctx, weft_component r,
+                                          size_t size);
+/** Resource r, declared WRITE; marks it changed. */
+WEFT_API void *weft_system_resource_mut(weft_system_ctx *ctx, weft_component r, size_t size);
+
+/** Writes a message of a type declared WRITE. */
+WEFT_API weft_status weft_system_message_write(weft_system_ctx *ctx, weft_message_type type,
+                                               const void *msg, size_t size);
+/** Next unread message of a type declared READ (the system's own cursor),
+ *  or NULL. */
+WEFT_API const void *weft_system_message_read(weft_system_ctx *ctx, weft_message_type type,
+                                              size_t size);
+
+/** Marks the run failed with `status` (not WEFT_OK) and a message (copied;
+ *  may be NULL). The first failure of a schedule run is what
+ *  weft_schedule_run returns. The system's commands are still applied. */
+WEFT_API void weft_system_fail(weft_system_ctx *ctx, weft_status status, const char *message);
+
+/** A parallel-iteration body: `it` holds one chunk task's rows (step it
+ *  with weft_iter_next); `cmds` is the task's own command buffer. */
+typedef void (*weft_chunk_fn)(weft_iter *it, weft_commands *cmds, void *user);
+
+/** Runs fn over query number `query` split into chunk tasks on the
+ *  executor's workers, and returns when all are done. Tasks never cross a
+ *  table and hold at least `min_rows` rows (0: 1024) unless a table is
+ *  smaller; with few rows or one worker it runs inline. Each task's
+ *  commands go to its own buffer; buffers are applied in (system order,
+ *  task index) order, which is the order a single loop would record them
+ *  in. Structural changes and world calls are not allowed in fn. Errors:
+ *  INVALID_ARG, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
+                                          weft_chunk_fn fn, void *user, int32_t min_rows);
+
+/* -- frames -- */
+
+/** What weft_frame_run runs. */
+typedef struct weft_frame_desc {
+    uint32_t _start_canary;            /**< must be 0 */
+    weft_schedule *const *schedules;   /**< run in this order every frame */
+    int32_t schedule_count;
+    weft_schedule *fixed;              /**< optional: run 0..k times per frame */
+    int32_t fixed_before;              /**< index in `schedules` it runs before
+                                            (schedule_count: after all) */
+    double fixed_step;                 /**< seconds; 0: 1/64 */
+    double max_delta;                  /**< frame delta clamp, seconds; 0: 0.25 */
+    bool no_message_update;            /**< skip weft_messages_update per frame */
+    uint32_t _end_canary;              /**< must be 0 */
+} weft_frame_desc;
+
+/** Sets the frame plan (copied). Errors: INVALID_ARG (canary, count < 0,
+ *  NULL schedules, fixed_before out of range, negative step or clamp,
+ *  a schedule of another world). Thread: driver. */
+WEFT_API weft_status weft_frame_configure(weft_world *world, const weft_frame_desc *desc);
+
+/** Runs one frame of `dt` seconds: updates messages (unless turned off),
+ *  clamps dt to max_delta, adds it to the fixed accumulator, runs the
+ *  schedules in order with the fixed schedule floor(acc / step) times at
+ *  its place (each with dt = step), keeping the remainder. Returns the
+ *  first failure; every schedule still runs. Thread: driver. */
+WEFT_API weft_status weft_frame_run(weft_world *world, double dt);
+
+/** Fixed steps run by the last frame. */
+WEFT_API int32_t weft_frame_fixed_steps(const weft_world *world);
+/** Time left in the fixed accumulator, seconds. */
+WEFT_API double weft_frame_accumulator(const weft_world *world);
+
 #ifdef __cplusplus
 }
 #endif
