@@ -1,0 +1,442 @@
+// tests/sched/test_sched_api.c - black-box tests of the system/schedule API
+// on the single-threaded executor: declared access and the ambiguity report,
+// intra-system conflicts, read-only conditions, deterministic order, cycles,
+// auto sync points, set and combined run conditions, change detection across
+// systems, command order, the final apply, frames and the fixed step,
+// messages, failures and context misuse, local state, stats and exports.
+// Each test names the spec/schedule.md §7 checklist item it covers.
+// SPDX-License-Identifier: MIT
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_world.h"
+#include "weft.h"
+
+typedef struct vec2 {
+    int32_t x, y;
+} vec2;
+
+// ---- helpers ----
+
+static void term(weft_query_desc *d, weft_component id, weft_access access, weft_oper oper,
+                 uint32_t filter)
+{
+    weft_term *t = &d->terms[d->term_count++];
+    t->id = id;
+    t->access = access;
+    t->oper = oper;
+    t->filter = filter;
+    t->or_group = 0;
+}
+
+// A system (or condition) under construction: the descriptor plus storage
+// for its queries, resources and messages.
+typedef struct sysb {
+    weft_system_desc d;
+    weft_query_desc q[8];
+    weft_resource_use r[8];
+    weft_message_use m[8];
+    int nq, nr, nm;
+} sysb;
+
+static void sb_init(sysb *b, const char *name, weft_system_fn fn, void *user)
+{
+    memset(b, 0, sizeof *b);
+    b->d.name = name;
+    b->d.fn = fn;
+    b->d.user = user;
+}
+
+// Adds an empty query and returns it (fill it with term()).
+static weft_query_desc *sb_query(sysb *b)
+{
+    return &b->q[b->nq++];
+}
+
+// Adds a query of one AND term.
+static void sb_q1(sysb *b, weft_component c, weft_access a, uint32_t filter)
+{
+    term(sb_query(b), c, a, WEFT_OPER_AND, filter);
+}
+
+static void sb_res(sysb *b, weft_component r, weft_access a)
+{
+    b->r[b->nr].id = r;
+    b->r[b->nr].access = a;
+    b->nr++;
+}
+
+static void sb_msg(sysb *b, weft_message_type t, weft_access a)
+{
+    b->m[b->nm].type = t;
+    b->m[b->nm].access = a;
+    b->nm++;
+}
+
+static void sb_finish(sysb *b)
+{
+    b->d.queries = b->nq ? b->q : NULL;
+    b->d.query_count = b->nq;
+    b->d.resources = b->nr ? b->r : NULL;
+    b->d.resource_count = b->nr;
+    b->d.messages = b->nm ? b->m : NULL;
+    b->d.message_count = b->nm;
+}
+
+// weft_system_add without asserting.
+static weft_node sb_try(weft_schedule *s, sysb *b)
+{
+    sb_finish(b);
+    return weft_system_add(s, &b->d);
+}
+
+static weft_node sb_add(weft_world *w, weft_schedule *s, sysb *b)
+{
+    weft_node n = sb_try(s, b);
+    if (n == WEFT_NODE_NONE) {
+        fail_msg("weft_system_add(%s): %s: %s", b->d.name,
+                 weft_status_name(weft_last_status(w)), weft_last_error(w));
+    }
+    return n;
+}
+
+// A condition from the same builder (fn is a weft_condition_fn).
+static weft_condition *sb_cond_try(weft_schedule *s, sysb *b, weft_condition_fn fn)
+{
+    sb_finish(b);
+    weft_condition_desc c;
+    memset(&c, 0, sizeof c);
+    c.name = b->d.name;
+    c.fn = fn;
+    c.user = b->d.user;
+    c.queries = b->d.queries;
+    c.query_count = b->d.query_count;
+    c.resources = b->d.resources;
+    c.resource_count = b->d.resource_count;
+    c.messages = b->d.messages;
+    c.message_count = b->d.message_count;
+    return weft_condition_create(s, &c);
+}
+
+static weft_schedule *mksched(weft_world *w, const char *name)
+{
+    weft_schedule *s = weft_schedule_create(w, name);
+    if (s == NULL) {
+        fail_msg("weft_schedule_create(%s): %s: %s", name,
+                 weft_status_name(weft_last_status(w)), weft_last_error(w));
+    }
+    return s;
+}
+
+static void expect_ok(weft_world *w, weft_status st, const char *what)
+{
+    if (st != WEFT_OK) {
+        fail_msg("%s: %s: %s", what, weft_status_name(st), weft_last_error(w));
+    }
+}
+
+#define RUN(w, s) expect_ok((w), weft_schedule_run((w), (s), 1.0 / 60.0), "weft_schedule_run")
+#define BUILD(w, s) expect_ok((w), weft_schedule_build((w), (s)), "weft_schedule_build")
+
+// Does the ambiguity report of s contain the pair {a, b} (either order)?
+// Returns its index or -1.
+static int find_amb(const weft_schedule *s, weft_node a, weft_node b, weft_ambiguity *out)
+{
+    int32_t n = weft_schedule_ambiguity_count(s);
+    for (int32_t i = 0; i < n; i++) {
+        weft_ambiguity am;
+        assert_int_equal(weft_schedule_ambiguity(s, i, &am), WEFT_OK);
+        if ((am.a == a && am.b == b) || (am.a == b && am.b == a)) {
+            if (out) {
+                *out = am;
+            }
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static bool amb_has_component(const weft_ambiguity *am, weft_component c)
+{
+    for (int32_t i = 0; i < am->component_count; i++) {
+        if (am->components[i] == c) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Generic bodies.
+static void sys_nop(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+}
+
+static void sys_count(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (*(int *)user)++;
+}
+
+// A condition counting its calls and returning a fixed answer.
+typedef struct cnd {
+    int calls;
+    bool result;
+} cnd;
+
+static bool cond_fixed(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    cnd *c = user;
+    c->calls++;
+    return c->result;
+}
+
+static weft_condition *mkcond(weft_world *w, weft_schedule *s, const char *name, cnd *c)
+{
+    sysb b;
+    sb_init(&b, name, NULL, c);
+    weft_condition *k = sb_cond_try(s, &b, cond_fixed);
+    if (k == NULL) {
+        fail_msg("weft_condition_create(%s): %s: %s", name,
+                 weft_status_name(weft_last_status(w)), weft_last_error(w));
+    }
+    return k;
+}
+
+static uint64_t stat_runs(const weft_schedule *s, weft_node n)
+{
+    weft_system_stats st;
+    assert_int_equal(weft_schedule_system_stats(s, n, &st), WEFT_OK);
+    return st.runs;
+}
+
+static uint64_t stat_skipped(const weft_schedule *s, weft_node n)
+{
+    weft_system_stats st;
+    assert_int_equal(weft_schedule_system_stats(s, n, &st), WEFT_OK);
+    return st.skipped;
+}
+
+typedef struct comps {
+    weft_component pos, vel, enemy, player, mark, health;
+} comps;
+
+static comps reg_comps(weft_world *w)
+{
+    comps c;
+    c.pos = tw_comp(w, "Pos", sizeof(vec2), 0, WEFT_STORAGE_DEFAULT, 0);
+    c.vel = tw_comp(w, "Vel", sizeof(vec2), 0, WEFT_STORAGE_DEFAULT, 0);
+    c.enemy = tw_comp(w, "Enemy", 0, 0, WEFT_STORAGE_DEFAULT, 0);
+    c.player = tw_comp(w, "Player", 0, 0, WEFT_STORAGE_DEFAULT, 0);
+    c.mark = tw_comp(w, "Mark", sizeof(uint32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    c.health = tw_comp(w, "Health", sizeof(int32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    return c;
+}
+
+// ---- checklist 1: access matrix (spec §1.6, corrected by core.md §9) ----
+
+// A = read Pos, B = write Vel, C = write Pos With Enemy, D = write Pos With
+// Player. With Enemy vs With Player proves nothing (an entity may carry
+// both; core.md §9 erratum 1), so the literal matrix also reports C-D. With
+// C' = write Pos With Enemy Without Player the report is exactly A-C', A-D.
+static void access_matrix_ambiguities(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+
+    for (int variant = 0; variant < 2; variant++) {
+        weft_schedule *s = mksched(w, variant ? "matrix_prime" : "matrix");
+        sysb b;
+        sb_init(&b, "A", sys_nop, NULL);
+        sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
+        weft_node A = sb_add(w, s, &b);
+        sb_init(&b, "B", sys_nop, NULL);
+        sb_q1(&b, c.vel, WEFT_ACCESS_WRITE, 0);
+        weft_node B = sb_add(w, s, &b);
+        sb_init(&b, "C", sys_nop, NULL);
+        weft_query_desc *q = sb_query(&b);
+        term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+        term(q, c.enemy, WEFT_ACCESS_NONE, WEFT_OPER_WITH, 0);
+        if (variant) {
+            term(q, c.player, WEFT_ACCESS_NONE, WEFT_OPER_WITHOUT, 0);
+        }
+        weft_node C = sb_add(w, s, &b);
+        sb_init(&b, "D", sys_nop, NULL);
+        q = sb_query(&b);
+        term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+        term(q, c.player, WEFT_ACCESS_NONE, WEFT_OPER_WITH, 0);
+        weft_node D = sb_add(w, s, &b);
+
+        BUILD(w, s);
+        weft_ambiguity am;
+        assert_true(find_amb(s, A, C, &am) >= 0);
+        assert_int_equal(am.a, A); // a < b: a runs first (registration order)
+        assert_int_equal(am.b, C);
+        assert_int_equal(am.component_count, 1);
+        assert_int_equal(am.components[0], c.pos);
+        assert_true(find_amb(s, A, D, &am) >= 0);
+        assert_int_equal(am.component_count, 1);
+        assert_int_equal(am.components[0], c.pos);
+        assert_int_equal(find_amb(s, A, B, NULL), -1);
+        assert_int_equal(find_amb(s, B, C, NULL), -1);
+        assert_int_equal(find_amb(s, B, D, NULL), -1);
+        if (variant) {
+            assert_int_equal(find_amb(s, C, D, NULL), -1);
+            assert_int_equal(weft_schedule_ambiguity_count(s), 2);
+        } else {
+            assert_true(find_amb(s, C, D, &am) >= 0);
+            assert_true(amb_has_component(&am, c.pos));
+            assert_int_equal(weft_schedule_ambiguity_count(s), 3);
+        }
+        // Out of range and NULL out.
+        assert_int_equal(weft_schedule_ambiguity(s, weft_schedule_ambiguity_count(s), &am),
+                         WEFT_ERR_INVALID_ARG);
+        assert_int_equal(weft_schedule_ambiguity(s, 0, NULL), WEFT_ERR_INVALID_ARG);
+        RUN(w, s);
+    }
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// ---- checklist 2: intra-system conflicts ----
+
+static void intra_system_conflicts_refused(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_component res = tw_comp(w, "Res", sizeof(int32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    weft_schedule *s = mksched(w, "update");
+
+    // (write Pos) + (read Pos): refused.
+    sysb b;
+    sb_init(&b, "aliasing", sys_nop, NULL);
+    sb_q1(&b, c.pos, WEFT_ACCESS_WRITE, 0);
+    sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_ACCESS_VIOLATION, "aliasing");
+
+    // (write Pos) + (write Pos): refused.
+    sb_init(&b, "aliasing2", sys_nop, NULL);
+    sb_q1(&b, c.pos, WEFT_ACCESS_WRITE, 0);
+    sb_q1(&b, c.pos, WEFT_ACCESS_WRITE, 0);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_ACCESS_VIOLATION, NULL);
+
+    // (write Pos With Enemy) + (read Pos With Player): not disjoint.
+    sb_init(&b, "aliasing3", sys_nop, NULL);
+    weft_query_desc *q = sb_query(&b);
+    term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    term(q, c.enemy, WEFT_ACCESS_NONE, WEFT_OPER_WITH, 0);
+    q = sb_query(&b);
+    term(q, c.pos, WEFT_ACCESS_READ, WEFT_OPER_AND, 0);
+    term(q, c.player, WEFT_ACCESS_NONE, WEFT_OPER_WITH, 0);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_ACCESS_VIOLATION, NULL);
+
+    // (write Pos With Enemy) + (read Pos Without Enemy): disjoint, accepted.
+    sb_init(&b, "disjoint", sys_nop, NULL);
+    q = sb_query(&b);
+    term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    term(q, c.enemy, WEFT_ACCESS_NONE, WEFT_OPER_WITH, 0);
+    q = sb_query(&b);
+    term(q, c.pos, WEFT_ACCESS_READ, WEFT_OPER_AND, 0);
+    term(q, c.enemy, WEFT_ACCESS_NONE, WEFT_OPER_WITHOUT, 0);
+    weft_node ok = sb_add(w, s, &b);
+    assert_true(ok != WEFT_NODE_NONE);
+
+    // Two readers of Pos in one system are fine.
+    sb_init(&b, "two_readers", sys_nop, NULL);
+    sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
+    sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
+    assert_true(sb_add(w, s, &b) != WEFT_NODE_NONE);
+
+    // A resource listed twice is refused (write + read, and read + read).
+    sb_init(&b, "res_twice", sys_nop, NULL);
+    sb_res(&b, res, WEFT_ACCESS_WRITE);
+    sb_res(&b, res, WEFT_ACCESS_READ);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_ACCESS_VIOLATION, NULL);
+    sb_init(&b, "res_twice_read", sys_nop, NULL);
+    sb_res(&b, res, WEFT_ACCESS_READ);
+    sb_res(&b, res, WEFT_ACCESS_READ);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    assert_true(weft_last_status(w) != WEFT_OK);
+
+    // A message type listed twice is refused.
+    weft_message_desc md;
+    memset(&md, 0, sizeof md);
+    md.name = "Msg";
+    md.size = sizeof(int32_t);
+    weft_message_type mt = weft_message_register(w, &md);
+    assert_true(mt != 0);
+    sb_init(&b, "msg_twice", sys_nop, NULL);
+    sb_msg(&b, mt, WEFT_ACCESS_WRITE);
+    sb_msg(&b, mt, WEFT_ACCESS_READ);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_ACCESS_VIOLATION, NULL);
+
+    // The refused systems left nothing behind: two nodes, runnable.
+    assert_int_equal(weft_schedule_node_count(s), 2);
+    RUN(w, s);
+    assert_int_equal(stat_runs(s, ok), 1);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// ---- checklist 3: conditions are read-only ----
+
+static bool cond_true(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+    return true;
+}
+
+static void condition_write_access_refused(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_component res = tw_comp(w, "Res", sizeof(int32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    weft_schedule *s = mksched(w, "update");
+
+    sysb b;
+    sb_init(&b, "writes_pos", NULL, NULL);
+    sb_q1(&b, c.pos, WEFT_ACCESS_WRITE, 0);
+    assert_null(sb_cond_try(s, &b, cond_true));
+    tw_expect_error(f, WEFT_ERR_ACCESS_VIOLATION, NULL);
+
+    sb_init(&b, "writes_res", NULL, NULL);
+    sb_res(&b, res, WEFT_ACCESS_WRITE);
+    assert_null(sb_cond_try(s, &b, cond_true));
+    tw_expect_error(f, WEFT_ERR_ACCESS_VIOLATION, NULL);
+
+    // Read-only versions are accepted.
+    sb_init(&b, "reads", NULL, NULL);
+    sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
+    sb_res(&b, res, WEFT_ACCESS_READ);
+    assert_non_null(sb_cond_try(s, &b, cond_true));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, tw_setup, tw_teardown)
+    const struct CMUnitTest tests[] = {
+        T(access_matrix_ambiguities),
+        T(intra_system_conflicts_refused),
+        T(condition_write_access_refused),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
