@@ -175,6 +175,43 @@ static bool amb_has_component(const weft_ambiguity *am, weft_component c)
     return false;
 }
 
+// Checks inside system bodies must not longjmp through weft: they record
+// the first failure here; the fixture's teardown fails the test.
+static int g_bad;
+static char g_bad_msg[256];
+
+#define BODY_CHECK(cond)                                                           \
+    do {                                                                           \
+        if (!(cond) && g_bad++ == 0) {                                             \
+            snprintf(g_bad_msg, sizeof g_bad_msg, "%s:%d: %s", __FILE__, __LINE__, \
+                     #cond);                                                       \
+        }                                                                          \
+    } while (0)
+
+static void body_ok(void)
+{
+    if (g_bad) {
+        fail_msg("%d check(s) failed inside systems; first: %s", g_bad, g_bad_msg);
+    }
+}
+
+static int setup(void **state)
+{
+    g_bad = 0;
+    g_bad_msg[0] = '\0';
+    return tw_setup(state);
+}
+
+static int teardown(void **state)
+{
+    int r = tw_teardown(state);
+    if (g_bad) {
+        print_error("%d check(s) failed inside systems; first: %s\n", g_bad, g_bad_msg);
+        return -1;
+    }
+    return r;
+}
+
 // Generic bodies.
 static void sys_nop(weft_system_ctx *ctx, void *user)
 {
@@ -429,13 +466,262 @@ static void condition_write_access_refused(void **state)
     assert_non_null(sb_cond_try(s, &b, cond_true));
 }
 
+// ---- checklist 6: deterministic order ----
+
+// Declares the same 24-node schedule (seeded random access, a few edges, a
+// set ordered after a system, an apply point, command systems) in `w` and
+// writes every node's built position to pos (nodes 1..n). Returns n.
+static int32_t build_sample(weft_world *w, int32_t *pos, int32_t *syncs)
+{
+    weft_component cs[6];
+    static const char *names[6] = {"C0", "C1", "C2", "C3", "C4", "C5"};
+    for (int i = 0; i < 6; i++) {
+        cs[i] = tw_comp(w, names[i], sizeof(uint32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    }
+    weft_schedule *s = mksched(w, "sample");
+    static char sysnames[24][16];
+    tw_rng r;
+    tw_rng_seed(&r, 0x5eedull);
+    weft_node nodes[24];
+    weft_node set = weft_schedule_set(s, "late");
+    assert_true(set != WEFT_NODE_NONE);
+    assert_true((set & WEFT_NODE_SET) != 0);
+    for (int i = 0; i < 24; i++) {
+        if (i == 12) {
+            nodes[i] = weft_schedule_apply_point(s, "flush");
+            assert_true(nodes[i] != WEFT_NODE_NONE);
+            continue;
+        }
+        snprintf(sysnames[i], sizeof sysnames[i], "sys%d", i);
+        sysb b;
+        sb_init(&b, sysnames[i], sys_nop, NULL);
+        weft_query_desc *q = sb_query(&b);
+        uint32_t used = 0;
+        int nt = 1 + (int)tw_rng_below(&r, 3);
+        for (int t = 0; t < nt; t++) {
+            uint32_t k = tw_rng_below(&r, 6);
+            if (used & (1u << k)) {
+                continue;
+            }
+            used |= 1u << k;
+            term(q, cs[k], tw_rng_chance(&r, 40) ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ,
+                 WEFT_OPER_AND, 0);
+        }
+        b.d.flags = (i % 5 == 0) ? WEFT_SYSTEM_COMMANDS : 0;
+        nodes[i] = sb_add(w, s, &b);
+        assert_int_equal(nodes[i], (weft_node)(i + 1)); // nodes count from 1
+        if (i >= 16) {
+            assert_int_equal(weft_schedule_in_set(s, nodes[i], set), WEFT_OK);
+        }
+    }
+    assert_int_equal(weft_schedule_order(s, nodes[3], nodes[1], 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, nodes[10], set, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, nodes[5], nodes[12], 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, nodes[12], nodes[6], 0), WEFT_OK);
+    weft_node chain[3] = {nodes[9], nodes[8], nodes[7]};
+    assert_int_equal(weft_schedule_chain(s, chain, 3, 0), WEFT_OK);
+    BUILD(w, s);
+    int32_t n = weft_schedule_node_count(s);
+    assert_int_equal(n, 24);
+    for (int32_t i = 1; i <= n; i++) {
+        pos[i] = weft_schedule_position(s, (weft_node)i);
+        assert_true(pos[i] >= 0);
+    }
+    // Declared orders hold.
+    assert_true(pos[4] < pos[2]);
+    for (int i = 16; i < 24; i++) {
+        assert_true(pos[11] < pos[i + 1]);
+    }
+    assert_true(pos[6] < pos[13] && pos[13] < pos[7]);
+    assert_true(pos[10] < pos[9] && pos[9] < pos[8]);
+    // Positions are distinct.
+    for (int32_t i = 1; i <= n; i++) {
+        for (int32_t j = i + 1; j <= n; j++) {
+            assert_true(pos[i] != pos[j]);
+        }
+    }
+    *syncs = weft_schedule_sync_count(s);
+    assert_true(*syncs >= 1);
+    RUN(w, s);
+    return n;
+}
+
+static void order_deterministic_across_worlds(void **state)
+{
+    tw_fixture *f = *state;
+    int32_t p1[32], p2[32], s1, s2;
+    int32_t n1 = build_sample(f->w, p1, &s1);
+    weft_world *w2 = weft_world_create(NULL);
+    assert_non_null(w2);
+    int32_t n2 = build_sample(w2, p2, &s2);
+    assert_int_equal(n1, n2);
+    assert_int_equal(s1, s2);
+    for (int32_t i = 1; i <= n1; i++) {
+        if (p1[i] != p2[i]) {
+            fail_msg("node %d: position %d in world 1, %d in world 2", i, p1[i], p2[i]);
+        }
+    }
+    weft_world_destroy(w2);
+}
+
+// ---- checklist 7: cycles ----
+
+static void cycle_and_self_edge_refused(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_schedule *s = mksched(w, "cyc");
+    sysb b;
+    sb_init(&b, "sys_alpha", sys_nop, NULL);
+    weft_node a = sb_add(w, s, &b);
+    sb_init(&b, "sys_beta", sys_nop, NULL);
+    weft_node bb = sb_add(w, s, &b);
+    sb_init(&b, "sys_gamma", sys_nop, NULL);
+    weft_node g = sb_add(w, s, &b);
+    (void)g;
+
+    // Self edge: refused at once.
+    assert_int_equal(weft_schedule_order(s, a, a, 0), WEFT_ERR_SCHEDULE_CYCLE);
+    tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, NULL);
+    // a -> b -> a: accepted edge by edge, refused by the build.
+    assert_int_equal(weft_schedule_order(s, a, bb, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, bb, a, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_build(w, s), WEFT_ERR_SCHEDULE_CYCLE);
+    tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, "sys_alpha");
+    tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, "sys_beta");
+    // Running builds first and fails the same way; nothing ran.
+    weft_clear_error(w);
+    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_ERR_SCHEDULE_CYCLE);
+    tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, "sys_alpha");
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+
+    // A longer cycle through a set: x -> S, S contains z, z -> y, y -> x.
+    weft_schedule *s2 = mksched(w, "cyc2");
+    sb_init(&b, "sys_x", sys_nop, NULL);
+    weft_node x = sb_add(w, s2, &b);
+    sb_init(&b, "sys_y", sys_nop, NULL);
+    weft_node y = sb_add(w, s2, &b);
+    sb_init(&b, "sys_z", sys_nop, NULL);
+    weft_node z = sb_add(w, s2, &b);
+    weft_node set = weft_schedule_set(s2, "group");
+    assert_int_equal(weft_schedule_in_set(s2, z, set), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s2, x, set, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s2, z, y, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s2, y, x, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_build(w, s2), WEFT_ERR_SCHEDULE_CYCLE);
+    tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, "sys_y");
+    // A set into itself.
+    assert_int_equal(weft_schedule_in_set(s2, set, set), WEFT_ERR_SCHEDULE_CYCLE);
+}
+
+// ---- checklist 8: ambiguity report ----
+
+static void ambiguity_report_and_silencing(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    sysb b;
+
+    // Two unordered writers of Pos (and Vel): reported with both ids; the
+    // order still follows registration.
+    weft_schedule *s = mksched(w, "amb");
+    sb_init(&b, "w1", sys_nop, NULL);
+    weft_query_desc *q = sb_query(&b);
+    term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    term(q, c.vel, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    weft_node w1 = sb_add(w, s, &b);
+    sb_init(&b, "w2", sys_nop, NULL);
+    q = sb_query(&b);
+    term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    term(q, c.vel, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    weft_node w2 = sb_add(w, s, &b);
+    sb_init(&b, "r1", sys_nop, NULL);
+    sb_q1(&b, c.health, WEFT_ACCESS_READ, 0);
+    weft_node r1 = sb_add(w, s, &b);
+    sb_init(&b, "r2", sys_nop, NULL);
+    sb_q1(&b, c.health, WEFT_ACCESS_READ, 0);
+    weft_node r2 = sb_add(w, s, &b);
+    BUILD(w, s);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 1);
+    weft_ambiguity am;
+    assert_int_equal(weft_schedule_ambiguity(s, 0, &am), WEFT_OK);
+    assert_int_equal(am.a, w1);
+    assert_int_equal(am.b, w2);
+    assert_int_equal(am.component_count, 2);
+    assert_true(amb_has_component(&am, c.pos));
+    assert_true(amb_has_component(&am, c.vel));
+    assert_true(weft_schedule_position(s, w1) < weft_schedule_position(s, w2));
+    // Reader + reader: not reported.
+    assert_int_equal(find_amb(s, r1, r2, NULL), -1);
+    // Ordering silences it.
+    assert_int_equal(weft_schedule_order(s, w2, w1, 0), WEFT_OK);
+    BUILD(w, s);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 0);
+    assert_true(weft_schedule_position(s, w2) < weft_schedule_position(s, w1));
+
+    // Ignoring Pos leaves only Vel in the report; ignoring Vel too silences it.
+    s = mksched(w, "amb_ignore");
+    sb_init(&b, "w1", sys_nop, NULL);
+    q = sb_query(&b);
+    term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    term(q, c.vel, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    w1 = sb_add(w, s, &b);
+    sb_init(&b, "w2", sys_nop, NULL);
+    q = sb_query(&b);
+    term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
+    term(q, c.vel, WEFT_ACCESS_READ, WEFT_OPER_AND, 0);
+    w2 = sb_add(w, s, &b);
+    assert_int_equal(weft_schedule_ignore_ambiguity(s, c.pos), WEFT_OK);
+    BUILD(w, s);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 1);
+    assert_int_equal(weft_schedule_ambiguity(s, 0, &am), WEFT_OK);
+    assert_int_equal(am.component_count, 1);
+    assert_int_equal(am.components[0], c.vel);
+    assert_int_equal(weft_schedule_ignore_ambiguity(s, c.vel), WEFT_OK);
+    BUILD(w, s);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 0);
+    // Still ordered (registration): deterministic.
+    assert_true(weft_schedule_position(s, w1) < weft_schedule_position(s, w2));
+
+    // ambiguous_with between two systems, and between a set and a system.
+    s = mksched(w, "amb_with");
+    sb_init(&b, "w1", sys_nop, NULL);
+    sb_q1(&b, c.pos, WEFT_ACCESS_WRITE, 0);
+    w1 = sb_add(w, s, &b);
+    sb_init(&b, "w2", sys_nop, NULL);
+    sb_q1(&b, c.pos, WEFT_ACCESS_WRITE, 0);
+    w2 = sb_add(w, s, &b);
+    sb_init(&b, "w3", sys_nop, NULL);
+    sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
+    weft_node w3 = sb_add(w, s, &b);
+    BUILD(w, s);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 3);
+    assert_int_equal(weft_schedule_ambiguous_with(s, w2, w1), WEFT_OK);
+    BUILD(w, s);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 2);
+    assert_int_equal(find_amb(s, w1, w2, NULL), -1);
+    weft_node set = weft_schedule_set(s, "writers");
+    assert_int_equal(weft_schedule_in_set(s, w1, set), WEFT_OK);
+    assert_int_equal(weft_schedule_in_set(s, w2, set), WEFT_OK);
+    assert_int_equal(weft_schedule_ambiguous_with(s, w3, set), WEFT_OK);
+    BUILD(w, s);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 0);
+    assert_true(weft_schedule_position(s, w1) < weft_schedule_position(s, w2));
+    assert_true(weft_schedule_position(s, w2) < weft_schedule_position(s, w3));
+    RUN(w, s);
+}
+
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, tw_setup, tw_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(access_matrix_ambiguities),
         T(intra_system_conflicts_refused),
         T(condition_write_access_refused),
+        T(order_deterministic_across_worlds),
+        T(cycle_and_self_edge_refused),
+        T(ambiguity_report_and_silencing),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
