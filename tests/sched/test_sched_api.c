@@ -712,6 +712,229 @@ static void ambiguity_report_and_silencing(void **state)
     RUN(w, s);
 }
 
+// ---- checklist 9: auto sync points ----
+
+// Spawns n entities carrying component c (values next, next+1, ...).
+typedef struct spawner {
+    weft_component c;
+    int n;
+    uint32_t next;
+} spawner;
+
+static void sys_spawn(weft_system_ctx *ctx, void *user)
+{
+    spawner *sp = user;
+    weft_commands *cmds = weft_system_commands(ctx);
+    BODY_CHECK(cmds != NULL);
+    for (int i = 0; i < sp->n; i++) {
+        uint32_t v = sp->next++;
+        weft_value val = {sp->c, sizeof v, &v};
+        BODY_CHECK(weft_cmd_spawn(cmds, &val, 1) != 0);
+    }
+}
+
+// Records how many entities its query 0 matches.
+typedef struct seen {
+    int64_t last;
+    int runs;
+} seen;
+
+static void sys_seen(weft_system_ctx *ctx, void *user)
+{
+    seen *s = user;
+    s->last = weft_system_count(ctx, 0);
+    s->runs++;
+}
+
+static weft_node add_spawner(weft_world *w, weft_schedule *s, const char *name, spawner *sp)
+{
+    sysb b;
+    sb_init(&b, name, sys_spawn, sp);
+    b.d.flags = WEFT_SYSTEM_COMMANDS;
+    return sb_add(w, s, &b);
+}
+
+static weft_node add_seen(weft_world *w, weft_schedule *s, const char *name, weft_component c,
+                          seen *sn)
+{
+    sysb b;
+    sb_init(&b, name, sys_seen, sn);
+    sb_q1(&b, c, WEFT_ACCESS_READ, 0);
+    return sb_add(w, s, &b);
+}
+
+static int64_t count_with(weft_world *w, weft_component c)
+{
+    weft_query_desc d;
+    memset(&d, 0, sizeof d);
+    term(&d, c, WEFT_ACCESS_READ, WEFT_OPER_AND, 0);
+    d.flags = WEFT_QUERY_UNCACHED;
+    weft_query *q = weft_query_create(w, &d);
+    assert_non_null(q);
+    int64_t n = weft_query_count(w, q);
+    assert_int_equal(weft_query_destroy(w, q), WEFT_OK);
+    return n;
+}
+
+static void auto_sync_basic_and_opt_outs(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+
+    // spawner -> counter: one sync; the counter sees the spawns in the same
+    // run, on every run.
+    weft_schedule *s = mksched(w, "sync_on");
+    spawner sp = {c.mark, 3, 0};
+    seen sn = {0, 0};
+    weft_node a = add_spawner(w, s, "spawner", &sp);
+    weft_node bn = add_seen(w, s, "counter", c.mark, &sn);
+    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 1);
+    assert_int_equal(sn.last, 3);
+    RUN(w, s);
+    assert_int_equal(sn.last, 6);
+    assert_false(weft_schedule_has_edge(s, a, bn)); // through the sync point
+    assert_true(weft_schedule_position(s, a) < weft_schedule_position(s, bn));
+
+    // Auto sync off: the counter does not see them, the final apply does.
+    s = mksched(w, "sync_off");
+    assert_int_equal(weft_schedule_set_auto_sync(s, false), WEFT_OK);
+    a = add_spawner(w, s, "spawner", &sp);
+    bn = add_seen(w, s, "counter", c.mark, &sn);
+    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    int64_t before = count_with(w, c.mark);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 0);
+    assert_int_equal(sn.last, before);
+    assert_int_equal(count_with(w, c.mark), before + 3);
+    // Turning it back on rebuilds with the sync point.
+    assert_int_equal(weft_schedule_set_auto_sync(s, true), WEFT_OK);
+    before = count_with(w, c.mark);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 1);
+    assert_int_equal(sn.last, before + 3);
+
+    // WEFT_ORDER_IGNORE_DEFERRED on the edge also suppresses it.
+    s = mksched(w, "sync_ignored");
+    a = add_spawner(w, s, "spawner", &sp);
+    bn = add_seen(w, s, "counter", c.mark, &sn);
+    assert_int_equal(weft_schedule_order(s, a, bn, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
+    before = count_with(w, c.mark);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 0);
+    assert_int_equal(sn.last, before);
+    assert_int_equal(count_with(w, c.mark), before + 3);
+    assert_true(weft_schedule_has_edge(s, a, bn));
+
+    // A system without commands needs no sync point.
+    s = mksched(w, "no_cmds");
+    int runs = 0;
+    sysb b;
+    sb_init(&b, "plain", sys_count, &runs);
+    a = sb_add(w, s, &b);
+    bn = add_seen(w, s, "counter", c.mark, &sn);
+    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 0);
+    assert_int_equal(runs, 1);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+static void auto_sync_shared_and_explicit(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_component mark2 = tw_comp(w, "Mark2", sizeof(uint32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+
+    // An explicit apply point between them is reused: spawner -> P ->
+    // counter plus a direct spawner -> counter edge gives one sync point.
+    weft_schedule *s = mksched(w, "explicit");
+    spawner sp = {c.mark, 2, 0};
+    seen sn = {0, 0};
+    weft_node a = add_spawner(w, s, "spawner", &sp);
+    weft_node p = weft_schedule_apply_point(s, "flush");
+    assert_true(p != WEFT_NODE_NONE);
+    weft_node bn = add_seen(w, s, "counter", c.mark, &sn);
+    weft_node ch[3] = {a, p, bn};
+    assert_int_equal(weft_schedule_chain(s, ch, 3, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    int64_t before = count_with(w, c.mark);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 1);
+    assert_int_equal(sn.last, before + 2);
+    assert_true(weft_schedule_position(s, a) < weft_schedule_position(s, p));
+    assert_true(weft_schedule_position(s, p) < weft_schedule_position(s, bn));
+    assert_string_equal(weft_schedule_node_name(s, p), "flush");
+
+    // An apply point with a run condition is not reused: an auto sync point
+    // is added as well.
+    s = mksched(w, "explicit_cond");
+    a = add_spawner(w, s, "spawner", &sp);
+    p = weft_schedule_apply_point(s, "flush");
+    bn = add_seen(w, s, "counter", c.mark, &sn);
+    weft_node ch2[3] = {a, p, bn};
+    assert_int_equal(weft_schedule_chain(s, ch2, 3, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    cnd pc = {0, false};
+    assert_int_equal(weft_run_if(s, p, mkcond(w, s, "never", &pc)), WEFT_OK);
+    before = count_with(w, c.mark);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 2);
+    assert_int_equal(sn.last, before + 2);
+
+    // Spec appendix B: A(cmd) -> B, A -> C, B -> C, D(cmd) -> E ignoring
+    // deferred, E -> F: one shared sync point; E does not see D's spawns,
+    // F does; B and C see A's.
+    s = mksched(w, "appendix_b");
+    spawner spa = {c.mark, 1, 100};
+    spawner spd = {mark2, 1, 200};
+    seen sb_ = {0, 0}, sc = {0, 0}, se = {0, 0}, sf = {0, 0};
+    weft_node A = add_spawner(w, s, "A", &spa);
+    weft_node B = add_seen(w, s, "B", c.mark, &sb_);
+    weft_node C = add_seen(w, s, "C", c.mark, &sc);
+    weft_node D = add_spawner(w, s, "D", &spd);
+    weft_node E = add_seen(w, s, "E", mark2, &se);
+    weft_node F = add_seen(w, s, "F", mark2, &sf);
+    assert_int_equal(weft_schedule_order(s, A, B, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, A, C, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, B, C, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, D, E, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, E, F, 0), WEFT_OK);
+    int64_t m1 = count_with(w, c.mark), m2 = count_with(w, mark2);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 1);
+    assert_int_equal(sb_.last, m1 + 1);
+    assert_int_equal(sc.last, m1 + 1);
+    assert_int_equal(se.last, m2);
+    assert_int_equal(sf.last, m2 + 1);
+    assert_true(weft_schedule_has_edge(s, B, C));
+    assert_true(weft_schedule_has_edge(s, D, E));
+    assert_false(weft_schedule_has_edge(s, A, B));
+    assert_false(weft_schedule_has_edge(s, E, F));
+    // Sync points are never reported as ambiguities.
+    assert_int_equal(weft_schedule_ambiguity_count(s), 0);
+
+    // IgnoreDeferred is not honoured into an exclusive target.
+    s = mksched(w, "ignore_into_exclusive");
+    spd.n = 1;
+    seen sx = {0, 0};
+    D = add_spawner(w, s, "D", &spd);
+    sysb b;
+    sb_init(&b, "X", sys_seen, &sx);
+    sb_q1(&b, mark2, WEFT_ACCESS_READ, 0);
+    b.d.flags = WEFT_SYSTEM_EXCLUSIVE;
+    weft_node X = sb_add(w, s, &b);
+    assert_int_equal(weft_schedule_order(s, D, X, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
+    m2 = count_with(w, mark2);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_sync_count(s), 1);
+    assert_int_equal(sx.last, m2 + 1);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -722,6 +945,8 @@ int main(void)
         T(order_deterministic_across_worlds),
         T(cycle_and_self_edge_refused),
         T(ambiguity_report_and_silencing),
+        T(auto_sync_basic_and_opt_outs),
+        T(auto_sync_shared_and_explicit),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
