@@ -935,6 +935,266 @@ static void auto_sync_shared_and_explicit(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
+// ---- checklist 10: set run conditions ----
+
+static void set_condition_skips_members(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_schedule *s = mksched(w, "sets");
+    weft_node outer = weft_schedule_set(s, "outer");
+    weft_node gated = weft_schedule_set(s, "gated");
+    assert_true(outer != WEFT_NODE_NONE && gated != WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_set(s, "gated"), gated); // same name, same set
+    assert_int_equal(weft_schedule_in_set(s, gated, outer), WEFT_OK);
+
+    int r1 = 0, r2 = 0, rx = 0, ry = 0;
+    sysb b;
+    sb_init(&b, "m1", sys_count, &r1);
+    weft_node m1 = sb_add(w, s, &b);
+    sb_init(&b, "m2", sys_count, &r2);
+    weft_node m2 = sb_add(w, s, &b);
+    spawner sp = {c.mark, 1, 0};
+    weft_node m3 = add_spawner(w, s, "m3", &sp);
+    sb_init(&b, "after_m1", sys_count, &rx);
+    weft_node x = sb_add(w, s, &b);
+    sb_init(&b, "after_set", sys_count, &ry);
+    weft_node y = sb_add(w, s, &b);
+    assert_int_equal(weft_schedule_in_set(s, m1, gated), WEFT_OK);
+    assert_int_equal(weft_schedule_in_set(s, m2, gated), WEFT_OK);
+    assert_int_equal(weft_schedule_in_set(s, m3, gated), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, m1, x, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, gated, y, 0), WEFT_OK);
+    cnd setc = {0, false}, own = {0, true}, outc = {0, true};
+    assert_int_equal(weft_run_if(s, gated, mkcond(w, s, "set_cond", &setc)), WEFT_OK);
+    assert_int_equal(weft_run_if(s, m2, mkcond(w, s, "own_cond", &own)), WEFT_OK);
+    assert_int_equal(weft_run_if(s, outer, mkcond(w, s, "outer_cond", &outc)), WEFT_OK);
+
+    for (int run = 1; run <= 3; run++) {
+        RUN(w, s);
+        assert_int_equal(setc.calls, run); // once per run, 3 members
+        assert_int_equal(outc.calls, run);
+        assert_int_equal(own.calls, run); // a skipped member's own condition still runs
+        assert_int_equal(r1, 0);
+        assert_int_equal(r2, 0);
+        assert_int_equal(rx, run); // skipped systems release their successors
+        assert_int_equal(ry, run);
+        assert_int_equal(count_with(w, c.mark), 0); // m3 never recorded anything
+        assert_int_equal(stat_skipped(s, m1), (uint64_t)run);
+        assert_int_equal(stat_skipped(s, m3), (uint64_t)run);
+        assert_int_equal(stat_runs(s, m3), 0);
+    }
+    // The set condition turns true: every member runs, m3's spawn lands.
+    setc.result = true;
+    RUN(w, s);
+    assert_int_equal(setc.calls, 4);
+    assert_int_equal(own.calls, 4);
+    assert_int_equal(r1, 1);
+    assert_int_equal(r2, 1);
+    assert_int_equal(count_with(w, c.mark), 1);
+    assert_int_equal(stat_runs(s, m1), 1);
+    // The outer set's condition gates the nested set's members too.
+    outc.result = false;
+    RUN(w, s);
+    assert_int_equal(outc.calls, 5);
+    assert_int_equal(r1, 1);
+    assert_int_equal(r2, 1);
+    assert_int_equal(rx, 5);
+    assert_int_equal(count_with(w, c.mark), 1);
+    // m2's own condition false: only m2 is skipped.
+    outc.result = true;
+    own.result = false;
+    RUN(w, s);
+    assert_int_equal(r1, 2);
+    assert_int_equal(r2, 1);
+    assert_int_equal(own.calls, 6);
+    assert_int_equal(stat_skipped(s, m2), 5);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// ---- checklist 11: combined and built-in conditions ----
+
+static weft_node gated_counter(weft_world *w, weft_schedule *s, const char *name, int *runs,
+                               weft_condition *cond)
+{
+    sysb b;
+    sb_init(&b, name, sys_count, runs);
+    weft_node n = sb_add(w, s, &b);
+    assert_non_null(cond);
+    assert_int_equal(weft_run_if(s, n, cond), WEFT_OK);
+    return n;
+}
+
+static void condition_combinators(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_schedule *s = mksched(w, "combinators");
+    cnd and_a = {0, false}, and_b = {0, true};
+    cnd eag_a = {0, false}, eag_b = {0, true};
+    cnd or_a = {0, true}, or_b = {0, true};
+    cnd not_a = {0, false};
+    cnd m1 = {0, false}, m2 = {0, true}, m3 = {0, true};
+    int r_and = 0, r_eager = 0, r_or = 0, r_not = 0, r_multi = 0;
+    gated_counter(w, s, "and", &r_and,
+                  weft_condition_and(s, mkcond(w, s, "and_a", &and_a),
+                                     mkcond(w, s, "and_b", &and_b)));
+    gated_counter(w, s, "and_eager", &r_eager,
+                  weft_condition_and_eager(s, mkcond(w, s, "eag_a", &eag_a),
+                                           mkcond(w, s, "eag_b", &eag_b)));
+    gated_counter(w, s, "or", &r_or,
+                  weft_condition_or(s, mkcond(w, s, "or_a", &or_a), mkcond(w, s, "or_b", &or_b)));
+    gated_counter(w, s, "not", &r_not, weft_condition_not(s, mkcond(w, s, "not_a", &not_a)));
+    weft_node multi = gated_counter(w, s, "multi", &r_multi, mkcond(w, s, "m1", &m1));
+    assert_int_equal(weft_run_if(s, multi, mkcond(w, s, "m2", &m2)), WEFT_OK);
+    assert_int_equal(weft_run_if(s, multi, mkcond(w, s, "m3", &m3)), WEFT_OK);
+
+    RUN(w, s);
+    assert_int_equal(and_a.calls, 1);
+    assert_int_equal(and_b.calls, 0); // short circuit
+    assert_int_equal(r_and, 0);
+    assert_int_equal(eag_a.calls, 1);
+    assert_int_equal(eag_b.calls, 1); // eager
+    assert_int_equal(r_eager, 0);
+    assert_int_equal(or_a.calls, 1);
+    assert_int_equal(or_b.calls, 0); // short circuit
+    assert_int_equal(r_or, 1);
+    assert_int_equal(not_a.calls, 1);
+    assert_int_equal(r_not, 1);
+    assert_int_equal(m1.calls, 1); // every run_if is evaluated
+    assert_int_equal(m2.calls, 1);
+    assert_int_equal(m3.calls, 1);
+    assert_int_equal(r_multi, 0);
+
+    and_a.result = true;
+    eag_a.result = true;
+    or_a.result = false;
+    not_a.result = true;
+    m1.result = true;
+    RUN(w, s);
+    assert_int_equal(and_b.calls, 1);
+    assert_int_equal(r_and, 1);
+    assert_int_equal(eag_b.calls, 2);
+    assert_int_equal(r_eager, 1);
+    assert_int_equal(or_b.calls, 1);
+    assert_int_equal(r_or, 2);
+    assert_int_equal(r_not, 1);
+    assert_int_equal(r_multi, 1);
+    m3.result = false;
+    RUN(w, s);
+    assert_int_equal(m1.calls, 3);
+    assert_int_equal(m2.calls, 3);
+    assert_int_equal(m3.calls, 3);
+    assert_int_equal(r_multi, 1);
+
+    // Misuse: a condition attaches once; combinators consume their operands.
+    cnd z = {0, true};
+    weft_condition *k = mkcond(w, s, "z", &z);
+    assert_int_equal(weft_run_if(s, multi, k), WEFT_OK);
+    assert_int_equal(weft_run_if(s, multi, k), WEFT_ERR_ALREADY_EXISTS);
+    assert_null(weft_condition_not(s, k));
+    cnd z2 = {0, true};
+    weft_condition *k2 = mkcond(w, s, "z2", &z2);
+    assert_non_null(weft_condition_not(s, k2));
+    assert_int_equal(weft_run_if(s, multi, k2), WEFT_ERR_ALREADY_EXISTS);
+    weft_schedule *other = mksched(w, "other");
+    cnd zo = {0, true};
+    assert_int_equal(weft_run_if(s, multi, mkcond(w, other, "zo", &zo)), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_run_if(s, multi, NULL), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_run_if(s, 999, mkcond(w, s, "z3", &zo)), WEFT_ERR_INVALID_ARG);
+}
+
+// A system writing resource R (value +1) when *user is true.
+static void sys_write_res(weft_system_ctx *ctx, void *user)
+{
+    bool *on = ((void **)user)[0];
+    weft_component r = *(weft_component *)((void **)user)[1];
+    if (*on) {
+        int32_t *v = weft_system_resource_mut(ctx, r, sizeof(int32_t));
+        BODY_CHECK(v != NULL);
+        if (v) {
+            (*v)++;
+        }
+    }
+}
+
+static void condition_builtins(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component res = tw_comp(w, "Res", sizeof(int32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    weft_component res2 = tw_comp(w, "Res2", sizeof(int32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    weft_message_desc md;
+    memset(&md, 0, sizeof md);
+    md.name = "Ping";
+    md.size = sizeof(int32_t);
+    weft_message_type ping = weft_message_register(w, &md);
+    assert_true(ping != 0);
+
+    weft_schedule *s = mksched(w, "builtins");
+    int r_once = 0, r_changed = 0, r_exists = 0, r_msg = 0;
+    gated_counter(w, s, "once", &r_once, weft_condition_run_once(s));
+    weft_node gc = gated_counter(w, s, "changed", &r_changed,
+                                 weft_condition_resource_changed(s, res));
+    gated_counter(w, s, "exists", &r_exists, weft_condition_resource_exists(s, res2));
+    gated_counter(w, s, "on_msg", &r_msg, weft_condition_on_message(s, ping));
+    bool write_on = false;
+    void *wu[2] = {&write_on, &res};
+    sysb b;
+    sb_init(&b, "writer", sys_write_res, wu);
+    sb_res(&b, res, WEFT_ACCESS_WRITE);
+    weft_node wr = sb_add(w, s, &b);
+    assert_int_equal(weft_schedule_order(s, gc, wr, 0), WEFT_OK);
+
+    // Run 1: no resource, no message.
+    RUN(w, s);
+    assert_int_equal(r_once, 1);
+    assert_int_equal(r_changed, 0);
+    assert_int_equal(r_exists, 0);
+    assert_int_equal(r_msg, 0);
+    // Run 2: both resources inserted, one message.
+    int32_t zero = 0;
+    assert_int_equal(weft_resource_insert(w, res, &zero, sizeof zero), WEFT_OK);
+    assert_int_equal(weft_resource_insert(w, res2, &zero, sizeof zero), WEFT_OK);
+    assert_int_equal(weft_message_write(w, ping, &zero, sizeof zero), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(r_once, 1);
+    assert_int_equal(r_changed, 1);
+    assert_int_equal(r_exists, 1);
+    assert_int_equal(r_msg, 1);
+    // Run 3: nothing new (the message was consumed by the condition).
+    RUN(w, s);
+    assert_int_equal(r_changed, 1);
+    assert_int_equal(r_exists, 2);
+    assert_int_equal(r_msg, 1);
+    // Run 4: written from outside; two messages.
+    int32_t *v = weft_resource_get_mut(w, res, sizeof(int32_t));
+    assert_non_null(v);
+    *v = 5;
+    assert_int_equal(weft_message_write(w, ping, &zero, sizeof zero), WEFT_OK);
+    assert_int_equal(weft_message_write(w, ping, &zero, sizeof zero), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(r_changed, 2);
+    assert_int_equal(r_msg, 2);
+    // Run 5: the writer system (after the gated one) writes it...
+    write_on = true;
+    RUN(w, s);
+    assert_int_equal(r_changed, 2);
+    write_on = false;
+    // ... so run 6 sees it changed; run 7 does not.
+    RUN(w, s);
+    assert_int_equal(r_changed, 3);
+    RUN(w, s);
+    assert_int_equal(r_changed, 3);
+    assert_int_equal(*(const int32_t *)weft_resource_get(w, res, sizeof(int32_t)), 6);
+    // Removed: exists turns false.
+    assert_int_equal(weft_resource_remove(w, res2), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(r_exists, 6); // runs 2..7
+    assert_int_equal(r_once, 1);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -947,6 +1207,9 @@ int main(void)
         T(ambiguity_report_and_silencing),
         T(auto_sync_basic_and_opt_outs),
         T(auto_sync_shared_and_explicit),
+        T(set_condition_skips_members),
+        T(condition_combinators),
+        T(condition_builtins),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
