@@ -1195,6 +1195,306 @@ static void condition_builtins(void **state)
     assert_int_equal(r_once, 1);
 }
 
+// ---- checklists 12-14: change detection across systems ----
+
+// Counts the rows its query 0 yields (filters applied with this run's
+// ticks) and remembers the entities.
+typedef struct rows {
+    size_t size; // field 0's size (0: vec2)
+    int64_t last;
+    weft_entity ents[64];
+    int runs;
+    uint32_t this_run[8], last_run[8];
+} rows;
+
+static void sys_rows(weft_system_ctx *ctx, void *user)
+{
+    rows *r = user;
+    if (r->runs < 8) {
+        r->this_run[r->runs] = weft_system_this_run(ctx);
+        r->last_run[r->runs] = weft_system_last_run(ctx);
+    }
+    r->runs++;
+    weft_iter it;
+    BODY_CHECK(weft_system_iter(ctx, 0, &it) == WEFT_OK);
+    int64_t n = 0;
+    while (weft_iter_next(&it)) {
+        const weft_entity *es = weft_iter_entities(&it);
+        for (int32_t i = 0; i < weft_iter_count(&it); i++) {
+            if (n < 64) {
+                r->ents[n] = es[i];
+            }
+            n++;
+        }
+        // Reading a field does not mark anything.
+        BODY_CHECK(weft_iter_field(&it, 0, r->size ? r->size : sizeof(vec2)) != NULL);
+    }
+    r->last = n;
+}
+
+// Touches entities through query 0 (write Pos): get on `peek`, get_mut on
+// `poke` (either may be 0).
+typedef struct toucher {
+    weft_entity peek, poke;
+    uint32_t this_run;
+} toucher;
+
+static void sys_touch(weft_system_ctx *ctx, void *user)
+{
+    toucher *t = user;
+    t->this_run = weft_system_this_run(ctx);
+    if (t->peek) {
+        const vec2 *p = weft_system_get(ctx, 0, t->peek, 0, sizeof(vec2));
+        BODY_CHECK(p != NULL);
+    }
+    if (t->poke) {
+        vec2 *p = weft_system_get_mut(ctx, 0, t->poke, 0, sizeof(vec2));
+        BODY_CHECK(p != NULL);
+        if (p) {
+            p->x++;
+        }
+    }
+}
+
+static weft_node add_rows(weft_world *w, weft_schedule *s, const char *name, weft_component c,
+                          uint32_t filter, rows *r)
+{
+    sysb b;
+    sb_init(&b, name, sys_rows, r);
+    sb_q1(&b, c, WEFT_ACCESS_READ, filter);
+    return sb_add(w, s, &b);
+}
+
+static void change_detection_across_systems(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_entity e[10];
+    for (int i = 0; i < 10; i++) {
+        vec2 p = {i, 0};
+        weft_value v = {c.pos, sizeof p, &p};
+        e[i] = weft_spawn_with(w, &v, 1);
+        assert_true(e[i] != 0);
+    }
+    weft_schedule *s = mksched(w, "changes");
+    rows added = {0}, before = {0}, after = {0}, gated = {0};
+    toucher t = {0, 0, 0};
+    weft_node n_added = add_rows(w, s, "added", c.pos, WEFT_FILTER_ADDED, &added);
+    weft_node n_before = add_rows(w, s, "changed_before", c.pos, WEFT_FILTER_CHANGED, &before);
+    sysb b;
+    sb_init(&b, "toucher", sys_touch, &t);
+    sb_q1(&b, c.pos, WEFT_ACCESS_WRITE, 0);
+    weft_node n_touch = sb_add(w, s, &b);
+    weft_node n_after = add_rows(w, s, "changed_after", c.pos, WEFT_FILTER_CHANGED, &after);
+    weft_node n_gated = add_rows(w, s, "changed_gated", c.pos, WEFT_FILTER_CHANGED, &gated);
+    weft_node ch[3] = {n_before, n_touch, n_after};
+    assert_int_equal(weft_schedule_chain(s, ch, 3, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, n_touch, n_gated, 0), WEFT_OK);
+    (void)n_added;
+    cnd gc = {0, true};
+    assert_int_equal(weft_run_if(s, n_gated, mkcond(w, s, "gate", &gc)), WEFT_OK);
+
+    // Run 1: the first run of every system sees everything as added/changed.
+    t.poke = e[3];
+    RUN(w, s);
+    assert_int_equal(added.last, 10);
+    assert_int_equal(before.last, 10);
+    assert_int_equal(after.last, 10);
+    assert_int_equal(gated.last, 10);
+    // Ticks: per system, increasing along the order.
+    assert_true(weft_tick_is_newer(t.this_run, before.this_run[0], t.this_run));
+    assert_true(weft_tick_is_newer(after.this_run[0], t.this_run, after.this_run[0]));
+
+    // Run 2: the toucher writes e[5] with get_mut and only peeks at e[6].
+    // changed_after sees exactly e[5] (a write earlier in the same run);
+    // changed_before sees e[3] (last run's write, after it ran).
+    t.poke = e[5];
+    t.peek = e[6];
+    gc.result = false; // changed_gated skipped: keeps its last-run tick
+    RUN(w, s);
+    assert_int_equal(added.last, 0);
+    assert_int_equal(after.last, 1);
+    assert_true(after.ents[0] == e[5]);
+    assert_int_equal(before.last, 1);
+    assert_true(before.ents[0] == e[3]);
+    assert_int_equal(gated.runs, 1);
+    weft_ticks tk;
+    assert_int_equal(weft_get_ticks(w, e[5], c.pos, &tk), WEFT_OK);
+    assert_int_equal(tk.changed, t.this_run);
+    assert_int_equal(after.last_run[1], after.this_run[0]);
+
+    // Run 3: nothing written; the gated reader, skipped in run 2, now sees
+    // the writes of runs 1 (after it ran) and 2: e[3] and e[5]. Two new
+    // entities show up as added.
+    t.poke = 0;
+    t.peek = e[7];
+    gc.result = true;
+    weft_entity n1 = weft_spawn(w), n2 = weft_spawn(w);
+    vec2 p = {0, 0};
+    assert_int_equal(weft_insert(w, n1, c.pos, &p, sizeof p), WEFT_OK);
+    assert_int_equal(weft_insert(w, n2, c.pos, &p, sizeof p), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(after.last, 2); // the two new ones (added counts as changed)
+    assert_int_equal(added.last, 2);
+    assert_int_equal(before.last, 3); // e[5] (after it ran in run 2), n1, n2
+    // gated ran in run 1 after e[3]'s write; it sees e[5], n1 and n2.
+    assert_int_equal(gated.last, 3);
+    bool saw5 = false, saw_n1 = false, saw_n2 = false;
+    for (int i = 0; i < gated.last; i++) {
+        assert_true(gated.ents[i] != e[3]);
+        saw5 |= gated.ents[i] == e[5];
+        saw_n1 |= gated.ents[i] == n1;
+        saw_n2 |= gated.ents[i] == n2;
+    }
+    assert_true(saw5 && saw_n1 && saw_n2);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// ---- checklist 15: command order ----
+
+typedef struct olog {
+    int v[64];
+    int n;
+} olog;
+
+static void cmd_log(weft_world *w, void *payload, void *user)
+{
+    (void)w;
+    olog *l = user;
+    if (l->n < 64) {
+        l->v[l->n++] = *(const int *)payload;
+    }
+}
+
+// Records custom commands logging base+1, base+2, ... base+count.
+typedef struct recorder {
+    olog *log;
+    int base, count;
+} recorder;
+
+static void sys_record(weft_system_ctx *ctx, void *user)
+{
+    recorder *r = user;
+    weft_commands *cmds = weft_system_commands(ctx);
+    for (int i = 1; i <= r->count; i++) {
+        int v = r->base + i;
+        BODY_CHECK(weft_cmd_custom(cmds, cmd_log, &v, sizeof v, NULL, r->log) == WEFT_OK);
+    }
+}
+
+static void command_order(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    olog log = {{0}, 0};
+    recorder r1 = {&log, 10, 3}, r2 = {&log, 20, 2};
+
+    // Unordered: applied in schedule order, FIFO within each.
+    weft_schedule *s = mksched(w, "unordered");
+    sysb b;
+    sb_init(&b, "rec1", sys_record, &r1);
+    b.d.flags = WEFT_SYSTEM_COMMANDS;
+    weft_node a = sb_add(w, s, &b);
+    sb_init(&b, "rec2", sys_record, &r2);
+    b.d.flags = WEFT_SYSTEM_COMMANDS;
+    weft_node bb = sb_add(w, s, &b);
+    RUN(w, s);
+    assert_int_equal(log.n, 5);
+    static const int fwd[5] = {11, 12, 13, 21, 22}, rev[5] = {21, 22, 11, 12, 13};
+    const int *want = weft_schedule_position(s, a) < weft_schedule_position(s, bb) ? fwd : rev;
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(log.v[i], want[i]);
+    }
+    // Ordered the other way: rec2's commands first.
+    log.n = 0;
+    s = mksched(w, "ordered");
+    sb_init(&b, "rec1", sys_record, &r1);
+    a = sb_add(w, s, &b);
+    sb_init(&b, "rec2", sys_record, &r2);
+    bb = sb_add(w, s, &b);
+    assert_int_equal(weft_schedule_order(s, bb, a, 0), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(log.n, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(log.v[i], rev[i]);
+    }
+
+    // A spawned entity shows up in a later system's Added query in the same
+    // run, after the sync point.
+    s = mksched(w, "spawn_added");
+    spawner sp = {c.mark, 1, 0};
+    rows ad = {0};
+    ad.size = sizeof(uint32_t);
+    weft_node sn = add_spawner(w, s, "spawner", &sp);
+    weft_node rn = add_rows(w, s, "added_marks", c.mark, WEFT_FILTER_ADDED, &ad);
+    assert_int_equal(weft_schedule_order(s, sn, rn, 0), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(ad.last, 1);
+    RUN(w, s);
+    assert_int_equal(ad.last, 1); // only this run's spawn
+    assert_int_equal(count_with(w, c.mark), 2);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// ---- checklist 18: the final apply ----
+
+static void final_apply_and_apply_pending(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+
+    // On (default): the last system's commands are visible after the run.
+    weft_schedule *s = mksched(w, "final_on");
+    spawner sp = {c.mark, 2, 0};
+    add_spawner(w, s, "spawner", &sp);
+    RUN(w, s);
+    assert_int_equal(count_with(w, c.mark), 2);
+
+    // Off: they stay queued until weft_schedule_apply_pending.
+    s = mksched(w, "final_off");
+    assert_int_equal(weft_schedule_set_apply_final(s, false), WEFT_OK);
+    add_spawner(w, s, "spawner", &sp);
+    RUN(w, s);
+    assert_int_equal(count_with(w, c.mark), 2);
+    RUN(w, s);
+    assert_int_equal(count_with(w, c.mark), 2);
+    assert_int_equal(weft_schedule_apply_pending(w, s), WEFT_OK);
+    assert_int_equal(count_with(w, c.mark), 6);
+    assert_int_equal(weft_schedule_apply_pending(w, s), WEFT_OK); // nothing left
+    assert_int_equal(count_with(w, c.mark), 6);
+
+    // Off, with a sync point: what was recorded after the last sync point
+    // of run 1 is applied at run 2's first sync point.
+    weft_component m2 = tw_comp(w, "Mark2", sizeof(uint32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    s = mksched(w, "final_off_sync");
+    assert_int_equal(weft_schedule_set_apply_final(s, false), WEFT_OK);
+    spawner first = {m2, 1, 0}, last = {m2, 1, 1000};
+    seen sn = {0, 0};
+    weft_node a = add_spawner(w, s, "first", &first);
+    weft_node r = add_seen(w, s, "counter", m2, &sn);
+    weft_node z = add_spawner(w, s, "last", &last);
+    weft_node ch[3] = {a, r, z};
+    assert_int_equal(weft_schedule_chain(s, ch, 3, WEFT_ORDER_DEFAULT), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(sn.last, 1);
+    assert_int_equal(count_with(w, m2), 1);
+    RUN(w, s);
+    assert_int_equal(sn.last, 3); // run 1's "last" + both "first"s
+    assert_int_equal(count_with(w, m2), 3);
+    assert_int_equal(weft_schedule_apply_pending(w, s), WEFT_OK);
+    assert_int_equal(count_with(w, m2), 4);
+    // Destroying a schedule discards what is still queued.
+    RUN(w, s);
+    assert_int_equal(count_with(w, m2), 5); // "last" of run 3 still queued
+    assert_int_equal(weft_schedule_destroy(w, s), WEFT_OK);
+    assert_int_equal(count_with(w, m2), 5);
+    assert_null(weft_schedule_lookup(w, "final_off_sync"));
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1210,6 +1510,9 @@ int main(void)
         T(set_condition_skips_members),
         T(condition_combinators),
         T(condition_builtins),
+        T(change_detection_across_systems),
+        T(command_order),
+        T(final_apply_and_apply_pending),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
