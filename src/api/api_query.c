@@ -188,11 +188,14 @@ static void iter_end(wf_iter *it, bool completed)
     weft_world *w = it->world;
     weft_query *q = it->query;
     it->state = WF_ITER_DONE;
-    if (completed) {
+    if (it->mode == WF_ITER_TASK) {
+        return; /* the dispatching system owns the query's state */
+    }
+    if (completed && it->mode == WF_ITER_WORLD) {
         q->last_run = it->this_run;
     }
     q->iterating--;
-    if (--w->iter_depth == 0) {
+    if (it->mode != WF_ITER_SYSTEM && --w->iter_depth == 0) {
         wf_world_settle(w); /* what the iteration deferred */
     }
 }
@@ -297,7 +300,8 @@ static void iter_mark_chunk(wf_iter *it, wf_column *c)
                 wf_column_materialize(c, it->table->count, now); /* keep the newer mark */
             }
             if (!c->bulk) {
-                it->table->bulk_any = true; /* c->bulk implies bulk_any (table.h) */
+                /* c->bulk implies bulk_any (table.h) */
+                wf_atomic_store_relaxed_u32(&it->table->bulk_any, 1);
             }
             c->bulk = true;
             c->bulk_tick = tick;
@@ -306,6 +310,9 @@ static void iter_mark_chunk(wf_iter *it, wf_column *c)
         weft_ticks *tk = c->ticks + it->start;
         for (uint32_t r = 0; r < it->count; r++) {
             tk[r].changed = tick;
+        }
+        if (it->mode == WF_ITER_TASK) {
+            return; /* the column summary is shared: par_each notes it after */
         }
     }
     if (c->latest_change != tick) {
@@ -431,6 +438,19 @@ WEFT_API const void *weft_iter_get(weft_iter *pub, int32_t term, int32_t row, si
     return c ? wf_column_ptr(c, r) : NULL;
 }
 
+/* Marks one row changed; a chunk task leaves the shared column summary to
+ * its dispatcher (see iter_mark_chunk). */
+static void iter_row_mark(wf_iter *it, wf_column *c, uint32_t r)
+{
+    if (it->mode == WF_ITER_TASK) {
+        if (c->ticks) {
+            c->ticks[r].changed = it->this_run;
+        }
+        return;
+    }
+    wf_column_mark(c, r, it->this_run, it->world->change_tick);
+}
+
 WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size_t size)
 {
     wf_iter *it = iter_of(pub);
@@ -440,7 +460,7 @@ WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size
     if (!c) {
         return NULL;
     }
-    wf_column_mark(c, r, it->this_run, it->world->change_tick);
+    iter_row_mark(it, c, r);
     return wf_column_ptr(c, r);
 }
 
@@ -456,7 +476,7 @@ WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
                       : 0;
     const wf_term *t = iter_term(it, term, size, true, "weft_iter_mark");
     if (!t) {
-        return it->world->last_status;
+        return wf_error_last(it->world);
     }
     uint32_t r = 0;
     wf_column *c = iter_locate(it, term, t, row, &r, "weft_iter_mark");
@@ -466,7 +486,7 @@ WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
                    : wf_error(it->world, WEFT_ERR_NOT_FOUND,
                               "weft_iter_mark: term %d is absent at row %d", term, row);
     }
-    wf_column_mark(c, r, it->this_run, it->world->change_tick);
+    iter_row_mark(it, c, r);
     return WEFT_OK;
 }
 
@@ -483,7 +503,7 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
     }
     const wf_term *t = iter_term(it, term, size, true, "weft_iter_set_if_neq");
     if (!t) {
-        return it->world->last_status;
+        return wf_error_last(it->world);
     }
     if (!value) {
         return wf_error(it->world, WEFT_ERR_INVALID_ARG, "weft_iter_set_if_neq: value is NULL");
@@ -498,7 +518,15 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
     }
     void *p = wf_column_ptr(c, r);
     if (memcmp(p, value, size) != 0) {
-        wf_column_replace(c, r, value, it->this_run, it->world->change_tick);
+        if (it->mode == WF_ITER_TASK) {
+            if (c->data) {
+                wf_type_destroy(c->ti, p, 1);
+                wf_type_construct(c->ti, p, value, 1);
+            }
+            iter_row_mark(it, c, r);
+        } else {
+            wf_column_replace(c, r, value, it->this_run, it->world->change_tick);
+        }
         if (out_changed) {
             *out_changed = true;
         }

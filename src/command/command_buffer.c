@@ -40,6 +40,12 @@ void wf_cmds_fini(weft_commands *b)
     cmds_free_list(b, b->spare);
     b->head = b->tail = b->spare = NULL;
     b->count = 0;
+    if (b->prov_map) {
+        wf_free(b->alloc, b->prov_map, (size_t)b->prov_cap * sizeof *b->prov_map,
+                _Alignof(weft_entity));
+    }
+    b->prov_map = NULL;
+    b->prov_cap = b->prov_count = 0;
 }
 
 static size_t cmds_align(size_t x, size_t a)
@@ -229,4 +235,5 @@ void wf_cmds_reset(weft_commands *b)
     }
     b->head = b->tail = NULL;
     b->count = 0;
+    b->prov_count = 0;
 }

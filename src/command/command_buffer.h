@@ -38,6 +38,10 @@ typedef enum wf_cmd_op {
 
 #define WF_CMD_EXTERNAL 0x80000000u
 
+/* A provisional entity: generation 0 (never a live generation), index k. */
+#define WF_CMD_PROV(k) ((weft_entity)(uint32_t)(k))
+#define WF_CMD_IS_PROV(e) ((e) != 0 && ((e) >> 32) == 0)
+
 typedef struct wf_cmd_value {
     weft_component id;
     uint32_t off;          /* offset of the value from the record, 0 = none
@@ -81,6 +85,14 @@ struct weft_commands {
     int32_t count;         /* unapplied records */
     uint32_t gen;          /* generation stamped on new records */
     bool applying;
+    /* Provisional spawns (system buffers, which record on worker threads
+     * where reserving real ids would make them depend on timing): spawn
+     * hands out WF_CMD_PROV(k), k = 1, 2, ...; the apply gives spawn k a
+     * real id in record order and maps later uses of the handle. */
+    bool provisional;
+    uint32_t prov_count;   /* handles given out since the last apply */
+    uint32_t prov_cap;
+    weft_entity *prov_map; /* [prov_cap] real id of handle k at k - 1 */
     struct weft_commands *next; /* world's list */
     struct weft_commands *prev;
 };

@@ -36,6 +36,18 @@ static inline uint32_t wf_atomic_load_acquire_u32(const wf_atomic_u32 *a)
 {
     return atomic_load_explicit((wf_atomic_u32 *)(uintptr_t)a, memory_order_acquire);
 }
+static inline void wf_atomic_store_relaxed_u32(wf_atomic_u32 *a, uint32_t v)
+{
+    atomic_store_explicit(a, v, memory_order_relaxed);
+}
+static inline uint32_t wf_atomic_fetch_sub_acq_rel_u32(wf_atomic_u32 *a, uint32_t v)
+{
+    return atomic_fetch_sub_explicit(a, v, memory_order_acq_rel);
+}
+static inline uint32_t wf_atomic_fetch_add_relaxed_u32(wf_atomic_u32 *a, uint32_t v)
+{
+    return atomic_fetch_add_explicit(a, v, memory_order_relaxed);
+}
 static inline void wf_atomic_store_release_u32(wf_atomic_u32 *a, uint32_t v)
 {
     atomic_store_explicit(a, v, memory_order_release);

@@ -237,9 +237,60 @@ static bool iter_rows(wf_iter *it, uint32_t n)
     return false;
 }
 
+void wf_iter_restrict(wf_iter *it, uint32_t match, uint32_t row, uint32_t row_end)
+{
+    it->mode = WF_ITER_TASK;
+    it->match = match; /* entered by the first step */
+    it->row = row;
+    it->row_end = row_end;
+}
+
+/* The step of a chunk task: the rows of one match, never a whole table
+ * (so writes mark rows, not the column: other tasks share the column). */
+static bool iter_step_task(wf_iter *it)
+{
+    const weft_query *q = it->query;
+    if (!it->table) {
+        const wf_match *m = &q->matches[it->match];
+        it->match++;
+        iter_arm(it);
+        it->table = m->table;
+        it->partial = m->partial;
+        it->filtered = q->row_filters;
+        it->nflt = UINT32_MAX;
+        memcpy(it->cols, m->cols, sizeof it->cols);
+        uint32_t n = m->table->count;
+        if (it->row_end > n) {
+            it->row_end = n;
+        }
+        if (it->filtered && (!wf_query_table_may_pass(q, m, it->last_run, *it->tick) ||
+                             (!it->partial && q->filter_simple && !iter_scan_setup(it, m)))) {
+            it->row = it->row_end;
+        }
+        if (!it->partial && !it->filtered) {
+            if (it->row >= it->row_end) {
+                return false;
+            }
+            uint32_t r = it->row;
+            it->row = it->row_end;
+            iter_chunk(it, r, it->row_end - r, UINT32_MAX);
+            return true;
+        }
+    }
+    if (it->row >= it->row_end || (!it->partial && !it->filtered)) {
+        return false;
+    }
+    bool got = iter_rows(it, it->row_end);
+    it->whole = false;
+    return got;
+}
+
 bool wf_iter_step(wf_iter *it)
 {
     const weft_query *q = it->query;
+    if (it->mode == WF_ITER_TASK) {
+        return iter_step_task(it);
+    }
     if (it->match) {
         /* rows left in the current table (a checked table, or rows added
          * after a whole chunk, which deferral normally rules out) */

@@ -31,9 +31,21 @@ typedef struct wf_iter_flt {
     uint16_t filter;           /* weft_filter bits still checked per row */
 } wf_iter_flt;
 
+/* Who owns an iteration (what its end touches). */
+enum {
+    WF_ITER_WORLD = 0,  /* weft_query_iter: world depth, the query's last run */
+    WF_ITER_SYSTEM = 1, /* a system's query on a worker: only the query's count */
+    WF_ITER_EXCL = 2,   /* an exclusive system's: world depth too (it may make
+                           structural calls, which then defer) */
+    WF_ITER_TASK = 3    /* one parallel chunk task: rows [row, row_end) of one
+                           match; touches nothing shared, marks rows only */
+};
+
 typedef struct wf_iter {
     uint32_t state;           /* WF_ITER_ACTIVE, WF_ITER_DONE, or garbage */
     bool counts_run;          /* a real iteration: ends by advancing last_run */
+    uint8_t mode;             /* WF_ITER_* */
+    uint32_t row_end;         /* WF_ITER_TASK: end of the task's rows */
     bool partial;             /* current table: check each row's archetype */
     bool filtered;            /* current table: check each row's ticks */
     bool whole;               /* current chunk: the whole table */
@@ -66,6 +78,9 @@ void wf_iter_init(wf_iter *it, weft_world *w, weft_query *q, const wf_query_env 
                   uint32_t last_run, uint32_t this_run, bool counts_run);
 /* Moves to the next chunk; false when there is none. */
 bool wf_iter_step(wf_iter *it);
+/* Restricts a freshly initialised iterator to rows [row, row_end) of
+ * match index `match` (WF_ITER_TASK mode). */
+void wf_iter_restrict(wf_iter *it, uint32_t match, uint32_t row, uint32_t row_end);
 /* The current match (valid after a true wf_iter_step). */
 static inline const wf_match *wf_iter_match(const wf_iter *it)
 {

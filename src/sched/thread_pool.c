@@ -312,6 +312,17 @@ void wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task)
     pool_wake_one(pool);
 }
 
+bool wf_thread_pool_help(wf_thread_pool *pool)
+{
+    pool_worker *w = pool_self(pool);
+    wf_task *task = pool_find(w);
+    if (task) {
+        pool_run(w, task);
+        return true;
+    }
+    return false;
+}
+
 void wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group)
 {
     pool_worker *w = pool_self(pool);

@@ -63,6 +63,9 @@ void wf_task_group_init(wf_task_group *group);
 /* Queues `task` on the calling worker's deque and wakes one parked worker.
  * Never fails: if the deque cannot grow, the task runs inline. */
 void wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task);
+/* Runs one task (own deque first, then stolen) if there is one; false
+ * when none was found. For waiters with their own exit condition. */
+bool wf_thread_pool_help(wf_thread_pool *pool);
 /* Runs tasks (own deque first, then stolen) until group has no pending
  * task. Everything the group's tasks wrote is visible on return. */
 void wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group);

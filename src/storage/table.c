@@ -167,7 +167,7 @@ void wf_table_materialize(wf_table *t, uint32_t now)
     for (uint32_t i = 0; i < t->col_count; i++) {
         wf_column_materialize(&t->cols[i], t->count, now);
     }
-    t->bulk_any = false;
+    wf_atomic_store_relaxed_u32(&t->bulk_any, 0);
 }
 
 /* Fills src->move_map for moves into dst (both column lists are sorted). */

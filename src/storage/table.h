@@ -13,6 +13,7 @@
 #ifndef WF_TABLE_H
 #define WF_TABLE_H
 
+#include "core/atomic.h"
 #include "storage/column.h"
 
 typedef struct wf_table {
@@ -28,7 +29,9 @@ typedef struct wf_table {
     uint64_t hash;             /* XXH3 of ids */
     uint32_t archetype_count;  /* archetypes sharing this table */
     bool needs_dtor;           /* some column has a dtor or move hook */
-    bool bulk_any;             /* some column carries a bulk mark */
+    wf_atomic_u32 bulk_any;    /* some column carries a bulk mark (atomic:
+                                  parallel systems writing different columns
+                                  of one table may set it together) */
     struct wf_table *move_dst; /* one-entry cache: last table rows moved to */
     int16_t *move_map;         /* [col_count] column in move_dst, or -1 */
 } wf_table;
@@ -54,7 +57,7 @@ void wf_table_materialize(wf_table *t, uint32_t now);
 /* Appends a row for e (capacity must be reserved); values are unset. */
 static inline uint32_t wf_table_push(wf_table *t, weft_entity e, uint32_t now)
 {
-    if (t->bulk_any) {
+    if (wf_atomic_load_relaxed_u32(&t->bulk_any)) {
         wf_table_materialize(t, now);
     }
     uint32_t row = t->count++;

@@ -282,7 +282,7 @@ static weft_status commit_spawn_bulk_raw(weft_world *w, const weft_value *column
     }
     /* commit */
     wf_entity_index *ix = &w->entities;
-    if (t->bulk_any) {
+    if (wf_atomic_load_relaxed_u32(&t->bulk_any)) {
         wf_table_materialize(t, w->change_tick);
     }
     uint32_t base = t->count;

@@ -3,6 +3,8 @@
  */
 #include "world/defer.h"
 
+#include <string.h>
+
 #include "core/check.h"
 
 #include "world/commit.h"
@@ -23,7 +25,26 @@ weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint8_
     if (!cmd) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory recording a command");
     }
-    if (op == WF_CMD_SPAWN) {
+    if (op == WF_CMD_SPAWN && b->provisional) {
+        if (b->prov_count == b->prov_cap) {
+            uint32_t cap = b->prov_cap ? b->prov_cap * 2 : 64;
+            weft_entity *m = wf_alloc(b->alloc, (size_t)cap * sizeof *m, _Alignof(weft_entity));
+            if (!m) {
+                wf_cmd_release(b, cmd);
+                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory recording a spawn");
+            }
+            if (b->prov_map) {
+                memcpy(m, b->prov_map, (size_t)b->prov_count * sizeof *m);
+                wf_free(b->alloc, b->prov_map, (size_t)b->prov_cap * sizeof *m,
+                        _Alignof(weft_entity));
+            }
+            b->prov_map = m;
+            b->prov_cap = cap;
+        }
+        b->prov_map[b->prov_count] = 0;
+        cmd->e = WF_CMD_PROV(++b->prov_count);
+        *out_spawned = cmd->e;
+    } else if (op == WF_CMD_SPAWN) {
         cmd->e = wf_entities_reserve_id(&w->entities);
         if (!cmd->e) {
             wf_cmd_release(b, cmd); /* stays in the buffer as a done record */
@@ -73,13 +94,67 @@ static weft_status apply_entity(weft_world *w, const wf_cmd *cmd, wf_record **re
     return wf_entity_check_slow(w, cmd->e, rec);
 }
 
+/* The real id of a provisional handle of b (0 when b never gave it out or
+ * its spawn has not been applied). */
+static weft_entity prov_resolve(const weft_commands *b, weft_entity e)
+{
+    uint32_t k = (uint32_t)e;
+    return k <= b->prov_count ? b->prov_map[k - 1] : 0;
+}
+
+/* Turns the provisional handles of a record of b into real ids: its
+ * entity (a spawn gets a fresh one, in record order) and relationship
+ * values naming a target. */
+static weft_status prov_map_record(weft_world *w, weft_commands *b, wf_cmd *cmd)
+{
+    if (WF_CMD_IS_PROV(cmd->e)) {
+        uint32_t k = (uint32_t)cmd->e;
+        if (cmd->op == WF_CMD_SPAWN && k <= b->prov_count) {
+            weft_entity real = wf_entities_reserve_id(&w->entities);
+            if (!real) {
+                return wf_error(w, WEFT_ERR_CAPACITY, "entity index space exhausted");
+            }
+            b->prov_map[k - 1] = real;
+            cmd->e = real;
+        } else {
+            weft_entity real = prov_resolve(b, cmd->e);
+            if (!real) {
+                return wf_error(w, WEFT_ERR_INVALID_ENTITY,
+                                "provisional entity %u was not spawned by this command "
+                                "buffer (provisional ids are local to their buffer)",
+                                k);
+            }
+            cmd->e = real;
+        }
+    }
+    if (cmd->op == WF_CMD_SPAWN || cmd->op == WF_CMD_INSERT) {
+        wf_cmd_value *cv = wf_cmd_values(cmd);
+        for (int32_t i = 0; i < cmd->count; i++) {
+            const wf_type_info *ti = wf_registry_get(&w->registry, cv[i].id);
+            void *p = wf_cmd_value_ptr(cmd, &cv[i]);
+            if (ti->rel_targets && p && ti->size == sizeof(weft_entity)) {
+                weft_entity t;
+                memcpy(&t, p, sizeof t);
+                if (WF_CMD_IS_PROV(t)) {
+                    t = prov_resolve(b, t);
+                    memcpy(p, &t, sizeof t);
+                }
+            }
+        }
+    }
+    return WEFT_OK;
+}
+
 /* Runs one record. */
-static weft_status apply_one(weft_world *w, wf_cmd *cmd)
+static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
 {
     wf_record *rec = NULL;
     weft_status st = WEFT_OK;
     weft_value small[16];
     weft_value *vals = small;
+    if (b->provisional && (st = prov_map_record(w, b, cmd)) != WEFT_OK) {
+        return st;
+    }
     switch (cmd->op) {
     case WF_CMD_SPAWN:
         st = wf_commit_flush(w);
@@ -228,7 +303,7 @@ weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
             }
             prev_op = cmd->op;
             prev_c = key;
-            weft_status st = apply_one(w, cmd);
+            weft_status st = apply_one(w, b, cmd);
             if (cmd->flags & WF_CMD_PLAIN) {
                 cmd->flags |= WF_CMD_DONE; /* nothing to release */
             } else {

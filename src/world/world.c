@@ -13,8 +13,34 @@
 #include "world/messages.h"
 #include "world/require.h"
 
+static _Thread_local wf_error_sink *tls_sink;
+
+wf_error_sink *wf_error_sink_swap(wf_error_sink *sink)
+{
+    wf_error_sink *old = tls_sink;
+    tls_sink = sink;
+    return old;
+}
+
+weft_status wf_error_last(const weft_world *w)
+{
+    wf_error_sink *sink = tls_sink;
+    return sink && sink->world == w ? sink->status : w->last_status;
+}
+
 weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, ...)
 {
+    wf_error_sink *sink = tls_sink;
+    if (sink && sink->world == cw) {
+        if (sink->count++ == 0) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(sink->message, sizeof sink->message, fmt, ap);
+            va_end(ap);
+            sink->status = status;
+        }
+        return status;
+    }
     /* The error slot is diagnostic state and may be written through const
      * getters (weft_get); the world's content is untouched. */
     weft_world *w = (weft_world *)(uintptr_t)cw;
@@ -104,6 +130,9 @@ fail:
 
 void wf_world_destroy(weft_world *w)
 {
+    if (w->sys_fini) {
+        w->sys_fini(w); /* schedules own queries and buffers: first */
+    }
     w->magic = 0;
     wf_defer_fini(w);
     wf_events_fini(&w->events, &w->alloc);

@@ -45,6 +45,8 @@ typedef struct wf_spawn_cache {
 
 /* Message types and removed-component streams (world/messages.h). */
 typedef struct wf_messages wf_messages;
+/* Schedules and executors (system/system.h); the world only frees it. */
+typedef struct wf_sys_world wf_sys_world;
 
 struct weft_world {
     uint32_t magic;              /* WF_WORLD_MAGIC while alive */
@@ -74,6 +76,8 @@ struct weft_world {
     uint32_t last_check_tick;    /* change tick of the last tick clamp */
     wf_messages *messages;       /* NULL until the first message type or
                                     removal tracking */
+    wf_sys_world *sys;           /* NULL until the first schedule */
+    void (*sys_fini)(weft_world *w); /* frees `sys` (set with it) */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };
@@ -90,6 +94,23 @@ static inline bool wf_world_ok(const weft_world *w)
 __attribute__((format(printf, 3, 4)))
 #endif
 weft_status wf_error(const weft_world *w, weft_status status, const char *fmt, ...);
+
+/* Where errors go while a system runs: the run's own slot instead of the
+ * world's (systems run on several threads at once). The system layer sets
+ * it on the running thread around each system call; wf_error then records
+ * there (first error kept, none logged) when the world matches. */
+typedef struct wf_error_sink {
+    const weft_world *world;
+    weft_status status;          /* first error, WEFT_OK if none */
+    uint32_t count;              /* errors recorded */
+    char message[WF_ERROR_LEN];
+} wf_error_sink;
+
+/* The calling thread's sink (NULL: errors go to the world). */
+wf_error_sink *wf_error_sink_swap(wf_error_sink *sink);
+
+/* The status of the last error recorded for w on this thread's path. */
+weft_status wf_error_last(const weft_world *w);
 
 weft_world *wf_world_create(const weft_world_desc *desc);
 void wf_world_destroy(weft_world *w);

@@ -1,0 +1,772 @@
+/* src/api/api_schedule.c - schedules: declaration, conditions, build, run,
+ * diagnostics, executor choice and frames.
+ * SPDX-License-Identifier: MIT
+ */
+#include "system/system.h"
+
+#include <string.h>
+
+#define SCHED_ALIGN _Alignof(uint64_t)
+
+static bool sched_ok(const weft_schedule *s)
+{
+    return s && wf_world_ok(s->world);
+}
+
+/* Armor for declaration calls: valid, not running. */
+static weft_status sched_decl(weft_schedule *s, const char *fn)
+{
+    if (!sched_ok(s)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (s->running) {
+        return wf_error(s->world, WEFT_ERR_WRONG_PHASE, "%s: schedule '%s' is running", fn,
+                        s->name);
+    }
+    return WEFT_OK;
+}
+
+static bool grow(weft_world *w, void **v, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap) {
+        return true;
+    }
+    uint32_t c = *cap ? *cap * 2 : 8;
+    while (c < need) {
+        c *= 2;
+    }
+    void *p = wf_calloc(&w->alloc, c * elem, SCHED_ALIGN);
+    if (!p) {
+        return false;
+    }
+    if (*v) {
+        memcpy(p, *v, *cap * elem);
+        wf_free(&w->alloc, *v, *cap * elem, SCHED_ALIGN);
+    }
+    *v = p;
+    *cap = c;
+    return true;
+}
+
+static char *dup_str(weft_world *w, const char *s)
+{
+    size_t n = strlen(s);
+    char *p = wf_alloc(&w->alloc, n + 1, 1);
+    if (p) {
+        memcpy(p, s, n + 1);
+    }
+    return p;
+}
+
+/* ---- schedules ---- */
+
+WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name)
+{
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    if (!name || !name[0]) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_schedule_create: name is NULL or empty");
+        return NULL;
+    }
+    wf_sys_world *sw = wf_sys_get(world);
+    if (!sw) {
+        return NULL;
+    }
+    if (weft_schedule_lookup(world, name)) {
+        wf_error(world, WEFT_ERR_ALREADY_EXISTS,
+                 "weft_schedule_create: a schedule named '%s' exists", name);
+        return NULL;
+    }
+    weft_schedule *s = wf_calloc(&world->alloc, sizeof *s, _Alignof(weft_schedule));
+    char *nm = s ? dup_str(world, name) : NULL;
+    if (!nm) {
+        if (s) {
+            wf_free(&world->alloc, s, sizeof *s, _Alignof(weft_schedule));
+        }
+        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating schedule '%s'", name);
+        return NULL;
+    }
+    s->world = world;
+    s->name = nm;
+    s->auto_sync = true;
+    s->apply_final = true;
+    s->dirty = true;
+    s->next = sw->schedules;
+    sw->schedules = s;
+    return s;
+}
+
+WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char *name)
+{
+    if (!wf_world_ok(world) || !name || !world->sys) {
+        return NULL;
+    }
+    for (weft_schedule *s = world->sys->schedules; s; s = s->next) {
+        if (strcmp(s->name, name) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+WEFT_API weft_status weft_schedule_destroy(weft_world *world, weft_schedule *schedule)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!schedule) {
+        return WEFT_OK;
+    }
+    if (schedule->world != world) {
+        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
+                        "weft_schedule_destroy: the schedule belongs to another world");
+    }
+    if (schedule->running) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_schedule_destroy: schedule '%s' is running", schedule->name);
+    }
+    wf_sys_world *sw = world->sys;
+    for (weft_schedule **pp = &sw->schedules; *pp; pp = &(*pp)->next) {
+        if (*pp == schedule) {
+            *pp = schedule->next;
+            break;
+        }
+    }
+    for (int32_t i = 0; i < sw->nframe; i++) {
+        if (sw->frame[i] == schedule) {
+            sw->frame[i] = NULL;
+        }
+    }
+    if (sw->fixed == schedule) {
+        sw->fixed = NULL;
+    }
+    wf_schedule_free(world, schedule);
+    return WEFT_OK;
+}
+
+/* ---- nodes ---- */
+
+static weft_node add_node(weft_schedule *s, wf_system *sys, const char *name)
+{
+    weft_world *w = s->world;
+    if (!grow(w, (void **)&s->nodes, &s->cap_nodes, s->nnodes + 1, sizeof *s->nodes)) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'", s->name);
+        return 0;
+    }
+    wf_decl_node *d = &s->nodes[s->nnodes];
+    memset(d, 0, sizeof *d);
+    d->sys = sys;
+    if (!sys) {
+        d->name = dup_str(w, name);
+        if (!d->name) {
+            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'",
+                     s->name);
+            return 0;
+        }
+    }
+    s->nnodes++;
+    s->dirty = true;
+    if (sys) {
+        sys->node = s->nnodes;
+    }
+    return s->nnodes;
+}
+
+WEFT_API weft_node weft_system_add(weft_schedule *schedule, const weft_system_desc *desc)
+{
+    if (sched_decl(schedule, "weft_system_add") != WEFT_OK) {
+        return 0;
+    }
+    weft_world *w = schedule->world;
+    if (!desc) {
+        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_system_add: desc is NULL");
+        return 0;
+    }
+    if (desc->_start_canary || desc->_end_canary) {
+        wf_error(w, WEFT_ERR_INVALID_ARG,
+                 "weft_system_add: descriptor canary is not 0 (zero-initialise it)");
+        return 0;
+    }
+    if (!desc->fn) {
+        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_system_add: system '%s' has no fn",
+                 desc->name ? desc->name : "");
+        return 0;
+    }
+    wf_system *sys = wf_system_create(schedule, desc, NULL);
+    if (!sys) {
+        return 0;
+    }
+    weft_node n = add_node(schedule, sys, NULL);
+    if (!n) {
+        wf_system_destroy(w, sys);
+    }
+    return n;
+}
+
+WEFT_API weft_node weft_schedule_apply_point(weft_schedule *schedule, const char *name)
+{
+    if (sched_decl(schedule, "weft_schedule_apply_point") != WEFT_OK) {
+        return 0;
+    }
+    return add_node(schedule, NULL, name && name[0] ? name : "apply");
+}
+
+WEFT_API weft_node weft_schedule_set(weft_schedule *schedule, const char *name)
+{
+    if (sched_decl(schedule, "weft_schedule_set") != WEFT_OK) {
+        return 0;
+    }
+    weft_world *w = schedule->world;
+    if (!name || !name[0]) {
+        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_schedule_set: name is NULL or empty");
+        return 0;
+    }
+    for (uint32_t i = 0; i < schedule->nsets; i++) {
+        if (strcmp(schedule->sets[i].name, name) == 0) {
+            return WEFT_NODE_SET | (i + 1);
+        }
+    }
+    if (!grow(w, (void **)&schedule->sets, &schedule->cap_sets, schedule->nsets + 1,
+              sizeof *schedule->sets)) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding set '%s'", name);
+        return 0;
+    }
+    wf_decl_set *d = &schedule->sets[schedule->nsets];
+    memset(d, 0, sizeof *d);
+    d->name = dup_str(w, name);
+    if (!d->name) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding set '%s'", name);
+        return 0;
+    }
+    schedule->nsets++;
+    schedule->dirty = true;
+    return WEFT_NODE_SET | schedule->nsets;
+}
+
+static weft_status push_pair(weft_schedule *s, wf_decl_edge **v, uint32_t *n, uint32_t *cap,
+                             weft_node a, weft_node b, uint32_t flags)
+{
+    if (!grow(s->world, (void **)v, cap, *n + 1, sizeof **v)) {
+        return wf_error(s->world, WEFT_ERR_OUT_OF_MEMORY, "out of memory in schedule '%s'",
+                        s->name);
+    }
+    (*v)[*n].a = a;
+    (*v)[*n].b = b;
+    (*v)[*n].flags = flags;
+    (*n)++;
+    s->dirty = true;
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_schedule_in_set(weft_schedule *schedule, weft_node node,
+                                          weft_node set)
+{
+    weft_status st = sched_decl(schedule, "weft_schedule_in_set");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    weft_world *w = schedule->world;
+    if (!wf_schedule_node_ok(schedule, node, true) || !(set & WEFT_NODE_SET) ||
+        !wf_schedule_node_ok(schedule, set, true)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_in_set: node 0x%x or set 0x%x is not in schedule '%s'",
+                        node, set, schedule->name);
+    }
+    if (node == set) {
+        return wf_error(w, WEFT_ERR_SCHEDULE_CYCLE, "weft_schedule_in_set: set '%s' cannot "
+                        "contain itself", schedule->sets[(set & ~WEFT_NODE_SET) - 1].name);
+    }
+    return push_pair(schedule, &schedule->members, &schedule->nmembers, &schedule->cap_members,
+                     node, set, 0);
+}
+
+WEFT_API weft_status weft_schedule_order(weft_schedule *schedule, weft_node before,
+                                         weft_node after, uint32_t flags)
+{
+    weft_status st = sched_decl(schedule, "weft_schedule_order");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    weft_world *w = schedule->world;
+    if (!wf_schedule_node_ok(schedule, before, true) ||
+        !wf_schedule_node_ok(schedule, after, true) ||
+        (flags & ~(uint32_t)WEFT_ORDER_IGNORE_DEFERRED)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_order: unknown node (0x%x, 0x%x) or flags 0x%x in "
+                        "schedule '%s'", before, after, flags, schedule->name);
+    }
+    if (before == after) {
+        return wf_error(w, WEFT_ERR_SCHEDULE_CYCLE,
+                        "weft_schedule_order: '%s' cannot run before itself",
+                        weft_schedule_node_name(schedule, before));
+    }
+    return push_pair(schedule, &schedule->edges, &schedule->nedges, &schedule->cap_edges,
+                     before, after, flags);
+}
+
+WEFT_API weft_status weft_schedule_chain(weft_schedule *schedule, const weft_node *nodes,
+                                         int32_t count, uint32_t flags)
+{
+    weft_status st = sched_decl(schedule, "weft_schedule_chain");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (count < 0 || (count > 0 && !nodes)) {
+        return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_chain: nodes NULL or count %d negative", count);
+    }
+    for (int32_t i = 0; i < count; i++) {
+        if (!wf_schedule_node_ok(schedule, nodes[i], true)) {
+            return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
+                            "weft_schedule_chain: node %d (0x%x) is not in schedule '%s'", i,
+                            nodes[i], schedule->name);
+        }
+    }
+    for (int32_t i = 0; i + 1 < count; i++) {
+        st = weft_schedule_order(schedule, nodes[i], nodes[i + 1], flags);
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_schedule_ambiguous_with(weft_schedule *schedule, weft_node a,
+                                                  weft_node b)
+{
+    weft_status st = sched_decl(schedule, "weft_schedule_ambiguous_with");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (!wf_schedule_node_ok(schedule, a, true) || !wf_schedule_node_ok(schedule, b, true)) {
+        return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_ambiguous_with: unknown node in schedule '%s'",
+                        schedule->name);
+    }
+    return push_pair(schedule, &schedule->amb_ok, &schedule->namb_ok, &schedule->cap_amb_ok, a,
+                     b, 0);
+}
+
+WEFT_API weft_status weft_schedule_ignore_ambiguity(weft_schedule *schedule, weft_component c)
+{
+    weft_status st = sched_decl(schedule, "weft_schedule_ignore_ambiguity");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    weft_world *w = schedule->world;
+    if (!grow(w, (void **)&schedule->ignored, &schedule->cap_ignored, schedule->nignored + 1,
+              sizeof *schedule->ignored)) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory in schedule '%s'",
+                        schedule->name);
+    }
+    schedule->ignored[schedule->nignored++] = c;
+    schedule->dirty = true;
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_schedule_set_auto_sync(weft_schedule *schedule, bool on)
+{
+    weft_status st = sched_decl(schedule, "weft_schedule_set_auto_sync");
+    if (st == WEFT_OK && schedule->auto_sync != on) {
+        schedule->auto_sync = on;
+        schedule->dirty = true;
+    }
+    return st;
+}
+
+WEFT_API weft_status weft_schedule_set_apply_final(weft_schedule *schedule, bool on)
+{
+    weft_status st = sched_decl(schedule, "weft_schedule_set_apply_final");
+    if (st == WEFT_OK) {
+        schedule->apply_final = on;
+    }
+    return st;
+}
+
+WEFT_API weft_status weft_schedule_set_profiling(weft_schedule *schedule, bool on)
+{
+    weft_status st = sched_decl(schedule, "weft_schedule_set_profiling");
+    if (st == WEFT_OK) {
+        schedule->profiling = on;
+    }
+    return st;
+}
+
+WEFT_API weft_status weft_schedule_apply_pending(weft_world *world, weft_schedule *schedule)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!schedule || schedule->world != world) {
+        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
+                        "weft_schedule_apply_pending: schedule NULL or of another world");
+    }
+    if (schedule->running || world->iter_depth) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_schedule_apply_pending: not while the schedule runs or an "
+                        "iteration is open");
+    }
+    return wf_schedule_apply_pending(world, schedule);
+}
+
+/* ---- conditions ---- */
+
+static weft_condition *cond_new(weft_schedule *s, uint8_t kind)
+{
+    weft_world *w = s->world;
+    weft_condition *c = wf_calloc(&w->alloc, sizeof *c, _Alignof(weft_condition));
+    if (!c) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating a condition");
+        return NULL;
+    }
+    c->sched = s;
+    c->kind = kind;
+    c->last_run = w->change_tick - WEFT_MAX_CHANGE_AGE;
+    c->next = s->conds;
+    s->conds = c;
+    return c;
+}
+
+WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
+                                               const weft_condition_desc *desc)
+{
+    if (sched_decl(schedule, "weft_condition_create") != WEFT_OK) {
+        return NULL;
+    }
+    weft_world *w = schedule->world;
+    if (!desc || desc->_start_canary || desc->_end_canary || !desc->fn) {
+        wf_error(w, WEFT_ERR_INVALID_ARG,
+                 "weft_condition_create: desc NULL, canary not 0 or fn missing");
+        return NULL;
+    }
+    wf_system *sys = wf_system_create(schedule, NULL, desc);
+    if (!sys) {
+        return NULL;
+    }
+    weft_condition *c = cond_new(schedule, WF_COND_USER);
+    if (!c) {
+        wf_system_destroy(w, sys);
+        return NULL;
+    }
+    c->sys = sys;
+    return c;
+}
+
+static bool cond_take(weft_schedule *s, weft_condition *c, const char *fn)
+{
+    if (!c || c->sched != s) {
+        wf_error(s->world, WEFT_ERR_INVALID_ARG,
+                 "%s: condition NULL or of another schedule", fn);
+        return false;
+    }
+    if (c->attached) {
+        wf_error(s->world, WEFT_ERR_ALREADY_EXISTS, "%s: the condition is already attached",
+                 fn);
+        return false;
+    }
+    return true;
+}
+
+static weft_condition *combine(weft_schedule *s, uint8_t kind, weft_condition *a,
+                               weft_condition *b, const char *fn)
+{
+    if (sched_decl(s, fn) != WEFT_OK || !cond_take(s, a, fn) ||
+        (kind != WF_COND_NOT && (!cond_take(s, b, fn) || a == b))) {
+        if (sched_ok(s) && a && a == b) {
+            wf_error(s->world, WEFT_ERR_INVALID_ARG, "%s: both operands are one condition",
+                     fn);
+        }
+        return NULL;
+    }
+    weft_condition *c = cond_new(s, kind);
+    if (c) {
+        c->a = a;
+        c->b = b;
+        a->attached = true;
+        if (b) {
+            b->attached = true;
+        }
+    }
+    return c;
+}
+
+WEFT_API weft_condition *weft_condition_and(weft_schedule *schedule, weft_condition *a,
+                                            weft_condition *b)
+{
+    return combine(schedule, WF_COND_AND, a, b, "weft_condition_and");
+}
+
+WEFT_API weft_condition *weft_condition_and_eager(weft_schedule *schedule, weft_condition *a,
+                                                  weft_condition *b)
+{
+    return combine(schedule, WF_COND_AND_EAGER, a, b, "weft_condition_and_eager");
+}
+
+WEFT_API weft_condition *weft_condition_or(weft_schedule *schedule, weft_condition *a,
+                                           weft_condition *b)
+{
+    return combine(schedule, WF_COND_OR, a, b, "weft_condition_or");
+}
+
+WEFT_API weft_condition *weft_condition_not(weft_schedule *schedule, weft_condition *a)
+{
+    return combine(schedule, WF_COND_NOT, a, NULL, "weft_condition_not");
+}
+
+WEFT_API weft_condition *weft_condition_run_once(weft_schedule *schedule)
+{
+    if (sched_decl(schedule, "weft_condition_run_once") != WEFT_OK) {
+        return NULL;
+    }
+    return cond_new(schedule, WF_COND_RUN_ONCE);
+}
+
+static weft_condition *res_cond(weft_schedule *s, weft_component r, uint8_t kind,
+                                const char *fn)
+{
+    if (sched_decl(s, fn) != WEFT_OK) {
+        return NULL;
+    }
+    if (!wf_registry_get(&s->world->registry, r)) {
+        wf_error(s->world, WEFT_ERR_NOT_FOUND, "%s: resource id %u is not registered", fn, r);
+        return NULL;
+    }
+    weft_condition *c = cond_new(s, kind);
+    if (c) {
+        c->res = r;
+    }
+    return c;
+}
+
+WEFT_API weft_condition *weft_condition_resource_changed(weft_schedule *schedule,
+                                                         weft_component r)
+{
+    return res_cond(schedule, r, WF_COND_RES_CHANGED, "weft_condition_resource_changed");
+}
+
+WEFT_API weft_condition *weft_condition_resource_exists(weft_schedule *schedule,
+                                                        weft_component r)
+{
+    return res_cond(schedule, r, WF_COND_RES_EXISTS, "weft_condition_resource_exists");
+}
+
+WEFT_API weft_condition *weft_condition_on_message(weft_schedule *schedule,
+                                                   weft_message_type type)
+{
+    if (sched_decl(schedule, "weft_condition_on_message") != WEFT_OK) {
+        return NULL;
+    }
+    if (!wf_messages_type(schedule->world, type)) {
+        wf_error(schedule->world, WEFT_ERR_NOT_FOUND,
+                 "weft_condition_on_message: message type %u is not registered", type);
+        return NULL;
+    }
+    weft_condition *c = cond_new(schedule, WF_COND_ON_MESSAGE);
+    if (c) {
+        c->msg = type;
+    }
+    return c;
+}
+
+WEFT_API weft_status weft_run_if(weft_schedule *schedule, weft_node node, weft_condition *cond)
+{
+    weft_status st = sched_decl(schedule, "weft_run_if");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    weft_world *w = schedule->world;
+    if (!wf_schedule_node_ok(schedule, node, true)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "weft_run_if: node 0x%x is not in schedule "
+                        "'%s'", node, schedule->name);
+    }
+    if (!cond_take(schedule, cond, "weft_run_if")) {
+        return weft_last_status(w);
+    }
+    wf_conds *list = (node & WEFT_NODE_SET) ? &schedule->sets[(node & ~WEFT_NODE_SET) - 1].conds
+                                            : &schedule->nodes[node - 1].conds;
+    if (!wf_conds_push(w, list, cond)) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory attaching a condition");
+    }
+    cond->attached = true;
+    schedule->dirty = true;
+    return WEFT_OK;
+}
+
+/* ---- build, run ---- */
+
+WEFT_API weft_status weft_schedule_build(weft_world *world, weft_schedule *schedule)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!schedule || schedule->world != world) {
+        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
+                        "weft_schedule_build: schedule NULL or of another world");
+    }
+    return wf_schedule_build(schedule);
+}
+
+WEFT_API uint32_t weft_schedule_build_count(const weft_schedule *schedule)
+{
+    return sched_ok(schedule) ? schedule->builds : 0;
+}
+
+WEFT_API weft_status weft_schedule_run(weft_world *world, weft_schedule *schedule, double dt)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!schedule || schedule->world != world) {
+        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
+                        "weft_schedule_run: schedule NULL or of another world");
+    }
+    return wf_schedule_run(world, schedule, dt);
+}
+
+/* ---- diagnostics ---- */
+
+WEFT_API int32_t weft_schedule_node_count(const weft_schedule *schedule)
+{
+    return sched_ok(schedule) ? (int32_t)schedule->nnodes : 0;
+}
+
+WEFT_API const char *weft_schedule_node_name(const weft_schedule *schedule, weft_node node)
+{
+    if (!sched_ok(schedule) || !wf_schedule_node_ok(schedule, node, true)) {
+        return NULL;
+    }
+    if (node & WEFT_NODE_SET) {
+        return schedule->sets[(node & ~WEFT_NODE_SET) - 1].name;
+    }
+    const wf_decl_node *d = &schedule->nodes[node - 1];
+    return d->sys ? d->sys->name : d->name;
+}
+
+WEFT_API int32_t weft_schedule_position(const weft_schedule *schedule, weft_node node)
+{
+    if (!sched_ok(schedule) || !schedule->built || (node & WEFT_NODE_SET) ||
+        !wf_schedule_node_ok(schedule, node, false)) {
+        return -1;
+    }
+    return (int32_t)schedule->graph.pos_of[node - 1];
+}
+
+WEFT_API int32_t weft_schedule_sync_count(const weft_schedule *schedule)
+{
+    return sched_ok(schedule) && schedule->built ? (int32_t)schedule->plan.nsync : -1;
+}
+
+WEFT_API bool weft_schedule_has_edge(const weft_schedule *schedule, weft_node before,
+                                     weft_node after)
+{
+    if (!sched_ok(schedule) || !schedule->built || !wf_schedule_node_ok(schedule, before, false) ||
+        !wf_schedule_node_ok(schedule, after, false)) {
+        return false;
+    }
+    return wf_sg_has_edge(&schedule->graph, before - 1, after - 1);
+}
+
+WEFT_API int32_t weft_schedule_ambiguity_count(const weft_schedule *schedule)
+{
+    return sched_ok(schedule) && schedule->built ? (int32_t)schedule->plan.namb : -1;
+}
+
+WEFT_API weft_status weft_schedule_ambiguity(const weft_schedule *schedule, int32_t i,
+                                             weft_ambiguity *out)
+{
+    if (!sched_ok(schedule)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out || !schedule->built || i < 0 || (uint32_t)i >= schedule->plan.namb) {
+        return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_ambiguity: index %d out of range or out NULL", i);
+    }
+    *out = schedule->plan.amb[i];
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_schedule_system_stats(const weft_schedule *schedule, weft_node node,
+                                                weft_system_stats *out)
+{
+    if (!sched_ok(schedule)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out || !wf_schedule_node_ok(schedule, node, false) ||
+        !schedule->nodes[node - 1].sys) {
+        return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_system_stats: node 0x%x is not a system of '%s' or out "
+                        "is NULL", node, schedule->name);
+    }
+    *out = schedule->nodes[node - 1].sys->stats;
+    return WEFT_OK;
+}
+
+WEFT_API int32_t weft_schedule_max_concurrency(const weft_schedule *schedule)
+{
+    return sched_ok(schedule) ? schedule->max_conc : 0;
+}
+
+WEFT_API size_t weft_schedule_trace_json(const weft_schedule *schedule, char *buf, size_t cap)
+{
+    return sched_ok(schedule) ? wf_schedule_trace(schedule, buf, cap) : 0;
+}
+
+WEFT_API size_t weft_schedule_dot(const weft_schedule *schedule, char *buf, size_t cap)
+{
+    return sched_ok(schedule) && schedule->built ? wf_schedule_dot(schedule, buf, cap) : 0;
+}
+
+/* ---- executors ---- */
+
+WEFT_API weft_status weft_world_set_threads(weft_world *world, int32_t threads)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_exec_set_threads(world, threads);
+}
+
+WEFT_API weft_status weft_world_set_job_system(weft_world *world, const weft_job_system *jobs)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_exec_set_jobs(world, jobs);
+}
+
+WEFT_API int32_t weft_world_threads(const weft_world *world)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    return world->sys ? world->sys->threads : 1;
+}
+
+/* ---- frames ---- */
+
+WEFT_API weft_status weft_frame_configure(weft_world *world, const weft_frame_desc *desc)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_frame_configure(world, desc);
+}
+
+WEFT_API weft_status weft_frame_run(weft_world *world, double dt)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_frame_run(world, dt);
+}
+
+WEFT_API int32_t weft_frame_fixed_steps(const weft_world *world)
+{
+    return wf_world_ok(world) && world->sys ? world->sys->fixed_steps : 0;
+}
+
+WEFT_API double weft_frame_accumulator(const weft_world *world)
+{
+    return wf_world_ok(world) && world->sys ? world->sys->acc : 0.0;
+}

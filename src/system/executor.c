@@ -1,0 +1,818 @@
+/* src/system/executor.c - running a built schedule: one thread, the
+ * built-in pool, or a host job system; parallel iteration inside systems.
+ * SPDX-License-Identifier: MIT
+ *
+ * Multi-threaded runs are dependency counting, not a central loop: every
+ * step has an atomic count of unfinished predecessors (conflicting
+ * systems are ordered by the build, barriers by the plan), so a finishing
+ * step decrements its successors and starts those that reach zero: the
+ * first one inline on the same worker (no task overhead for chains of
+ * small systems), the rest as tasks on the worker's deque, main-thread
+ * steps through a small queue the calling thread drains. The calling
+ * thread runs steps too while it waits for the count of unfinished steps
+ * to reach zero. Nothing is allocated per run.
+ *
+ * Memory order: a step's writes reach its successors through the
+ * acq_rel decrement of their counts (the last decrementer has acquired
+ * every earlier release in the RMW chain), then through the deque's
+ * push/steal (sched/deque.c) or the main queue's lock. The calling thread
+ * sees every step's writes through the acq_rel decrement of `left` and
+ * its acquire load reading zero.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include "system/system.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct wf_exec {
+    weft_world *w;
+    weft_schedule *s;
+    wf_sys_world *sw;
+    uint32_t base;                /* tick(p) = base + 1 + p */
+    double dt;
+    int32_t workers;
+    bool multi;
+    _Alignas(WF_CACHE_LINE) wf_atomic_u32 left; /* steps not finished */
+    _Alignas(WF_CACHE_LINE) wf_atomic_u32 running; /* systems running now */
+    wf_atomic_u32 max_running;
+};
+
+uint64_t wf_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint32_t tick_of(const wf_exec *x, uint32_t p)
+{
+    return x->base + 1u + p;
+}
+
+/* Moves the world's change tick forward to t (never back). */
+static inline void now_at_least(weft_world *w, uint32_t t)
+{
+    if ((int32_t)(t - w->change_tick) > 0) {
+        w->change_tick = t;
+    }
+}
+
+/* Host job threads get small stable indices for the trace. */
+static _Thread_local int32_t tls_host_worker = -1;
+static wf_atomic_u32 host_worker_seq;
+
+static int32_t host_worker(void)
+{
+    if (tls_host_worker < 0) {
+        tls_host_worker = 1 + (int32_t)(wf_atomic_fetch_add_relaxed_u32(&host_worker_seq, 1) %
+                                        255u);
+    }
+    return tls_host_worker;
+}
+
+/* ---- failure ---- */
+
+void wf_ctx_fail(weft_system_ctx *ctx, weft_status st, const char *msg)
+{
+    wf_system *sys = ctx->sys;
+    if (!sys || sys->fail_status != WEFT_OK) {
+        return;
+    }
+    sys->fail_status = st == WEFT_OK ? WEFT_ERR_INTERNAL : st;
+    snprintf(sys->fail_msg, sizeof sys->fail_msg, "%s", msg ? msg : weft_status_str(st));
+}
+
+/* ---- applying buffers ---- */
+
+static void apply_buffer(weft_world *w, weft_commands *b)
+{
+    if (b->count) {
+        wf_cmds_apply(w, b);
+        wf_world_settle(w);
+    }
+}
+
+/* Applies the buffers of the steps before position `upto` not yet
+ * applied, in order. */
+static void apply_upto(weft_world *w, weft_schedule *s, uint32_t upto)
+{
+    const wf_plan *p = &s->plan;
+    for (uint32_t q = s->applied; q < upto && q < p->n; q++) {
+        const wf_step *st = &p->steps[q];
+        if (st->sys && st->sys->cmds) {
+            apply_buffer(w, st->sys->cmds);
+        }
+    }
+    if (upto > s->applied) {
+        s->applied = upto;
+    }
+}
+
+weft_status wf_schedule_apply_pending(weft_world *w, weft_schedule *s)
+{
+    if (s->built) {
+        s->applied = 0;
+        apply_upto(w, s, s->plan.n);
+    }
+    return WEFT_OK;
+}
+
+/* ---- conditions ---- */
+
+static bool set_eval(wf_exec *x, uint32_t set, int32_t worker)
+{
+    weft_schedule *s = x->s;
+    wf_atomic_u32 *state = &s->set_state[set];
+    uint32_t v = wf_atomic_load_acquire_u32(state);
+    if (v >= 2) {
+        return v == 2;
+    }
+    uint32_t expected = 0;
+    if (wf_atomic_cas_seq_cst_u32(state, &expected, 1)) {
+        weft_system_ctx ctx = {x->w, NULL, s, tick_of(x, s->plan.set_first[set]), worker,
+                               x->dt, false, true};
+        bool r = true;
+        const wf_conds *c = &s->sets[set].conds;
+        for (uint32_t i = 0; i < c->n; i++) {
+            r = wf_condition_eval(c->v[i], &ctx) && r; /* all are evaluated */
+        }
+        wf_atomic_store_release_u32(state, r ? 2u : 3u);
+        return r;
+    }
+    while ((v = wf_atomic_load_acquire_u32(state)) < 2) {
+        wf_thread_pause();
+    }
+    return v == 2;
+}
+
+/* ---- one step ---- */
+
+static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
+{
+    weft_schedule *s = x->s;
+    wf_system *sys = st->sys;
+    weft_system_ctx ctx = {x->w, sys, s, tick_of(x, st->pos), worker, x->dt,
+                           st->kind == WF_STEP_EXCLUSIVE, false};
+    bool skip = false;
+    for (uint32_t i = st->sets0; i < st->sets1; i++) {
+        skip |= !set_eval(x, s->plan.sets[i], worker);
+    }
+    const wf_conds *c = st->conds;
+    for (uint32_t i = 0; c && i < c->n; i++) {
+        skip |= !wf_condition_eval(c->v[i], &ctx); /* all are evaluated */
+    }
+    if (skip) {
+        sys->stats.skipped++;
+        return;
+    }
+    if (x->multi) {
+        uint32_t now = wf_atomic_fetch_add_relaxed_u32(&x->running, 1) + 1;
+        uint32_t seen = wf_atomic_load_relaxed_u32(&x->max_running);
+        while (now > seen && !wf_atomic_cas_seq_cst_u32(&x->max_running, &seen, now)) {
+        }
+    }
+    uint64_t t0 = s->profiling ? wf_now_ns() : 0;
+    wf_error_sink sink;
+    sink.world = x->w;
+    sink.status = WEFT_OK;
+    sink.count = 0;
+    wf_error_sink *prev = wf_error_sink_swap(&sink);
+    sys->fn(&ctx, sys->user);
+    wf_error_sink_swap(prev);
+    if (s->profiling) {
+        uint64_t t1 = wf_now_ns();
+        sys->t_start = t0 - s->run_t0;
+        sys->t_end = t1 - s->run_t0;
+        sys->stats.last_ns = t1 - t0;
+        sys->stats.total_ns += t1 - t0;
+    }
+    if (x->multi) {
+        wf_atomic_fetch_sub_acq_rel_u32(&x->running, 1);
+    }
+    if (sink.count && sys->fail_status == WEFT_OK) {
+        sys->fail_status = sink.status;
+        memcpy(sys->fail_msg, sink.message, sizeof sys->fail_msg);
+    }
+    sys->worker = worker;
+    sys->ran = true;
+    sys->stats.runs++;
+    if (sys->fail_status != WEFT_OK) {
+        sys->stats.failures++;
+    }
+    wf_system_set_last_run(sys, ctx.this_run);
+    if (st->kind == WF_STEP_EXCLUSIVE) {
+        apply_buffer(x->w, sys->cmds); /* exclusive systems apply their own */
+    }
+}
+
+static void step_run(wf_exec *x, const wf_step *st, int32_t worker)
+{
+    weft_world *w = x->w;
+    if (st->kind != WF_STEP_SYSTEM) {
+        now_at_least(w, tick_of(x, st->pos));
+        if (st->kind == WF_STEP_SYNC) {
+            apply_upto(w, x->s, st->pos);
+        } else {
+            run_system(x, st, worker);
+        }
+        now_at_least(w, tick_of(x, st->seg_end));
+        return;
+    }
+    run_system(x, st, worker);
+}
+
+/* ---- multi-threaded dispatch ---- */
+
+static void pool_task(void *arg, uint32_t worker);
+static void host_task(void *arg);
+
+static void submit(wf_exec *x, uint32_t p)
+{
+    weft_schedule *s = x->s;
+    wf_step *st = &s->plan.steps[p];
+    if (x->sw->host) {
+        x->sw->jobs.submit(x->sw->jobs.user, host_task, st);
+        return;
+    }
+    wf_task *t = &s->tasks[p];
+    t->fn = pool_task;
+    t->arg = st;
+    t->group = NULL;
+    wf_thread_pool_submit(x->sw->pool, t);
+}
+
+static void mq_lock(weft_schedule *s)
+{
+    uint32_t expected = 0;
+    while (!wf_atomic_cas_seq_cst_u32(&s->mq_lock, &expected, 1)) {
+        expected = 0;
+        wf_thread_pause();
+    }
+}
+
+static void mq_unlock(weft_schedule *s)
+{
+    wf_atomic_store_release_u32(&s->mq_lock, 0);
+}
+
+static void push_main(weft_schedule *s, uint32_t p)
+{
+    mq_lock(s);
+    s->mq[s->mq_tail++ % s->plan.n] = p;
+    mq_unlock(s);
+}
+
+static bool pop_main(weft_schedule *s, uint32_t *p)
+{
+    bool got = false;
+    mq_lock(s);
+    if (s->mq_head != s->mq_tail) {
+        *p = s->mq[s->mq_head++ % s->plan.n];
+        got = true;
+    }
+    mq_unlock(s);
+    return got;
+}
+
+/* Starts a ready step from `worker`: returns it when the caller should
+ * run it inline (and has nothing inline yet), else queues it. */
+static uint32_t dispatch(wf_exec *x, uint32_t t, int32_t worker, uint32_t inline_next)
+{
+    const wf_step *st = &x->s->plan.steps[t];
+    if (st->main_only && worker != 0) {
+        push_main(x->s, t);
+        return inline_next;
+    }
+    if (inline_next == UINT32_MAX) {
+        return t;
+    }
+    if (st->main_only) {
+        push_main(x->s, t);
+    } else {
+        submit(x, t);
+    }
+    return inline_next;
+}
+
+/* Runs step p and then, inline, one newly ready successor at a time. */
+static void exec_from(wf_exec *x, uint32_t p, int32_t worker)
+{
+    weft_schedule *s = x->s;
+    const wf_plan *plan = &s->plan;
+    while (p != UINT32_MAX) {
+        const wf_step *st = &plan->steps[p];
+        step_run(x, st, worker);
+        uint32_t next = UINT32_MAX;
+        for (uint32_t k = st->succ0; k < st->succ1; k++) {
+            uint32_t t = plan->succ[k];
+            if (wf_atomic_fetch_sub_acq_rel_u32(&s->remaining[t], 1) == 1) {
+                next = dispatch(x, t, worker, next);
+            }
+        }
+        wf_atomic_fetch_sub_acq_rel_u32(&x->left, 1);
+        p = next;
+    }
+}
+
+static void pool_task(void *arg, uint32_t worker)
+{
+    wf_step *st = arg;
+    exec_from(st->sched->exec, st->pos, (int32_t)worker);
+}
+
+static void host_task(void *arg)
+{
+    wf_step *st = arg;
+    exec_from(st->sched->exec, st->pos, host_worker());
+}
+
+static void wait_help(wf_exec *x)
+{
+    if (x->sw->host) {
+        x->sw->jobs.help(x->sw->jobs.user);
+    } else if (!wf_thread_pool_help(x->sw->pool)) {
+        wf_thread_pause();
+    }
+}
+
+static void run_multi(wf_exec *x)
+{
+    weft_schedule *s = x->s;
+    const wf_plan *plan = &s->plan;
+    uint32_t first = UINT32_MAX;
+    for (uint32_t p = 0; p < plan->n; p++) {
+        if (plan->steps[p].pred == 0) {
+            first = dispatch(x, p, 0, first);
+        }
+    }
+    if (first != UINT32_MAX) {
+        exec_from(x, first, 0);
+    }
+    uint32_t idle = 0;
+    while (wf_atomic_load_acquire_u32(&x->left) > 0) {
+        uint32_t p;
+        if (pop_main(s, &p)) {
+            exec_from(x, p, 0);
+            idle = 0;
+            continue;
+        }
+        wait_help(x);
+        if (++idle % 256 == 0) {
+            wf_thread_yield();
+        }
+    }
+}
+
+/* ---- a run ---- */
+
+weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
+{
+    if (s->running) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE, "weft_schedule_run: schedule '%s' is already "
+                        "running", s->name);
+    }
+    if (w->iter_depth) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE, "weft_schedule_run: not allowed while a query "
+                        "iteration, hook or observer is open");
+    }
+    if (s->dirty || !s->built) {
+        weft_status st = wf_schedule_build(s);
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    wf_sys_world *sw = w->sys;
+    bool multi = (sw->pool || sw->host) && sw->threads > 1 && s->plan.n > 1;
+    if (multi && sw->pool && wf_thread_worker_index() != 0) {
+        return wf_error(w, WEFT_ERR_WRONG_THREAD,
+                        "weft_schedule_run: call it from the thread that called "
+                        "weft_world_set_threads");
+    }
+    wf_commit_flush(w); /* ids reserved on the driver become live first */
+    wf_world_clamp_ticks(w, false);
+    const wf_plan *plan = &s->plan;
+    wf_exec x;
+    memset(&x, 0, sizeof x);
+    x.w = w;
+    x.s = s;
+    x.sw = sw;
+    x.dt = dt;
+    x.multi = multi;
+    x.workers = multi ? sw->threads : 1;
+    x.base = w->change_tick;
+    wf_atomic_init_u32(&x.left, plan->n);
+    for (uint32_t p = 0; p < plan->n; p++) {
+        wf_atomic_init_u32(&s->remaining[p], plan->steps[p].pred);
+        wf_system *sys = plan->steps[p].sys;
+        if (sys) {
+            sys->fail_status = WEFT_OK;
+            sys->ran = false;
+        }
+    }
+    for (uint32_t i = 0; i < plan->nset_slots; i++) {
+        wf_atomic_init_u32(&s->set_state[i], 0);
+    }
+    s->applied = 0;
+    s->mq_head = s->mq_tail = 0;
+    s->running = true;
+    s->exec = &x;
+    sw->depth++;
+    s->run_t0 = s->profiling ? wf_now_ns() : 0;
+    s->trace_workers = (uint32_t)x.workers;
+    if (plan->n) {
+        const wf_step *s0 = &plan->steps[0];
+        now_at_least(w, tick_of(&x, s0->kind != WF_STEP_SYSTEM ? 0 : s0->seg_end));
+    }
+    if (multi) {
+        run_multi(&x);
+        s->max_conc = (int32_t)wf_atomic_load_relaxed_u32(&x.max_running);
+    } else {
+        for (uint32_t p = 0; p < plan->n; p++) {
+            step_run(&x, &plan->steps[p], 0);
+        }
+        s->max_conc = plan->n ? 1 : 0;
+    }
+    now_at_least(w, tick_of(&x, plan->n));
+    if (s->apply_final) {
+        apply_upto(w, s, plan->n);
+    }
+    sw->depth--;
+    s->exec = NULL;
+    s->running = false;
+    /* failures: log each, return the first in schedule order */
+    weft_status first = WEFT_OK;
+    const wf_system *first_sys = NULL;
+    for (uint32_t p = 0; p < plan->n; p++) {
+        const wf_system *sys = plan->steps[p].sys;
+        if (!sys || sys->fail_status == WEFT_OK) {
+            continue;
+        }
+        if (first == WEFT_OK) {
+            first = sys->fail_status;
+            first_sys = sys;
+        } else if (w->logger.fn) {
+            char msg[WF_ERROR_LEN + 64];
+            snprintf(msg, sizeof msg, "system '%s' failed: %s", sys->name, sys->fail_msg);
+            w->logger.fn(w->logger.user, WEFT_LOG_ERROR, sys->fail_status, msg, __FILE__,
+                         __LINE__);
+        }
+    }
+    if (first_sys) {
+        wf_error(w, first, "schedule '%s': system '%s' failed: %s", s->name, first_sys->name,
+                 first_sys->fail_msg);
+    }
+    return first;
+}
+
+/* ---- executor configuration ---- */
+
+weft_status wf_exec_set_threads(weft_world *w, int32_t threads)
+{
+    wf_sys_world *sw = wf_sys_get(w);
+    if (!sw) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    if (sw->depth) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE,
+                        "weft_world_set_threads: not allowed while a schedule runs");
+    }
+    uint32_t n = threads < 0 ? wf_thread_cpu_count() : (uint32_t)(threads ? threads : 1);
+    if (n > WF_POOL_MAX_WORKERS) {
+        n = WF_POOL_MAX_WORKERS;
+    }
+    if (sw->pool) {
+        wf_thread_pool_destroy(sw->pool);
+        sw->pool = NULL;
+    }
+    sw->host = false;
+    sw->threads = 1;
+    if (n <= 1) {
+        return WEFT_OK;
+    }
+    sw->pool = wf_thread_pool_create(&w->alloc, n);
+    if (!sw->pool) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
+                        "weft_world_set_threads: could not start %u workers (out of memory or "
+                        "thread creation failed); the executor stays single-threaded", n);
+    }
+    sw->threads = (int32_t)n;
+    return WEFT_OK;
+}
+
+weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs)
+{
+    wf_sys_world *sw = wf_sys_get(w);
+    if (!sw) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    if (sw->depth) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE,
+                        "weft_world_set_job_system: not allowed while a schedule runs");
+    }
+    if (jobs && (!jobs->submit || !jobs->help || jobs->workers == 0)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "weft_world_set_job_system: submit and help are required and "
+                        "workers must be at least 1");
+    }
+    if (sw->pool) {
+        wf_thread_pool_destroy(sw->pool);
+        sw->pool = NULL;
+    }
+    sw->host = jobs != NULL;
+    sw->threads = jobs ? (int32_t)(jobs->workers > 256 ? 256 : jobs->workers) : 1;
+    if (jobs) {
+        sw->jobs = *jobs;
+    }
+    return WEFT_OK;
+}
+
+/* ---- parallel iteration ---- */
+
+typedef struct wf_par_ctx {
+    weft_world *w;
+    wf_system *sys;
+    weft_query *q;
+    weft_chunk_fn fn;
+    void *user;
+    uint32_t this_run;
+    wf_atomic_i64 pending;       /* host mode */
+} wf_par_ctx;
+
+static wf_query_env par_env(weft_world *w)
+{
+    wf_query_env env;
+    env.graph = &w->graph;
+    env.registry = &w->registry;
+    env.entities = &w->entities;
+    env.alloc = &w->alloc;
+    env.disabled = w->disabled;
+    env.tick = &w->change_tick;
+    return env;
+}
+
+static void par_task_body(wf_par_task *t)
+{
+    wf_par_ctx *pc = t->par;
+    wf_system *sys = pc->sys;
+    memset(&t->sink, 0, sizeof t->sink);
+    t->sink.world = pc->w;
+    wf_error_sink *prev = wf_error_sink_swap(&t->sink);
+    weft_iter it;
+    wf_query_env env = par_env(pc->w);
+    wf_iter *wi = (wf_iter *)(void *)&it;
+    wf_iter_init(wi, pc->w, pc->q, &env, pc->q->last_run, pc->this_run, false);
+    wf_iter_restrict(wi, t->match, t->row, t->row_end);
+    pc->fn(&it, sys->chunks[t->buf].cmds, pc->user);
+    weft_iter_fini(&it);
+    wf_error_sink_swap(prev);
+}
+
+static void par_pool_task(void *arg, uint32_t worker)
+{
+    (void)worker;
+    par_task_body(arg);
+}
+
+static void par_host_task(void *arg)
+{
+    wf_par_task *t = arg;
+    par_task_body(t);
+    wf_atomic_fetch_sub_release_i64(&t->par->pending, 1);
+}
+
+/* Payload of the command that applies a parallel iteration's buffers. */
+typedef struct par_apply {
+    wf_system *sys;
+    uint32_t first, count;       /* chunk buffers [first, first + count) */
+} par_apply;
+
+static void par_apply_fn(weft_world *w, void *payload, void *user)
+{
+    (void)user;
+    par_apply *pa = payload;
+    for (uint32_t i = 0; i < pa->count; i++) {
+        wf_chunk_buf *cb = &pa->sys->chunks[pa->first + i];
+        if (cb->cmds->count) {
+            wf_cmds_apply(w, cb->cmds);
+        }
+        cb->busy = false;
+    }
+}
+
+static void par_apply_drop(void *payload, void *user)
+{
+    (void)user;
+    par_apply *pa = payload;
+    for (uint32_t i = 0; i < pa->count; i++) {
+        wf_chunk_buf *cb = &pa->sys->chunks[pa->first + i];
+        weft_world *w = cb->cmds->world;
+        wf_cmds_fini(cb->cmds);
+        wf_cmds_init(cb->cmds, w, &w->alloc, &w->registry);
+        cb->cmds->provisional = true;
+        cb->busy = false;
+    }
+}
+
+/* Finds `count` consecutive free chunk buffers (growing the pool). */
+static bool par_buffers(weft_world *w, wf_system *sys, uint32_t count, uint32_t *first)
+{
+    uint32_t run = 0;
+    for (uint32_t i = 0; i < sys->nchunks; i++) {
+        run = sys->chunks[i].busy ? 0 : run + 1;
+        if (run == count) {
+            *first = i + 1 - count;
+            return true;
+        }
+    }
+    uint32_t start = sys->nchunks - run;
+    uint32_t need = start + count;
+    if (need > sys->cap_chunks) {
+        uint32_t cap = sys->cap_chunks ? sys->cap_chunks : 8;
+        while (cap < need) {
+            cap *= 2;
+        }
+        wf_chunk_buf *v = wf_alloc(&w->alloc, cap * sizeof *v, _Alignof(wf_chunk_buf));
+        if (!v) {
+            return false;
+        }
+        if (sys->chunks) {
+            memcpy(v, sys->chunks, sys->nchunks * sizeof *v);
+            wf_free(&w->alloc, sys->chunks, sys->cap_chunks * sizeof *v, _Alignof(wf_chunk_buf));
+        }
+        sys->chunks = v;
+        sys->cap_chunks = cap;
+    }
+    while (sys->nchunks < need) {
+        weft_commands *b = wf_alloc(&w->alloc, sizeof *b, _Alignof(weft_commands));
+        if (!b) {
+            return false;
+        }
+        wf_cmds_init(b, w, &w->alloc, &w->registry);
+        b->provisional = true;
+        sys->chunks[sys->nchunks].cmds = b;
+        sys->chunks[sys->nchunks].busy = false;
+        sys->nchunks++;
+    }
+    *first = start;
+    return true;
+}
+
+weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, void *user,
+                        int32_t min_rows)
+{
+    weft_world *w = ctx->world;
+    wf_system *sys = ctx->sys;
+    weft_query *q = sys->queries[query];
+    wf_query_env env = par_env(w);
+    if (!wf_query_update(q, &env)) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory "
+                        "matching archetypes");
+    }
+    wf_exec *x = sys->sched ? sys->sched->exec : NULL;
+    int32_t workers = x && x->multi ? x->workers : 1;
+    uint32_t min = min_rows > 0 ? (uint32_t)min_rows : 1024u;
+    uint64_t total = 0;
+    for (uint32_t m = 0; m < q->match_count; m++) {
+        total += q->matches[m].table->count;
+    }
+    if (workers <= 1 || total < 2u * (uint64_t)min || ctx->condition) {
+        weft_iter it;
+        weft_status st = weft_system_iter(ctx, query, &it);
+        if (st != WEFT_OK) {
+            return st;
+        }
+        fn(&it, ctx->condition ? NULL : sys->cmds, user);
+        weft_iter_fini(&it);
+        return WEFT_OK;
+    }
+    uint64_t target = (total + (uint64_t)workers * 4u - 1u) / ((uint64_t)workers * 4u);
+    if (target < min) {
+        target = min;
+    }
+    uint32_t ntasks = 0;
+    for (uint32_t m = 0; m < q->match_count; m++) {
+        uint64_t rows = q->matches[m].table->count;
+        ntasks += (uint32_t)((rows + target - 1) / target);
+    }
+    if (ntasks > sys->cap_tasks) {
+        uint32_t cap = sys->cap_tasks ? sys->cap_tasks : 16;
+        while (cap < ntasks) {
+            cap *= 2;
+        }
+        wf_par_task *v = wf_alloc(&w->alloc, cap * sizeof *v, _Alignof(wf_par_task));
+        if (!v) {
+            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory");
+        }
+        if (sys->tasks) {
+            wf_free(&w->alloc, sys->tasks, sys->cap_tasks * sizeof *v, _Alignof(wf_par_task));
+        }
+        sys->tasks = v;
+        sys->cap_tasks = cap;
+    }
+    uint32_t first = 0;
+    if (!par_buffers(w, sys, ntasks, &first)) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory");
+    }
+    wf_par_ctx pc;
+    pc.w = w;
+    pc.sys = sys;
+    pc.q = q;
+    pc.fn = fn;
+    pc.user = user;
+    pc.this_run = ctx->this_run;
+    wf_atomic_init_i64(&pc.pending, ntasks);
+    uint32_t k = 0;
+    for (uint32_t m = 0; m < q->match_count; m++) {
+        uint32_t rows = q->matches[m].table->count;
+        for (uint32_t r = 0; r < rows; r += (uint32_t)target) {
+            wf_par_task *t = &sys->tasks[k];
+            t->par = &pc;
+            t->match = m;
+            t->row = r;
+            t->row_end = rows - r > target ? r + (uint32_t)target : rows;
+            t->buf = first + k;
+            sys->chunks[first + k].busy = true;
+            k++;
+        }
+    }
+    wf_sys_world *sw = x->sw;
+    if (sw->host) {
+        for (uint32_t i = 1; i < ntasks; i++) {
+            sw->jobs.submit(sw->jobs.user, par_host_task, &sys->tasks[i]);
+        }
+        par_host_task(&sys->tasks[0]);
+        while (wf_atomic_load_acquire_i64(&pc.pending) > 0) {
+            sw->jobs.help(sw->jobs.user);
+        }
+    } else {
+        wf_task_group group;
+        wf_task_group_init(&group);
+        for (uint32_t i = 1; i < ntasks; i++) {
+            wf_task *t = &sys->tasks[i].task;
+            t->fn = par_pool_task;
+            t->arg = &sys->tasks[i];
+            t->group = &group;
+            wf_thread_pool_submit(sw->pool, t);
+        }
+        par_task_body(&sys->tasks[0]);
+        wf_thread_pool_wait(sw->pool, &group);
+    }
+    /* the shared column summaries the tasks left alone */
+    uint32_t now = w->change_tick;
+    uint32_t last_match = UINT32_MAX;
+    for (uint32_t i = 0; i < ntasks; i++) {
+        const wf_par_task *t = &sys->tasks[i];
+        if (t->match == last_match) {
+            continue;
+        }
+        last_match = t->match;
+        const wf_match *m = &q->matches[t->match];
+        for (uint32_t ti = 0; ti < q->term_count; ti++) {
+            const wf_term *term = &q->terms[ti];
+            if (term->access != WEFT_ACCESS_WRITE) {
+                continue;
+            }
+            wf_column *c = NULL;
+            if (term->sparse) {
+                c = term->ti->sparse ? &term->ti->sparse->dense : NULL;
+            } else if (m->cols[ti] >= 0) {
+                c = &m->table->cols[m->cols[ti]];
+            }
+            if (c && c->ticks) {
+                wf_column_note(c, pc.this_run, now);
+            }
+        }
+    }
+    /* errors, then the buffers: applied in task order where this call
+     * stands in the system's own buffer */
+    weft_status result = WEFT_OK;
+    for (uint32_t i = 0; i < ntasks; i++) {
+        const wf_error_sink *sk = &sys->tasks[i].sink;
+        if (sk->count) {
+            wf_error(w, sk->status, "%s", sk->message); /* into the system's sink */
+            if (result == WEFT_OK) {
+                result = sk->status;
+            }
+        }
+    }
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < ntasks; i++) {
+        used += sys->chunks[first + i].cmds->count > 0;
+    }
+    if (used == 0) {
+        for (uint32_t i = 0; i < ntasks; i++) {
+            sys->chunks[first + i].busy = false;
+        }
+        return result;
+    }
+    par_apply pa = {sys, first, ntasks};
+    if (!wf_cmds_push_custom(sys->cmds, par_apply_fn, &pa, sizeof pa, par_apply_drop, NULL)) {
+        par_apply_drop(&pa, NULL);
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory "
+                        "recording the chunk buffers");
+    }
+    return result;
+}

@@ -1,0 +1,498 @@
+/* src/system/schedule.c - building a schedule into a plan.
+ * SPDX-License-Identifier: MIT
+ *
+ * A build starts from the declarations each time (they are small): it
+ * feeds a fresh schedule graph with one node per system or apply point
+ * (its access: the system's own plus that of its conditions and of the
+ * conditions of every set above it, all as reads), the sets, memberships
+ * and orderings, and lets the graph order conflicting pairs, report
+ * ambiguities and insert sync points. The plan then turns the graph's
+ * topological order into steps and adds the barrier edges that make sync
+ * points and exclusive systems run alone (see system.h).
+ */
+#include "system/system.h"
+
+#include <string.h>
+
+#define SCHED_ALIGN _Alignof(uint64_t)
+
+bool wf_conds_push(weft_world *w, wf_conds *c, weft_condition *cond)
+{
+    if (c->n == c->cap) {
+        uint32_t cap = c->cap ? c->cap * 2 : 4;
+        weft_condition **v = wf_alloc(&w->alloc, cap * sizeof *v, _Alignof(weft_condition *));
+        if (!v) {
+            return false;
+        }
+        if (c->v) {
+            memcpy(v, c->v, c->n * sizeof *v);
+            wf_free(&w->alloc, c->v, c->cap * sizeof *v, _Alignof(weft_condition *));
+        }
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = cond;
+    return true;
+}
+
+static void conds_free(weft_world *w, wf_conds *c)
+{
+    if (c->v) {
+        wf_free(&w->alloc, c->v, c->cap * sizeof *c->v, _Alignof(weft_condition *));
+    }
+    memset(c, 0, sizeof *c);
+}
+
+bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok)
+{
+    if (n & WEFT_NODE_SET) {
+        uint32_t i = n & ~WEFT_NODE_SET;
+        return sets_ok && i >= 1 && i <= s->nsets;
+    }
+    return n >= 1 && n <= s->nnodes;
+}
+
+static uint32_t sg_ref(weft_node n)
+{
+    return (n & WEFT_NODE_SET) ? WF_SG_SET_REF((n & ~WEFT_NODE_SET) - 1) : n - 1;
+}
+
+/* ---- plan ---- */
+
+static void plan_free(weft_world *w, weft_schedule *s)
+{
+    wf_plan *p = &s->plan;
+    wf_allocator *a = &w->alloc;
+    uint32_t n1 = p->n ? p->n : 1;
+    if (p->steps) {
+        wf_free(a, p->steps, n1 * sizeof *p->steps, SCHED_ALIGN);
+    }
+    if (p->succ) {
+        wf_free(a, p->succ, (p->nsucc ? p->nsucc : 1) * sizeof *p->succ, SCHED_ALIGN);
+    }
+    if (p->sets) {
+        wf_free(a, p->sets, (p->nsets_ref ? p->nsets_ref : 1) * sizeof *p->sets, SCHED_ALIGN);
+    }
+    if (p->set_first) {
+        wf_free(a, p->set_first, (p->nset_slots ? p->nset_slots : 1) * sizeof *p->set_first,
+                SCHED_ALIGN);
+    }
+    if (p->amb) {
+        wf_free(a, p->amb, (p->namb ? p->namb : 1) * sizeof *p->amb, SCHED_ALIGN);
+    }
+    if (p->amb_ids) {
+        wf_free(a, p->amb_ids, (p->namb_ids ? p->namb_ids : 1) * sizeof *p->amb_ids,
+                SCHED_ALIGN);
+    }
+    if (s->remaining) {
+        wf_free(a, s->remaining, n1 * sizeof *s->remaining, WF_CACHE_LINE);
+    }
+    if (s->set_state) {
+        wf_free(a, s->set_state, (p->nset_slots ? p->nset_slots : 1) * sizeof *s->set_state,
+                SCHED_ALIGN);
+    }
+    if (s->tasks) {
+        wf_free(a, s->tasks, n1 * sizeof *s->tasks, SCHED_ALIGN);
+    }
+    if (s->mq) {
+        wf_free(a, s->mq, n1 * sizeof *s->mq, SCHED_ALIGN);
+    }
+    s->mq = NULL;
+    memset(p, 0, sizeof *p);
+    s->remaining = NULL;
+    s->set_state = NULL;
+    s->tasks = NULL;
+    if (s->built) {
+        wf_sg_fini(&s->graph);
+    }
+    s->built = false;
+}
+
+/* Sets above node `child` (a weft_node), transitively, as a bitmap over
+ * set indices (`mark` has nsets bytes, cleared by the caller). */
+static void sets_above(const weft_schedule *s, weft_node child, uint8_t *mark)
+{
+    for (uint32_t i = 0; i < s->nmembers; i++) {
+        if (s->members[i].a == child) {
+            uint32_t set = (s->members[i].b & ~WEFT_NODE_SET) - 1;
+            if (!mark[set]) {
+                mark[set] = 1;
+                sets_above(s, s->members[i].b, mark);
+            }
+        }
+    }
+}
+
+/* Adds the read access of a condition tree to graph node `node`. */
+static weft_status cond_access(weft_condition *c, wf_sgraph *g, uint32_t node)
+{
+    if (!c) {
+        return WEFT_OK;
+    }
+    switch (c->kind) {
+    case WF_COND_USER:
+        return wf_system_access(c->sys, g, node, true);
+    case WF_COND_RES_CHANGED:
+    case WF_COND_RES_EXISTS: {
+        uint32_t id = c->res;
+        wf_sg_access acc = {&id, 1, NULL, 0, NULL, 0, NULL, 0};
+        return wf_sg_add_access(g, node, &acc);
+    }
+    case WF_COND_ON_MESSAGE: {
+        uint32_t id = WF_MSG_ACCESS(c->msg);
+        wf_sg_access acc = {&id, 1, NULL, 0, NULL, 0, NULL, 0};
+        return wf_sg_add_access(g, node, &acc);
+    }
+    default: {
+        weft_status st = cond_access(c->a, g, node);
+        return st != WEFT_OK ? st : cond_access(c->b, g, node);
+    }
+    }
+}
+
+/* Fills graph g from the declarations. */
+static weft_status feed_graph(weft_schedule *s, wf_sgraph *g, uint8_t *mark)
+{
+    weft_status st = WEFT_OK;
+    for (uint32_t k = 0; k < s->nnodes && st == WEFT_OK; k++) {
+        const wf_decl_node *d = &s->nodes[k];
+        memset(mark, 0, s->nsets ? s->nsets : 1);
+        sets_above(s, k + 1, mark);
+        bool under_cond = d->conds.n > 0;
+        for (uint32_t i = 0; i < s->nsets; i++) {
+            under_cond |= mark[i] && s->sets[i].conds.n > 0;
+        }
+        uint32_t flags = under_cond ? WF_SG_CONDITION : 0;
+        if (d->sys) {
+            flags |= (d->sys->flags & WEFT_SYSTEM_EXCLUSIVE) ? WF_SG_EXCLUSIVE : 0;
+            flags |= (d->sys->flags & WEFT_SYSTEM_COMMANDS) ? WF_SG_DEFERRED : 0;
+        } else {
+            flags |= WF_SG_APPLY;
+        }
+        uint32_t id = wf_sg_add_node(g, d->sys ? d->sys->name : d->name, flags);
+        if (id == WF_SG_NONE) {
+            return WEFT_ERR_OUT_OF_MEMORY;
+        }
+        if (d->sys) {
+            st = wf_system_access(d->sys, g, id, false);
+        }
+        for (uint32_t c = 0; c < d->conds.n && st == WEFT_OK; c++) {
+            st = cond_access(d->conds.v[c], g, id);
+        }
+        for (uint32_t i = 0; i < s->nsets && st == WEFT_OK; i++) {
+            for (uint32_t c = 0; mark[i] && c < s->sets[i].conds.n && st == WEFT_OK; c++) {
+                st = cond_access(s->sets[i].conds.v[c], g, id);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < s->nsets && st == WEFT_OK; i++) {
+        uint32_t flags = s->sets[i].conds.n ? WF_SG_SET_CONDITION : 0;
+        if (wf_sg_add_set(g, s->sets[i].name, flags) == WF_SG_NONE) {
+            return WEFT_ERR_OUT_OF_MEMORY;
+        }
+    }
+    for (uint32_t i = 0; i < s->nmembers && st == WEFT_OK; i++) {
+        st = wf_sg_in_set(g, sg_ref(s->members[i].a), sg_ref(s->members[i].b));
+    }
+    for (uint32_t i = 0; i < s->nedges && st == WEFT_OK; i++) {
+        uint32_t f = (s->edges[i].flags & WEFT_ORDER_IGNORE_DEFERRED) ? WF_SG_IGNORE_DEFERRED
+                                                                      : 0;
+        st = wf_sg_order(g, sg_ref(s->edges[i].a), sg_ref(s->edges[i].b), f);
+    }
+    return st;
+}
+
+/* Does declaration node x (a system node or a set) cover graph node n? */
+static bool covers(const weft_schedule *s, weft_node x, uint32_t n, uint8_t *mark)
+{
+    if (!(x & WEFT_NODE_SET)) {
+        return x == n + 1;
+    }
+    memset(mark, 0, s->nsets ? s->nsets : 1);
+    sets_above(s, n + 1, mark);
+    return mark[(x & ~WEFT_NODE_SET) - 1] != 0;
+}
+
+static bool amb_excused(const weft_schedule *s, uint32_t a, uint32_t b, uint8_t *mark)
+{
+    for (uint32_t i = 0; i < s->namb_ok; i++) {
+        weft_node x = s->amb_ok[i].a, y = s->amb_ok[i].b;
+        if ((covers(s, x, a, mark) && covers(s, y, b, mark)) ||
+            (covers(s, x, b, mark) && covers(s, y, a, mark))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
+{
+    weft_world *w = s->world;
+    wf_allocator *al = &w->alloc;
+    wf_sgraph *g = &s->graph;
+    wf_plan *p = &s->plan;
+    uint32_t n = g->ntotal;
+    uint32_t n1 = n ? n : 1;
+    p->n = n;
+    p->nset_slots = s->nsets;
+    p->steps = wf_calloc(al, n1 * sizeof *p->steps, SCHED_ALIGN);
+    s->remaining = wf_calloc(al, n1 * sizeof *s->remaining, WF_CACHE_LINE);
+    s->tasks = wf_calloc(al, n1 * sizeof *s->tasks, SCHED_ALIGN);
+    s->mq = wf_calloc(al, n1 * sizeof *s->mq, SCHED_ALIGN);
+    s->set_state = wf_calloc(al, (s->nsets ? s->nsets : 1) * sizeof *s->set_state,
+                             SCHED_ALIGN);
+    p->set_first = wf_alloc(al, (s->nsets ? s->nsets : 1) * sizeof *p->set_first,
+                            SCHED_ALIGN);
+    uint32_t cap_succ = g->nsucc + 2 * n + 1;
+    uint32_t *succ = wf_alloc(al, cap_succ * sizeof *succ, SCHED_ALIGN);
+    uint32_t *seen = wf_calloc(al, n1 * sizeof *seen, SCHED_ALIGN);
+    if (!p->steps || !s->remaining || !s->tasks || !s->mq || !s->set_state || !p->set_first || !succ ||
+        !seen) {
+        if (succ) {
+            wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
+        }
+        if (seen) {
+            wf_free(al, seen, n1 * sizeof *seen, SCHED_ALIGN);
+        }
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    /* kinds */
+    for (uint32_t q = 0; q < n; q++) {
+        wf_step *st = &p->steps[q];
+        uint32_t node = g->order[q];
+        st->node = node;
+        st->sched = s;
+        st->pos = q;
+        if (node < s->nnodes && s->nodes[node].sys) {
+            wf_system *sys = s->nodes[node].sys;
+            st->sys = sys;
+            st->kind = (sys->flags & WEFT_SYSTEM_EXCLUSIVE) ? WF_STEP_EXCLUSIVE : WF_STEP_SYSTEM;
+            st->main_only = st->kind == WF_STEP_EXCLUSIVE ||
+                            (sys->flags & WEFT_SYSTEM_MAIN_THREAD) != 0;
+            st->conds = &s->nodes[node].conds;
+        } else {
+            st->kind = WF_STEP_SYNC;
+            st->main_only = true;
+            st->conds = node < s->nnodes ? &s->nodes[node].conds : NULL;
+            p->nsync++;
+        }
+    }
+    /* barrier segments: seg_end = next barrier after q (or n) */
+    uint32_t next = n;
+    for (uint32_t q = n; q-- > 0;) {
+        p->steps[q].seg_end = next;
+        if (p->steps[q].kind != WF_STEP_SYSTEM) {
+            next = q;
+        }
+    }
+    /* successors: the graph's plus the barrier edges, de-duplicated */
+    uint32_t ns = 0;
+    uint32_t prev_barrier = UINT32_MAX;
+    for (uint32_t q = 0; q < n; q++) {
+        wf_step *st = &p->steps[q];
+        uint32_t stamp = q + 1;
+        st->succ0 = ns;
+        for (uint32_t k = g->succ_off[q]; k < g->succ_off[q + 1]; k++) {
+            uint32_t t = g->succ[k];
+            if (seen[t] != stamp) {
+                seen[t] = stamp;
+                succ[ns++] = t;
+            }
+        }
+        uint32_t end = st->seg_end;
+        if (st->kind != WF_STEP_SYSTEM) {
+            /* a barrier precedes everything up to and including the next
+             * barrier */
+            uint32_t last = end < n ? end : n - 1;
+            for (uint32_t t = q + 1; t <= last && t < n; t++) {
+                if (seen[t] != stamp) {
+                    if (ns == cap_succ) {
+                        break; /* cannot happen: bounded above */
+                    }
+                    seen[t] = stamp;
+                    succ[ns++] = t;
+                }
+            }
+            prev_barrier = q;
+        } else if (end < n && seen[end] != stamp) {
+            seen[end] = stamp;
+            succ[ns++] = end;
+        }
+        st->succ1 = ns;
+        (void)prev_barrier;
+    }
+    wf_free(al, seen, n1 * sizeof *seen, SCHED_ALIGN);
+    p->succ = succ;
+    p->nsucc = ns;
+    p->succ = wf_alloc(al, (ns ? ns : 1) * sizeof *succ, SCHED_ALIGN);
+    if (!p->succ) {
+        p->succ = NULL;
+        wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(p->succ, succ, ns * sizeof *succ);
+    wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
+    for (uint32_t k = 0; k < ns; k++) {
+        p->steps[p->succ[k]].pred++;
+    }
+    /* conditioned sets above each step; first member position per set */
+    for (uint32_t i = 0; i < s->nsets; i++) {
+        p->set_first[i] = UINT32_MAX;
+    }
+    uint32_t nref = 0;
+    for (uint32_t q = 0; q < n; q++) {
+        uint32_t node = p->steps[q].node;
+        if (node >= s->nnodes || !p->steps[q].sys) {
+            continue;
+        }
+        memset(mark, 0, s->nsets ? s->nsets : 1);
+        sets_above(s, node + 1, mark);
+        for (uint32_t i = 0; i < s->nsets; i++) {
+            nref += mark[i] && s->sets[i].conds.n;
+        }
+    }
+    p->sets = wf_alloc(al, (nref ? nref : 1) * sizeof *p->sets, SCHED_ALIGN);
+    if (!p->sets) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    p->nsets_ref = nref;
+    nref = 0;
+    for (uint32_t q = 0; q < n; q++) {
+        wf_step *st = &p->steps[q];
+        st->sets0 = st->sets1 = nref;
+        if (st->node >= s->nnodes || !st->sys) {
+            continue;
+        }
+        memset(mark, 0, s->nsets ? s->nsets : 1);
+        sets_above(s, st->node + 1, mark);
+        for (uint32_t i = 0; i < s->nsets; i++) {
+            if (mark[i] && s->sets[i].conds.n) {
+                p->sets[nref++] = i;
+                if (p->set_first[i] == UINT32_MAX) {
+                    p->set_first[i] = q;
+                }
+            }
+        }
+        st->sets1 = nref;
+    }
+    /* ambiguity report, minus ambiguous_with pairs */
+    uint32_t namb = 0, nids = 0;
+    for (uint32_t i = 0; i < g->namb; i++) {
+        if (!amb_excused(s, g->amb[i].a, g->amb[i].b, mark)) {
+            namb++;
+            nids += g->amb[i].nids;
+        }
+    }
+    p->amb = wf_calloc(al, (namb ? namb : 1) * sizeof *p->amb, SCHED_ALIGN);
+    p->amb_ids = wf_alloc(al, (nids ? nids : 1) * sizeof *p->amb_ids, SCHED_ALIGN);
+    if (!p->amb || !p->amb_ids) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    for (uint32_t i = 0; i < g->namb; i++) {
+        const wf_sg_ambiguity *am = &g->amb[i];
+        if (amb_excused(s, am->a, am->b, mark)) {
+            continue;
+        }
+        weft_ambiguity *o = &p->amb[p->namb++];
+        o->a = am->a + 1;
+        o->b = am->b + 1;
+        o->component_count = (int32_t)am->nids;
+        memcpy(p->amb_ids + p->namb_ids, g->amb_ids + am->first, am->nids * sizeof(uint32_t));
+        p->namb_ids += am->nids;
+    }
+    uint32_t off = 0;
+    for (uint32_t i = 0; i < p->namb; i++) {
+        p->amb[i].components = p->amb_ids + off;
+        off += (uint32_t)p->amb[i].component_count;
+    }
+    return WEFT_OK;
+}
+
+weft_status wf_schedule_build(weft_schedule *s)
+{
+    weft_world *w = s->world;
+    if (s->running) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE, "weft_schedule_build: schedule '%s' is running",
+                        s->name);
+    }
+    plan_free(w, s);
+    uint8_t *mark = wf_calloc(&w->alloc, s->nsets ? s->nsets : 1, 1);
+    if (!mark) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory building schedule '%s'",
+                        s->name);
+    }
+    wf_sg_init(&s->graph, &w->alloc);
+    weft_status st = feed_graph(s, &s->graph, mark);
+    if (st == WEFT_OK) {
+        wf_sg_settings set = wf_sg_default_settings();
+        set.auto_insert_sync = s->auto_sync;
+        set.ignored = s->ignored;
+        set.nignored = s->nignored;
+        st = wf_sg_build(&s->graph, &set);
+    }
+    if (st == WEFT_OK) {
+        s->built = true;
+        st = compile_plan(s, mark);
+    }
+    wf_free(&w->alloc, mark, s->nsets ? s->nsets : 1, 1);
+    if (st != WEFT_OK) {
+        if (st == WEFT_ERR_SCHEDULE_CYCLE && s->graph.error) {
+            wf_error(w, st, "schedule '%s': %s", s->name, s->graph.error);
+        } else if (st == WEFT_ERR_OUT_OF_MEMORY) {
+            wf_error(w, st, "out of memory building schedule '%s'", s->name);
+        } else {
+            wf_error(w, st, "schedule '%s': build failed%s%s", s->name,
+                     s->graph.error ? ": " : "", s->graph.error ? s->graph.error : "");
+        }
+        if (!s->built) {
+            wf_sg_fini(&s->graph);
+        }
+        plan_free(w, s);
+        return st;
+    }
+    s->dirty = false;
+    s->builds++;
+    return WEFT_OK;
+}
+
+void wf_schedule_free(weft_world *w, weft_schedule *s)
+{
+    plan_free(w, s);
+    for (uint32_t k = 0; k < s->nnodes; k++) {
+        wf_system_destroy(w, s->nodes[k].sys);
+        if (s->nodes[k].name) {
+            wf_free(&w->alloc, s->nodes[k].name, strlen(s->nodes[k].name) + 1, 1);
+        }
+        conds_free(w, &s->nodes[k].conds);
+    }
+    for (uint32_t i = 0; i < s->nsets; i++) {
+        wf_free(&w->alloc, s->sets[i].name, strlen(s->sets[i].name) + 1, 1);
+        conds_free(w, &s->sets[i].conds);
+    }
+    while (s->conds) {
+        weft_condition *c = s->conds;
+        s->conds = c->next;
+        wf_condition_free(w, c);
+    }
+    wf_allocator *a = &w->alloc;
+    if (s->nodes) {
+        wf_free(a, s->nodes, s->cap_nodes * sizeof *s->nodes, SCHED_ALIGN);
+    }
+    if (s->sets) {
+        wf_free(a, s->sets, s->cap_sets * sizeof *s->sets, SCHED_ALIGN);
+    }
+    if (s->members) {
+        wf_free(a, s->members, s->cap_members * sizeof *s->members, SCHED_ALIGN);
+    }
+    if (s->edges) {
+        wf_free(a, s->edges, s->cap_edges * sizeof *s->edges, SCHED_ALIGN);
+    }
+    if (s->amb_ok) {
+        wf_free(a, s->amb_ok, s->cap_amb_ok * sizeof *s->amb_ok, SCHED_ALIGN);
+    }
+    if (s->ignored) {
+        wf_free(a, s->ignored, s->cap_ignored * sizeof *s->ignored, SCHED_ALIGN);
+    }
+    wf_free(a, s->name, strlen(s->name) + 1, 1);
+    wf_free(a, s, sizeof *s, _Alignof(weft_schedule));
+}

@@ -1,0 +1,511 @@
+/* src/system/system.c - system registration: descriptors, declared access,
+ * the intra-system conflict check, local state.
+ * SPDX-License-Identifier: MIT
+ *
+ * A system's access is what its descriptor declares: per query, the
+ * components its terms read (READ fields and Added/Changed filters) or
+ * write, plus the With/Without components that restrict it; then its
+ * resources and message types (message type t is access id
+ * WF_MSG_ACCESS(t)). Two uses inside one system conflict like two systems
+ * would (spec/schedule.md §1.7): one writes what the other touches and no
+ * With/Without pair on one component separates them.
+ */
+#include "system/system.h"
+
+#include <string.h>
+
+/* ---- the world's system state ---- */
+
+static void sys_world_fini(weft_world *w)
+{
+    wf_sys_world *sw = w->sys;
+    while (sw->schedules) {
+        weft_schedule *s = sw->schedules;
+        sw->schedules = s->next;
+        wf_schedule_free(w, s);
+    }
+    if (sw->pool) {
+        wf_thread_pool_destroy(sw->pool);
+    }
+    if (sw->frame) {
+        wf_free(&w->alloc, sw->frame, (size_t)sw->nframe * sizeof *sw->frame,
+                _Alignof(weft_schedule *));
+    }
+    wf_free(&w->alloc, sw, sizeof *sw, _Alignof(wf_sys_world));
+    w->sys = NULL;
+    w->sys_fini = NULL;
+}
+
+wf_sys_world *wf_sys_get(weft_world *w)
+{
+    if (!w->sys) {
+        wf_sys_world *sw = wf_calloc(&w->alloc, sizeof *sw, _Alignof(wf_sys_world));
+        if (!sw) {
+            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating scheduler state");
+            return NULL;
+        }
+        sw->threads = 1;
+        sw->step = 1.0 / 64.0;
+        sw->max_delta = 0.25;
+        w->sys = sw;
+        w->sys_fini = sys_world_fini;
+    }
+    return w->sys;
+}
+
+/* ---- access of one query ---- */
+
+typedef struct wf_qacc {
+    uint32_t reads[WEFT_MAX_TERMS], writes[WEFT_MAX_TERMS];
+    uint32_t with[WEFT_MAX_TERMS], without[WEFT_MAX_TERMS];
+    uint32_t nr, nw, nwith, nwithout;
+} wf_qacc;
+
+static void query_access(const weft_query *q, wf_qacc *a)
+{
+    memset(a, 0, sizeof *a);
+    for (uint32_t i = 0; i < q->term_count; i++) {
+        const wf_term *t = &q->terms[i];
+        if (t->access == WEFT_ACCESS_WRITE) {
+            a->writes[a->nw++] = t->id;
+        } else if (t->access == WEFT_ACCESS_READ || t->filter) {
+            a->reads[a->nr++] = t->id;
+        }
+        if (t->group < 0 && (t->oper == WEFT_OPER_AND || t->oper == WEFT_OPER_WITH)) {
+            a->with[a->nwith++] = t->id;
+        } else if (t->oper == WEFT_OPER_WITHOUT) {
+            a->without[a->nwithout++] = t->id;
+        }
+    }
+}
+
+static bool ids_meet(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb,
+                     uint32_t *out)
+{
+    for (uint32_t i = 0; i < na; i++) {
+        for (uint32_t j = 0; j < nb; j++) {
+            if (a[i] == b[j]) {
+                *out = a[i];
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Do two queries provably match disjoint entities? */
+static bool qacc_disjoint(const wf_qacc *x, const wf_qacc *y)
+{
+    uint32_t id;
+    return ids_meet(x->with, x->nwith, y->without, y->nwithout, &id) ||
+           ids_meet(x->without, x->nwithout, y->with, y->nwith, &id);
+}
+
+/* A component both touch with at least one write, or 0. */
+static uint32_t qacc_conflict(const wf_qacc *x, const wf_qacc *y)
+{
+    uint32_t id = 0;
+    if (ids_meet(x->writes, x->nw, y->writes, y->nw, &id) ||
+        ids_meet(x->writes, x->nw, y->reads, y->nr, &id) ||
+        ids_meet(x->reads, x->nr, y->writes, y->nw, &id)) {
+        return id;
+    }
+    return 0;
+}
+
+weft_status wf_system_access(const wf_system *sys, wf_sgraph *g, uint32_t node,
+                             bool reads_only)
+{
+    for (int32_t i = 0; i < sys->nqueries; i++) {
+        wf_qacc a;
+        query_access(sys->queries[i], &a);
+        uint32_t reads[2 * WEFT_MAX_TERMS];
+        uint32_t nr = a.nr;
+        memcpy(reads, a.reads, nr * sizeof *reads);
+        if (reads_only) {
+            memcpy(reads + nr, a.writes, a.nw * sizeof *reads);
+            nr += a.nw;
+        }
+        wf_sg_access acc = {reads, nr, a.writes, reads_only ? 0 : a.nw,
+                            a.with, a.nwith, a.without, a.nwithout};
+        weft_status st = wf_sg_add_access(g, node, &acc);
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    uint32_t n = (uint32_t)(sys->nres + sys->nmsgs);
+    if (n == 0) {
+        return WEFT_OK;
+    }
+    uint32_t ids_r[WEFT_MAX_SYSTEM_RESOURCES + WEFT_MAX_SYSTEM_MESSAGES];
+    uint32_t ids_w[WEFT_MAX_SYSTEM_RESOURCES + WEFT_MAX_SYSTEM_MESSAGES];
+    uint32_t nr = 0, nw = 0;
+    for (int32_t i = 0; i < sys->nres; i++) {
+        if (sys->res[i].access == WEFT_ACCESS_WRITE && !reads_only) {
+            ids_w[nw++] = sys->res[i].id;
+        } else {
+            ids_r[nr++] = sys->res[i].id;
+        }
+    }
+    for (int32_t i = 0; i < sys->nmsgs; i++) {
+        uint32_t id = WF_MSG_ACCESS(sys->msgs[i].type);
+        /* a reader advances only its own cursor: reading a message type is
+         * a read of the queue */
+        if (sys->msgs[i].access == WEFT_ACCESS_WRITE && !reads_only) {
+            ids_w[nw++] = id;
+        } else {
+            ids_r[nr++] = id;
+        }
+    }
+    wf_sg_access acc = {ids_r, nr, ids_w, nw, NULL, 0, NULL, 0};
+    return wf_sg_add_access(g, node, &acc);
+}
+
+void wf_system_set_last_run(wf_system *sys, uint32_t tick)
+{
+    sys->last_run = tick;
+    for (int32_t i = 0; i < sys->nqueries; i++) {
+        sys->queries[i]->last_run = tick;
+    }
+}
+
+/* ---- create / destroy ---- */
+
+typedef struct sys_args {
+    const char *name;
+    const weft_query_desc *queries;
+    int32_t nq;
+    const weft_resource_use *res;
+    int32_t nres;
+    const weft_message_use *msgs;
+    int32_t nmsgs;
+    uint32_t flags;
+    weft_local_desc local;
+    bool condition;
+} sys_args;
+
+static const char *sys_label(const sys_args *a)
+{
+    return a->condition ? "weft_condition_create" : "weft_system_add";
+}
+
+/* Checks everything that needs no allocation. */
+static weft_status sys_validate(weft_world *w, const sys_args *a)
+{
+    const char *fn = sys_label(a);
+    if (!a->condition && (!a->name || !a->name[0])) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: the system needs a name", fn);
+    }
+    if (a->nq < 0 || a->nq > WEFT_MAX_SYSTEM_QUERIES || (a->nq && !a->queries)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s '%s': query_count %d out of range 0..%d "
+                        "or queries NULL", fn, a->name ? a->name : "", a->nq,
+                        WEFT_MAX_SYSTEM_QUERIES);
+    }
+    if (a->nres < 0 || a->nres > WEFT_MAX_SYSTEM_RESOURCES || (a->nres && !a->res)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s '%s': resource_count %d out of range "
+                        "0..%d or resources NULL", fn, a->name ? a->name : "", a->nres,
+                        WEFT_MAX_SYSTEM_RESOURCES);
+    }
+    if (a->nmsgs < 0 || a->nmsgs > WEFT_MAX_SYSTEM_MESSAGES || (a->nmsgs && !a->msgs)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s '%s': message_count %d out of range "
+                        "0..%d or messages NULL", fn, a->name ? a->name : "", a->nmsgs,
+                        WEFT_MAX_SYSTEM_MESSAGES);
+    }
+    if (a->flags & ~(uint32_t)(WEFT_SYSTEM_EXCLUSIVE | WEFT_SYSTEM_MAIN_THREAD |
+                               WEFT_SYSTEM_COMMANDS)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s '%s': unknown flag bits 0x%x", fn,
+                        a->name, a->flags);
+    }
+    size_t al = a->local.align;
+    if (al & (al - 1)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "%s '%s': local align %zu is not a power of two", fn, a->name, al);
+    }
+    for (int32_t i = 0; i < a->nres; i++) {
+        weft_access acc = a->res[i].access;
+        if (acc != WEFT_ACCESS_READ && acc != WEFT_ACCESS_WRITE) {
+            return wf_error(w, WEFT_ERR_INVALID_ARG,
+                            "%s '%s': resource %d: access must be READ or WRITE", fn,
+                            a->name ? a->name : "", i);
+        }
+        const wf_type_info *ti = wf_registry_get(&w->registry, a->res[i].id);
+        if (!ti) {
+            return wf_error(w, WEFT_ERR_NOT_FOUND, "%s '%s': resource id %u is not registered",
+                            fn, a->name ? a->name : "", a->res[i].id);
+        }
+        if (acc == WEFT_ACCESS_WRITE && a->condition) {
+            return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
+                            "%s '%s': conditions are read-only, resource '%s' is declared "
+                            "WRITE", fn, a->name ? a->name : "", ti->name);
+        }
+        if (acc == WEFT_ACCESS_WRITE && (ti->flags & WEFT_COMPONENT_IMMUTABLE)) {
+            return wf_error(w, WEFT_ERR_IMMUTABLE, "%s '%s': resource '%s' is immutable", fn,
+                            a->name ? a->name : "", ti->name);
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (a->res[j].id == a->res[i].id) {
+                return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
+                                "%s '%s': resource '%s' is listed twice", fn,
+                                a->name ? a->name : "", ti->name);
+            }
+        }
+    }
+    for (int32_t i = 0; i < a->nmsgs; i++) {
+        weft_access acc = a->msgs[i].access;
+        if (acc != WEFT_ACCESS_READ && acc != WEFT_ACCESS_WRITE) {
+            return wf_error(w, WEFT_ERR_INVALID_ARG,
+                            "%s '%s': message %d: access must be READ or WRITE", fn,
+                            a->name ? a->name : "", i);
+        }
+        if (!wf_messages_type(w, a->msgs[i].type)) {
+            return wf_error(w, WEFT_ERR_NOT_FOUND,
+                            "%s '%s': message type %u is not registered", fn,
+                            a->name ? a->name : "", a->msgs[i].type);
+        }
+        if (acc == WEFT_ACCESS_WRITE && a->condition) {
+            return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
+                            "%s: conditions are read-only, message type %u is declared WRITE",
+                            fn, a->msgs[i].type);
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (a->msgs[j].type == a->msgs[i].type) {
+                return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
+                                "%s '%s': message type %u is listed twice", fn,
+                                a->name ? a->name : "", a->msgs[i].type);
+            }
+        }
+    }
+    return WEFT_OK;
+}
+
+/* The intra-system conflict check over compiled queries. */
+static weft_status sys_check_queries(weft_world *w, const sys_args *a, weft_query **qs)
+{
+    const char *fn = sys_label(a);
+    for (int32_t i = 0; i < a->nq; i++) {
+        wf_qacc x;
+        query_access(qs[i], &x);
+        if (a->condition && x.nw) {
+            return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
+                            "%s '%s': conditions are read-only, query %d writes '%s'", fn,
+                            a->name ? a->name : "", i, wf_component_name(w, x.writes[0]));
+        }
+        for (int32_t j = 0; j < i; j++) {
+            wf_qacc y;
+            query_access(qs[j], &y);
+            uint32_t id = qacc_conflict(&x, &y);
+            if (id && !qacc_disjoint(&x, &y)) {
+                return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
+                                "%s '%s': queries %d and %d both touch '%s' and one writes "
+                                "it (make them disjoint with With/Without, or merge them)",
+                                fn, a->name, j, i, wf_component_name(w, id));
+            }
+        }
+        for (int32_t r = 0; r < a->nres; r++) {
+            uint32_t id = a->res[r].id;
+            bool rw = a->res[r].access == WEFT_ACCESS_WRITE;
+            uint32_t hit;
+            if (ids_meet(&id, 1, x.writes, x.nw, &hit) ||
+                (rw && ids_meet(&id, 1, x.reads, x.nr, &hit))) {
+                return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
+                                "%s '%s': '%s' is used both as a resource and by query %d "
+                                "with a write", fn, a->name ? a->name : "",
+                                wf_component_name(w, id), i);
+            }
+        }
+    }
+    return WEFT_OK;
+}
+
+static char *str_dup(weft_world *w, const char *s, size_t *len)
+{
+    size_t n = strlen(s);
+    char *p = wf_alloc(&w->alloc, n + 1, 1);
+    if (p) {
+        memcpy(p, s, n + 1);
+        *len = n;
+    }
+    return p;
+}
+
+static size_t local_align(const weft_local_desc *l)
+{
+    return l->align ? l->align : 16;
+}
+
+void wf_system_destroy(weft_world *w, wf_system *sys)
+{
+    if (!sys) {
+        return;
+    }
+    for (int32_t i = 0; i < sys->nqueries; i++) {
+        if (sys->queries[i]) {
+            weft_query_destroy(w, sys->queries[i]);
+        }
+    }
+    if (sys->queries) {
+        wf_free(&w->alloc, sys->queries, (size_t)sys->nqueries * sizeof *sys->queries,
+                _Alignof(weft_query *));
+    }
+    if (sys->res) {
+        wf_free(&w->alloc, sys->res, (size_t)sys->nres * sizeof *sys->res,
+                _Alignof(weft_resource_use));
+    }
+    if (sys->msgs) {
+        wf_free(&w->alloc, sys->msgs, (size_t)sys->nmsgs * sizeof *sys->msgs,
+                _Alignof(weft_message_use));
+        wf_free(&w->alloc, sys->cursors, (size_t)sys->nmsgs * sizeof *sys->cursors,
+                _Alignof(weft_message_cursor));
+    }
+    if (sys->local) {
+        if (sys->local_desc.fini) {
+            sys->local_desc.fini(sys->local, sys->user);
+        }
+        wf_free(&w->alloc, sys->local, sys->local_desc.size, local_align(&sys->local_desc));
+    }
+    if (sys->cmds) {
+        wf_cmds_fini(sys->cmds);
+        wf_free(&w->alloc, sys->cmds, sizeof *sys->cmds, _Alignof(weft_commands));
+    }
+    for (uint32_t i = 0; i < sys->nchunks; i++) {
+        wf_cmds_fini(sys->chunks[i].cmds);
+        wf_free(&w->alloc, sys->chunks[i].cmds, sizeof(weft_commands),
+                _Alignof(weft_commands));
+    }
+    if (sys->chunks) {
+        wf_free(&w->alloc, sys->chunks, (size_t)sys->cap_chunks * sizeof *sys->chunks,
+                _Alignof(wf_chunk_buf));
+    }
+    if (sys->tasks) {
+        wf_free(&w->alloc, sys->tasks, (size_t)sys->cap_tasks * sizeof *sys->tasks,
+                _Alignof(wf_par_task));
+    }
+    if (sys->name) {
+        wf_free(&w->alloc, sys->name, sys->name_len + 1, 1);
+    }
+    wf_free(&w->alloc, sys, sizeof *sys, _Alignof(wf_system));
+}
+
+wf_system *wf_system_create(weft_schedule *s, const weft_system_desc *desc,
+                            const weft_condition_desc *cdesc)
+{
+    weft_world *w = s->world;
+    sys_args a;
+    memset(&a, 0, sizeof a);
+    if (desc) {
+        a.name = desc->name;
+        a.queries = desc->queries;
+        a.nq = desc->query_count;
+        a.res = desc->resources;
+        a.nres = desc->resource_count;
+        a.msgs = desc->messages;
+        a.nmsgs = desc->message_count;
+        a.flags = desc->flags;
+        a.local = desc->local;
+    } else {
+        a.name = cdesc->name ? cdesc->name : "condition";
+        a.queries = cdesc->queries;
+        a.nq = cdesc->query_count;
+        a.res = cdesc->resources;
+        a.nres = cdesc->resource_count;
+        a.msgs = cdesc->messages;
+        a.nmsgs = cdesc->message_count;
+        a.condition = true;
+    }
+    if (sys_validate(w, &a) != WEFT_OK) {
+        return NULL;
+    }
+    wf_system *sys = wf_calloc(&w->alloc, sizeof *sys, _Alignof(wf_system));
+    if (!sys) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding a system");
+        return NULL;
+    }
+    sys->sched = s;
+    sys->flags = a.flags;
+    sys->fn = desc ? desc->fn : NULL;
+    sys->cond_fn = cdesc ? cdesc->fn : NULL;
+    sys->user = desc ? desc->user : cdesc->user;
+    sys->local_desc = a.local;
+    sys->name = str_dup(w, a.name, &sys->name_len);
+    if (!sys->name) {
+        goto oom;
+    }
+    if (a.nq) {
+        sys->queries = wf_calloc(&w->alloc, (size_t)a.nq * sizeof *sys->queries,
+                                 _Alignof(weft_query *));
+        if (!sys->queries) {
+            goto oom;
+        }
+        sys->nqueries = a.nq;
+        for (int32_t i = 0; i < a.nq; i++) {
+            sys->queries[i] = weft_query_create(w, &a.queries[i]);
+            if (!sys->queries[i]) {
+                wf_system_destroy(w, sys); /* the query's error stays recorded */
+                return NULL;
+            }
+        }
+    }
+    if (a.nres) {
+        sys->res = wf_alloc(&w->alloc, (size_t)a.nres * sizeof *sys->res,
+                            _Alignof(weft_resource_use));
+        if (!sys->res) {
+            goto oom;
+        }
+        memcpy(sys->res, a.res, (size_t)a.nres * sizeof *sys->res);
+        sys->nres = a.nres;
+    }
+    if (sys_check_queries(w, &a, sys->queries) != WEFT_OK) {
+        wf_system_destroy(w, sys);
+        return NULL;
+    }
+    if (a.nmsgs) {
+        sys->msgs = wf_alloc(&w->alloc, (size_t)a.nmsgs * sizeof *sys->msgs,
+                             _Alignof(weft_message_use));
+        sys->cursors = wf_calloc(&w->alloc, (size_t)a.nmsgs * sizeof *sys->cursors,
+                                 _Alignof(weft_message_cursor));
+        if (!sys->msgs || !sys->cursors) {
+            if (sys->msgs) {
+                wf_free(&w->alloc, sys->msgs, (size_t)a.nmsgs * sizeof *sys->msgs,
+                        _Alignof(weft_message_use));
+                sys->msgs = NULL;
+            }
+            if (sys->cursors) {
+                wf_free(&w->alloc, sys->cursors, (size_t)a.nmsgs * sizeof *sys->cursors,
+                        _Alignof(weft_message_cursor));
+                sys->cursors = NULL;
+            }
+            goto oom;
+        }
+        memcpy(sys->msgs, a.msgs, (size_t)a.nmsgs * sizeof *sys->msgs);
+        sys->nmsgs = a.nmsgs;
+    }
+    if (!a.condition) {
+        sys->cmds = wf_alloc(&w->alloc, sizeof *sys->cmds, _Alignof(weft_commands));
+        if (!sys->cmds) {
+            goto oom;
+        }
+        wf_cmds_init(sys->cmds, w, &w->alloc, &w->registry);
+        /* exclusive systems run alone on the driver: real ids are
+         * deterministic there */
+        sys->cmds->provisional = !(a.flags & WEFT_SYSTEM_EXCLUSIVE);
+    }
+    if (a.local.size) {
+        sys->local = wf_calloc(&w->alloc, a.local.size, local_align(&a.local));
+        if (!sys->local) {
+            goto oom;
+        }
+        if (a.local.init) {
+            a.local.init(sys->local, sys->user);
+        }
+    } else {
+        sys->local_desc.fini = NULL;
+    }
+    /* "minus infinity": the first run sees everything as added */
+    wf_system_set_last_run(sys, w->change_tick - WEFT_MAX_CHANGE_AGE);
+    return sys;
+oom:
+    sys->local_desc.fini = NULL; /* init never ran */
+    wf_system_destroy(w, sys);
+    wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding system '%s'", a.name);
+    return NULL;
+}
