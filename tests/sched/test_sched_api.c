@@ -1768,6 +1768,286 @@ static void messages_between_systems(void **state)
     assert_int_equal(find_amb(s, n1, n2, NULL), -1);
 }
 
+// ---- checklist 21: failures and context misuse ----
+
+typedef struct failer {
+    weft_status st;
+    const char *msg;
+    bool on;
+    int runs;
+    weft_component spawn; // also records a spawn of this (0: none)
+} failer;
+
+static void sys_fail(weft_system_ctx *ctx, void *user)
+{
+    failer *fl = user;
+    fl->runs++;
+    if (fl->spawn) {
+        uint32_t v = 7;
+        weft_value val = {fl->spawn, sizeof v, &v};
+        BODY_CHECK(weft_cmd_spawn(weft_system_commands(ctx), &val, 1) != 0);
+    }
+    if (fl->on) {
+        weft_system_fail(ctx, fl->st, fl->msg);
+    }
+}
+
+static void system_failure_reported(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_schedule *s = mksched(w, "failing");
+    int r[4] = {0, 0, 0, 0};
+    sysb b;
+    sb_init(&b, "ok0", sys_count, &r[0]);
+    weft_node n0 = sb_add(w, s, &b);
+    failer fl = {WEFT_ERR_NOT_FOUND, "boom 42", true, 0, c.mark};
+    sb_init(&b, "exploder", sys_fail, &fl);
+    b.d.flags = WEFT_SYSTEM_COMMANDS;
+    weft_node nf = sb_add(w, s, &b);
+    failer fl2 = {WEFT_ERR_CAPACITY, "second", true, 0, 0};
+    sb_init(&b, "exploder2", sys_fail, &fl2);
+    weft_node nf2 = sb_add(w, s, &b);
+    sb_init(&b, "ok1", sys_count, &r[1]);
+    weft_node n1 = sb_add(w, s, &b);
+    sb_init(&b, "ok2", sys_count, &r[2]);
+    sb_add(w, s, &b);
+    assert_int_equal(weft_schedule_order(s, n0, nf, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, nf, n1, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, nf, nf2, 0), WEFT_OK);
+
+    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_ERR_NOT_FOUND);
+    const char *msg = weft_last_error(w);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_NOT_FOUND);
+    if (!tw_contains(msg, "exploder") || !tw_contains(msg, "boom 42")) {
+        fail_msg("error message \"%s\" should name the system and its message", msg);
+    }
+    assert_int_equal(r[0], 1);
+    assert_int_equal(r[1], 1); // successors of the failing system still run
+    assert_int_equal(r[2], 1);
+    assert_int_equal(fl.runs, 1);
+    assert_int_equal(fl2.runs, 1);
+    assert_int_equal(count_with(w, c.mark), 1); // its commands were applied
+    weft_system_stats st;
+    assert_int_equal(weft_schedule_system_stats(s, nf, &st), WEFT_OK);
+    assert_int_equal(st.runs, 1);
+    assert_int_equal(st.failures, 1);
+    assert_int_equal(weft_schedule_system_stats(s, nf2, &st), WEFT_OK);
+    assert_int_equal(st.failures, 1);
+
+    // Recovered: the next run succeeds.
+    fl.on = false;
+    fl2.on = false;
+    weft_clear_error(w);
+    RUN(w, s);
+    assert_int_equal(r[1], 2);
+    assert_int_equal(weft_schedule_system_stats(s, nf, &st), WEFT_OK);
+    assert_int_equal(st.failures, 1);
+    assert_int_equal(st.runs, 2);
+    // A NULL message is allowed.
+    fl2.on = true;
+    fl2.msg = NULL;
+    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_ERR_CAPACITY);
+    assert_true(tw_contains(weft_last_error(w), "exploder2"));
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+typedef enum misuse_kind {
+    MIS_RES_UNDECLARED,
+    MIS_RES_MUT_READ,
+    MIS_GET_MUT_READ,
+    MIS_MSG_UNDECLARED,
+    MIS_ITER_RANGE,
+} misuse_kind;
+
+typedef struct misuser {
+    misuse_kind kind;
+    weft_component c;
+    weft_message_type mt;
+    weft_entity e;
+    bool got_null;       // the bad access returned NULL / an error
+    weft_status st;
+    bool world_null;     // weft_system_world gave NULL
+    bool local_null;     // weft_system_local gave NULL
+} misuser;
+
+static void sys_misuse(weft_system_ctx *ctx, void *user)
+{
+    misuser *m = user;
+    m->world_null = weft_system_world(ctx) == NULL;
+    m->local_null = weft_system_local(ctx) == NULL;
+    switch (m->kind) {
+    case MIS_RES_UNDECLARED:
+        m->got_null = weft_system_resource(ctx, m->c, sizeof(int32_t)) == NULL;
+        break;
+    case MIS_RES_MUT_READ:
+        m->got_null = weft_system_resource_mut(ctx, m->c, sizeof(int32_t)) == NULL;
+        break;
+    case MIS_GET_MUT_READ:
+        m->got_null = weft_system_get_mut(ctx, 0, m->e, 0, sizeof(vec2)) == NULL;
+        break;
+    case MIS_MSG_UNDECLARED: {
+        int32_t v = 1;
+        m->st = weft_system_message_write(ctx, m->mt, &v, sizeof v);
+        m->got_null = m->st != WEFT_OK;
+        break;
+    }
+    case MIS_ITER_RANGE: {
+        weft_iter it;
+        m->st = weft_system_iter(ctx, 5, &it);
+        m->got_null = m->st != WEFT_OK;
+        break;
+    }
+    }
+}
+
+static void context_misuse_fails_the_system(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_component secret = tw_comp(w, "Secret", sizeof(int32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    weft_component open = tw_comp(w, "Open", sizeof(int32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    int32_t zero = 0;
+    assert_int_equal(weft_resource_insert(w, secret, &zero, sizeof zero), WEFT_OK);
+    assert_int_equal(weft_resource_insert(w, open, &zero, sizeof zero), WEFT_OK);
+    vec2 p = {1, 2};
+    weft_value v = {c.pos, sizeof p, &p};
+    weft_entity e = weft_spawn_with(w, &v, 1);
+    weft_message_desc md;
+    memset(&md, 0, sizeof md);
+    md.name = "Undeclared";
+    md.size = sizeof(int32_t);
+    weft_message_type mt = weft_message_register(w, &md);
+    assert_true(mt != 0);
+
+    static const struct {
+        misuse_kind kind;
+        const char *sys;
+        const char *needle; // in the error message besides the system name
+        weft_status want;
+    } cases[] = {
+        {MIS_RES_UNDECLARED, "sneaky_res", "Secret", WEFT_ERR_ACCESS_VIOLATION},
+        {MIS_RES_MUT_READ, "sneaky_res_mut", "Open", WEFT_ERR_ACCESS_VIOLATION},
+        {MIS_GET_MUT_READ, "sneaky_get_mut", "Pos", WEFT_ERR_ACCESS_VIOLATION},
+        {MIS_MSG_UNDECLARED, "sneaky_msg", "Undeclared", WEFT_ERR_ACCESS_VIOLATION},
+        {MIS_ITER_RANGE, "bad_iter", NULL, WEFT_ERR_INVALID_ARG},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        weft_schedule *s = mksched(w, cases[i].sys);
+        misuser m;
+        memset(&m, 0, sizeof m);
+        m.kind = cases[i].kind;
+        m.c = cases[i].kind == MIS_RES_UNDECLARED ? secret : open;
+        m.mt = mt;
+        m.e = e;
+        int after = 0;
+        sysb b;
+        sb_init(&b, cases[i].sys, sys_misuse, &m);
+        sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
+        sb_res(&b, open, WEFT_ACCESS_READ);
+        weft_node n = sb_add(w, s, &b);
+        sb_init(&b, "bystander", sys_count, &after);
+        weft_node n2 = sb_add(w, s, &b);
+        assert_int_equal(weft_schedule_order(s, n, n2, 0), WEFT_OK);
+        weft_clear_error(w);
+        weft_status st = weft_schedule_run(w, s, 0.0);
+        if (cases[i].kind == MIS_ITER_RANGE) {
+            // A bad argument is reported to the caller; the run need not fail.
+            assert_true(m.got_null);
+            assert_int_equal(m.st, WEFT_ERR_INVALID_ARG);
+        } else {
+            if (st != cases[i].want) {
+                fail_msg("%s: run returned %s, expected %s (%s)", cases[i].sys,
+                         weft_status_name(st), weft_status_name(cases[i].want),
+                         weft_last_error(w));
+            }
+            assert_true(m.got_null);
+            const char *msg = weft_last_error(w);
+            if (!tw_contains(msg, cases[i].sys) || !tw_contains(msg, cases[i].needle)) {
+                fail_msg("%s: error \"%s\" should name the system and \"%s\"", cases[i].sys,
+                         msg, cases[i].needle);
+            }
+            weft_system_stats sst;
+            assert_int_equal(weft_schedule_system_stats(s, n, &sst), WEFT_OK);
+            assert_int_equal(sst.failures, 1);
+        }
+        assert_true(m.world_null); // not exclusive
+        assert_true(m.local_null); // no local declared
+        assert_int_equal(after, 1);
+        assert_int_equal(weft_schedule_destroy(w, s), WEFT_OK);
+    }
+    // Nothing was written through the refused pointers.
+    assert_int_equal(*(const int32_t *)weft_resource_get(w, secret, sizeof(int32_t)), 0);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// An exclusive system: gets the world, spawns directly; may run another
+// schedule but not its own.
+typedef struct excl {
+    weft_component c;
+    weft_world *world;
+    weft_schedule *self, *other;
+    weft_status self_run, other_run, self_destroy;
+    bool world_ok;
+    bool nested; // try the nested runs
+} excl;
+
+static void sys_exclusive(weft_system_ctx *ctx, void *user)
+{
+    excl *x = user;
+    weft_world *w = weft_system_world(ctx);
+    x->world_ok = w == x->world;
+    if (!w) {
+        return;
+    }
+    uint32_t v = 99;
+    weft_value val = {x->c, sizeof v, &v};
+    BODY_CHECK(weft_spawn_with(w, &val, 1) != 0);
+    if (!x->nested) {
+        return;
+    }
+    x->self_run = weft_schedule_run(w, x->self, 0.0);
+    x->other_run = weft_schedule_run(w, x->other, 0.0);
+    x->self_destroy = weft_schedule_destroy(w, x->self);
+}
+
+static void exclusive_system_world_access(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_schedule *s = mksched(w, "main");
+    weft_schedule *o = mksched(w, "nested");
+    int nested_runs = 0;
+    sysb b;
+    sb_init(&b, "nested_counter", sys_count, &nested_runs);
+    sb_add(w, o, &b);
+    excl x = {c.mark, w, s, o, WEFT_OK, WEFT_ERR_INTERNAL, WEFT_OK, false, false};
+    sb_init(&b, "exclusive", sys_exclusive, &x);
+    b.d.flags = WEFT_SYSTEM_EXCLUSIVE;
+    weft_node ne = sb_add(w, s, &b);
+    seen sn = {0, 0};
+    weft_node nc = add_seen(w, s, "successor", c.mark, &sn);
+    assert_int_equal(weft_schedule_order(s, ne, nc, 0), WEFT_OK);
+    RUN(w, s);
+    assert_true(x.world_ok);
+    assert_int_equal(sn.last, 1); // the direct spawn, seen by the successor
+    assert_int_equal(nested_runs, 0);
+    // Nested: another schedule runs, its own schedule is busy.
+    x.nested = true;
+    weft_status st = weft_schedule_run(w, s, 0.0);
+    assert_true(st == WEFT_OK || st == WEFT_ERR_WRONG_PHASE);
+    assert_int_equal(x.self_run, WEFT_ERR_WRONG_PHASE);
+    assert_int_equal(x.other_run, WEFT_OK);
+    assert_int_equal(x.self_destroy, WEFT_ERR_WRONG_PHASE);
+    assert_int_equal(nested_runs, 1);
+    assert_int_equal(sn.last, 2);
+    assert_non_null(weft_schedule_lookup(w, "main"));
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1789,6 +2069,9 @@ int main(void)
         T(frames_fixed_step),
         T(frames_configure_misuse_and_messages),
         T(messages_between_systems),
+        T(system_failure_reported),
+        T(context_misuse_fails_the_system),
+        T(exclusive_system_world_access),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
