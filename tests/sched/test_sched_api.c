@@ -144,7 +144,14 @@ static void expect_ok(weft_world *w, weft_status st, const char *what)
     }
 }
 
-#define RUN(w, s) expect_ok((w), weft_schedule_run((w), (s), 1.0 / 60.0), "weft_schedule_run")
+static void body_ok(void);
+
+// Runs s, expecting WEFT_OK and no failed check inside a system body.
+#define RUN(w, s)                                                                  \
+    do {                                                                           \
+        expect_ok((w), weft_schedule_run((w), (s), 1.0 / 60.0), "weft_schedule_run"); \
+        body_ok();                                                                 \
+    } while (0)
 #define BUILD(w, s) expect_ok((w), weft_schedule_build((w), (s)), "weft_schedule_build")
 
 // Does the ambiguity report of s contain the pair {a, b} (either order)?
@@ -2048,6 +2055,374 @@ static void exclusive_system_world_access(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
+// ---- checklist 21 (cont.): schedule API misuse ----
+
+static void schedule_api_misuse(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+
+    assert_null(weft_schedule_create(NULL, "x"));
+    assert_null(weft_schedule_create(w, NULL));
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, NULL);
+    assert_null(weft_schedule_create(w, ""));
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, NULL);
+    weft_schedule *s = mksched(w, "update");
+    assert_null(weft_schedule_create(w, "update"));
+    tw_expect_error(f, WEFT_ERR_ALREADY_EXISTS, "update");
+    assert_true(weft_schedule_lookup(w, "update") == s);
+    assert_null(weft_schedule_lookup(w, "nope"));
+
+    // Not built yet.
+    assert_int_equal(weft_schedule_position(s, 1), -1);
+    assert_int_equal(weft_schedule_sync_count(s), -1);
+    assert_int_equal(weft_schedule_ambiguity_count(s), -1);
+    assert_int_equal(weft_schedule_dot(s, NULL, 0), 0);
+    assert_int_equal(weft_schedule_build_count(s), 0);
+
+    sysb b;
+    sb_init(&b, "sys", sys_nop, NULL);
+    assert_int_equal(weft_system_add(NULL, &b.d), WEFT_NODE_NONE);
+    assert_int_equal(weft_system_add(s, NULL), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, NULL);
+    // Each malformed descriptor is INVALID_ARG.
+    for (int k = 0; k < 9; k++) {
+        sb_init(&b, "sys", sys_nop, NULL);
+        switch (k) {
+        case 0: b.d._start_canary = 1; break;
+        case 1: b.d._end_canary = 1; break;
+        case 2: b.d.name = NULL; break;
+        case 3: b.d.fn = NULL; break;
+        case 4: b.d.flags = 1u << 12; break;
+        case 5: b.d.local.size = 8; b.d.local.align = 3; break;
+        case 6: sb_res(&b, c.health, WEFT_ACCESS_NUM); break;
+        case 7: sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0); break;
+        case 8: break;
+        }
+        sb_finish(&b);
+        if (k == 7) {
+            b.d.query_count = WEFT_MAX_SYSTEM_QUERIES + 1;
+        }
+        if (k == 8) {
+            b.d.queries = NULL;
+            b.d.query_count = 1;
+        }
+        assert_int_equal(weft_system_add(s, &b.d), WEFT_NODE_NONE);
+        if (weft_last_status(w) != WEFT_ERR_INVALID_ARG) {
+            fail_msg("malformed descriptor %d: %s, expected WEFT_ERR_INVALID_ARG", k,
+                     weft_status_name(weft_last_status(w)));
+        }
+    }
+    // Unknown ids.
+    sb_init(&b, "sys", sys_nop, NULL);
+    sb_res(&b, 9999, WEFT_ACCESS_READ);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_NOT_FOUND, NULL);
+    sb_init(&b, "sys", sys_nop, NULL);
+    sb_msg(&b, 777, WEFT_ACCESS_READ);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_NOT_FOUND, NULL);
+    sb_init(&b, "sys", sys_nop, NULL);
+    sb_q1(&b, 9999, WEFT_ACCESS_READ, 0);
+    assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+    tw_expect_error(f, WEFT_ERR_UNKNOWN_COMPONENT, NULL);
+    assert_int_equal(weft_schedule_node_count(s), 0);
+
+    sb_init(&b, "a", sys_nop, NULL);
+    weft_node a = sb_add(w, s, &b);
+    sb_init(&b, "b", sys_nop, NULL);
+    weft_node bn = sb_add(w, s, &b);
+    weft_node set = weft_schedule_set(s, "grp");
+    assert_int_equal(weft_schedule_set(s, NULL), WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_set(NULL, "x"), WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_apply_point(NULL, "x"), WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_order(s, a, 999, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_order(s, WEFT_NODE_NONE, a, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_order(s, a, WEFT_NODE_SET | 77u, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_order(s, a, bn, 1u << 9), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_order(NULL, a, bn, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_in_set(s, a, bn), WEFT_ERR_INVALID_ARG); // not a set
+    assert_int_equal(weft_schedule_in_set(s, 999, set), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_chain(s, NULL, 2, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_ambiguous_with(s, a, 999), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_node_name(s, 999), NULL);
+    assert_string_equal(weft_schedule_node_name(s, a), "a");
+    assert_string_equal(weft_schedule_node_name(s, set), "grp");
+    weft_system_stats st;
+    assert_int_equal(weft_schedule_system_stats(s, 999, &st), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_system_stats(s, a, NULL), WEFT_ERR_INVALID_ARG);
+    assert_null(weft_condition_create(s, NULL));
+    weft_condition_desc cd;
+    memset(&cd, 0, sizeof cd);
+    assert_null(weft_condition_create(s, &cd)); // no fn
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, NULL);
+
+    // Foreign schedule and NULL schedule.
+    weft_world *w2 = weft_world_create(NULL);
+    assert_non_null(w2);
+    assert_int_equal(weft_schedule_run(w2, s, 0.0), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_build(w2, s), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_destroy(w2, s), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_apply_pending(w2, s), WEFT_ERR_INVALID_HANDLE);
+    weft_world_destroy(w2);
+    weft_status st0 = weft_schedule_run(w, NULL, 0.0);
+    assert_true(st0 == WEFT_ERR_INVALID_HANDLE || st0 == WEFT_ERR_INVALID_ARG);
+    st0 = weft_schedule_build(w, NULL);
+    assert_true(st0 == WEFT_ERR_INVALID_HANDLE || st0 == WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_run(NULL, s, 0.0), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_destroy(w, NULL), WEFT_OK); // NULL is ignored
+    assert_int_equal(weft_schedule_node_count(NULL), 0);
+    assert_int_equal(weft_schedule_position(NULL, a), -1);
+    assert_int_equal(weft_world_set_threads(NULL, 2), WEFT_ERR_INVALID_HANDLE);
+    weft_job_system js;
+    memset(&js, 0, sizeof js);
+    assert_int_equal(weft_world_set_job_system(w, &js), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_world_threads(w), 1);
+
+    // Everything still works afterwards.
+    RUN(w, s);
+    assert_int_equal(weft_schedule_node_count(s), 2);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// ---- build count ----
+
+static void build_count_and_rebuild(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_schedule *s = mksched(w, "update");
+    int r1 = 0, r2 = 0, r3 = 0;
+    sysb b;
+    sb_init(&b, "one", sys_count, &r1);
+    weft_node n1 = sb_add(w, s, &b);
+    sb_init(&b, "two", sys_count, &r2);
+    weft_node n2 = sb_add(w, s, &b);
+    assert_int_equal(weft_schedule_build_count(s), 0);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_build_count(s), 1);
+    RUN(w, s);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_build_count(s), 1);
+    // Adding a system rebuilds once, and the new one runs.
+    sb_init(&b, "three", sys_count, &r3);
+    weft_node n3 = sb_add(w, s, &b);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_build_count(s), 2);
+    assert_int_equal(r3, 1);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_build_count(s), 2);
+    // An ordering change rebuilds and takes effect.
+    assert_int_equal(weft_schedule_order(s, n3, n1, 0), WEFT_OK);
+    RUN(w, s);
+    assert_int_equal(weft_schedule_build_count(s), 3);
+    assert_true(weft_schedule_position(s, n3) < weft_schedule_position(s, n1));
+    assert_int_equal(r1, 6);
+    assert_int_equal(r2, 6);
+    assert_int_equal(r3, 3);
+    (void)n2;
+    assert_int_equal(weft_schedule_build_count(NULL), 0);
+}
+
+// ---- local state ----
+
+typedef struct big_local {
+    uint64_t counter;
+    uint8_t rest[56];
+} big_local;
+
+static int g_inits, g_finis, g_init_dirty, g_misaligned;
+static uint64_t g_fini_sum;
+
+static void local_init(void *local, void *user)
+{
+    (void)user;
+    g_inits++;
+    const uint8_t *p = local;
+    for (size_t i = 0; i < sizeof(big_local); i++) {
+        if (p[i] != 0) {
+            g_init_dirty++;
+            break;
+        }
+    }
+    ((big_local *)local)->counter = 1000;
+}
+
+static void local_fini(void *local, void *user)
+{
+    (void)user;
+    g_finis++;
+    g_fini_sum += ((big_local *)local)->counter;
+}
+
+typedef struct local_user {
+    size_t align;
+} local_user;
+
+static void sys_local(weft_system_ctx *ctx, void *user)
+{
+    local_user *lu = user;
+    big_local *l = weft_system_local(ctx);
+    BODY_CHECK(l != NULL);
+    if (l) {
+        if (((uintptr_t)l & (lu->align - 1)) != 0) {
+            g_misaligned++;
+        }
+        l->counter++;
+    }
+}
+
+static void add_local_sys(weft_world *w, weft_schedule *s, const char *name, size_t align,
+                          local_user *lu)
+{
+    sysb b;
+    sb_init(&b, name, sys_local, lu);
+    b.d.local.size = sizeof(big_local);
+    b.d.local.align = align;
+    b.d.local.init = local_init;
+    b.d.local.fini = local_fini;
+    sb_add(w, s, &b);
+}
+
+static void local_state_lifecycle(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    g_inits = g_finis = g_init_dirty = g_misaligned = 0;
+    g_fini_sum = 0;
+    weft_schedule *s = mksched(w, "locals");
+    local_user l64 = {64}, l16 = {16};
+    add_local_sys(w, s, "aligned64", 64, &l64);
+    add_local_sys(w, s, "default_align", 0, &l16);
+    assert_int_equal(g_inits, 2); // when added, before any run
+    for (int i = 0; i < 3; i++) {
+        RUN(w, s);
+    }
+    assert_int_equal(g_inits, 2);
+    assert_int_equal(g_finis, 0);
+    assert_int_equal(g_init_dirty, 0);
+    assert_int_equal(g_misaligned, 0);
+    assert_int_equal(weft_schedule_destroy(w, s), WEFT_OK);
+    assert_int_equal(g_finis, 2);
+    assert_int_equal(g_fini_sum, 2 * 1003);
+
+    // World destruction runs fini too (and frees everything: the fixture's
+    // allocator checks no bytes are left).
+    g_inits = g_finis = 0;
+    g_fini_sum = 0;
+    weft_world *w2 = weft_world_create(NULL);
+    assert_non_null(w2);
+    weft_schedule *s2 = weft_schedule_create(w2, "locals");
+    assert_non_null(s2);
+    add_local_sys(w2, s2, "one", 32, &l16);
+    expect_ok(w2, weft_schedule_run(w2, s2, 0.0), "run");
+    weft_world_destroy(w2);
+    assert_int_equal(g_inits, 1);
+    assert_int_equal(g_finis, 1);
+    assert_int_equal(g_fini_sum, 1001);
+}
+
+// ---- stats, profiling, trace and DOT ----
+
+static void sys_spin(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    volatile uint64_t x = 0;
+    for (int i = 0; i < 20000; i++) {
+        x += (uint64_t)i;
+    }
+    if (user) {
+        (*(int *)user)++;
+    }
+}
+
+static void stats_trace_and_dot(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_schedule *s = mksched(w, "profiled");
+    static const char *names[4] = {"physics_step", "ai_think", "render_prep", "audio_mix"};
+    weft_node n[4];
+    sysb b;
+    for (int i = 0; i < 4; i++) {
+        sb_init(&b, names[i], sys_spin, NULL);
+        sb_q1(&b, i < 2 ? c.pos : c.vel, i % 2 ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ, 0);
+        n[i] = sb_add(w, s, &b);
+    }
+    weft_node set = weft_schedule_set(s, "simulation_set");
+    assert_int_equal(weft_schedule_in_set(s, n[0], set), WEFT_OK);
+    assert_int_equal(weft_schedule_in_set(s, n[1], set), WEFT_OK);
+    assert_int_equal(weft_schedule_order(s, set, n[2], 0), WEFT_OK);
+    cnd never = {0, false};
+    assert_int_equal(weft_run_if(s, n[3], mkcond(w, s, "never", &never)), WEFT_OK);
+    assert_int_equal(weft_schedule_set_profiling(s, true), WEFT_OK);
+    for (int i = 0; i < 3; i++) {
+        RUN(w, s);
+    }
+    weft_system_stats st;
+    assert_int_equal(weft_schedule_system_stats(s, n[0], &st), WEFT_OK);
+    assert_int_equal(st.runs, 3);
+    assert_int_equal(st.skipped, 0);
+    assert_int_equal(st.failures, 0);
+    assert_true(st.total_ns > 0);
+    assert_true(st.last_ns > 0);
+    assert_true(st.last_ns <= st.total_ns);
+    assert_int_equal(weft_schedule_system_stats(s, n[3], &st), WEFT_OK);
+    assert_int_equal(st.runs, 0);
+    assert_int_equal(st.skipped, 3);
+    assert_int_equal(weft_schedule_max_concurrency(s), 1); // single-threaded
+
+    // Trace: sized with cap 0, every system that ran named, truncation safe.
+    size_t len = weft_schedule_trace_json(s, NULL, 0);
+    assert_true(len > 0);
+    char *buf = malloc(len + 1);
+    assert_non_null(buf);
+    assert_int_equal(weft_schedule_trace_json(s, buf, len + 1), len);
+    assert_int_equal(strlen(buf), len);
+    assert_true(tw_contains(buf, "traceEvents"));
+    for (int i = 0; i < 3; i++) {
+        if (!tw_contains(buf, names[i])) {
+            fail_msg("trace does not name %s: %s", names[i], buf);
+        }
+    }
+    assert_true(buf[0] == '{' || buf[0] == '[');
+    char small[16];
+    memset(small, 'x', sizeof small);
+    assert_int_equal(weft_schedule_trace_json(s, small, 10), len);
+    assert_int_equal(strlen(small), 9);
+    assert_int_equal(small[10], 'x');
+    free(buf);
+
+    // DOT: a digraph naming every node and the set.
+    len = weft_schedule_dot(s, NULL, 0);
+    assert_true(len > 0);
+    buf = malloc(len + 1);
+    assert_non_null(buf);
+    assert_int_equal(weft_schedule_dot(s, buf, len + 1), len);
+    assert_true(tw_contains(buf, "digraph"));
+    for (int i = 0; i < 4; i++) {
+        if (!tw_contains(buf, names[i])) {
+            fail_msg("DOT does not name %s: %s", names[i], buf);
+        }
+    }
+    assert_true(tw_contains(buf, "simulation_set"));
+    free(buf);
+
+    // Profiling off: the trace of the next run has no events.
+    assert_int_equal(weft_schedule_set_profiling(s, false), WEFT_OK);
+    RUN(w, s);
+    len = weft_schedule_trace_json(s, NULL, 0);
+    buf = malloc(len + 1);
+    assert_non_null(buf);
+    weft_schedule_trace_json(s, buf, len + 1);
+    assert_false(tw_contains(buf, names[0]));
+    free(buf);
+    assert_int_equal(weft_schedule_system_stats(s, n[0], &st), WEFT_OK);
+    assert_int_equal(st.runs, 4);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -2072,6 +2447,10 @@ int main(void)
         T(system_failure_reported),
         T(context_misuse_fails_the_system),
         T(exclusive_system_world_access),
+        T(schedule_api_misuse),
+        T(build_count_and_rebuild),
+        T(local_state_lifecycle),
+        T(stats_trace_and_dot),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
