@@ -287,8 +287,9 @@ static void independent_systems_start_together(void **state)
 // writers made disjoint by With/Without do.
 typedef struct overlap {
     atomic_int writers, readers, violations;
-    atomic_int readers_met, disjoint_in, disjoint_met;
+    atomic_int readers_arrived, readers_met, disjoint_arrived, disjoint_met;
     atomic_int runs;
+    int target; // arrivals expected by the end of this run (2 per run)
 } overlap;
 
 static void sys_pos_writer(weft_system_ctx *ctx, void *user)
@@ -315,7 +316,8 @@ static void sys_pos_reader(weft_system_ctx *ctx, void *user)
     if (atomic_load(&o->writers) != 0) {
         atomic_fetch_add(&o->violations, 1);
     }
-    if (wait_atleast(&o->readers, 2, 2.0)) {
+    atomic_fetch_add(&o->readers_arrived, 1);
+    if (wait_atleast(&o->readers_arrived, o->target, 2.0)) {
         atomic_fetch_add(&o->readers_met, 1);
     }
     atomic_fetch_sub(&o->readers, 1);
@@ -326,11 +328,10 @@ static void sys_disjoint_writer(weft_system_ctx *ctx, void *user)
     (void)ctx;
     overlap *o = user;
     atomic_fetch_add(&o->runs, 1);
-    atomic_fetch_add(&o->disjoint_in, 1);
-    if (wait_atleast(&o->disjoint_in, 2, 2.0)) {
+    atomic_fetch_add(&o->disjoint_arrived, 1);
+    if (wait_atleast(&o->disjoint_arrived, o->target, 2.0)) {
         atomic_fetch_add(&o->disjoint_met, 1);
     }
-    atomic_fetch_sub(&o->disjoint_in, 1);
 }
 
 static void conflicting_systems_never_overlap(void **state)
@@ -361,6 +362,7 @@ static void conflicting_systems_never_overlap(void **state)
     assert_int_equal(weft_schedule_build(w, s), WEFT_OK);
     int runs = 10;
     for (int r = 0; r < runs; r++) {
+        o.target = 2 * (r + 1);
         run_ok(w, s);
     }
     assert_int_equal(atomic_load(&o.runs), 6 * runs);
