@@ -158,7 +158,7 @@ static weft_node add_node(weft_schedule *s, wf_system *sys, const char *name)
     memset(d, 0, sizeof *d);
     d->sys = sys;
     if (!sys) {
-        d->name = dup_str(w, name);
+        d->name = dup_str(w, name ? name : "apply");
         if (!d->name) {
             wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'",
                      s->name);

@@ -38,6 +38,10 @@ struct wf_exec {
     _Alignas(WF_CACHE_LINE) wf_atomic_u32 left; /* steps not finished */
     _Alignas(WF_CACHE_LINE) wf_atomic_u32 running; /* systems running now */
     wf_atomic_u32 max_running;
+    wf_atomic_u32 helpers_live;  /* host helpers still inside the run */
+    wf_atomic_u32 failed;        /* some system failed (scan at the end) */
+    _Alignas(WF_CACHE_LINE) wf_atomic_u32 rq_tail; /* ready queue: next free slot */
+    _Alignas(WF_CACHE_LINE) wf_atomic_u32 rq_head; /* ready queue: next to claim */
 };
 
 uint64_t wf_now_ns(void)
@@ -83,6 +87,9 @@ void wf_ctx_fail(weft_system_ctx *ctx, weft_status st, const char *msg)
     }
     sys->fail_status = st == WEFT_OK ? WEFT_ERR_INTERNAL : st;
     snprintf(sys->fail_msg, sizeof sys->fail_msg, "%s", msg ? msg : weft_status_str(st));
+    if (ctx->sched && ctx->sched->exec) {
+        wf_atomic_store_relaxed_u32(&ctx->sched->exec->failed, 1);
+    }
 }
 
 /* ---- applying buffers ---- */
@@ -156,6 +163,8 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     wf_system *sys = st->sys;
     weft_system_ctx ctx = {x->w, sys, s, tick_of(x, st->pos), worker, x->dt,
                            st->kind == WF_STEP_EXCLUSIVE, false};
+    sys->fail_status = WEFT_OK;
+    sys->ran = false;
     bool skip = false;
     for (uint32_t i = st->sets0; i < st->sets1; i++) {
         skip |= !set_eval(x, s->plan.sets[i], worker);
@@ -195,6 +204,7 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     if (sink.count && sys->fail_status == WEFT_OK) {
         sys->fail_status = sink.status;
         memcpy(sys->fail_msg, sink.message, sizeof sys->fail_msg);
+        wf_atomic_store_relaxed_u32(&x->failed, 1);
     }
     sys->worker = worker;
     sys->ran = true;
@@ -224,24 +234,55 @@ static void step_run(wf_exec *x, const wf_step *st, int32_t worker)
     run_system(x, st, worker);
 }
 
-/* ---- multi-threaded dispatch ---- */
+/* ---- multi-threaded dispatch ----
+ *
+ * Ready steps go to the run's ready queue: an array with one slot per
+ * step (each step becomes ready once per run), filled through an atomic
+ * tail and drained in batches through an atomic head, so a thousand tiny
+ * ready systems cost a thousand slot writes and a few dozen claims, not a
+ * thousand deque round trips. Every worker of the run (the caller and one
+ * helper task per pool worker) loops: main-thread queue (caller only),
+ * ready queue, then the pool's deques (parallel-iteration chunks), until
+ * no step is left. */
 
-static void pool_task(void *arg, uint32_t worker);
-static void host_task(void *arg);
-
-static void submit(wf_exec *x, uint32_t p)
+static void rq_push(wf_exec *x, uint32_t p)
 {
     weft_schedule *s = x->s;
-    wf_step *st = &s->plan.steps[p];
-    if (x->sw->host) {
-        x->sw->jobs.submit(x->sw->jobs.user, host_task, st);
-        return;
+    /* Relaxed: the slot index only needs to be unique; publication is the
+     * release store of the slot, read by the consumer's acquire load. */
+    uint32_t slot = wf_atomic_fetch_add_relaxed_u32(&x->rq_tail, 1);
+    wf_atomic_store_release_u32(&s->readyq[slot], p + 1);
+}
+
+/* Claims up to `max` ready steps; returns how many were written to out. */
+static uint32_t rq_take(wf_exec *x, uint32_t *out, uint32_t max)
+{
+    weft_schedule *s = x->s;
+    for (;;) {
+        /* Relaxed head: a guess, validated by the CAS. Acquire tail: pairs
+         * with nothing by itself (slots are published one by one), it just
+         * bounds the claim. */
+        uint32_t h = wf_atomic_load_relaxed_u32(&x->rq_head);
+        uint32_t t = wf_atomic_load_acquire_u32(&x->rq_tail);
+        if (h >= t) {
+            return 0;
+        }
+        uint32_t avail = t - h;
+        uint32_t b = avail / (2u * (uint32_t)x->workers);
+        b = b < 1 ? 1 : b > max ? max : b;
+        if (wf_atomic_cas_seq_cst_u32(&x->rq_head, &h, h + b)) {
+            for (uint32_t i = 0; i < b; i++) {
+                uint32_t v;
+                /* Acquire: pairs with rq_push's release store; a claimed
+                 * slot may still be in the middle of being published. */
+                while ((v = wf_atomic_load_acquire_u32(&s->readyq[h + i])) == 0) {
+                    wf_thread_pause();
+                }
+                out[i] = v - 1;
+            }
+            return b;
+        }
     }
-    wf_task *t = &s->tasks[p];
-    t->fn = pool_task;
-    t->arg = st;
-    t->group = NULL;
-    wf_thread_pool_submit(x->sw->pool, t);
 }
 
 static void mq_lock(weft_schedule *s)
@@ -292,7 +333,7 @@ static uint32_t dispatch(wf_exec *x, uint32_t t, int32_t worker, uint32_t inline
     if (st->main_only) {
         push_main(x->s, t);
     } else {
-        submit(x, t);
+        rq_push(x, t);
     }
     return inline_next;
 }
@@ -317,52 +358,96 @@ static void exec_from(wf_exec *x, uint32_t p, int32_t worker)
     }
 }
 
-static void pool_task(void *arg, uint32_t worker)
+/* One worker's part of a run; returns when every step has finished. */
+static void work_loop(wf_exec *x, int32_t worker)
 {
-    wf_step *st = arg;
-    exec_from(st->sched->exec, st->pos, (int32_t)worker);
-}
-
-static void host_task(void *arg)
-{
-    wf_step *st = arg;
-    exec_from(st->sched->exec, st->pos, host_worker());
-}
-
-static void wait_help(wf_exec *x)
-{
-    if (x->sw->host) {
-        x->sw->jobs.help(x->sw->jobs.user);
-    } else if (!wf_thread_pool_help(x->sw->pool)) {
-        wf_thread_pause();
+    weft_schedule *s = x->s;
+    uint32_t batch[64];
+    uint32_t idle = 0;
+    /* Acquire: pairs with the acq_rel decrements of left, so every step's
+     * writes are visible once it reads 0. */
+    while (wf_atomic_load_acquire_u32(&x->left) > 0) {
+        uint32_t p;
+        if (worker == 0 && pop_main(s, &p)) {
+            exec_from(x, p, 0);
+            idle = 0;
+            continue;
+        }
+        uint32_t n = rq_take(x, batch, 64);
+        if (n) {
+            for (uint32_t i = 0; i < n; i++) {
+                exec_from(x, batch[i], worker);
+            }
+            idle = 0;
+            continue;
+        }
+        if (x->sw->host) {
+            if (worker == 0) {
+                x->sw->jobs.help(x->sw->jobs.user);
+            }
+        } else if (wf_thread_pool_help(x->sw->pool)) {
+            idle = 0;
+            continue;
+        }
+        if (++idle % 64 == 0) {
+            wf_thread_yield();
+        } else {
+            wf_thread_pause();
+        }
     }
+}
+
+static void helper_pool(void *arg, uint32_t worker)
+{
+    work_loop(arg, (int32_t)worker);
+}
+
+static void helper_host(void *arg)
+{
+    wf_exec *x = arg;
+    work_loop(x, host_worker());
+    /* Release: the caller's acquire load of helpers_live orders this
+     * helper's last reads of x before x goes out of scope. */
+    wf_atomic_fetch_sub_acq_rel_u32(&x->helpers_live, 1);
 }
 
 static void run_multi(wf_exec *x)
 {
     weft_schedule *s = x->s;
     const wf_plan *plan = &s->plan;
-    uint32_t first = UINT32_MAX;
+    wf_sys_world *sw = x->sw;
     for (uint32_t p = 0; p < plan->n; p++) {
         if (plan->steps[p].pred == 0) {
-            first = dispatch(x, p, 0, first);
+            if (plan->steps[p].main_only) {
+                push_main(s, p);
+            } else {
+                rq_push(x, p);
+            }
         }
     }
-    if (first != UINT32_MAX) {
-        exec_from(x, first, 0);
+    uint32_t helpers = (uint32_t)x->workers - 1;
+    wf_task_group group;
+    wf_task_group_init(&group);
+    wf_atomic_init_u32(&x->helpers_live, helpers);
+    for (uint32_t i = 0; i < helpers; i++) {
+        if (sw->host) {
+            sw->jobs.submit(sw->jobs.user, helper_host, x);
+        } else {
+            wf_task *t = &sw->helpers[i];
+            t->fn = helper_pool;
+            t->arg = x;
+            t->group = &group;
+            wf_thread_pool_submit(sw->pool, t);
+        }
     }
-    uint32_t idle = 0;
-    while (wf_atomic_load_acquire_u32(&x->left) > 0) {
-        uint32_t p;
-        if (pop_main(s, &p)) {
-            exec_from(x, p, 0);
-            idle = 0;
-            continue;
+    work_loop(x, 0);
+    /* helpers read x until they see no step left: wait for them */
+    if (sw->host) {
+        while (wf_atomic_load_acquire_u32(&x->helpers_live) > 0) {
+            sw->jobs.help(sw->jobs.user);
         }
-        wait_help(x);
-        if (++idle % 256 == 0) {
-            wf_thread_yield();
-        }
+    } else {
+        wf_thread_pool_wait(sw->pool, &group);
     }
 }
 
@@ -406,11 +491,7 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
     wf_atomic_init_u32(&x.left, plan->n);
     for (uint32_t p = 0; p < plan->n; p++) {
         wf_atomic_init_u32(&s->remaining[p], plan->steps[p].pred);
-        wf_system *sys = plan->steps[p].sys;
-        if (sys) {
-            sys->fail_status = WEFT_OK;
-            sys->ran = false;
-        }
+        wf_atomic_init_u32(&s->readyq[p], 0);
     }
     for (uint32_t i = 0; i < plan->nset_slots; i++) {
         wf_atomic_init_u32(&s->set_state[i], 0);
@@ -431,6 +512,9 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
         s->max_conc = (int32_t)wf_atomic_load_relaxed_u32(&x.max_running);
     } else {
         for (uint32_t p = 0; p < plan->n; p++) {
+            if (p + 4 < plan->n) {
+                WF_PREFETCH(plan->steps[p + 4].sys);
+            }
             step_run(&x, &plan->steps[p], 0);
         }
         s->max_conc = plan->n ? 1 : 0;
@@ -445,7 +529,8 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
     /* failures: log each, return the first in schedule order */
     weft_status first = WEFT_OK;
     const wf_system *first_sys = NULL;
-    for (uint32_t p = 0; p < plan->n; p++) {
+    bool failed = wf_atomic_load_relaxed_u32(&x.failed) != 0;
+    for (uint32_t p = 0; failed && p < plan->n; p++) {
         const wf_system *sys = plan->steps[p].sys;
         if (!sys || sys->fail_status == WEFT_OK) {
             continue;
@@ -469,6 +554,22 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
 
 /* ---- executor configuration ---- */
 
+void wf_exec_release(weft_world *w)
+{
+    wf_sys_world *sw = w->sys;
+    if (sw->pool) {
+        wf_thread_pool_destroy(sw->pool);
+        sw->pool = NULL;
+    }
+    if (sw->helpers) {
+        wf_free(&w->alloc, sw->helpers, (size_t)sw->threads * sizeof *sw->helpers,
+                _Alignof(wf_task));
+        sw->helpers = NULL;
+    }
+    sw->host = false;
+    sw->threads = 1;
+}
+
 weft_status wf_exec_set_threads(weft_world *w, int32_t threads)
 {
     wf_sys_world *sw = wf_sys_get(w);
@@ -483,17 +584,15 @@ weft_status wf_exec_set_threads(weft_world *w, int32_t threads)
     if (n > WF_POOL_MAX_WORKERS) {
         n = WF_POOL_MAX_WORKERS;
     }
-    if (sw->pool) {
-        wf_thread_pool_destroy(sw->pool);
-        sw->pool = NULL;
-    }
-    sw->host = false;
-    sw->threads = 1;
+    wf_exec_release(w);
     if (n <= 1) {
         return WEFT_OK;
     }
-    sw->pool = wf_thread_pool_create(&w->alloc, n);
+    sw->helpers = wf_calloc(&w->alloc, n * sizeof *sw->helpers, _Alignof(wf_task));
+    sw->threads = (int32_t)n; /* sizes helpers */
+    sw->pool = sw->helpers ? wf_thread_pool_create(&w->alloc, n) : NULL;
     if (!sw->pool) {
+        wf_exec_release(w);
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
                         "weft_world_set_threads: could not start %u workers (out of memory or "
                         "thread creation failed); the executor stays single-threaded", n);
@@ -517,12 +616,18 @@ weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs)
                         "weft_world_set_job_system: submit and help are required and "
                         "workers must be at least 1");
     }
-    if (sw->pool) {
-        wf_thread_pool_destroy(sw->pool);
-        sw->pool = NULL;
-    }
+    wf_exec_release(w);
     sw->host = jobs != NULL;
     sw->threads = jobs ? (int32_t)(jobs->workers > 256 ? 256 : jobs->workers) : 1;
+    if (jobs && sw->threads > 1) {
+        sw->helpers = wf_calloc(&w->alloc, (size_t)sw->threads * sizeof *sw->helpers,
+                                _Alignof(wf_task));
+        if (!sw->helpers) {
+            wf_exec_release(w);
+            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_world_set_job_system: out of "
+                            "memory");
+        }
+    }
     if (jobs) {
         sw->jobs = *jobs;
     }

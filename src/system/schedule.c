@@ -91,8 +91,8 @@ static void plan_free(weft_world *w, weft_schedule *s)
         wf_free(a, s->set_state, (p->nset_slots ? p->nset_slots : 1) * sizeof *s->set_state,
                 SCHED_ALIGN);
     }
-    if (s->tasks) {
-        wf_free(a, s->tasks, n1 * sizeof *s->tasks, SCHED_ALIGN);
+    if (s->readyq) {
+        wf_free(a, s->readyq, n1 * sizeof *s->readyq, SCHED_ALIGN);
     }
     if (s->mq) {
         wf_free(a, s->mq, n1 * sizeof *s->mq, SCHED_ALIGN);
@@ -101,7 +101,7 @@ static void plan_free(weft_world *w, weft_schedule *s)
     memset(p, 0, sizeof *p);
     s->remaining = NULL;
     s->set_state = NULL;
-    s->tasks = NULL;
+    s->readyq = NULL;
     if (s->built) {
         wf_sg_fini(&s->graph);
     }
@@ -237,7 +237,7 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
     p->nset_slots = s->nsets;
     p->steps = wf_calloc(al, n1 * sizeof *p->steps, SCHED_ALIGN);
     s->remaining = wf_calloc(al, n1 * sizeof *s->remaining, WF_CACHE_LINE);
-    s->tasks = wf_calloc(al, n1 * sizeof *s->tasks, SCHED_ALIGN);
+    s->readyq = wf_calloc(al, n1 * sizeof *s->readyq, SCHED_ALIGN);
     s->mq = wf_calloc(al, n1 * sizeof *s->mq, SCHED_ALIGN);
     s->set_state = wf_calloc(al, (s->nsets ? s->nsets : 1) * sizeof *s->set_state,
                              SCHED_ALIGN);
@@ -246,7 +246,7 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
     uint32_t cap_succ = g->nsucc + 2 * n + 1;
     uint32_t *succ = wf_alloc(al, cap_succ * sizeof *succ, SCHED_ALIGN);
     uint32_t *seen = wf_calloc(al, n1 * sizeof *seen, SCHED_ALIGN);
-    if (!p->steps || !s->remaining || !s->tasks || !s->mq || !s->set_state || !p->set_first || !succ ||
+    if (!p->steps || !s->remaining || !s->readyq || !s->mq || !s->set_state || !p->set_first || !succ ||
         !seen) {
         if (succ) {
             wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
@@ -269,11 +269,11 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
             st->kind = (sys->flags & WEFT_SYSTEM_EXCLUSIVE) ? WF_STEP_EXCLUSIVE : WF_STEP_SYSTEM;
             st->main_only = st->kind == WF_STEP_EXCLUSIVE ||
                             (sys->flags & WEFT_SYSTEM_MAIN_THREAD) != 0;
-            st->conds = &s->nodes[node].conds;
+            st->conds = s->nodes[node].conds.n ? &s->nodes[node].conds : NULL;
         } else {
             st->kind = WF_STEP_SYNC;
             st->main_only = true;
-            st->conds = node < s->nnodes ? &s->nodes[node].conds : NULL;
+            st->conds = NULL; /* apply points ignore conditions */
             p->nsync++;
         }
     }

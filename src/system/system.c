@@ -24,9 +24,7 @@ static void sys_world_fini(weft_world *w)
         sw->schedules = s->next;
         wf_schedule_free(w, s);
     }
-    if (sw->pool) {
-        wf_thread_pool_destroy(sw->pool);
-    }
+    wf_exec_release(w);
     if (sw->frame) {
         wf_free(&w->alloc, sw->frame, (size_t)sw->nframe * sizeof *sw->frame,
                 _Alignof(weft_schedule *));

@@ -55,16 +55,26 @@ typedef struct wf_par_task {
 /* A system, or the state of a user run condition (then fn is NULL and
  * cond_fn set; the same context API serves both). */
 typedef struct wf_system {
+    /* what a run touches, first: a run without queries or failure
+     * touches the first cache line only */
+    weft_system_fn fn;
+    void *user;
+    weft_query **queries;
+    weft_commands *cmds;       /* own buffer (NULL for conditions) */
+    int32_t nqueries;
+    uint32_t flags;            /* weft_system_flags */
+    uint32_t last_run;
+    int32_t worker;            /* last run's worker */
+    weft_status fail_status;   /* the last run: WEFT_OK unless it failed */
+    bool ran;                  /* the last run: the body ran (not skipped) */
+    weft_system_stats stats;   /* runs: the line's last 8 bytes */
+    uint64_t t_start, t_end;   /* profiling: ns since the run began */
+    /* the rest */
     weft_schedule *sched;
     char *name;
     size_t name_len;
-    weft_system_fn fn;
     weft_condition_fn cond_fn;
-    void *user;
-    uint32_t flags;            /* weft_system_flags */
     weft_node node;            /* 0 for conditions */
-    weft_query **queries;
-    int32_t nqueries;
     weft_resource_use *res;
     int32_t nres;
     weft_message_use *msgs;
@@ -72,20 +82,12 @@ typedef struct wf_system {
     weft_message_cursor *cursors; /* [nmsgs] */
     void *local;
     weft_local_desc local_desc;
-    weft_commands *cmds;       /* own buffer (NULL for conditions) */
-    uint32_t last_run;
     /* parallel iteration */
     wf_chunk_buf *chunks;
     uint32_t nchunks, cap_chunks;
     wf_par_task *tasks;
     uint32_t cap_tasks;
-    /* per run */
-    weft_status fail_status;
     char fail_msg[WF_ERROR_LEN];
-    uint64_t t_start, t_end;   /* profiling: ns since the run began */
-    int32_t worker;
-    bool ran;
-    weft_system_stats stats;
 } wf_system;
 
 enum wf_cond_kind {
@@ -150,7 +152,7 @@ typedef struct wf_step {
     uint32_t succ0, succ1;     /* successors: plan.succ[succ0 .. succ1) */
     uint32_t sets0, sets1;     /* conditioned sets: plan.sets[sets0 .. sets1) */
     uint32_t seg_end;          /* position of the next barrier, or n */
-    const wf_conds *conds;     /* own conditions */
+    const wf_conds *conds;     /* own conditions, or NULL when none */
 } wf_step;
 
 typedef struct wf_plan {
@@ -198,7 +200,8 @@ struct weft_schedule {
     /* run state, sized by the plan */
     wf_atomic_u32 *remaining;  /* [n] */
     wf_atomic_u32 *set_state;  /* [nsets]: 0 unevaluated, 1 busy, 2 true, 3 false */
-    wf_task *tasks;            /* [n] */
+    wf_atomic_u32 *readyq;     /* [n] ready steps of a run: position + 1,
+                                  0 until published (each step enters once) */
     uint32_t *mq;              /* [n] main-thread queue (ring) */
     wf_atomic_u32 mq_lock;     /* spin lock of mq */
     uint32_t mq_head, mq_tail;
@@ -217,6 +220,7 @@ typedef struct wf_sys_world {
     wf_thread_pool *pool;
     bool host;
     weft_job_system jobs;
+    wf_task *helpers;          /* [threads] pool tasks joining a run */
     int32_t depth;             /* schedules running (nested runs) */
     /* frame plan */
     weft_schedule **frame;
@@ -269,6 +273,8 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
                         int32_t min_rows);
 weft_status wf_exec_set_threads(weft_world *w, int32_t threads);
 weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs);
+/* Stops the pool and returns to single-threaded. */
+void wf_exec_release(weft_world *w);
 /* Records a failure of the running system (first one kept). */
 void wf_ctx_fail(weft_system_ctx *ctx, weft_status st, const char *msg);
 uint64_t wf_now_ns(void);
