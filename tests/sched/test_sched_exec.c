@@ -378,12 +378,467 @@ static void conflicting_systems_never_overlap(void **state)
     weft_world_destroy(w);
 }
 
+// ---- par_each: sums, per-chunk commands, hash per thread count ----
+
+#define PAR_N 100000
+
+typedef struct par_world {
+    weft_world *w;
+    weft_schedule *s;
+    weft_component val, a, b, tag7, spawned;
+    atomic_uint_fast64_t sum;
+    atomic_int chunks;
+    atomic_int bad;
+    atomic_int max_rows;
+    int64_t sum_rows;
+} par_world;
+
+static void chunk_sum(weft_iter *it, weft_commands *cmds, void *user)
+{
+    par_world *p = user;
+    uint64_t local = 0;
+    int64_t rows = 0;
+    atomic_fetch_add(&p->chunks, 1);
+    while (weft_iter_next(it)) {
+        int32_t n = weft_iter_count(it);
+        const uint32_t *v = weft_iter_field(it, 0, sizeof(uint32_t));
+        const weft_entity *es = weft_iter_entities(it);
+        if (v == NULL || es == NULL) {
+            atomic_fetch_add(&p->bad, 1);
+            return;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            local += v[i];
+            if (v[i] % 7 == 0) {
+                if (weft_cmd_insert(cmds, es[i], p->tag7, NULL, 0) != WEFT_OK) {
+                    atomic_fetch_add(&p->bad, 1);
+                }
+            }
+            if (v[i] % 1000 == 0 && v[i] < PAR_N) {
+                uint32_t nv = v[i] + 10u * PAR_N;
+                weft_value vals[2] = {{p->val, sizeof nv, &nv}, {p->spawned, 0, NULL}};
+                if (weft_cmd_spawn(cmds, vals, 2) == 0) {
+                    atomic_fetch_add(&p->bad, 1);
+                }
+            }
+        }
+        rows += n;
+    }
+    atomic_fetch_add(&p->sum, local);
+    (void)rows;
+}
+
+static void sys_par_sum(weft_system_ctx *ctx, void *user)
+{
+    par_world *p = user;
+    if (weft_system_par_each(ctx, 0, chunk_sum, p, 1000) != WEFT_OK) {
+        atomic_fetch_add(&p->bad, 1);
+    }
+}
+
+static void chunk_add(weft_iter *it, weft_commands *cmds, void *user)
+{
+    par_world *p = user;
+    (void)cmds;
+    while (weft_iter_next(it)) {
+        uint32_t *v = weft_iter_field_mut(it, 0, sizeof(uint32_t));
+        if (v == NULL) {
+            atomic_fetch_add(&p->bad, 1);
+            return;
+        }
+        for (int32_t i = 0; i < weft_iter_count(it); i++) {
+            v[i] = v[i] * 3u + 1u;
+        }
+    }
+}
+
+static void sys_par_add(weft_system_ctx *ctx, void *user)
+{
+    par_world *p = user;
+    if (weft_system_par_each(ctx, 0, chunk_add, p, 0) != WEFT_OK) {
+        atomic_fetch_add(&p->bad, 1);
+    }
+}
+
+// Builds the par_each world: PAR_N entities with Val = i over 4 archetypes
+// (tags A, B), a summing/recording system and a writer of Val With A.
+static void par_setup(par_world *p, weft_world *w)
+{
+    memset(p, 0, sizeof *p);
+    p->w = w;
+    p->val = comp(w, "Val", sizeof(uint32_t));
+    p->a = comp(w, "A", 0);
+    p->b = comp(w, "B", 0);
+    p->tag7 = comp(w, "Tag7", 0);
+    p->spawned = comp(w, "Spawned", 0);
+    uint32_t *vals = malloc(sizeof(uint32_t) * PAR_N);
+    assert_non_null(vals);
+    for (int g = 0; g < 4; g++) {
+        int32_t n = 0;
+        for (uint32_t i = (uint32_t)g; i < PAR_N; i += 4) {
+            vals[n++] = i;
+        }
+        weft_value cols[3] = {{p->val, sizeof(uint32_t), vals}, {p->a, 0, NULL}, {p->b, 0, NULL}};
+        int32_t nc = 1;
+        if (g & 1) {
+            cols[nc++] = (weft_value){p->a, 0, NULL};
+        }
+        if (g & 2) {
+            cols[nc++] = (weft_value){p->b, 0, NULL};
+        }
+        assert_int_equal(weft_spawn_bulk(w, cols, nc, n, NULL), WEFT_OK);
+    }
+    free(vals);
+    p->s = weft_schedule_create(w, "par");
+    assert_non_null(p->s);
+    sysb b;
+    sb_init(&b, "par_sum", sys_par_sum, p, WEFT_SYSTEM_COMMANDS);
+    term(sb_query(&b), p->val, WEFT_ACCESS_READ, WEFT_OPER_AND);
+    weft_node n1 = sb_add(w, p->s, &b);
+    sb_init(&b, "par_add", sys_par_add, p, 0);
+    weft_query_desc *q = sb_query(&b);
+    term(q, p->val, WEFT_ACCESS_WRITE, WEFT_OPER_AND);
+    term(q, p->a, WEFT_ACCESS_NONE, WEFT_OPER_WITH);
+    weft_node n2 = sb_add(w, p->s, &b);
+    assert_int_equal(weft_schedule_order(p->s, n1, n2, 0), WEFT_OK);
+}
+
+static int64_t count_of(weft_world *w, weft_component c)
+{
+    weft_query_desc d;
+    memset(&d, 0, sizeof d);
+    term(&d, c, WEFT_ACCESS_NONE, WEFT_OPER_WITH);
+    d.flags = WEFT_QUERY_UNCACHED;
+    weft_query *q = weft_query_create(w, &d);
+    assert_non_null(q);
+    int64_t n = weft_query_count(w, q);
+    weft_query_destroy(w, q);
+    return n;
+}
+
+// Runs the par_each schedule twice on `w` (executor already set) and
+// returns the world hash after each run in h[0..1].
+static void par_run(weft_world *w, uint64_t h[2])
+{
+    par_world p;
+    par_setup(&p, w);
+    uint64_t want = (uint64_t)PAR_N * (PAR_N - 1) / 2;
+    run_ok(w, p.s);
+    assert_int_equal(atomic_load(&p.bad), 0);
+    if (atomic_load(&p.sum) != want) {
+        fail_msg("par_each sum %llu, expected %llu",
+                 (unsigned long long)atomic_load(&p.sum), (unsigned long long)want);
+    }
+    assert_int_equal(count_of(w, p.tag7), (PAR_N + 6) / 7);
+    assert_int_equal(count_of(w, p.spawned), PAR_N / 1000);
+    if (weft_world_threads(w) > 1) {
+        assert_true(atomic_load(&p.chunks) >= 4); // 4 tables: never across tables
+    }
+    h[0] = weft_world_hash(w);
+    atomic_store(&p.sum, 0);
+    run_ok(w, p.s);
+    assert_int_equal(atomic_load(&p.bad), 0);
+    h[1] = weft_world_hash(w);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+static void par_each_same_result_on_any_thread_count(void **state)
+{
+    (void)state;
+    uint64_t ref[2] = {0, 0};
+    static const int32_t threads[3] = {1, 2, 4};
+    for (int t = 0; t < 3; t++) {
+        weft_world *w = mkworld(threads[t]);
+        uint64_t h[2];
+        par_run(w, h);
+        if (t == 0) {
+            ref[0] = h[0];
+            ref[1] = h[1];
+        } else if (h[0] != ref[0] || h[1] != ref[1]) {
+            fail_msg("%d threads: hashes %016llx %016llx differ from 1 thread's %016llx %016llx",
+                     threads[t], (unsigned long long)h[0], (unsigned long long)h[1],
+                     (unsigned long long)ref[0], (unsigned long long)ref[1]);
+        }
+        weft_world_destroy(w);
+    }
+}
+
+// ---- a host job system: 2 pthreads and a mutex/condvar queue ----
+
+typedef struct hjob {
+    weft_job_fn fn;
+    void *arg;
+} hjob;
+
+typedef struct host {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    hjob *q;
+    size_t head, len, cap;
+    bool stop;
+    pthread_t th[2];
+    atomic_int executed;
+    atomic_int helped;
+} host;
+
+static bool host_pop(host *h, hjob *out)
+{
+    if (h->len == 0) {
+        return false;
+    }
+    *out = h->q[h->head];
+    h->head = (h->head + 1) % h->cap;
+    h->len--;
+    return true;
+}
+
+static void host_submit(void *user, weft_job_fn fn, void *arg)
+{
+    host *h = user;
+    pthread_mutex_lock(&h->mu);
+    if (h->len == h->cap) {
+        size_t ncap = h->cap ? h->cap * 2 : 64;
+        hjob *nq = malloc(ncap * sizeof *nq);
+        if (nq == NULL) {
+            abort();
+        }
+        for (size_t i = 0; i < h->len; i++) {
+            nq[i] = h->q[(h->head + i) % h->cap];
+        }
+        free(h->q);
+        h->q = nq;
+        h->head = 0;
+        h->cap = ncap;
+    }
+    h->q[(h->head + h->len) % h->cap] = (hjob){fn, arg};
+    h->len++;
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void host_help(void *user)
+{
+    host *h = user;
+    hjob j;
+    pthread_mutex_lock(&h->mu);
+    bool got = host_pop(h, &j);
+    pthread_mutex_unlock(&h->mu);
+    if (got) {
+        atomic_fetch_add(&h->helped, 1);
+        atomic_fetch_add(&h->executed, 1);
+        j.fn(j.arg);
+    } else {
+        sched_yield();
+    }
+}
+
+static void *host_thread(void *arg)
+{
+    host *h = arg;
+    for (;;) {
+        pthread_mutex_lock(&h->mu);
+        while (h->len == 0 && !h->stop) {
+            pthread_cond_wait(&h->cv, &h->mu);
+        }
+        if (h->len == 0 && h->stop) {
+            pthread_mutex_unlock(&h->mu);
+            return NULL;
+        }
+        hjob j;
+        host_pop(h, &j);
+        pthread_mutex_unlock(&h->mu);
+        atomic_fetch_add(&h->executed, 1);
+        j.fn(j.arg);
+    }
+}
+
+static void host_start(host *h)
+{
+    memset(h, 0, sizeof *h);
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pthread_create(&h->th[i], NULL, host_thread, h), 0);
+    }
+}
+
+static void host_stop(host *h)
+{
+    pthread_mutex_lock(&h->mu);
+    h->stop = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(h->th[i], NULL);
+    }
+    free(h->q);
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+}
+
+static void host_job_system_same_hash(void **state)
+{
+    (void)state;
+    uint64_t ref[2], h[2];
+    weft_world *w = mkworld(4);
+    par_run(w, ref);
+    weft_world_destroy(w);
+
+    host hs;
+    host_start(&hs);
+    w = weft_world_create(NULL);
+    assert_non_null(w);
+    weft_job_system js;
+    memset(&js, 0, sizeof js);
+    js.user = &hs;
+    js.workers = 2;
+    js.submit = host_submit;
+    js.help = host_help;
+    assert_int_equal(weft_world_set_job_system(w, &js), WEFT_OK);
+    assert_true(weft_world_threads(w) >= 2);
+    par_run(w, h);
+    if (h[0] != ref[0] || h[1] != ref[1]) {
+        fail_msg("host job system: hashes %016llx %016llx differ from the pool's %016llx %016llx",
+                 (unsigned long long)h[0], (unsigned long long)h[1],
+                 (unsigned long long)ref[0], (unsigned long long)ref[1]);
+    }
+    assert_true(atomic_load(&hs.executed) > 0); // work went through the host
+    // Back to single-threaded; the world still runs.
+    assert_int_equal(weft_world_set_job_system(w, NULL), WEFT_OK);
+    assert_int_equal(weft_world_threads(w), 1);
+    weft_world_destroy(w);
+    host_stop(&hs);
+}
+
+// ---- checklist 21 on threads: one failing system among 50 ----
+
+typedef struct fifty {
+    atomic_int ran[50];
+    int failing;
+} fifty;
+
+typedef struct fifty_user {
+    fifty *f;
+    int index;
+} fifty_user;
+
+static void sys_fifty(weft_system_ctx *ctx, void *user)
+{
+    fifty_user *u = user;
+    atomic_fetch_add(&u->f->ran[u->index], 1);
+    spin_us(20);
+    if (u->index == u->f->failing) {
+        weft_system_fail(ctx, WEFT_ERR_NOT_FOUND, "the needle went missing");
+    }
+}
+
+static void failing_system_among_fifty(void **state)
+{
+    (void)state;
+    weft_world *w = mkworld(4);
+    weft_component cs[8];
+    char cname[8][8];
+    for (int i = 0; i < 8; i++) {
+        snprintf(cname[i], sizeof cname[i], "K%d", i);
+        cs[i] = comp(w, cname[i], sizeof(uint32_t));
+    }
+    fifty f;
+    memset(&f, 0, sizeof f);
+    f.failing = 25;
+    fifty_user users[50];
+    char names[50][16];
+    weft_schedule *s = weft_schedule_create(w, "fifty");
+    uint64_t rng = 12345;
+    weft_node nodes[50];
+    for (int i = 0; i < 50; i++) {
+        users[i] = (fifty_user){&f, i};
+        snprintf(names[i], sizeof names[i], "sys_%02d", i);
+        sysb b;
+        sb_init(&b, names[i], sys_fifty, &users[i], 0);
+        weft_query_desc *q = sb_query(&b);
+        uint32_t used = 0;
+        for (int t = 0; t < 2; t++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t k = (uint32_t)(rng >> 33) % 8;
+            if (used & (1u << k)) {
+                continue;
+            }
+            used |= 1u << k;
+            term(q, cs[k], (rng >> 20) % 3 == 0 ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ,
+                 WEFT_OPER_AND);
+        }
+        nodes[i] = sb_add(w, s, &b);
+        if (i > 0 && i % 7 == 0) {
+            assert_int_equal(weft_schedule_order(s, nodes[i - 5], nodes[i], 0), WEFT_OK);
+        }
+    }
+    for (int run = 1; run <= 3; run++) {
+        weft_status st = weft_schedule_run(w, s, 0.0);
+        assert_int_equal(st, WEFT_ERR_NOT_FOUND);
+        const char *msg = weft_last_error(w);
+        if (strstr(msg, "sys_25") == NULL || strstr(msg, "the needle went missing") == NULL) {
+            fail_msg("error \"%s\" should name sys_25 and its message", msg);
+        }
+        for (int i = 0; i < 50; i++) {
+            if (atomic_load(&f.ran[i]) != run) {
+                fail_msg("run %d: %s ran %d times", run, names[i], atomic_load(&f.ran[i]));
+            }
+        }
+    }
+    weft_system_stats stt;
+    assert_int_equal(weft_schedule_system_stats(s, nodes[25], &stt), WEFT_OK);
+    assert_int_equal(stt.failures, 3);
+    f.failing = -1;
+    run_ok(w, s);
+    weft_world_destroy(w);
+}
+
+// ---- executor settings ----
+
+static void sys_set_threads(weft_system_ctx *ctx, void *user)
+{
+    weft_status *out = user;
+    *out = weft_world_set_threads(weft_system_world(ctx), 2);
+}
+
+static void executor_settings(void **state)
+{
+    (void)state;
+    weft_world *w = mkworld(0);
+    assert_int_equal(weft_world_threads(w), 1);
+    assert_int_equal(weft_world_set_threads(w, 3), WEFT_OK);
+    assert_int_equal(weft_world_threads(w), 3);
+    assert_int_equal(weft_world_set_threads(w, -1), WEFT_OK);
+    assert_true(weft_world_threads(w) >= 1);
+    assert_int_equal(weft_world_set_threads(w, 1), WEFT_OK);
+    assert_int_equal(weft_world_threads(w), 1);
+    assert_int_equal(weft_world_set_threads(w, 4), WEFT_OK);
+    // Not during a run.
+    weft_status inner = WEFT_OK;
+    weft_schedule *s = weft_schedule_create(w, "s");
+    add1(w, s, "setter", sys_set_threads, &inner, WEFT_SYSTEM_EXCLUSIVE, 0, WEFT_ACCESS_READ);
+    (void)weft_schedule_run(w, s, 0.0);
+    assert_int_equal(inner, WEFT_ERR_WRONG_PHASE);
+    assert_int_equal(weft_world_threads(w), 4);
+    // Switching executors between runs keeps the world usable.
+    for (int t = 1; t <= 4; t++) {
+        assert_int_equal(weft_world_set_threads(w, t), WEFT_OK);
+        weft_clear_error(w);
+        (void)weft_schedule_run(w, s, 0.0);
+    }
+    weft_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exclusive_and_main_thread_systems),
         cmocka_unit_test(independent_systems_start_together),
         cmocka_unit_test(conflicting_systems_never_overlap),
+        cmocka_unit_test(par_each_same_result_on_any_thread_count),
+        cmocka_unit_test(host_job_system_same_hash),
+        cmocka_unit_test(failing_system_among_fifty),
+        cmocka_unit_test(executor_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
