@@ -6,7 +6,8 @@
 #  2. build/release: Release, warnings as errors (WEFT_WERROR, on by default),
 #                    which also compiles the bench and examples
 #  3. build/tsan:    ThreadSanitizer over the tests that run threads
-#                    (concurrent entity reservation, deque, thread pool)
+#                    (concurrent entity reservation, deque, thread pool,
+#                    every scheduler test in tests/sched)
 # Each build runs every ctest test (unit, api, model, fault, example).
 # Exits non-zero on the first failing step.
 set -euo pipefail
@@ -33,9 +34,12 @@ ctest --test-dir build/release --output-on-failure -j "$jobs" --timeout 900
 echo "== [3/3] ThreadSanitizer, threaded tests (build/tsan)"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_TSAN=ON \
       -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=OFF -DWEFT_BUILD_BENCH=OFF
+sched_tests=$(for f in tests/sched/test_*.c; do basename "$f" .c; done)
+# shellcheck disable=SC2086 # one target per word
 cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity \
-    test_deque test_deque_stress test_thread_pool
+    test_deque test_deque_stress test_thread_pool $sched_tests
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" \
-    ctest --test-dir build/tsan --output-on-failure -j "$jobs" -R "test_entity_index|test_api_entity|test_deque|test_thread_pool"
+    ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 \
+    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_sched_"
 
 echo "== tests: all passed"

@@ -124,6 +124,7 @@ weft_status wf_schedule_apply_pending(weft_world *w, weft_schedule *s)
         s->applied = 0;
         apply_upto(w, s, s->plan.n);
     }
+    s->carry = false;
     return WEFT_OK;
 }
 
@@ -187,6 +188,7 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     wf_error_sink sink;
     sink.world = x->w;
     sink.status = WEFT_OK;
+    sink.last = WEFT_OK;
     sink.count = 0;
     wf_error_sink *prev = wf_error_sink_swap(&sink);
     sys->fn(&ctx, sys->user);
@@ -224,7 +226,19 @@ static void step_run(wf_exec *x, const wf_step *st, int32_t worker)
     if (st->kind != WF_STEP_SYSTEM) {
         now_at_least(w, tick_of(x, st->pos));
         if (st->kind == WF_STEP_SYNC) {
-            apply_upto(w, x->s, st->pos);
+            weft_schedule *s = x->s;
+            apply_upto(w, s, st->pos);
+            if (s->carry) {
+                /* the previous run ended without its final apply: the
+                 * steps after this point still hold its commands */
+                s->carry = false;
+                for (uint32_t q = st->pos + 1; q < s->plan.n; q++) {
+                    const wf_step *later = &s->plan.steps[q];
+                    if (later->sys && later->sys->cmds) {
+                        apply_buffer(w, later->sys->cmds);
+                    }
+                }
+            }
         } else {
             run_system(x, st, worker);
         }
@@ -522,6 +536,9 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
     now_at_least(w, tick_of(&x, plan->n));
     if (s->apply_final) {
         apply_upto(w, s, plan->n);
+        s->carry = false;
+    } else {
+        s->carry = true;
     }
     sw->depth--;
     s->exec = NULL;

@@ -207,6 +207,8 @@ struct weft_schedule {
     uint32_t mq_head, mq_tail;
     wf_exec *exec;             /* the run in progress, or NULL */
     uint32_t applied;          /* positions whose buffers are applied */
+    bool carry;                /* the last run skipped its final apply: the
+                                  next sync point applies every buffer */
     int32_t max_conc;
     uint64_t run_t0;           /* profiling: clock at the run's start */
     uint32_t trace_workers;

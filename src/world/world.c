@@ -25,13 +25,14 @@ wf_error_sink *wf_error_sink_swap(wf_error_sink *sink)
 weft_status wf_error_last(const weft_world *w)
 {
     wf_error_sink *sink = tls_sink;
-    return sink && sink->world == w ? sink->status : w->last_status;
+    return sink && sink->world == w ? sink->last : w->last_status;
 }
 
 weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, ...)
 {
     wf_error_sink *sink = tls_sink;
     if (sink && sink->world == cw) {
+        sink->last = status;
         if (sink->count++ == 0) {
             va_list ap;
             va_start(ap, fmt);

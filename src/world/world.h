@@ -102,6 +102,7 @@ weft_status wf_error(const weft_world *w, weft_status status, const char *fmt, .
 typedef struct wf_error_sink {
     const weft_world *world;
     weft_status status;          /* first error, WEFT_OK if none */
+    weft_status last;            /* latest error (what a failing call returns) */
     uint32_t count;              /* errors recorded */
     char message[WF_ERROR_LEN];
 } wf_error_sink;
