@@ -2478,6 +2478,38 @@ static void stats_trace_and_dot(void **state)
     assert_int_equal(st.runs, 4);
 }
 
+// ---- checklist 8 (cont.): an unordered exclusive system ----
+
+// An exclusive system conflicts with every other system: unordered, it is
+// reported with no component ids (weft_ambiguity: "0: exclusive").
+static void exclusive_ambiguity_has_no_components(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    comps c = reg_comps(w);
+    weft_schedule *s = mksched(w, "excl_amb");
+    int r1 = 0, r2 = 0;
+    sysb b;
+    sb_init(&b, "plain", sys_count, &r1);
+    sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
+    weft_node a = sb_add(w, s, &b);
+    sb_init(&b, "exclusive", sys_count, &r2);
+    b.d.flags = WEFT_SYSTEM_EXCLUSIVE;
+    weft_node x = sb_add(w, s, &b);
+    BUILD(w, s);
+    weft_ambiguity am;
+    assert_true(find_amb(s, a, x, &am) >= 0);
+    assert_int_equal(am.component_count, 0);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 1);
+    RUN(w, s);
+    assert_int_equal(r1, 1);
+    assert_int_equal(r2, 1);
+    // Silenced by ambiguous_with.
+    assert_int_equal(weft_schedule_ambiguous_with(s, x, a), WEFT_OK);
+    BUILD(w, s);
+    assert_int_equal(weft_schedule_ambiguity_count(s), 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -2508,6 +2540,7 @@ int main(void)
         T(build_count_and_rebuild),
         T(local_state_lifecycle),
         T(stats_trace_and_dot),
+        T(exclusive_ambiguity_has_no_components),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
