@@ -1432,9 +1432,10 @@ typedef struct weft_job_system {
     /** Runs fn(arg) once, soon, on any thread. Called from the thread
      *  running the schedule and from inside jobs. Must not fail. */
     void (*submit)(void *user, weft_job_fn fn, void *arg);
-    /** Called in a loop on the thread running the schedule while it waits:
+    /** Called in a loop by a thread that waits inside weft (the thread
+     *  running the schedule, or a job of weft's waiting for other jobs):
      *  run one pending job if there is one, otherwise yield or sleep
-     *  briefly, then return. */
+     *  briefly, then return. Must be callable from job threads. */
     void (*help)(void *user);
 } weft_job_system;
 

@@ -396,9 +396,9 @@ static void work_loop(wf_exec *x, int32_t worker)
             continue;
         }
         if (x->sw->host) {
-            if (worker == 0) {
-                x->sw->jobs.help(x->sw->jobs.user);
-            }
+            /* helpers are host jobs too: helping lets the host run the
+             * chunk jobs of a parallel iteration on their threads */
+            x->sw->jobs.help(x->sw->jobs.user);
         } else if (wf_thread_pool_help(x->sw->pool)) {
             idle = 0;
             continue;
