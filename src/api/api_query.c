@@ -10,18 +10,6 @@
 
 #include <string.h>
 
-static wf_query_env query_env(weft_world *w)
-{
-    wf_query_env env;
-    env.graph = &w->graph;
-    env.registry = &w->registry;
-    env.entities = &w->entities;
-    env.alloc = &w->alloc;
-    env.disabled = w->disabled;
-    env.tick = &w->change_tick;
-    return env;
-}
-
 /* Armor shared by the query entry points. */
 static weft_status query_armor(weft_world *w, const weft_query *q, const char *fn)
 {
@@ -41,7 +29,7 @@ static weft_status query_armor(weft_world *w, const weft_query *q, const char *f
 /* Brings the match cache up to date. */
 static weft_status query_refresh(weft_world *w, weft_query *q, const char *fn)
 {
-    wf_query_env env = query_env(w);
+    wf_query_env env = wf_world_query_env(w);
     if (WF_UNLIKELY(!wf_query_update(q, &env))) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory matching archetypes",
                         fn);
@@ -77,7 +65,7 @@ WEFT_API weft_query *weft_query_create(weft_world *world, const weft_query_desc 
         wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating a query");
         return NULL;
     }
-    wf_query_env env = query_env(world);
+    wf_query_env env = wf_world_query_env(world);
     int32_t bad = -1;
     const char *why = "";
     weft_status st = wf_query_compile(q, &env, desc, &bad, &why);
@@ -175,7 +163,7 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_
         return st;
     }
     uint32_t this_run = world->change_tick++;
-    wf_query_env env = query_env(world);
+    wf_query_env env = wf_world_query_env(world);
     wf_iter_init(iter_of(it), world, query, &env, query->last_run, this_run, true);
     query->iterating++;
     world->iter_depth++;
@@ -650,7 +638,7 @@ WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_e
 static int64_t query_count(weft_world *w, weft_query *q, int64_t limit, weft_entity *first)
 {
     wf_iter it;
-    wf_query_env env = query_env(w);
+    wf_query_env env = wf_world_query_env(w);
     wf_iter_init(&it, w, q, &env, q->last_run, w->change_tick, false);
     it.nfield = 0; /* counting fetches no field: leave the column structs cold */
     int64_t n = 0;

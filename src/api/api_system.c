@@ -29,18 +29,6 @@ static weft_status violation(weft_system_ctx *ctx, const char *fn, const char *w
     return wf_error(ctx->world, WEFT_ERR_ACCESS_VIOLATION, "%s", msg);
 }
 
-static wf_query_env ctx_env(weft_world *w)
-{
-    wf_query_env env;
-    env.graph = &w->graph;
-    env.registry = &w->registry;
-    env.entities = &w->entities;
-    env.alloc = &w->alloc;
-    env.disabled = w->disabled;
-    env.tick = &w->change_tick;
-    return env;
-}
-
 static weft_query *ctx_query(weft_system_ctx *ctx, int32_t query, const char *fn)
 {
     if (!ctx_ok(ctx)) {
@@ -52,7 +40,7 @@ static weft_query *ctx_query(weft_system_ctx *ctx, int32_t query, const char *fn
         return NULL;
     }
     weft_query *q = ctx->sys->queries[query];
-    wf_query_env env = ctx_env(ctx->world);
+    wf_query_env env = wf_world_query_env(ctx->world);
     if (!wf_query_update(q, &env)) {
         wf_error(ctx->world, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory matching archetypes",
                  fn);
@@ -123,7 +111,7 @@ WEFT_API weft_status weft_system_iter(weft_system_ctx *ctx, int32_t query, weft_
         return wf_error_last(ctx->world);
     }
     weft_world *w = ctx->world;
-    wf_query_env env = ctx_env(w);
+    wf_query_env env = wf_world_query_env(w);
     wf_iter *wi = (wf_iter *)(void *)it;
     wf_iter_init(wi, w, q, &env, q->last_run, ctx->this_run, false);
     wi->mode = ctx->exclusive ? WF_ITER_EXCL : WF_ITER_SYSTEM;

@@ -663,18 +663,6 @@ typedef struct wf_par_ctx {
     wf_atomic_i64 pending;       /* host mode */
 } wf_par_ctx;
 
-static wf_query_env par_env(weft_world *w)
-{
-    wf_query_env env;
-    env.graph = &w->graph;
-    env.registry = &w->registry;
-    env.entities = &w->entities;
-    env.alloc = &w->alloc;
-    env.disabled = w->disabled;
-    env.tick = &w->change_tick;
-    return env;
-}
-
 static void par_task_body(wf_par_task *t)
 {
     wf_par_ctx *pc = t->par;
@@ -683,7 +671,7 @@ static void par_task_body(wf_par_task *t)
     t->sink.world = pc->w;
     wf_error_sink *prev = wf_error_sink_swap(&t->sink);
     weft_iter it;
-    wf_query_env env = par_env(pc->w);
+    wf_query_env env = wf_world_query_env(pc->w);
     wf_iter *wi = (wf_iter *)(void *)&it;
     wf_iter_init(wi, pc->w, pc->q, &env, pc->q->last_run, pc->this_run, false);
     wf_iter_restrict(wi, t->match, t->row, t->row_end);
@@ -788,7 +776,7 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
     weft_world *w = ctx->world;
     wf_system *sys = ctx->sys;
     weft_query *q = sys->queries[query];
-    wf_query_env env = par_env(w);
+    wf_query_env env = wf_world_query_env(w);
     if (!wf_query_update(q, &env)) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory "
                         "matching archetypes");

@@ -397,7 +397,10 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
         o->a = am->a + 1;
         o->b = am->b + 1;
         o->component_count = (int32_t)am->nids;
-        memcpy(p->amb_ids + p->namb_ids, g->amb_ids + am->first, am->nids * sizeof(uint32_t));
+        if (am->nids) {
+            memcpy(p->amb_ids + p->namb_ids, g->amb_ids + am->first,
+                   am->nids * sizeof(uint32_t));
+        }
         p->namb_ids += am->nids;
     }
     uint32_t off = 0;

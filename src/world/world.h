@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "command/command_buffer.h"
 #include "events/observer.h"
+#include "query/query.h"
 #include "storage/archetype_graph.h"
 #include "storage/entity_index.h"
 #include "storage/sparse_set.h"
@@ -151,6 +152,19 @@ static inline weft_status wf_entity_check(const weft_world *w, weft_entity e,
         return WEFT_OK;
     }
     return wf_entity_check_slow(w, e, out);
+}
+
+/* The storage a query reads, from the world. */
+static inline wf_query_env wf_world_query_env(weft_world *w)
+{
+    wf_query_env env;
+    env.graph = &w->graph;
+    env.registry = &w->registry;
+    env.entities = &w->entities;
+    env.alloc = &w->alloc;
+    env.disabled = w->disabled;
+    env.tick = &w->change_tick;
+    return env;
 }
 
 static inline wf_archetype *wf_world_archetype(const weft_world *w, uint32_t id)
