@@ -42,6 +42,10 @@ struct wf_exec {
     wf_atomic_u32 failed;        /* some system failed (scan at the end) */
     _Alignas(WF_CACHE_LINE) wf_atomic_u32 rq_tail; /* ready queue: next free slot */
     _Alignas(WF_CACHE_LINE) wf_atomic_u32 rq_head; /* ready queue: next to claim */
+    /* pool tasks joining this run; here (not in the world) because a
+     * nested run from an exclusive system must not reuse a task the outer
+     * run's workers have not started yet */
+    wf_task helpers[WF_POOL_MAX_WORKERS];
 };
 
 uint64_t wf_now_ns(void)
@@ -447,7 +451,7 @@ static void run_multi(wf_exec *x)
         if (sw->host) {
             sw->jobs.submit(sw->jobs.user, helper_host, x);
         } else {
-            wf_task *t = &sw->helpers[i];
+            wf_task *t = &x->helpers[i];
             t->fn = helper_pool;
             t->arg = x;
             t->group = &group;
@@ -578,11 +582,6 @@ void wf_exec_release(weft_world *w)
         wf_thread_pool_destroy(sw->pool);
         sw->pool = NULL;
     }
-    if (sw->helpers) {
-        wf_free(&w->alloc, sw->helpers, (size_t)sw->threads * sizeof *sw->helpers,
-                _Alignof(wf_task));
-        sw->helpers = NULL;
-    }
     sw->host = false;
     sw->threads = 1;
 }
@@ -605,9 +604,7 @@ weft_status wf_exec_set_threads(weft_world *w, int32_t threads)
     if (n <= 1) {
         return WEFT_OK;
     }
-    sw->helpers = wf_calloc(&w->alloc, n * sizeof *sw->helpers, _Alignof(wf_task));
-    sw->threads = (int32_t)n; /* sizes helpers */
-    sw->pool = sw->helpers ? wf_thread_pool_create(&w->alloc, n) : NULL;
+    sw->pool = wf_thread_pool_create(&w->alloc, n);
     if (!sw->pool) {
         wf_exec_release(w);
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
@@ -636,15 +633,7 @@ weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs)
     wf_exec_release(w);
     sw->host = jobs != NULL;
     sw->threads = jobs ? (int32_t)(jobs->workers > 256 ? 256 : jobs->workers) : 1;
-    if (jobs && sw->threads > 1) {
-        sw->helpers = wf_calloc(&w->alloc, (size_t)sw->threads * sizeof *sw->helpers,
-                                _Alignof(wf_task));
-        if (!sw->helpers) {
-            wf_exec_release(w);
-            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_world_set_job_system: out of "
-                            "memory");
-        }
-    }
+
     if (jobs) {
         sw->jobs = *jobs;
     }

@@ -222,7 +222,6 @@ typedef struct wf_sys_world {
     wf_thread_pool *pool;
     bool host;
     weft_job_system jobs;
-    wf_task *helpers;          /* [threads] pool tasks joining a run */
     int32_t depth;             /* schedules running (nested runs) */
     /* frame plan */
     weft_schedule **frame;
