@@ -1476,7 +1476,8 @@ WEFT_API weft_world *weft_system_world(weft_system_ctx *ctx);
  *  sync point. Inside parallel systems, an entity returned by
  *  weft_cmd_spawn is provisional: use it in later commands of the same
  *  buffer (including as a ChildOf/relationship target); it becomes a real
- *  id when the buffer is applied. */
+ *  id when the buffer is applied. Handles inside custom-command payloads or
+ *  other component values are not translated. */
 WEFT_API weft_commands *weft_system_commands(weft_system_ctx *ctx);
 
 /** Starts iterating the system's query number `query` with this run's
