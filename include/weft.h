@@ -1178,6 +1178,16 @@ typedef struct weft_system_desc {
     int32_t message_count;              /**< 0 .. WEFT_MAX_SYSTEM_MESSAGES */
     uint32_t flags;                     /**< weft_system_flags bits */
     weft_local_desc local;
+    /** Optional, [query_count]: queries with the same non-zero group form a
+     *  param set (Bevy's ParamSet): they may conflict with each other, the
+     *  system's access is their union, and only one of them may be iterated
+     *  at a time (ACCESS_VIOLATION otherwise). */
+    const int32_t *query_groups;
+    /** Components whose removals the system reads with
+     *  weft_system_removed_read (its own cursor each); tracking starts when
+     *  the system is added. */
+    const weft_component *removed;
+    int32_t removed_count;              /**< 0 .. WEFT_MAX_SYSTEM_RESOURCES */
     uint32_t _end_canary;               /**< must be 0 */
 } weft_system_desc;
 
@@ -1515,6 +1525,12 @@ WEFT_API weft_status weft_system_message_write(weft_system_ctx *ctx, weft_messag
  *  or NULL. */
 WEFT_API const void *weft_system_message_read(weft_system_ctx *ctx, weft_message_type type,
                                               size_t size);
+
+/** Next entity that lost component `c` (declared in the descriptor's
+ *  `removed`) since this system last read it, or 0. Same two-update
+ *  lifetime as messages. ACCESS_VIOLATION (and the system fails) when `c`
+ *  was not declared. */
+WEFT_API weft_entity weft_system_removed_read(weft_system_ctx *ctx, weft_component c);
 
 /** Marks the run failed with `status` (not WEFT_OK) and a message (copied;
  *  may be NULL). The first failure of a schedule run is what

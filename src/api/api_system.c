@@ -49,6 +49,25 @@ static weft_query *ctx_query(weft_system_ctx *ctx, int32_t query, const char *fn
     return q;
 }
 
+/* Param sets: is another query of `query`'s group being iterated? */
+static bool group_busy(weft_system_ctx *ctx, int32_t query, const char *fn)
+{
+    const wf_system *sys = ctx->sys;
+    if (!sys->groups || sys->groups[query] == 0) {
+        return false;
+    }
+    for (int32_t j = 0; j < sys->nqueries; j++) {
+        if (j != query && sys->groups[j] == sys->groups[query] && sys->queries[j]->iterating) {
+            char what[96];
+            snprintf(what, sizeof what, "query %d iterated while query %d of its param set "
+                     "is open", query, j);
+            violation(ctx, fn, what, sys->queries[query]->terms[0].id);
+            return true;
+        }
+    }
+    return false;
+}
+
 WEFT_API const char *weft_system_name(const weft_system_ctx *ctx)
 {
     return ctx_ok(ctx) ? ctx->sys->name : NULL;
@@ -106,7 +125,7 @@ WEFT_API weft_status weft_system_iter(weft_system_ctx *ctx, int32_t query, weft_
         return wf_error(ctx->world, WEFT_ERR_INVALID_ARG, "weft_system_iter: it is NULL");
     }
     weft_query *q = ctx_query(ctx, query, "weft_system_iter");
-    if (!q) {
+    if (!q || group_busy(ctx, query, "weft_system_iter")) {
         memset(it, 0, sizeof *it);
         return wf_error_last(ctx->world);
     }
@@ -346,6 +365,24 @@ WEFT_API const void *weft_system_message_read(weft_system_ctx *ctx, weft_message
     return wf_stream_read(s, &ctx->sys->cursors[i]);
 }
 
+WEFT_API weft_entity weft_system_removed_read(weft_system_ctx *ctx, weft_component c)
+{
+    if (!ctx_ok(ctx)) {
+        return WEFT_ENTITY_NONE;
+    }
+    const wf_system *sys = ctx->sys;
+    for (int32_t i = 0; i < sys->nremoved; i++) {
+        if (sys->removed[i] == c) {
+            const wf_type_info *ti = wf_registry_get(&ctx->world->registry, c);
+            const wf_msg_stream *s = wf_removed_stream(ctx->world, ti);
+            const weft_entity *e = s ? wf_stream_read(s, &sys->rcursors[i]) : NULL;
+            return e ? *e : WEFT_ENTITY_NONE;
+        }
+    }
+    violation(ctx, "weft_system_removed_read", "removals not declared", c);
+    return WEFT_ENTITY_NONE;
+}
+
 WEFT_API void weft_system_fail(weft_system_ctx *ctx, weft_status status, const char *message)
 {
     if (ctx_ok(ctx)) {
@@ -362,7 +399,8 @@ WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
     if (!fn) {
         return wf_error(ctx->world, WEFT_ERR_INVALID_ARG, "weft_system_par_each: fn is NULL");
     }
-    if (!ctx_query(ctx, query, "weft_system_par_each")) {
+    if (!ctx_query(ctx, query, "weft_system_par_each") ||
+        group_busy(ctx, query, "weft_system_par_each")) {
         return wf_error_last(ctx->world);
     }
     return wf_par_each(ctx, query, fn, user, min_rows);

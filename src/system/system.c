@@ -179,6 +179,9 @@ typedef struct sys_args {
     int32_t nmsgs;
     uint32_t flags;
     weft_local_desc local;
+    const int32_t *groups;
+    const weft_component *removed;
+    int32_t nremoved;
     bool condition;
 } sys_args;
 
@@ -213,6 +216,26 @@ static weft_status sys_validate(weft_world *w, const sys_args *a)
                                WEFT_SYSTEM_COMMANDS)) {
         return wf_error(w, WEFT_ERR_INVALID_ARG, "%s '%s': unknown flag bits 0x%x", fn,
                         a->name, a->flags);
+    }
+    if (a->nremoved < 0 || a->nremoved > WEFT_MAX_SYSTEM_RESOURCES ||
+        (a->nremoved && !a->removed)) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s '%s': removed_count %d out of range "
+                        "0..%d or removed NULL", fn, a->name ? a->name : "", a->nremoved,
+                        WEFT_MAX_SYSTEM_RESOURCES);
+    }
+    for (int32_t i = 0; i < a->nremoved; i++) {
+        if (!wf_registry_get(&w->registry, a->removed[i])) {
+            return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
+                            "%s '%s': removed component %d (id %u) is not registered", fn,
+                            a->name ? a->name : "", i, a->removed[i]);
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (a->removed[j] == a->removed[i]) {
+                return wf_error(w, WEFT_ERR_DUPLICATE_COMPONENT,
+                                "%s '%s': removed component '%s' is listed twice", fn,
+                                a->name ? a->name : "", wf_component_name(w, a->removed[i]));
+            }
+        }
     }
     size_t al = a->local.align;
     if (al & (al - 1)) {
@@ -292,7 +315,8 @@ static weft_status sys_check_queries(weft_world *w, const sys_args *a, weft_quer
             wf_qacc y;
             query_access(qs[j], &y);
             uint32_t id = qacc_conflict(&x, &y);
-            if (id && !qacc_disjoint(&x, &y)) {
+            bool same_set = a->groups && a->groups[i] != 0 && a->groups[i] == a->groups[j];
+            if (id && !qacc_disjoint(&x, &y) && !same_set) {
                 return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
                                 "%s '%s': queries %d and %d both touch '%s' and one writes "
                                 "it (make them disjoint with With/Without, or merge them)",
@@ -378,6 +402,16 @@ void wf_system_destroy(weft_world *w, wf_system *sys)
         wf_free(&w->alloc, sys->tasks, (size_t)sys->cap_tasks * sizeof *sys->tasks,
                 _Alignof(wf_par_task));
     }
+    if (sys->groups) {
+        wf_free(&w->alloc, sys->groups, (size_t)sys->nqueries * sizeof *sys->groups,
+                _Alignof(int32_t));
+    }
+    if (sys->removed) {
+        wf_free(&w->alloc, sys->removed, (size_t)sys->nremoved * sizeof *sys->removed,
+                _Alignof(weft_component));
+        wf_free(&w->alloc, sys->rcursors, (size_t)sys->nremoved * sizeof *sys->rcursors,
+                _Alignof(weft_message_cursor));
+    }
     if (sys->name) {
         wf_free(&w->alloc, sys->name, sys->name_len + 1, 1);
     }
@@ -400,6 +434,9 @@ wf_system *wf_system_create(weft_schedule *s, const weft_system_desc *desc,
         a.nmsgs = desc->message_count;
         a.flags = desc->flags;
         a.local = desc->local;
+        a.groups = desc->query_groups;
+        a.removed = desc->removed;
+        a.nremoved = desc->removed_count;
     } else {
         a.name = cdesc->name ? cdesc->name : "condition";
         a.queries = cdesc->queries;
@@ -451,6 +488,40 @@ wf_system *wf_system_create(weft_schedule *s, const weft_system_desc *desc,
         }
         memcpy(sys->res, a.res, (size_t)a.nres * sizeof *sys->res);
         sys->nres = a.nres;
+    }
+    if (a.groups && a.nq) {
+        sys->groups = wf_alloc(&w->alloc, (size_t)a.nq * sizeof *sys->groups, _Alignof(int32_t));
+        if (!sys->groups) {
+            goto oom;
+        }
+        memcpy(sys->groups, a.groups, (size_t)a.nq * sizeof *sys->groups);
+    }
+    if (a.nremoved) {
+        sys->removed = wf_alloc(&w->alloc, (size_t)a.nremoved * sizeof *sys->removed,
+                                _Alignof(weft_component));
+        sys->rcursors = wf_calloc(&w->alloc, (size_t)a.nremoved * sizeof *sys->rcursors,
+                                  _Alignof(weft_message_cursor));
+        if (!sys->removed || !sys->rcursors) {
+            if (sys->removed) {
+                wf_free(&w->alloc, sys->removed, (size_t)a.nremoved * sizeof *sys->removed,
+                        _Alignof(weft_component));
+                sys->removed = NULL;
+            }
+            if (sys->rcursors) {
+                wf_free(&w->alloc, sys->rcursors, (size_t)a.nremoved * sizeof *sys->rcursors,
+                        _Alignof(weft_message_cursor));
+                sys->rcursors = NULL;
+            }
+            goto oom;
+        }
+        memcpy(sys->removed, a.removed, (size_t)a.nremoved * sizeof *sys->removed);
+        sys->nremoved = a.nremoved;
+        for (int32_t i = 0; i < a.nremoved; i++) {
+            if (wf_removed_track(w, wf_registry_get(&w->registry, a.removed[i])) != WEFT_OK) {
+                wf_system_destroy(w, sys); /* OUT_OF_MEMORY recorded */
+                return NULL;
+            }
+        }
     }
     if (sys_check_queries(w, &a, sys->queries) != WEFT_OK) {
         wf_system_destroy(w, sys);

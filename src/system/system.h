@@ -80,6 +80,10 @@ typedef struct wf_system {
     weft_message_use *msgs;
     int32_t nmsgs;
     weft_message_cursor *cursors; /* [nmsgs] */
+    int32_t *groups;           /* [nqueries] param-set group per query, or NULL */
+    weft_component *removed;   /* [nremoved] removal streams read */
+    weft_message_cursor *rcursors; /* [nremoved] */
+    int32_t nremoved;
     void *local;
     weft_local_desc local_desc;
     /* parallel iteration */

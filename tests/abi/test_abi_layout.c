@@ -153,7 +153,7 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_local_desc, align, 8);
     ABI_OFF(weft_local_desc, init, 16);
     ABI_OFF(weft_local_desc, fini, 24);
-    ABI_SIZE(weft_system_desc, 120);
+    ABI_SIZE(weft_system_desc, 136);
     ABI_OFF(weft_system_desc, _start_canary, 0);
     ABI_OFF(weft_system_desc, name, 8);
     ABI_OFF(weft_system_desc, fn, 16);
@@ -166,7 +166,10 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_system_desc, message_count, 72);
     ABI_OFF(weft_system_desc, flags, 76);
     ABI_OFF(weft_system_desc, local, 80);
-    ABI_OFF(weft_system_desc, _end_canary, 112);
+    ABI_OFF(weft_system_desc, query_groups, 112);
+    ABI_OFF(weft_system_desc, removed, 120);
+    ABI_OFF(weft_system_desc, removed_count, 128);
+    ABI_OFF(weft_system_desc, _end_canary, 132);
     ABI_SIZE(weft_condition_desc, 80);
     ABI_OFF(weft_condition_desc, _start_canary, 0);
     ABI_OFF(weft_condition_desc, name, 8);
