@@ -1,17 +1,21 @@
 # bindings/python/examples/simulation.py - a small weft simulation driven from Python (ctest smoke test).
 # SPDX-License-Identifier: MIT
-"""Spawns 10k movers, runs a few frames of query-based movement, spawns and
-despawns through a command buffer, counts deaths with an observer, builds a
-small hierarchy, and prints a summary. Exits non-zero if a check fails.
+"""Spawns 10k movers and runs a few frames of a schedule of Python systems:
+movement, ageing (despawns and respawns through the system's command
+buffer, a Death message per despawn), a death counter reading the
+messages, a one-time census behind a run_once condition, and a fixed-step
+"physics" schedule run by the frame loop. Then builds a small hierarchy
+and prints a summary. Exits non-zero if a check fails.
 
 Run: WEFT_LIBRARY=/path/to/libweft.so PYTHONPATH=bindings/python \
-     python3 bindings/python/examples/simulation.py [N]
+     python3 bindings/python/examples/simulation.py [N] [THREADS]
 """
 import ctypes
 import sys
 import time
 
 import weft
+from weft import read, write, Changed
 
 
 class Position(ctypes.Structure):
@@ -26,30 +30,30 @@ class Lifetime(ctypes.Structure):
     _fields_ = [("frames", ctypes.c_int32)]
 
 
-class Time(ctypes.Structure):
-    _fields_ = [("dt", ctypes.c_float), ("frame", ctypes.c_int32)]
+class Clock(ctypes.Structure):
+    _fields_ = [("frame", ctypes.c_int32), ("fixed_steps", ctypes.c_int32),
+                ("moved_rows", ctypes.c_int64)]
 
 
 class Death(ctypes.Structure):
     _fields_ = [("entity", ctypes.c_uint64), ("x", ctypes.c_float), ("y", ctypes.c_float)]
 
 
-def main(n=10_000, frames=5):
+def main(n=10_000, threads=2, frames=5, dt=0.5):
     t0 = time.perf_counter()
     with weft.World(entity_capacity_hint=n) as w:
         w.register(Position)
         w.register(Velocity)
         w.register(Lifetime)
-        w.register(Time)
+        w.register(Clock)
         deaths = w.message_type(Death)
-        w.resource_insert(Time(0.5, 0))
+        w.resource_insert(Clock(0, 0, 0))
+        w.set_threads(threads)   # Python systems still run on this thread
 
-        # Observer: every removal of Lifetime (i.e. every despawn of a
-        # mortal entity) writes a Death message.
-        def on_death(trigger):
-            p = w.get(trigger.entity, Position)
-            w.write_message(deaths, Death(trigger.entity, p.x, p.y))
-        w.observe(weft.REMOVE, on_death, component=Lifetime)
+        # Observer: counts every removal of Lifetime (every mortal despawn).
+        observed = []
+        w.observe(weft.REMOVE, lambda trigger: observed.append(trigger.entity),
+                  component=Lifetime)
 
         # 10k movers in one bulk spawn; every 10th is mortal.
         pos = (Position * n)(*[Position(i % 100, i // 100) for i in range(n)])
@@ -58,36 +62,63 @@ def main(n=10_000, frames=5):
         for i in range(0, n, 10):
             w.insert(ids[i], Lifetime(2 + i % 4))
 
-        move = w.query(weft.write(Position), weft.read(Velocity))
-        age = w.query(weft.write(Lifetime))
-        moved_rows = 0
-        reader = deaths.reader()
-        dead_seen = 0
-        spawned = 0
-        for frame in range(frames):
-            dt = w.resource_get(Time).dt
-            # movement: one Python loop per chunk over zero-copy columns
-            for chunk in move:
-                p = chunk.column(0)
-                v = chunk.column(1)
+        update = w.schedule("update")
+        stats = {"census": 0, "deaths read": 0, "respawned": 0}
+
+        @update.system(query=[write(Position), read(Velocity)], resources=[write(Clock)])
+        def move(ctx):
+            # one Python loop per chunk over zero-copy columns
+            d = ctx.delta
+            rows = 0
+            for chunk in ctx.iter(0):
+                p, v = chunk.column(0), chunk.column(1)
                 for i in range(chunk.count):
-                    p[i].x += v[i].x * dt
-                    p[i].y += v[i].y * dt
-                moved_rows += chunk.count
-            # ageing: despawns and spawns go through a command buffer
-            with w.commands() as cmds:
-                for chunk in age:
-                    life = chunk.column(0)
-                    ents = chunk.entities
-                    for i in range(chunk.count):
-                        life[i].frames -= 1
-                        if life[i].frames <= 0:
-                            cmds.despawn(ents[i])
-                            cmds.spawn(Position(0, 0), Velocity(0, 1))
-                            spawned += 1
-            dead_seen += sum(1 for _ in reader)
-            w.update_messages()
-            w.resource_get_mut(Time).frame += 1
+                    p[i].x += v[i].x * d
+                    p[i].y += v[i].y * d
+                rows += chunk.count
+            clock = ctx.resource_mut(Clock)
+            clock.moved_rows += rows
+            clock.frame += 1
+
+        @update.system(query=[write(Lifetime), read(Position)], messages=[write(deaths)],
+                       commands=True, after=move)
+        def age(ctx):
+            cmds = ctx.commands
+            for chunk in ctx.iter(0):
+                life, p, ents = chunk.column(0), chunk.column(1), chunk.entities
+                for i in range(chunk.count):
+                    life[i].frames -= 1
+                    if life[i].frames <= 0:
+                        ctx.write(deaths, Death(ents[i], p[i].x, p[i].y))
+                        cmds.despawn(ents[i])
+                        cmds.spawn(Position(0, 0), Velocity(0, 1))
+                        stats["respawned"] += 1
+
+        @update.system(messages=[read(deaths)], after=age)
+        def count_deaths(ctx):
+            stats["deaths read"] += sum(1 for _ in ctx.messages(deaths))
+
+        # A census that runs once, after the ageing commands were applied
+        # (auto sync point after `age`, which records commands).
+        @update.system(query=[read(Position)], after=age, run_if=update.run_once())
+        def census(ctx):
+            stats["census"] = ctx.count(0)
+
+        # Fixed-step schedule: runs floor(accumulated / step) times a frame.
+        physics = w.schedule("physics")
+
+        @physics.system(query=[read(Position), Changed(Position)], resources=[write(Clock)])
+        def settle(ctx):
+            ctx.resource_mut(Clock).fixed_steps += 1
+
+        update.set_profiling(True)
+        w.frame_configure([update], fixed=physics, fixed_step=0.25, max_delta=1.0)
+        for _ in range(frames):
+            w.frame_run(dt)   # updates messages, runs physics, then update
+
+        order = update.order_of()
+        ambiguities = update.ambiguities()
+        move_stats = move.stats()
 
         # a hierarchy: a squad leader with members; despawning the leader
         # despawns the squad
@@ -103,19 +134,27 @@ def main(n=10_000, frames=5):
         after = w.stats().live_entities
 
         w.check()
-        stats = w.stats()
+        ws = w.stats()
+        clock = w.resource_get(Clock)
         first = w.get(ids[1], Position)
+        spawned = stats["respawned"]
         summary = {
             "entities spawned": n + spawned + 10,
-            "frames": frames,
-            "rows moved": moved_rows,
-            "deaths observed": dead_seen,
+            "threads": w.threads,
+            "frames": clock.frame,
+            "fixed steps": clock.fixed_steps,
+            "system order": " -> ".join(order),
+            "ambiguities": len(ambiguities),
+            "rows moved": clock.moved_rows,
+            "move: runs / ms": "%d / %.1f" % (move_stats.runs, move_stats.total_ns / 1e6),
+            "census (first frame)": stats["census"],
+            "deaths read / observed": "%d / %d" % (stats["deaths read"], len(observed)),
             "replacements spawned": spawned,
             "squad size (descendants)": len(tree),
             "despawned with the leader": before - after,
-            "live entities": stats.live_entities,
-            "archetypes": stats.archetypes,
-            "live bytes": stats.live_bytes,
+            "live entities": ws.live_entities,
+            "archetypes": ws.archetypes,
+            "live bytes": ws.live_bytes,
             "entity 1 position": (round(first.x, 2), round(first.y, 2)),
             "world hash": "%016x" % w.hash(),
             "seconds": round(time.perf_counter() - t0, 3),
@@ -124,9 +163,15 @@ def main(n=10_000, frames=5):
             print("%-28s %s" % (k, v))
 
         mortal = len(range(0, n, 10))
-        ok = (dead_seen == spawned and 0 < spawned <= mortal
+        ok = (stats["deaths read"] == spawned == len(observed)
+              and 0 < spawned <= mortal
+              and stats["census"] == n
+              and clock.frame == frames and move_stats.runs == frames
+              and clock.fixed_steps == int(frames * dt / 0.25)
+              and clock.moved_rows >= n * frames
+              and order.index("move") < order.index("age") < order.index("count_deaths")
               and len(tree) == 9 and before - after == 10
-              and stats.live_entities == n and first.x == 1 + 1.0 * 0.5 * frames)
+              and ws.live_entities == n and first.x == 1 + 1.0 * dt * frames)
         if not ok:
             print("simulation: FAILED a consistency check", file=sys.stderr)
             return 1
@@ -135,4 +180,5 @@ def main(n=10_000, frames=5):
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000))
+    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000,
+                  int(sys.argv[2]) if len(sys.argv) > 2 else 2))

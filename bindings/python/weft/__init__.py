@@ -28,6 +28,7 @@ import ctypes
 import ctypes.util
 import os
 import sys
+import weakref
 
 __all__ = [
     "ABI_VERSION", "WeftError", "World", "Component", "Query", "Chunk",
@@ -38,6 +39,9 @@ __all__ = [
     "STORAGE_TABLE", "STORAGE_SPARSE", "COMPONENT_IMMUTABLE",
     "COMPONENT_MAIN_THREAD", "COMPONENT_NO_CHANGE_TICKS",
     "entity_index", "entity_generation",
+    "Schedule", "Node", "Condition", "SystemContext", "Ambiguity", "QuerySpec",
+    "terms", "SYSTEM_EXCLUSIVE", "SYSTEM_MAIN_THREAD", "SYSTEM_COMMANDS",
+    "PYTHON_EXCEPTION_STATUS",
 ]
 
 #: WEFT_VERSION this module was written for (0.1.0).
@@ -255,6 +259,107 @@ class WeftRelationshipDesc(ctypes.Structure):
                 ("_end_canary", ctypes.c_uint32)]
 
 
+# Systems and schedules.
+SYSTEM_EXCLUSIVE = 1 << 0
+SYSTEM_MAIN_THREAD = 1 << 1
+SYSTEM_COMMANDS = 1 << 2
+ORDER_IGNORE_DEFERRED = 1 << 0
+NODE_SET = 0x80000000
+MAX_SYSTEM_QUERIES = 16
+MAX_SYSTEM_RESOURCES = 32
+MAX_SYSTEM_MESSAGES = 16
+
+SYSTEM_FN = ctypes.CFUNCTYPE(None, _vp, _vp)
+CONDITION_FN = ctypes.CFUNCTYPE(ctypes.c_bool, _vp, _vp)
+LOCAL_FN = ctypes.CFUNCTYPE(None, _vp, _vp)
+JOB_FN = ctypes.CFUNCTYPE(None, _vp)
+JOB_SUBMIT_FN = ctypes.CFUNCTYPE(None, _vp, JOB_FN, _vp)
+JOB_HELP_FN = ctypes.CFUNCTYPE(None, _vp)
+CHUNK_FN = ctypes.CFUNCTYPE(None, _vp, _vp, _vp)   # (weft_iter *, weft_commands *, user)
+
+
+class WeftResourceUse(ctypes.Structure):
+    _fields_ = [("id", c_component), ("access", ctypes.c_int32)]
+
+
+class WeftMessageUse(ctypes.Structure):
+    _fields_ = [("type", c_message_type), ("access", ctypes.c_int32)]
+
+
+class WeftLocalDesc(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("align", ctypes.c_size_t),
+                ("init", LOCAL_FN), ("fini", LOCAL_FN)]
+
+
+class WeftSystemDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("fn", SYSTEM_FN),
+                ("user", _vp),
+                ("queries", ctypes.POINTER(WeftQueryDesc)),
+                ("query_count", ctypes.c_int32),
+                ("resources", ctypes.POINTER(WeftResourceUse)),
+                ("resource_count", ctypes.c_int32),
+                ("messages", ctypes.POINTER(WeftMessageUse)),
+                ("message_count", ctypes.c_int32),
+                ("flags", ctypes.c_uint32),
+                ("local", WeftLocalDesc),
+                ("query_groups", ctypes.POINTER(ctypes.c_int32)),
+                ("removed", ctypes.POINTER(c_component)),
+                ("removed_count", ctypes.c_int32),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftConditionDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("fn", CONDITION_FN),
+                ("user", _vp),
+                ("queries", ctypes.POINTER(WeftQueryDesc)),
+                ("query_count", ctypes.c_int32),
+                ("resources", ctypes.POINTER(WeftResourceUse)),
+                ("resource_count", ctypes.c_int32),
+                ("messages", ctypes.POINTER(WeftMessageUse)),
+                ("message_count", ctypes.c_int32),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftAmbiguity(ctypes.Structure):
+    _fields_ = [("a", ctypes.c_uint32), ("b", ctypes.c_uint32),
+                ("component_count", ctypes.c_int32),
+                ("components", ctypes.POINTER(c_component))]
+
+
+class WeftSystemStats(ctypes.Structure):
+    _fields_ = [("runs", ctypes.c_uint64), ("skipped", ctypes.c_uint64),
+                ("failures", ctypes.c_uint64), ("total_ns", ctypes.c_uint64),
+                ("last_ns", ctypes.c_uint64)]
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name, _ in self._fields_}
+
+    def __repr__(self):
+        return "SystemStats(%s)" % ", ".join(
+            "%s=%r" % kv for kv in self.as_dict().items())
+
+
+class WeftJobSystem(ctypes.Structure):
+    _fields_ = [("user", _vp), ("workers", ctypes.c_uint32),
+                ("submit", JOB_SUBMIT_FN), ("help", JOB_HELP_FN)]
+
+
+class WeftFrameDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("schedules", ctypes.POINTER(_vp)),
+                ("schedule_count", ctypes.c_int32),
+                ("fixed", _vp),
+                ("fixed_before", ctypes.c_int32),
+                ("fixed_step", ctypes.c_double),
+                ("max_delta", ctypes.c_double),
+                ("no_message_update", ctypes.c_bool),
+                ("_end_canary", ctypes.c_uint32)]
+
+
 # ------------------------------------------------------------ prototypes
 
 _P = ctypes.POINTER
@@ -269,6 +374,10 @@ _i64 = ctypes.c_int64
 _bool = ctypes.c_bool
 _cstr = ctypes.c_char_p
 _it = _P(WeftIter)
+_sch = _vp       # weft_schedule *
+_cond = _vp      # weft_condition *
+_ctx = _vp       # weft_system_ctx *
+_node = ctypes.c_uint32   # weft_node
 
 # name: (restype, argtypes) -- mirrors include/weft.h.
 _PROTOTYPES = {
@@ -390,6 +499,74 @@ _PROTOTYPES = {
     "weft_children": (_P(c_entity), [_w, c_entity, _P(_i32)]),
     "weft_ancestors": (_i32, [_w, c_entity, c_component, _P(c_entity), _i32]),
     "weft_descendants": (_i64, [_w, c_entity, c_component, _P(c_entity), _i64]),
+    # systems and schedules
+    "weft_schedule_create": (_sch, [_w, _cstr]),
+    "weft_schedule_lookup": (_sch, [_w, _cstr]),
+    "weft_schedule_destroy": (c_status, [_w, _sch]),
+    "weft_system_add": (_node, [_sch, _P(WeftSystemDesc)]),
+    "weft_schedule_apply_point": (_node, [_sch, _cstr]),
+    "weft_schedule_set": (_node, [_sch, _cstr]),
+    "weft_schedule_in_set": (c_status, [_sch, _node, _node]),
+    "weft_schedule_order": (c_status, [_sch, _node, _node, _u32]),
+    "weft_schedule_chain": (c_status, [_sch, _P(_node), _i32, _u32]),
+    "weft_schedule_ambiguous_with": (c_status, [_sch, _node, _node]),
+    "weft_schedule_ignore_ambiguity": (c_status, [_sch, c_component]),
+    "weft_schedule_set_auto_sync": (c_status, [_sch, _bool]),
+    "weft_schedule_set_apply_final": (c_status, [_sch, _bool]),
+    "weft_schedule_apply_pending": (c_status, [_w, _sch]),
+    "weft_schedule_set_profiling": (c_status, [_sch, _bool]),
+    "weft_condition_create": (_cond, [_sch, _P(WeftConditionDesc)]),
+    "weft_condition_and": (_cond, [_sch, _cond, _cond]),
+    "weft_condition_and_eager": (_cond, [_sch, _cond, _cond]),
+    "weft_condition_or": (_cond, [_sch, _cond, _cond]),
+    "weft_condition_not": (_cond, [_sch, _cond]),
+    "weft_condition_run_once": (_cond, [_sch]),
+    "weft_condition_resource_changed": (_cond, [_sch, c_component]),
+    "weft_condition_resource_exists": (_cond, [_sch, c_component]),
+    "weft_condition_on_message": (_cond, [_sch, c_message_type]),
+    "weft_run_if": (c_status, [_sch, _node, _cond]),
+    "weft_schedule_build": (c_status, [_w, _sch]),
+    "weft_schedule_build_count": (_u32, [_sch]),
+    "weft_schedule_run": (c_status, [_w, _sch, ctypes.c_double]),
+    "weft_schedule_node_count": (_i32, [_sch]),
+    "weft_schedule_node_name": (_cstr, [_sch, _node]),
+    "weft_schedule_position": (_i32, [_sch, _node]),
+    "weft_schedule_sync_count": (_i32, [_sch]),
+    "weft_schedule_has_edge": (_bool, [_sch, _node, _node]),
+    "weft_schedule_ambiguity_count": (_i32, [_sch]),
+    "weft_schedule_ambiguity": (c_status, [_sch, _i32, _P(WeftAmbiguity)]),
+    "weft_schedule_system_stats": (c_status, [_sch, _node, _P(WeftSystemStats)]),
+    "weft_schedule_max_concurrency": (_i32, [_sch]),
+    "weft_schedule_trace_json": (_sz, [_sch, _vp, _sz]),
+    "weft_schedule_dot": (_sz, [_sch, _vp, _sz]),
+    "weft_world_set_threads": (c_status, [_w, _i32]),
+    "weft_world_set_job_system": (c_status, [_w, _P(WeftJobSystem)]),
+    "weft_world_threads": (_i32, [_w]),
+    # the system context
+    "weft_system_name": (_cstr, [_ctx]),
+    "weft_system_delta": (ctypes.c_double, [_ctx]),
+    "weft_system_this_run": (_u32, [_ctx]),
+    "weft_system_last_run": (_u32, [_ctx]),
+    "weft_system_worker": (_i32, [_ctx]),
+    "weft_system_local": (_vp, [_ctx]),
+    "weft_system_world": (_w, [_ctx]),
+    "weft_system_commands": (_cmds, [_ctx]),
+    "weft_system_iter": (c_status, [_ctx, _i32, _it]),
+    "weft_system_count": (_i64, [_ctx, _i32]),
+    "weft_system_get": (_vp, [_ctx, _i32, c_entity, _i32, _sz]),
+    "weft_system_get_mut": (_vp, [_ctx, _i32, c_entity, _i32, _sz]),
+    "weft_system_resource": (_vp, [_ctx, c_component, _sz]),
+    "weft_system_resource_mut": (_vp, [_ctx, c_component, _sz]),
+    "weft_system_message_write": (c_status, [_ctx, c_message_type, _vp, _sz]),
+    "weft_system_message_read": (_vp, [_ctx, c_message_type, _sz]),
+    "weft_system_removed_read": (c_entity, [_ctx, c_component]),
+    "weft_system_fail": (None, [_ctx, c_status, _cstr]),
+    "weft_system_par_each": (c_status, [_ctx, _i32, CHUNK_FN, _vp, _i32]),
+    # frames
+    "weft_frame_configure": (c_status, [_w, _P(WeftFrameDesc)]),
+    "weft_frame_run": (c_status, [_w, ctypes.c_double]),
+    "weft_frame_fixed_steps": (_i32, [_w]),
+    "weft_frame_accumulator": (ctypes.c_double, [_w]),
 }
 
 
@@ -438,11 +615,29 @@ def load_library(path=None):
     if version != ABI_VERSION:
         raise ImportError("weft: library %s has ABI version %d, this binding "
                           "was written for %d" % (lib._name, version, ABI_VERSION))
+    missing = []
     for name, (restype, argtypes) in _PROTOTYPES.items():
-        fn = getattr(lib, name)
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            # A library of the right version that lacks a symbol was built
+            # from an older source tree: the rest of the binding still
+            # works; calling the missing function raises.
+            missing.append(name)
+            setattr(lib, name, _missing_symbol(lib, name))
+            continue
         fn.restype = restype
         fn.argtypes = argtypes
+    lib._weft_missing = tuple(missing)
     return lib
+
+
+def _missing_symbol(lib, name):
+    def missing(*args):
+        raise OSError("weft: %s is not exported by %s (a library built from "
+                      "an older source tree?)" % (name, lib._name))
+    missing.__name__ = name
+    return missing
 
 
 _lib = load_library()
@@ -473,12 +668,16 @@ def entity_generation(e):
 class WeftError(Exception):
     """A weft call failed. `status` is the numeric weft_status, `name` its
     name (e.g. "WEFT_ERR_STALE_ENTITY"), `message` the world's
-    weft_last_error text."""
+    weft_last_error text. `recorded` is true when weft itself recorded the
+    failure (so, inside a system, it already fails the system's run)."""
 
-    def __init__(self, status, message=""):
+    recorded = False
+
+    def __init__(self, status, message="", recorded=False):
         self.status = int(status)
         self.name = status_name(self.status)
         self.message = message
+        self.recorded = recorded
         super().__init__("%s: %s" % (self.name, message or status_str(self.status)))
 
 
@@ -633,8 +832,8 @@ class Chunk:
         WRITE terms come writable and, with `mark` (default), every row of
         the chunk is stamped changed; READ terms must only be read."""
         t, comp = self._term(term)
-        w = self._query.world
-        w._clear()
+        q = self._query
+        q._clear()
         it = ctypes.byref(self._it)
         if t.access == ACCESS_WRITE:
             fn = _lib.weft_iter_field_mut if mark else _lib.weft_iter_field_mut_nomark
@@ -642,8 +841,7 @@ class Chunk:
         else:
             ptr = _lib.weft_iter_field(it, term, comp.size)
         if not ptr:
-            w._check_slot()
-            return None
+            return q._absent(self, term)
         return (comp.type * self.count).from_address(ptr)
 
     def memoryview(self, term, mark=True):
@@ -659,37 +857,49 @@ class Chunk:
     def get(self, term, row):
         """Copy of term `term` at `row` (table or sparse), None if absent."""
         t, comp = self._term(term)
-        w = self._query.world
-        w._clear()
+        q = self._query
+        q._clear()
         ptr = _lib.weft_iter_get(ctypes.byref(self._it), term, row, comp.size)
         if not ptr:
-            w._check_slot()
-            return None
+            return q._absent(self, term, row)
         return _copy(comp.type, ptr)
 
     def get_mut(self, term, row):
         """Writable view of a WRITE term at `row` (stamps it changed)."""
         t, comp = self._term(term)
-        w = self._query.world
-        w._clear()
+        q = self._query
+        q._clear()
         ptr = _lib.weft_iter_get_mut(ctypes.byref(self._it), term, row, comp.size)
         if not ptr:
-            w._check_slot()
-            return None
+            return q._absent(self, term, row)
         return _view(comp.type, ptr)
 
     def mark(self, term, row):
-        self._query.world._check(_lib.weft_iter_mark(ctypes.byref(self._it), term, row))
+        self._query._check(_lib.weft_iter_mark(ctypes.byref(self._it), term, row))
 
     def set_if_neq(self, term, row, value):
         """Writes `value` if it differs from the row's; returns whether it did."""
         _, comp = self._term(term)
         value = _owned(value)
         changed = ctypes.c_bool(False)
-        self._query.world._check(_lib.weft_iter_set_if_neq(
+        self._query._check(_lib.weft_iter_set_if_neq(
             ctypes.byref(self._it), term, row, ctypes.addressof(value),
             ctypes.sizeof(value), ctypes.byref(changed)))
         return changed.value
+
+
+def _fill_query_desc(desc, terms, flags=0):
+    """Fills a WeftQueryDesc from resolved Terms (see World._terms)."""
+    if not 1 <= len(terms) <= MAX_TERMS:
+        raise ValueError("a query takes 1..%d terms" % MAX_TERMS)
+    for i, t in enumerate(terms):
+        desc.terms[i].id = t.component.id
+        desc.terms[i].access = t.access
+        desc.terms[i].oper = t.oper
+        desc.terms[i].filter = t.filter
+        desc.terms[i].or_group = t.or_group
+    desc.term_count = len(terms)
+    desc.flags = flags
 
 
 class Query:
@@ -700,18 +910,20 @@ class Query:
         self.world = world
         self.terms = terms
         desc = WeftQueryDesc()
-        if not 1 <= len(terms) <= MAX_TERMS:
-            raise ValueError("a query takes 1..%d terms" % MAX_TERMS)
-        for i, t in enumerate(terms):
-            desc.terms[i].id = t.component.id
-            desc.terms[i].access = t.access
-            desc.terms[i].oper = t.oper
-            desc.terms[i].filter = t.filter
-            desc.terms[i].or_group = t.or_group
-        desc.term_count = len(terms)
-        desc.flags = flags
+        _fill_query_desc(desc, terms, flags)
         self._ptr = world._handle(_lib.weft_query_create(world._ptr, ctypes.byref(desc)))
         world._queries.add(self)
+
+    # Error-slot hooks used by Chunk (a system's queries use other ones).
+    def _clear(self):
+        self.world._clear()
+
+    def _absent(self, chunk, term, row=None):
+        self.world._check_slot()
+        return None
+
+    def _check(self, status):
+        self.world._check(status)
 
     def destroy(self):
         if self._ptr and self.world._ptr:
@@ -1049,6 +1261,10 @@ class World:
         self._pending = None    # first exception caught in a callback
         self._depth = 0         # nesting of Python callbacks on the stack
         self._next_key = 1
+        self._schedules = {}    # weft_schedule * -> Schedule
+        self._frame = ()        # schedules the frame plan points at
+        self._system_exc = None # exceptions systems/conditions raised in a run
+        self._in_system = 0     # Python systems/conditions on the stack
         desc = WeftWorldDesc()
         desc.entity_capacity_hint = entity_capacity_hint
         if logger is not None:
@@ -1077,6 +1293,10 @@ class World:
                 q._ptr = None
             self._queries.clear()
             _lib.weft_world_destroy(p)
+            for sch in list(self._schedules.values()):
+                sch._forget()
+            self._schedules.clear()
+            self._frame = ()
             self._callbacks.clear()
             self._keep.clear()
             self._raise_pending()
@@ -1122,24 +1342,37 @@ class World:
             exc, self._pending = self._pending, None
             raise exc
 
+    # While a system runs, weft records the errors of the calls it makes
+    # in the run's error sink (reported by weft_schedule_run), not in the
+    # world's slot: the slot then says nothing about those calls, so inside
+    # a system the binding neither clears nor reads it.
+    _IN_SYSTEM_MESSAGE = "failed inside a system (schedule.run() reports weft's message)"
+
     def _clear(self):
-        _lib.weft_clear_error(self._ptr)
+        if not self._in_system:
+            _lib.weft_clear_error(self._ptr)
 
     def _raise_last(self):
         self._raise_pending()
+        if self._in_system:
+            raise WeftError(ERR_INTERNAL, self._IN_SYSTEM_MESSAGE, recorded=True)
         st = _lib.weft_last_status(self._ptr)
-        raise WeftError(st if st != OK else ERR_INTERNAL, _s(_lib.weft_last_error(self._ptr)))
+        raise WeftError(st if st != OK else ERR_INTERNAL, _s(_lib.weft_last_error(self._ptr)),
+                        recorded=True)
 
     def _check_slot(self):
-        """Raises when the error slot holds a failure (after _clear())."""
+        """Raises when the error slot holds a failure (after _clear()).
+        Inside a system a NULL result reads as "absent" (see above)."""
         self._raise_pending()
-        if _lib.weft_last_status(self._ptr) != OK:
+        if not self._in_system and _lib.weft_last_status(self._ptr) != OK:
             self._raise_last()
 
     def _check(self, status):
         self._raise_pending()
         if status != OK:
-            raise WeftError(status, _s(_lib.weft_last_error(self._ptr)))
+            msg = self._IN_SYSTEM_MESSAGE if self._in_system \
+                else _s(_lib.weft_last_error(self._ptr))
+            raise WeftError(status, msg, recorded=True)
 
     def _handle(self, h):
         self._raise_pending()
@@ -1464,6 +1697,10 @@ class World:
         merge into that term (its filter bits), so
         query(write(Position), Changed(Position)) is one term; term indices
         count the remaining terms in order."""
+        return Query(self, self._terms(terms), flags)
+
+    def _terms(self, terms):
+        """Resolved, merged Terms of a query (see query())."""
         ts = []
         for t in terms:
             if not isinstance(t, Term):
@@ -1481,7 +1718,7 @@ class World:
                     host[0].filter |= t.filter
                     continue
             merged.append(t)
-        return Query(self, merged, flags)
+        return merged
 
     def disabled(self):
         """The built-in Disabled tag's Component."""
@@ -1677,6 +1914,119 @@ class World:
             self._raise_last()
         return list(out[:n])
 
+    # -- schedules, executor, frames
+    def schedule(self, name):
+        """Creates an empty Schedule named `name` (WeftError
+        ALREADY_EXISTS when the name is taken; see schedule_lookup)."""
+        ptr = self._handle(_lib.weft_schedule_create(self._p(), name.encode("utf-8")))
+        sch = Schedule(self, ptr, name)
+        self._schedules[ptr] = sch
+        return sch
+
+    def schedule_lookup(self, name):
+        """The Schedule named `name`, or None."""
+        ptr = _lib.weft_schedule_lookup(self._p(), name.encode("utf-8"))
+        if not ptr:
+            return None
+        sch = self._schedules.get(ptr)
+        if sch is None:   # created from C: no Python systems in it
+            sch = self._schedules[ptr] = Schedule(self, ptr, name)
+        return sch
+
+    def schedules(self):
+        """The Schedules created or looked up through this World."""
+        return list(self._schedules.values())
+
+    def set_threads(self, threads):
+        """Sets the executor: 0 or 1 runs schedules single-threaded on the
+        calling thread; n > 1 starts a pool of n - 1 workers (the caller is
+        the last); n < 0 one worker per CPU. Python systems still run on
+        the calling thread (they are WEFT_SYSTEM_MAIN_THREAD); C systems
+        added with add_system(c_function) run on the pool beside them."""
+        self._check(_lib.weft_world_set_threads(self._p(), threads))
+
+    @property
+    def threads(self):
+        """Workers of the current executor (1: single-threaded)."""
+        return _lib.weft_world_threads(self._p())
+
+    def frame_configure(self, schedules=(), fixed=None, fixed_before=None,
+                        fixed_step=0.0, max_delta=0.0, no_message_update=False):
+        """Sets the plan frame_run() follows: `schedules` in order every
+        frame, and the optional `fixed` schedule run floor(acc / step)
+        times per frame (dt = fixed_step, 0: 1/64 s) before
+        schedules[fixed_before] (default: after all). max_delta clamps a
+        frame's dt (0: 0.25 s). The plan keeps the Schedule objects alive."""
+        schedules = list(schedules)
+        arr = (_vp * max(1, len(schedules)))()
+        for i, sch in enumerate(schedules):
+            arr[i] = sch._p()
+        desc = WeftFrameDesc()
+        desc.schedules = ctypes.cast(arr, _P(_vp)) if schedules else None
+        desc.schedule_count = len(schedules)
+        desc.fixed = fixed._p() if fixed is not None else None
+        desc.fixed_before = len(schedules) if fixed_before is None else fixed_before
+        desc.fixed_step = fixed_step
+        desc.max_delta = max_delta
+        desc.no_message_update = no_message_update
+        self._check(_lib.weft_frame_configure(self._p(), ctypes.byref(desc)))
+        self._frame = tuple(schedules) + ((fixed,) if fixed is not None else ())
+
+    def frame_run(self, dt):
+        """Runs one frame of `dt` seconds (see weft_frame_run). Every
+        schedule runs; the first failure is raised afterwards as WeftError
+        (chained to the Python exception when a Python system raised)."""
+        p = self._p()
+        outer, self._system_exc = self._system_exc, None
+        try:
+            status = _lib.weft_frame_run(p, dt)
+            failures = self._system_exc
+        finally:
+            self._system_exc = outer
+        self._finish_run(status, failures)
+
+    @property
+    def frame_fixed_steps(self):
+        """Fixed steps run by the last frame."""
+        return _lib.weft_frame_fixed_steps(self._p())
+
+    @property
+    def frame_accumulator(self):
+        """Seconds left in the fixed-step accumulator."""
+        return _lib.weft_frame_accumulator(self._p())
+
+    def _finish_run(self, status, failures):
+        """Raises what a schedule or frame run left: an exception of an
+        observer or hook first (as itself); then the run's failure as
+        WeftError with the world's message, chained to the exception of the
+        Python system it names; then an exception of a Python condition
+        (weft counts a failing condition as false and does not report it).
+        KeyboardInterrupt, SystemExit and the like are re-raised as
+        themselves."""
+        self._raise_pending()
+        failures = failures or []
+        for f in failures:
+            if not isinstance(f.exc, Exception):
+                raise f.exc
+        if status != OK:
+            msg = _s(_lib.weft_last_error(self._ptr))
+            cause = None
+            for f in failures:
+                if f.kind == "system" and ("schedule '%s': system '%s' failed"
+                                           % (f.schedule, f.name)) in msg:
+                    cause = f.exc
+                    break
+            if cause is None and failures:
+                cause = failures[0].exc
+            raise WeftError(status, msg, recorded=True) from cause
+        if failures:
+            f = failures[0]
+            what = "condition" if f.kind == "condition" else "system"
+            raise WeftError(_exc_status(f.exc), "schedule '%s': %s '%s' failed: %s%s"
+                            % (f.schedule, what, f.name, _exc_text(f.exc),
+                               " (it counted as false)" if f.kind == "condition" else ""),
+                            recorded=True) from f.exc
+
     # -- ticks, diagnostics
     @property
     def change_tick(self):
@@ -1717,3 +2067,1018 @@ class World:
 class c_entity_struct(ctypes.Structure):
     """Value type of relationship source components: one weft_entity."""
     _fields_ = [("target", c_entity)]
+
+
+# ------------------------------------------------------------ systems and schedules
+
+#: Status a system or condition fails with when it raises an exception that
+#: is not a WeftError (a WeftError fails it with its own status, MemoryError
+#: with WEFT_ERR_OUT_OF_MEMORY). weft has no status for "a callback failed";
+#: WEFT_ERR_INTERNAL is the closest, and the message names the exception.
+PYTHON_EXCEPTION_STATUS = ERR_INTERNAL
+
+
+def _exc_text(exc):
+    if isinstance(exc, WeftError):
+        return exc.message or status_str(exc.status)
+    text = str(exc)
+    return "%s: %s" % (type(exc).__name__, text) if text else type(exc).__name__
+
+
+class _Failure:
+    """An exception a Python system or condition raised during a run."""
+
+    __slots__ = ("exc", "kind", "name", "schedule")
+
+    def __init__(self, exc, kind, name, schedule):
+        self.exc = exc
+        self.kind = kind
+        self.name = name
+        self.schedule = schedule
+
+
+def _exc_status(exc):
+    if isinstance(exc, WeftError) and exc.status != OK:
+        return exc.status
+    if isinstance(exc, MemoryError):
+        return ERR_OUT_OF_MEMORY
+    return PYTHON_EXCEPTION_STATUS
+
+
+def _status_of(status):
+    """A status given as a number, "WEFT_ERR_X" or "ERR_X"."""
+    if isinstance(status, str):
+        name = status if status.startswith("WEFT_") else "WEFT_" + status
+        try:
+            return STATUS_NAMES.index(name)
+        except ValueError:
+            raise ValueError("unknown status %r" % status) from None
+    return int(status)
+
+
+class QuerySpec:
+    """The terms (and query flags) of one query of a system or condition;
+    terms(...) builds one. A plain list or tuple of terms works as well."""
+
+    __slots__ = ("terms", "flags")
+
+    def __init__(self, terms, flags=0):
+        self.terms = tuple(terms)
+        self.flags = flags
+
+
+def terms(*ts, flags=0):
+    """One query of a system: terms(write(Position), read(Velocity))."""
+    return QuerySpec(ts, flags)
+
+
+class _SystemQuery:
+    """A system's query as Chunk sees it: resolved terms, and error hooks
+    that leave the world's error slot alone (a system may run while C
+    systems run on other threads); weft records a system's own misuse as
+    the system's failure, which schedule.run() raises."""
+
+    __slots__ = ("world", "terms", "index", "system")
+
+    def __init__(self, world, terms, index, system):
+        self.world = world
+        self.terms = terms
+        self.index = index
+        self.system = system
+
+    def _clear(self):
+        pass
+
+    def _absent(self, chunk, term, row=None):
+        if row is None and chunk.has(term):
+            raise WeftError(ERR_ACCESS_VIOLATION, "term %d of query %d is present but "
+                            "its field was refused" % (term, self.index), recorded=True)
+        return None
+
+    def _check(self, status):
+        if status != OK:
+            raise WeftError(status, "a chunk call on query %d failed" % self.index,
+                            recorded=True)
+
+
+class _SystemInfo:
+    """What the binding knows of one system or condition it added."""
+
+    __slots__ = ("name", "queries", "resources", "messages", "removed", "local",
+                 "exclusive", "is_condition")
+
+    def __init__(self, name):
+        self.name = name
+        self.queries = []       # _SystemQuery per query index
+        self.resources = {}     # component id -> access
+        self.messages = {}      # message type id -> (MessageType, access)
+        self.removed = set()    # component ids whose removals it reads
+        self.local = None       # ctypes type of the local state
+        self.exclusive = False
+        self.is_condition = False
+
+
+class SystemContext:
+    """What a Python system or condition receives; valid only during the
+    call (its methods raise afterwards). Chunks, columns and views it hands
+    out are valid at most as long (columns: until the next chunk)."""
+
+    __slots__ = ("schedule", "_info", "_ptr", "_cmds", "_open")
+
+    def __init__(self, schedule, info, ptr):
+        self.schedule = schedule
+        self._info = info
+        self._ptr = ptr
+        self._cmds = None
+        self._open = None
+
+    def _p(self):
+        if not self._ptr:
+            raise WeftError(ERR_WRONG_PHASE, "system context used after its system returned")
+        return self._ptr
+
+    def _close(self):
+        # Ends iterations the system left open (a generator kept alive)
+        # before control returns to weft.
+        if self._open:
+            for g in list(self._open):
+                g.close()
+        if self._cmds is not None:
+            self._cmds._ptr = None
+        self._ptr = None
+
+    @property
+    def world(self):
+        """The World, for exclusive systems only (WeftError WRONG_PHASE for
+        others: they touch the world through the context)."""
+        if not _lib.weft_system_world(self._p()):
+            raise WeftError(ERR_WRONG_PHASE, "not an exclusive system: only exclusive "
+                            "systems may use the world directly", recorded=True)
+        return self.schedule.world
+
+    @property
+    def name(self):
+        return _s(_lib.weft_system_name(self._p()))
+
+    @property
+    def delta(self):
+        """dt passed to the run (the fixed step inside a frame's fixed
+        schedule)."""
+        return _lib.weft_system_delta(self._p())
+
+    @property
+    def this_run(self):
+        return _lib.weft_system_this_run(self._p())
+
+    @property
+    def last_run(self):
+        return _lib.weft_system_last_run(self._p())
+
+    @property
+    def worker(self):
+        """The executor worker running the call (0 .. threads - 1)."""
+        return _lib.weft_system_worker(self._p())
+
+    @property
+    def local(self):
+        """A view of the system's local state (the `local` ctypes type given
+        to add_system; zeroed when the system was added), or None."""
+        ptr = _lib.weft_system_local(self._p())
+        if not ptr or self._info.local is None:
+            return None
+        return _view(self._info.local, ptr)
+
+    @property
+    def commands(self):
+        """The system's command buffer (a Commands; applied at the next sync
+        point). Conditions have none."""
+        if self._cmds is None:
+            ptr = _lib.weft_system_commands(self._p())
+            if not ptr:
+                raise WeftError(ERR_INVALID_ARG, "conditions have no command buffer")
+            self._cmds = Commands(self.schedule.world, ptr, owned=False)
+        return self._cmds
+
+    def _query(self, query):
+        qs = self._info.queries
+        if not 0 <= query < len(qs):
+            raise IndexError("%r has %d queries, no query %d" % (self._info.name, len(qs), query))
+        return qs[query]
+
+    def iter(self, query=0):
+        """Chunks of the system's query number `query`, with this run's
+        ticks (Added/Changed since the system's previous run). Columns are
+        ctypes arrays of the component structs, as for Query.iter()."""
+        sq = self._query(query)
+        ptr = self._p()
+        g = self._iter(ptr, sq)
+        if self._open is None:
+            self._open = weakref.WeakSet()
+        self._open.add(g)
+        return g
+
+    def _iter(self, ptr, sq):
+        it = WeftIter()
+        st = _lib.weft_system_iter(ptr, sq.index, ctypes.byref(it))
+        if st != OK:
+            raise WeftError(st, "weft_system_iter(%d) failed" % sq.index, recorded=True)
+        done = False
+        try:
+            while _lib.weft_iter_next(ctypes.byref(it)):
+                yield Chunk(sq, it)
+            done = True
+        finally:
+            if not done:
+                _lib.weft_iter_fini(ctypes.byref(it))
+
+    def each(self, query=0):
+        """(entity, field copies...) per row of query `query`."""
+        sq = self._query(query)
+        for chunk in self.iter(query):
+            cols = []
+            for i, t in enumerate(sq.terms):
+                if t.access == ACCESS_NONE or t.oper in (OPER_WITH, OPER_WITHOUT) \
+                        or t.component.type is None:
+                    continue
+                cols.append(chunk.column(i, mark=False) if t.access == ACCESS_WRITE
+                            else chunk.column(i))
+            ents = chunk.entities
+            for r in range(chunk.count):
+                yield (ents[r],) + tuple(
+                    None if c is None else type(c[r]).from_buffer_copy(c[r]) for c in cols)
+
+    def count(self, query=0):
+        """Entities matched by query `query` (filters ignored)."""
+        sq = self._query(query)
+        n = _lib.weft_system_count(self._p(), sq.index)
+        if n < 0:
+            raise WeftError(ERR_INVALID_ARG, "weft_system_count(%d) failed" % sq.index,
+                            recorded=True)
+        return n
+
+    def get(self, query, e, term):
+        """Copy of term `term` of entity `e` through query `query`, or None
+        when e does not match."""
+        sq = self._query(query)
+        comp = sq.terms[term].component
+        ptr = _lib.weft_system_get(self._p(), sq.index, e, term, comp.size)
+        return _copy(comp.type, ptr) if ptr else None
+
+    def get_mut(self, query, e, term):
+        """Writable view of a WRITE term of `e` (marks it changed), or None
+        when e does not match."""
+        sq = self._query(query)
+        comp = sq.terms[term].component
+        ptr = _lib.weft_system_get_mut(self._p(), sq.index, e, term, comp.size)
+        return _view(comp.type, ptr) if ptr else None
+
+    def _resource_comp(self, component, want_write):
+        comp = self.schedule.world.component_of(component)
+        access = self._info.resources.get(comp.id)
+        if access is None or (want_write and access != ACCESS_WRITE):
+            raise WeftError(ERR_ACCESS_VIOLATION, "resource %s is not declared %s"
+                            % (comp.name, "WRITE" if want_write else "READ or WRITE"))
+        return comp
+
+    def resource(self, component):
+        """Copy of a resource the system declared (READ or WRITE), or None
+        when it is absent."""
+        comp = self._resource_comp(component, False)
+        ptr = _lib.weft_system_resource(self._p(), comp.id, comp.size)
+        return _copy(comp.type, ptr) if ptr else None
+
+    def resource_mut(self, component):
+        """Writable view of a resource declared WRITE (marks it changed),
+        or None when it is absent."""
+        comp = self._resource_comp(component, True)
+        ptr = _lib.weft_system_resource_mut(self._p(), comp.id, comp.size)
+        return _view(comp.type, ptr) if ptr else None
+
+    def _message(self, mtype, want_write):
+        entry = self._info.messages.get(mtype.id)
+        if entry is None or entry[1] != (ACCESS_WRITE if want_write else ACCESS_READ):
+            raise WeftError(ERR_ACCESS_VIOLATION, "message %s is not declared %s"
+                            % (mtype.name, "WRITE" if want_write else "READ"))
+
+    def read(self, mtype):
+        """Next unread message (a copy) of a type declared READ, or None."""
+        self._message(mtype, False)
+        ptr = _lib.weft_system_message_read(self._p(), mtype.id, ctypes.sizeof(mtype.type))
+        return _copy(mtype.type, ptr) if ptr else None
+
+    def messages(self, mtype):
+        """Every unread message of a type declared READ (copies)."""
+        while True:
+            m = self.read(mtype)
+            if m is None:
+                return
+            yield m
+
+    def write(self, mtype, msg):
+        """Writes a message of a type declared WRITE."""
+        self._message(mtype, True)
+        msg = _owned(msg)
+        st = _lib.weft_system_message_write(self._p(), mtype.id, ctypes.addressof(msg),
+                                            ctypes.sizeof(msg))
+        if st != OK:
+            raise WeftError(st, "writing a %s message failed" % mtype.name, recorded=True)
+
+    write_message = write
+
+    def removed(self, component):
+        """Entities that lost `component` (declared in add_system's
+        `removed`) since this system last read them."""
+        comp = self.schedule.world.component_of(component)
+        if comp.id not in self._info.removed:
+            raise WeftError(ERR_ACCESS_VIOLATION, "removals of %s are not declared" % comp.name)
+        while True:
+            e = _lib.weft_system_removed_read(self._p(), comp.id)
+            if not e:
+                return
+            yield e
+
+    def fail(self, status, message=None):
+        """Marks this run failed with `status` (a number or a name such as
+        "ERR_NOT_FOUND") and `message`; the system should then return.
+        schedule.run() raises the first failure of the run as WeftError."""
+        st = _status_of(status)
+        if st == OK:
+            raise ValueError("fail() needs a failure status, not OK")
+        _lib.weft_system_fail(self._p(), st,
+                              message.encode("utf-8") if message is not None else None)
+
+    def __repr__(self):
+        return "SystemContext(%r)" % self._info.name
+
+
+def _is_c_function(fn):
+    return isinstance(fn, (int, ctypes._CFuncPtr)) and not isinstance(fn, bool)
+
+
+class Node:
+    """A system, apply point or set of one schedule. int(node) is the
+    weft_node. Ordering helpers return the node, so calls chain."""
+
+    __slots__ = ("schedule", "id", "name")
+
+    def __init__(self, schedule, nid, name):
+        self.schedule = schedule
+        self.id = nid
+        self.name = name
+
+    def __int__(self):
+        return self.id
+
+    __index__ = __int__
+
+    def __eq__(self, other):
+        return isinstance(other, Node) and other.schedule is self.schedule \
+            and other.id == self.id
+
+    def __hash__(self):
+        return hash((id(self.schedule), self.id))
+
+    @property
+    def is_set(self):
+        return bool(self.id & NODE_SET)
+
+    def before(self, *others, ignore_deferred=False):
+        for o in others:
+            self.schedule.order(self, o, ignore_deferred=ignore_deferred)
+        return self
+
+    def after(self, *others, ignore_deferred=False):
+        for o in others:
+            self.schedule.order(o, self, ignore_deferred=ignore_deferred)
+        return self
+
+    def in_set(self, *sets):
+        for st in sets:
+            self.schedule.in_set(self, st)
+        return self
+
+    def run_if(self, *conditions):
+        for c in conditions:
+            self.schedule.run_if(self, c)
+        return self
+
+    def ambiguous_with(self, *others):
+        for o in others:
+            self.schedule.ambiguous_with(self, o)
+        return self
+
+    @property
+    def position(self):
+        """Place in the built order (0-based), or -1."""
+        return self.schedule.position(self)
+
+    def stats(self):
+        return self.schedule.system_stats(self)
+
+    def __repr__(self):
+        kind = "set" if self.is_set else "node"
+        return "Node(%r, %s %d)" % (self.name, kind, self.id & ~NODE_SET)
+
+
+class Condition:
+    """A run condition owned by a schedule. Attach it once, with run_if()
+    or inside one combinator: a & b (short circuit), a | b, ~a."""
+
+    __slots__ = ("schedule", "_ptr", "name")
+
+    def __init__(self, schedule, ptr, name):
+        self.schedule = schedule
+        self._ptr = ptr
+        self.name = name
+
+    def __and__(self, other):
+        return self.schedule.and_(self, other)
+
+    def __or__(self, other):
+        return self.schedule.or_(self, other)
+
+    def __invert__(self):
+        return self.schedule.not_(self)
+
+    def __repr__(self):
+        return "Condition(%r)" % self.name
+
+
+class Ambiguity:
+    """Two conflicting systems with no declared order: `a` runs first (by
+    registration). `components` lists the Components (or ids) they conflict
+    on; empty when one of them is exclusive."""
+
+    __slots__ = ("a", "b", "components")
+
+    def __init__(self, a, b, components):
+        self.a = a
+        self.b = b
+        self.components = components
+
+    @property
+    def names(self):
+        return (self.a.name, self.b.name)
+
+    def __repr__(self):
+        comps = ", ".join(getattr(c, "name", str(c)) for c in self.components)
+        return "Ambiguity(%r, %r: %s)" % (self.a.name, self.b.name, comps or "exclusive")
+
+
+class Schedule:
+    """A named, ordered collection of systems, owned by the world. Create
+    it with World.schedule(name). It keeps every trampoline of its Python
+    systems and conditions alive until it is destroyed (or the world is).
+
+    Python systems are functions fn(ctx) taking a SystemContext. They are
+    flagged WEFT_SYSTEM_MAIN_THREAD, so they run on the thread that called
+    run() whatever the executor; C systems (add_system with a C function
+    pointer) run on the pool beside them. An exception raised by a Python
+    system or condition never unwinds into weft: the trampoline catches it
+    and fails the run (weft_system_fail) with its text, and run() raises
+    WeftError with the world's message, chained to the exception."""
+
+    def __init__(self, world, ptr, name):
+        self.world = world
+        self.name = name
+        self._ptr = ptr
+        self._callbacks = []   # (CFUNCTYPE trampoline, python callable)
+        self._nodes = {}       # weft_node -> Node
+        self._by_name = {}     # name -> Node (systems, apply points, sets)
+        self._systems = {}     # weft_node -> _SystemInfo
+
+    def _p(self):
+        if not self._ptr:
+            raise WeftError(ERR_INVALID_HANDLE, "schedule %r destroyed" % self.name)
+        return self._ptr
+
+    def _forget(self):
+        self._ptr = None
+        self._callbacks.clear()
+
+    def destroy(self):
+        """Destroys the schedule (its systems, conditions and unapplied
+        commands) and releases its trampolines."""
+        if self._ptr and self.world._ptr:
+            self.world._check(_lib.weft_schedule_destroy(self.world._ptr, self._ptr))
+            self.world._schedules.pop(self._ptr, None)
+        self._forget()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    # -- nodes
+    def _node(self, x):
+        """weft_node of a Node, an int, or the name of a node added here."""
+        if isinstance(x, Node):
+            if x.schedule is not self:
+                raise ValueError("node %r belongs to schedule %r" % (x.name, x.schedule.name))
+            return x.id
+        if isinstance(x, str):
+            try:
+                return self._by_name[x].id
+            except KeyError:
+                raise KeyError("schedule %r has no node named %r" % (self.name, x)) from None
+        return int(x)
+
+    def node(self, nid):
+        """The Node for a weft_node number (or a name)."""
+        nid = self._node(nid)
+        n = self._nodes.get(nid)
+        if n is None:
+            n = Node(self, nid, _s(_lib.weft_schedule_node_name(self._p(), nid)))
+            self._nodes[nid] = n
+        return n
+
+    def _add_node(self, nid, name):
+        n = Node(self, nid, name)
+        self._nodes[nid] = n
+        self._by_name.setdefault(name, n)
+        return n
+
+    def _uses(self, items, what, lookup):
+        """(ctypes array or None, count, {id: (obj, access)}) of resource or
+        message uses; items are read(x)/write(x) terms or bare x (READ)."""
+        items = list(items)
+        out = {}
+        for it in items:
+            if isinstance(it, Term):
+                if it.access not in (ACCESS_READ, ACCESS_WRITE):
+                    raise ValueError("a %s use is read(x) or write(x)" % what)
+                obj, access = lookup(it.component), it.access
+            else:
+                obj, access = lookup(it), ACCESS_READ
+            if obj.id in out:
+                raise ValueError("%s %s listed twice" % (what, obj.name))
+            out[obj.id] = (obj, access)
+        return out
+
+    def _describe(self, desc, info, queries, resources, messages):
+        """Fills the queries/resources/messages of a system or condition
+        descriptor; returns the ctypes arrays to keep until the add call."""
+        w = self.world
+        keep = []
+        specs = []
+        for q in queries:
+            if isinstance(q, QuerySpec):
+                specs.append(q)
+            elif isinstance(q, (list, tuple)):
+                specs.append(QuerySpec(q))
+            else:
+                raise TypeError("each query is terms(...) or a list of terms, not %r" % (q,))
+        if len(specs) > MAX_SYSTEM_QUERIES:
+            raise ValueError("at most %d queries per system" % MAX_SYSTEM_QUERIES)
+        if specs:
+            arr = (WeftQueryDesc * len(specs))()
+            for i, spec in enumerate(specs):
+                ts = w._terms(spec.terms)
+                _fill_query_desc(arr[i], ts, spec.flags)
+                info.queries.append(_SystemQuery(w, ts, i, info.name))
+            desc.queries = arr
+            desc.query_count = len(specs)
+            keep.append(arr)
+        res = self._uses(resources, "resource", w.component_of)
+        if res:
+            arr = (WeftResourceUse * len(res))()
+            for i, (cid, (comp, access)) in enumerate(res.items()):
+                arr[i].id = cid
+                arr[i].access = access
+                info.resources[cid] = access
+            desc.resources = arr
+            desc.resource_count = len(res)
+            keep.append(arr)
+
+        def message_type(m):
+            if not isinstance(m, MessageType):
+                raise TypeError("not a MessageType: %r" % (m,))
+            return m
+        msgs = self._uses(messages, "message", message_type)
+        if msgs:
+            arr = (WeftMessageUse * len(msgs))()
+            for i, (mid, (mt, access)) in enumerate(msgs.items()):
+                arr[i].type = mid
+                arr[i].access = access
+                info.messages[mid] = (mt, access)
+            desc.messages = arr
+            desc.message_count = len(msgs)
+            keep.append(arr)
+        return keep
+
+    def _system_trampoline(self, fn, info):
+        world = self.world
+        sched = self
+
+        def tramp(ctx, user):
+            world._depth += 1
+            world._in_system += 1
+            c = None
+            try:
+                c = SystemContext(sched, info, ctx)
+                fn(c)
+            except BaseException as exc:   # must not unwind into C
+                _fail_with(sched, info, ctx, exc)
+            finally:
+                try:
+                    if c is not None:
+                        c._close()
+                except BaseException as exc:
+                    _fail_with(sched, info, ctx, exc)
+                world._in_system -= 1
+                world._depth -= 1
+        return tramp
+
+    def _condition_trampoline(self, fn, info):
+        world = self.world
+        sched = self
+
+        def tramp(ctx, user):
+            world._depth += 1
+            world._in_system += 1
+            c = None
+            result = False
+            try:
+                c = SystemContext(sched, info, ctx)
+                result = bool(fn(c))
+            except BaseException as exc:   # must not unwind into C
+                _fail_with(sched, info, ctx, exc)
+                result = False
+            finally:
+                try:
+                    if c is not None:
+                        c._close()
+                except BaseException as exc:
+                    _fail_with(sched, info, ctx, exc)
+                    result = False
+                world._in_system -= 1
+                world._depth -= 1
+            return result
+        return tramp
+
+    def add_system(self, fn, name=None, queries=(), resources=(), messages=(), *,
+                   query=None, exclusive=False, commands=False, main_thread=None,
+                   flags=0, local=None, user=None, query_groups=None, removed=(),
+                   in_set=None, before=(), after=(), run_if=None):
+        """Adds a system; returns its Node.
+
+        fn: a Python callable fn(ctx) (ctx: SystemContext), or a C function
+          (a ctypes function pointer or an address) of type weft_system_fn,
+          called with `user`.
+        queries: the system's queries by index, each terms(...) or a list of
+          terms (read/write/with_/without/optional/or_/Added/Changed);
+          `query=` gives a single one.
+        resources / messages: read(x) or write(x) per resource component /
+          MessageType (a bare one means READ).
+        exclusive: runs alone and may use ctx.world (structural calls too).
+        commands: records commands (a sync point is inserted before its
+          declared successors when auto sync is on).
+        main_thread: default True for Python systems (required: they must
+          run on the thread holding the interpreter), False for C ones.
+        local: a ctypes type for zeroed per-system state (ctx.local).
+        query_groups: one int per query; queries sharing a non-zero group
+          form a param set (they may conflict; iterate one at a time).
+        removed: components whose removals the system reads (ctx.removed).
+        in_set / before / after / run_if: shorthands for the Node methods."""
+        if query is not None:
+            queries = [query] + list(queries)
+        is_c = _is_c_function(fn)
+        if name is None:
+            name = getattr(fn, "__name__", None)
+            if not name or is_c:
+                raise ValueError("a C system needs a name")
+        info = _SystemInfo(name)
+        info.exclusive = exclusive
+        desc = WeftSystemDesc()
+        bname = name.encode("utf-8")
+        desc.name = bname
+        keep = self._describe(desc, info, queries, resources, messages)
+        if main_thread is None:
+            main_thread = not is_c
+        if not is_c and not main_thread:
+            raise ValueError("Python systems run on the main thread (main_thread=False "
+                             "is for C systems)")
+        flags |= (SYSTEM_EXCLUSIVE if exclusive else 0) \
+            | (SYSTEM_MAIN_THREAD if main_thread else 0) \
+            | (SYSTEM_COMMANDS if commands else 0)
+        desc.flags = flags
+        if query_groups is not None:
+            groups = list(query_groups)
+            if len(groups) != len(info.queries):
+                raise ValueError("query_groups needs one group per query (%d), got %d"
+                                 % (len(info.queries), len(groups)))
+            arr = (ctypes.c_int32 * max(1, len(groups)))(*groups)
+            desc.query_groups = arr
+            keep.append(arr)
+        removed = [self.world.component_of(c) for c in removed]
+        if removed:
+            arr = (c_component * len(removed))(*[c.id for c in removed])
+            desc.removed = arr
+            desc.removed_count = len(removed)
+            keep.append(arr)
+            info.removed = {c.id for c in removed}
+        if local is not None:
+            if not _is_struct_type(local):
+                raise TypeError("local is a ctypes.Structure subclass")
+            desc.local.size = ctypes.sizeof(local)
+            desc.local.align = ctypes.alignment(local)
+            info.local = local
+        if is_c:
+            cfn = fn if isinstance(fn, SYSTEM_FN) else SYSTEM_FN(
+                fn if isinstance(fn, int) else ctypes.cast(fn, _vp).value)
+            if user is not None and not isinstance(user, int):
+                user_obj, user = user, ctypes.cast(user, _vp).value
+                pyfn = (fn, user_obj)   # keeps the user object alive too
+            else:
+                pyfn = fn
+            desc.user = user
+        else:
+            if user is not None:
+                raise ValueError("user is for C systems; Python systems use closures")
+            cfn = SYSTEM_FN(self._system_trampoline(fn, info))
+            pyfn = fn
+        desc.fn = cfn
+        nid = self.world._handle(_lib.weft_system_add(self._p(), ctypes.byref(desc)))
+        del keep
+        self._callbacks.append((cfn, pyfn))
+        self._systems[nid] = info
+        node = self._add_node(nid, name)
+        if in_set is not None:
+            node.in_set(*(in_set if isinstance(in_set, (list, tuple)) else (in_set,)))
+        node.before(*(before if isinstance(before, (list, tuple)) else (before,)))
+        node.after(*(after if isinstance(after, (list, tuple)) else (after,)))
+        if run_if is not None:
+            node.run_if(*(run_if if isinstance(run_if, (list, tuple)) else (run_if,)))
+        return node
+
+    def system(self, *args, **kwargs):
+        """Decorator form of add_system: @schedule.system(query=[...]).
+        The decorated name is bound to the system's Node."""
+        if len(args) == 1 and callable(args[0]) and not kwargs \
+                and not isinstance(args[0], (list, tuple, QuerySpec)):
+            return self.add_system(args[0])
+
+        def deco(fn):
+            return self.add_system(fn, *args, **kwargs)
+        return deco
+
+    def apply_point(self, name):
+        """Adds an explicit apply point (commands of every system before it
+        are applied when it runs)."""
+        nid = self.world._handle(_lib.weft_schedule_apply_point(self._p(),
+                                                                name.encode("utf-8")))
+        return self._add_node(nid, name)
+
+    def set(self, name):
+        """The set named `name` (created on first use)."""
+        nid = self.world._handle(_lib.weft_schedule_set(self._p(), name.encode("utf-8")))
+        n = self._nodes.get(nid)
+        return n if n is not None else self._add_node(nid, name)
+
+    def in_set(self, node, set_):
+        self.world._check(_lib.weft_schedule_in_set(self._p(), self._node(node),
+                                                    self._node(set_)))
+
+    def order(self, before, after, ignore_deferred=False):
+        """`before` finishes before `after` starts (nodes or sets)."""
+        self.world._check(_lib.weft_schedule_order(
+            self._p(), self._node(before), self._node(after),
+            ORDER_IGNORE_DEFERRED if ignore_deferred else 0))
+
+    def chain(self, *nodes, ignore_deferred=False):
+        """Orders nodes[0] before nodes[1] before ..."""
+        if len(nodes) == 1 and isinstance(nodes[0], (list, tuple)):
+            nodes = nodes[0]
+        arr = (ctypes.c_uint32 * max(1, len(nodes)))(*[self._node(n) for n in nodes])
+        self.world._check(_lib.weft_schedule_chain(
+            self._p(), arr, len(nodes), ORDER_IGNORE_DEFERRED if ignore_deferred else 0))
+
+    def ambiguous_with(self, a, b):
+        """a and b may run in either order: left out of the ambiguity report."""
+        self.world._check(_lib.weft_schedule_ambiguous_with(self._p(), self._node(a),
+                                                            self._node(b)))
+
+    def ignore_ambiguity(self, component):
+        """Leaves a component or resource out of the ambiguity report."""
+        self.world._check(_lib.weft_schedule_ignore_ambiguity(
+            self._p(), self.world.component_of(component).id))
+
+    def set_auto_sync(self, on):
+        self.world._check(_lib.weft_schedule_set_auto_sync(self._p(), bool(on)))
+
+    def set_apply_final(self, on):
+        self.world._check(_lib.weft_schedule_set_apply_final(self._p(), bool(on)))
+
+    def set_profiling(self, on):
+        """Records per-system times (stats total_ns/last_ns, trace_json)."""
+        self.world._check(_lib.weft_schedule_set_profiling(self._p(), bool(on)))
+
+    def apply_pending(self):
+        """Applies every queued command of the schedule's systems."""
+        self.world._check(_lib.weft_schedule_apply_pending(self.world._p(), self._p()))
+
+    # -- run conditions
+    def _cond(self, ptr, name):
+        return Condition(self, self.world._handle(ptr), name)
+
+    def _as_condition(self, c, name=None):
+        if isinstance(c, Condition):
+            if c.schedule is not self:
+                raise ValueError("condition %r belongs to schedule %r"
+                                 % (c.name, c.schedule.name))
+            return c
+        if callable(c):
+            fname = getattr(c, "__name__", None)
+            if fname and fname != "<lambda>":
+                name = fname
+            return self.condition(c, name=name)
+        raise TypeError("not a condition: %r" % (c,))
+
+    def condition(self, fn, name=None, queries=(), resources=(), messages=(), *,
+                  query=None):
+        """A condition written in Python: fn(ctx) -> bool, read-only
+        (queries, resources and messages must be READ). An exception fails
+        the run (raised by run()) and counts as False."""
+        if query is not None:
+            queries = [query] + list(queries)
+        name = name or getattr(fn, "__name__", "condition")
+        info = _SystemInfo(name)
+        info.is_condition = True
+        desc = WeftConditionDesc()
+        bname = name.encode("utf-8")
+        desc.name = bname
+        keep = self._describe(desc, info, queries, resources, messages)
+        cfn = CONDITION_FN(self._condition_trampoline(fn, info))
+        desc.fn = cfn
+        ptr = self.world._handle(_lib.weft_condition_create(self._p(), ctypes.byref(desc)))
+        del keep
+        self._callbacks.append((cfn, fn))
+        return Condition(self, ptr, name)
+
+    def run_once(self):
+        """True the first time it is evaluated, false after."""
+        return self._cond(_lib.weft_condition_run_once(self._p()), "run_once")
+
+    def resource_changed(self, component):
+        """True when the resource exists and was inserted or written since
+        this condition last evaluated."""
+        c = self.world.component_of(component)
+        return self._cond(_lib.weft_condition_resource_changed(self._p(), c.id),
+                          "resource_changed(%s)" % c.name)
+
+    def resource_exists(self, component):
+        c = self.world.component_of(component)
+        return self._cond(_lib.weft_condition_resource_exists(self._p(), c.id),
+                          "resource_exists(%s)" % c.name)
+
+    def on_message(self, mtype):
+        """True when messages of `mtype` arrived that it has not seen."""
+        return self._cond(_lib.weft_condition_on_message(self._p(), mtype.id),
+                          "on_message(%s)" % mtype.name)
+
+    def and_(self, a, b, eager=False):
+        """a AND b (b evaluated only when a is true, unless eager)."""
+        a, b = self._as_condition(a), self._as_condition(b)
+        fn = _lib.weft_condition_and_eager if eager else _lib.weft_condition_and
+        return self._cond(fn(self._p(), a._ptr, b._ptr), "(%s and %s)" % (a.name, b.name))
+
+    def or_(self, a, b):
+        """a OR b (b evaluated only when a is false)."""
+        a, b = self._as_condition(a), self._as_condition(b)
+        return self._cond(_lib.weft_condition_or(self._p(), a._ptr, b._ptr),
+                          "(%s or %s)" % (a.name, b.name))
+
+    def not_(self, a):
+        a = self._as_condition(a)
+        return self._cond(_lib.weft_condition_not(self._p(), a._ptr), "not %s" % a.name)
+
+    def run_if(self, node, condition):
+        """Attaches a Condition (or a Python callable, made a condition) to
+        a system or set. Every condition of a node must be true."""
+        nid = self._node(node)
+        c = self._as_condition(condition, name="run_if(%s)" % self.node(nid).name)
+        self.world._check(_lib.weft_run_if(self._p(), nid, c._ptr))
+        return c
+
+    # -- build and run
+    def build(self):
+        """Builds now (run() builds when something changed). Raises
+        WeftError SCHEDULE_CYCLE naming the nodes of a cycle."""
+        self.world._check(_lib.weft_schedule_build(self.world._p(), self._p()))
+
+    @property
+    def build_count(self):
+        return _lib.weft_schedule_build_count(self._p())
+
+    def run(self, dt=0.0):
+        """Runs every system once with delta time `dt`, on the world's
+        executor. Every system runs even when one fails; afterwards the
+        first failure is raised as WeftError carrying the world's message
+        (chained to the exception when a Python system raised one)."""
+        w = self.world
+        wp, p = w._p(), self._p()
+        outer, w._system_exc = w._system_exc, None
+        try:
+            status = _lib.weft_schedule_run(wp, p, dt)
+            failures = w._system_exc
+        finally:
+            w._system_exc = outer
+        w._finish_run(status, failures)
+
+    # -- inspection
+    @property
+    def node_count(self):
+        """Systems and apply points added (nodes 1 .. node_count)."""
+        return _lib.weft_schedule_node_count(self._p())
+
+    def nodes(self):
+        """Nodes of every system and apply point, in the order added."""
+        return [self.node(i) for i in range(1, self.node_count + 1)]
+
+    def node_name(self, node):
+        return _s(_lib.weft_schedule_node_name(self._p(), self._node(node)))
+
+    def position(self, node):
+        """Place of a system or apply point in the built order, or -1."""
+        return _lib.weft_schedule_position(self._p(), self._node(node))
+
+    def order_of(self):
+        """Names of the systems and apply points in built order (empty when
+        not built)."""
+        placed = [(self.position(n), n) for n in self.nodes()]
+        return [n.name for pos, n in sorted(placed, key=lambda x: x[0]) if pos >= 0]
+
+    @property
+    def sync_count(self):
+        """Sync points in the built schedule, or -1."""
+        return _lib.weft_schedule_sync_count(self._p())
+
+    def has_edge(self, before, after):
+        return bool(_lib.weft_schedule_has_edge(self._p(), self._node(before),
+                                                self._node(after)))
+
+    def ambiguities(self):
+        """Ambiguity list of the last build (WeftError when not built)."""
+        n = _lib.weft_schedule_ambiguity_count(self._p())
+        if n < 0:
+            raise WeftError(ERR_WRONG_PHASE, "schedule %r is not built" % self.name)
+        out = []
+        w = self.world
+        for i in range(n):
+            a = WeftAmbiguity()
+            w._check(_lib.weft_schedule_ambiguity(self._p(), i, ctypes.byref(a)))
+            comps = [w._by_id.get(a.components[k], a.components[k])
+                     for k in range(a.component_count)]
+            out.append(Ambiguity(self.node(a.a), self.node(a.b), comps))
+        return out
+
+    def system_stats(self, node):
+        """A WeftSystemStats (runs, skipped, failures, total_ns, last_ns)."""
+        st = WeftSystemStats()
+        self.world._check(_lib.weft_schedule_system_stats(self._p(), self._node(node),
+                                                          ctypes.byref(st)))
+        return st
+
+    @property
+    def max_concurrency(self):
+        """Most systems seen running at once during the last run."""
+        return _lib.weft_schedule_max_concurrency(self._p())
+
+    def _text(self, fn):
+        p = self._p()
+        n = fn(p, None, 0)
+        if n == 0:
+            return ""
+        buf = ctypes.create_string_buffer(n + 1)
+        fn(p, buf, n + 1)
+        return buf.value.decode("utf-8", "replace")
+
+    def trace_json(self):
+        """The last run as Chrome trace-event JSON (needs profiling on)."""
+        return self._text(_lib.weft_schedule_trace_json)
+
+    def dot(self):
+        """The built schedule as Graphviz DOT ("" when not built)."""
+        return self._text(_lib.weft_schedule_dot)
+
+    def __repr__(self):
+        return "Schedule(%r)" % self.name
+
+
+def _fail_with(sched, info, ctx, exc):
+    """Fails the running system or condition with a caught exception and
+    keeps it for run() to chain. A WeftError weft recorded itself already
+    fails the run, with weft's own message, through the run's error sink.
+    Never raises."""
+    try:
+        world = sched.world
+        if world._system_exc is None:
+            world._system_exc = []
+        world._system_exc.append(_Failure(exc, "condition" if info.is_condition else "system",
+                                          info.name, sched.name))
+        if not (isinstance(exc, WeftError) and exc.recorded):
+            _lib.weft_system_fail(ctx, _exc_status(exc),
+                                  _exc_text(exc).encode("utf-8", "replace"))
+    except BaseException:
+        pass
