@@ -868,7 +868,7 @@ int main(int argc, char **argv)
         printf("  ambiguous: %s / %s\n", weft_schedule_node_name(update, amb.a),
                weft_schedule_node_name(update, amb.b));
     }
-    printf("ran concurrently (last frame): up to %d systems in update, %d in fixed_update, "
+    printf("ran concurrently (last frame): at most %d systems in update, %d in fixed_update, "
            "on %d threads\n",
            (int)weft_schedule_max_concurrency(update), (int)weft_schedule_max_concurrency(fixed),
            (int)weft_world_threads(w));
