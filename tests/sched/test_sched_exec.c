@@ -19,12 +19,49 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "weft.h"
 
 // ---- helpers ----
+
+// Watchdog: a test that deadlocks fails after WATCHDOG_S seconds instead of
+// hanging until ctest's timeout. g_watch_* name what was running.
+#define WATCHDOG_S 120
+static const char *volatile g_watch_what = "";
+static volatile int g_watch_run = -1;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    char buf[256];
+    int n = snprintf(buf, sizeof buf,
+                     "WATCHDOG: %s did not finish within %d s (schedule run %d): deadlock?\n",
+                     g_watch_what, WATCHDOG_S, g_watch_run);
+    if (n > 0) {
+        (void)!write(2, buf, (size_t)n);
+    }
+    _exit(1);
+}
+
+static int watch_setup(void **state)
+{
+    (void)state;
+    g_watch_what = "a test";
+    g_watch_run = -1;
+    alarm(WATCHDOG_S);
+    return 0;
+}
+
+static int watch_teardown(void **state)
+{
+    (void)state;
+    alarm(0);
+    return 0;
+}
 
 static double now_s(void)
 {
@@ -829,16 +866,128 @@ static void executor_settings(void **state)
     weft_world_destroy(w);
 }
 
+// ---- par_each next to other systems (nested waits) ----
+
+// A system waiting for its chunk tasks helps the pool meanwhile; whatever it
+// picks up there must not wait for the schedule run it is part of. Runs a
+// par_each system next to two independent spinning systems many times,
+// with pauses that let pool threads park; a deadlock trips the watchdog.
+typedef struct nest {
+    atomic_int bad;
+} nest;
+
+static void chunk_inc(weft_iter *it, weft_commands *cmds, void *user)
+{
+    (void)cmds;
+    nest *n = user;
+    while (weft_iter_next(it)) {
+        uint32_t *v = weft_iter_field_mut(it, 0, sizeof(uint32_t));
+        if (!v) {
+            atomic_fetch_add(&n->bad, 1);
+            return;
+        }
+        for (int32_t i = 0; i < weft_iter_count(it); i++) {
+            v[i]++;
+        }
+    }
+}
+
+static void sys_par_inc(weft_system_ctx *ctx, void *user)
+{
+    if (weft_system_par_each(ctx, 0, chunk_inc, user, 8) != WEFT_OK) {
+        atomic_fetch_add(&((nest *)user)->bad, 1);
+    }
+}
+
+static void sys_spin_short(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+    spin_us(50);
+}
+
+static void par_each_next_to_other_systems(weft_world *w, const char *what)
+{
+    weft_component v = comp(w, "V", sizeof(uint32_t));
+    weft_component a = comp(w, "A", sizeof(uint32_t));
+    weft_component b = comp(w, "B", sizeof(uint32_t));
+    uint32_t zero = 0;
+    for (int i = 0; i < 200; i++) {
+        weft_value val = {v, sizeof zero, &zero};
+        assert_true(weft_spawn_with(w, &val, 1) != 0);
+    }
+    nest n;
+    memset(&n, 0, sizeof n);
+    weft_schedule *s = weft_schedule_create(w, "nest");
+    add1(w, s, "par", sys_par_inc, &n, 0, v, WEFT_ACCESS_WRITE);
+    add1(w, s, "spin_a", sys_spin_short, NULL, 0, a, WEFT_ACCESS_WRITE);
+    add1(w, s, "spin_b", sys_spin_short, NULL, 0, b, WEFT_ACCESS_WRITE);
+    const int runs = 1500;
+    for (int r = 0; r < runs; r++) {
+        g_watch_what = what;
+        g_watch_run = r;
+        run_ok(w, s);
+        if (r % 3 == 0) {
+            struct timespec ts = {0, 2000000}; // 2 ms: pool threads go idle
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_int_equal(atomic_load(&n.bad), 0);
+    // Every entity was incremented once per run.
+    weft_query_desc d;
+    memset(&d, 0, sizeof d);
+    term(&d, v, WEFT_ACCESS_READ, WEFT_OPER_AND);
+    weft_query *q = weft_query_create(w, &d);
+    weft_iter it;
+    assert_int_equal(weft_query_iter(w, q, &it), WEFT_OK);
+    while (weft_iter_next(&it)) {
+        const uint32_t *vals = weft_iter_field(&it, 0, sizeof(uint32_t));
+        for (int32_t i = 0; i < weft_iter_count(&it); i++) {
+            assert_int_equal(vals[i], runs);
+        }
+    }
+}
+
+static void par_each_nested_wait_pool(void **state)
+{
+    (void)state;
+    weft_world *w = mkworld(4);
+    par_each_next_to_other_systems(w, "par_each_nested_wait_pool");
+    weft_world_destroy(w);
+}
+
+static void par_each_nested_wait_host(void **state)
+{
+    (void)state;
+    host hs;
+    host_start(&hs);
+    weft_world *w = weft_world_create(NULL);
+    assert_non_null(w);
+    weft_job_system js;
+    memset(&js, 0, sizeof js);
+    js.user = &hs;
+    js.workers = 2;
+    js.submit = host_submit;
+    js.help = host_help;
+    assert_int_equal(weft_world_set_job_system(w, &js), WEFT_OK);
+    par_each_next_to_other_systems(w, "par_each_nested_wait_host");
+    weft_world_destroy(w);
+    host_stop(&hs);
+}
+
 int main(void)
 {
+    signal(SIGALRM, on_alarm);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(exclusive_and_main_thread_systems),
-        cmocka_unit_test(independent_systems_start_together),
-        cmocka_unit_test(conflicting_systems_never_overlap),
-        cmocka_unit_test(par_each_same_result_on_any_thread_count),
-        cmocka_unit_test(host_job_system_same_hash),
-        cmocka_unit_test(failing_system_among_fifty),
-        cmocka_unit_test(executor_settings),
+        cmocka_unit_test_setup_teardown(exclusive_and_main_thread_systems, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(independent_systems_start_together, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(conflicting_systems_never_overlap, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(par_each_same_result_on_any_thread_count, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(host_job_system_same_hash, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(failing_system_among_fifty, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(executor_settings, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(par_each_nested_wait_pool, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(par_each_nested_wait_host, watch_setup, watch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
