@@ -34,7 +34,7 @@
 #define NFILT 4
 #define NSLOT (1 + 2 * NFILT)
 #define NRES 8
-#define NENT 2048
+#define NENT 1024
 #define FRAMES 50
 #define THREADS 4
 #define WATCHDOG_S 240
@@ -284,7 +284,7 @@ static void sys_body(weft_system_ctx *ctx, void *user)
             atomic_fetch_add(&g_sh.failures, 1);
         }
     }
-    for (volatile int spin = 0; spin < 200; spin++) {
+    for (volatile int spin = 0; spin < 100; spin++) {
     }
     shadow_check(r, "before exit");
     shadow_exit(r);
