@@ -43,7 +43,7 @@ extern "C" {
 /* ---- version ---- */
 
 #define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_MINOR 2
 #define WEFT_VERSION_PATCH 0
 /** Encoded version: major * 10000 + minor * 100 + patch. */
 #define WEFT_VERSION \
@@ -85,6 +85,8 @@ typedef enum weft_status {
                                          deeper than WEFT_MAX_EVENT_DEPTH */
     WEFT_ERR_RELATIONSHIP = 23,     /**< a relationship would point at itself or
                                          form a cycle */
+    WEFT_ERR_CALLBACK = 24,         /**< a user callback (system, condition, job)
+                                         failed, e.g. a binding's exception */
     WEFT_STATUS_NUM,
     WEFT_STATUS_FORCE_U32 = 0x7FFFFFFF
 } weft_status;

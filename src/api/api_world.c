@@ -33,17 +33,39 @@ WEFT_API void weft_world_destroy(weft_world *world)
 
 WEFT_API weft_status weft_last_status(const weft_world *world)
 {
-    return wf_world_ok(world) ? world->last_status : WEFT_ERR_INVALID_HANDLE;
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    const wf_error_sink *sink = wf_error_sink_for(world); /* inside a system */
+    return sink ? sink->last : world->last_status;
 }
 
 WEFT_API const char *weft_last_error(const weft_world *world)
 {
-    return wf_world_ok(world) ? world->last_error : "invalid world handle";
+    if (!wf_world_ok(world)) {
+        return "invalid world handle";
+    }
+    const wf_error_sink *sink = wf_error_sink_for(world); /* inside a system */
+    if (sink) {
+        return sink->last == WEFT_OK ? "" : sink->last_message;
+    }
+    return world->last_error;
 }
 
 WEFT_API void weft_clear_error(weft_world *world)
 {
     if (wf_world_ok(world)) {
+        wf_error_sink *sink = wf_error_sink_for(world);
+        if (sink) {
+            /* inside a system: the errors so far were handled, they no
+             * longer fail it (access violations stay: they fail it
+             * directly) */
+            sink->count = 0;
+            sink->status = WEFT_OK;
+            sink->last = WEFT_OK;
+            sink->last_message[0] = '\0';
+            return;
+        }
         world->last_status = WEFT_OK;
         world->last_error[0] = '\0';
     }

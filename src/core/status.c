@@ -60,6 +60,8 @@ static const status_row status_table[WEFT_STATUS_NUM] = {
         "hooks, observers or triggers nested or cascaded too deep"},
     [WEFT_ERR_RELATIONSHIP] = {"WEFT_ERR_RELATIONSHIP",
         "a relationship would point at itself or form a cycle"},
+    [WEFT_ERR_CALLBACK] = {"WEFT_ERR_CALLBACK",
+        "a user callback (system, condition, job) failed"},
 };
 
 const char *wf_status_name(weft_status status)

@@ -26,8 +26,12 @@ static bool cond_user(weft_condition *c, weft_system_ctx *outer)
     wf_error_sink *prev = wf_error_sink_swap(&sink);
     bool r = sys->cond_fn(&ctx, sys->user);
     wf_error_sink_swap(prev);
-    if (sink.count) {
-        r = false; /* a failing condition counts as false (spec §1.9) */
+    if (sink.count && sys->fail_status == WEFT_OK) {
+        wf_ctx_fail(&ctx, sink.status, sink.message);
+    }
+    if (sys->fail_status != WEFT_OK) {
+        r = false; /* a failing condition counts as false (spec §1.9); the
+                      run reports it after the systems' failures */
     }
     wf_system_set_last_run(sys, outer->this_run);
     return r;

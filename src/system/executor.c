@@ -194,6 +194,7 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     sink.status = WEFT_OK;
     sink.last = WEFT_OK;
     sink.count = 0;
+    sink.last_message[0] = '\0';
     wf_error_sink *prev = wf_error_sink_swap(&sink);
     sys->fn(&ctx, sys->user);
     wf_error_sink_swap(prev);
@@ -514,6 +515,11 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
     for (uint32_t i = 0; i < plan->nset_slots; i++) {
         wf_atomic_init_u32(&s->set_state[i], 0);
     }
+    for (weft_condition *c = s->conds; c; c = c->next) {
+        if (c->sys) {
+            c->sys->fail_status = WEFT_OK;
+        }
+    }
     s->applied = 0;
     s->mq_head = s->mq_tail = 0;
     s->running = true;
@@ -566,9 +572,30 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
                          __LINE__);
         }
     }
+    /* then conditions that failed (each counted as false) */
+    const wf_system *first_cond = NULL;
+    for (weft_condition *c = s->conds; failed && c; c = c->next) {
+        const wf_system *cs = c->sys;
+        if (!cs || cs->fail_status == WEFT_OK) {
+            continue;
+        }
+        if (first == WEFT_OK) {
+            first = cs->fail_status;
+            first_cond = cs;
+        } else if (w->logger.fn) {
+            char msg[WF_ERROR_LEN + 64];
+            snprintf(msg, sizeof msg, "condition '%s' failed (counted as false): %s", cs->name,
+                     cs->fail_msg);
+            w->logger.fn(w->logger.user, WEFT_LOG_ERROR, cs->fail_status, msg, __FILE__,
+                         __LINE__);
+        }
+    }
     if (first_sys) {
         wf_error(w, first, "schedule '%s': system '%s' failed: %s", s->name, first_sys->name,
                  first_sys->fail_msg);
+    } else if (first_cond) {
+        wf_error(w, first, "schedule '%s': condition '%s' failed (counted as false): %s",
+                 s->name, first_cond->name, first_cond->fail_msg);
     }
     return first;
 }

@@ -4,7 +4,9 @@
  * The hash visits entity indices in ascending order, so it does not depend
  * on table row order or on the order in which archetypes were created;
  * within an entity, components are visited in ascending id order (the
- * archetype's sorted set). Resources follow, in id order.
+ * archetype's sorted set). Resources follow, in id order. Values are
+ * hashed as bytes, except a relationship target's source list, which is
+ * hashed as its entities (the bytes hold a heap pointer).
  *
  * The checker walks every structure and stops at the first violation:
  *   INV-1 a live record names an existing archetype and a row < table count
@@ -29,6 +31,7 @@
 
 #include "core/ds.h"
 #include "core/hash.h"
+#include "world/relationship.h"
 
 uint64_t wf_world_hash(const weft_world *w)
 {
@@ -55,6 +58,16 @@ uint64_t wf_world_hash(const weft_world *w)
                 p = wf_column_ptr(&ti->sparse->dense, wf_sparse_find(ti->sparse, idx));
             } else {
                 p = wf_column_ptr(wf_table_column(arch->table, c), r->row);
+            }
+            if (ti->rel_source) {
+                /* a relationship target's source list: its entities, not
+                 * the heap pointer that holds them */
+                const wf_rel_list *l = p;
+                XXH3_64bits_update(&state, &l->count, sizeof l->count);
+                if (l->count > 0) {
+                    XXH3_64bits_update(&state, l->items, (size_t)l->count * sizeof *l->items);
+                }
+                continue;
             }
             XXH3_64bits_update(&state, p, ti->size);
         }

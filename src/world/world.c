@@ -22,6 +22,12 @@ wf_error_sink *wf_error_sink_swap(wf_error_sink *sink)
     return old;
 }
 
+wf_error_sink *wf_error_sink_for(const weft_world *w)
+{
+    wf_error_sink *sink = tls_sink;
+    return sink && sink->world == w ? sink : NULL;
+}
+
 weft_status wf_error_last(const weft_world *w)
 {
     wf_error_sink *sink = tls_sink;
@@ -32,12 +38,13 @@ weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, 
 {
     wf_error_sink *sink = tls_sink;
     if (sink && sink->world == cw) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(sink->last_message, sizeof sink->last_message, fmt, ap);
+        va_end(ap);
         sink->last = status;
         if (sink->count++ == 0) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(sink->message, sizeof sink->message, fmt, ap);
-            va_end(ap);
+            memcpy(sink->message, sink->last_message, sizeof sink->message);
             sink->status = status;
         }
         return status;

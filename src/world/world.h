@@ -104,8 +104,9 @@ typedef struct wf_error_sink {
     const weft_world *world;
     weft_status status;          /* first error, WEFT_OK if none */
     weft_status last;            /* latest error (what a failing call returns) */
-    uint32_t count;              /* errors recorded */
-    char message[WF_ERROR_LEN];
+    uint32_t count;              /* errors recorded (weft_clear_error: 0) */
+    char message[WF_ERROR_LEN];  /* of the first error */
+    char last_message[WF_ERROR_LEN]; /* of the latest (weft_last_error) */
 } wf_error_sink;
 
 /* The calling thread's sink (NULL: errors go to the world). */
@@ -113,6 +114,8 @@ wf_error_sink *wf_error_sink_swap(wf_error_sink *sink);
 
 /* The status of the last error recorded for w on this thread's path. */
 weft_status wf_error_last(const weft_world *w);
+/* The sink installed on this thread for w, or NULL. */
+wf_error_sink *wf_error_sink_for(const weft_world *w);
 
 weft_world *wf_world_create(const weft_world_desc *desc);
 void wf_world_destroy(weft_world *w);

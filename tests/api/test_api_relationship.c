@@ -568,11 +568,34 @@ static void rel_subtree_despawn_destroys_targeted_observers(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
+/* Regression: the hash read the children list's heap pointer, so two
+ * identical worlds with a hierarchy hashed differently. */
+static void rel_hash_ignores_list_addresses(void **state)
+{
+    (void)state;
+    weft_world *w[2];
+    for (int k = 0; k < 2; k++) { /* both alive: their lists cannot share addresses */
+        weft_world_desc d;
+        memset(&d, 0, sizeof d);
+        w[k] = weft_world_create(&d);
+        assert_non_null(w[k]);
+        weft_entity p = weft_spawn(w[k]);
+        for (int i = 0; i < 5; i++) {
+            weft_entity c = weft_spawn(w[k]);
+            assert_int_equal(weft_set_parent(w[k], c, p), WEFT_OK);
+        }
+    }
+    assert_true(weft_world_hash(w[0]) == weft_world_hash(w[1]));
+    weft_world_destroy(w[0]);
+    weft_world_destroy(w[1]);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tw_setup, tw_teardown)
     const struct CMUnitTest tests[] = {
         T(rel_children_list_basic),
+        cmocka_unit_test(rel_hash_ignores_list_addresses),
         T(rel_same_parent_again),
         T(rel_cycles_refused),
         T(rel_direct_insert_refused),

@@ -44,8 +44,8 @@ __all__ = [
     "PYTHON_EXCEPTION_STATUS",
 ]
 
-#: WEFT_VERSION this module was written for (0.1.0).
-ABI_VERSION = 100
+#: WEFT_VERSION this module was written for (0.2.0).
+ABI_VERSION = 200
 
 # ---------------------------------------------------------------- C types
 
@@ -69,7 +69,7 @@ STATUS_NAMES = (
     "WEFT_ERR_UNKNOWN_COMPONENT", "WEFT_ERR_IMMUTABLE",
     "WEFT_ERR_BAD_ALIGNMENT", "WEFT_ERR_DUPLICATE_COMPONENT",
     "WEFT_ERR_CORRUPT", "WEFT_ERR_NOT_UNIQUE", "WEFT_ERR_DEPTH_LIMIT",
-    "WEFT_ERR_RELATIONSHIP",
+    "WEFT_ERR_RELATIONSHIP", "WEFT_ERR_CALLBACK",
 )
 for _i, _n in enumerate(STATUS_NAMES):
     globals()[_n[len("WEFT_"):]] = _i
@@ -2000,7 +2000,8 @@ class World:
         observer or hook first (as itself); then the run's failure as
         WeftError with the world's message, chained to the exception of the
         Python system it names; then an exception of a Python condition
-        (weft counts a failing condition as false and does not report it).
+        (weft counts a failing condition as false; older libraries did not
+        report it, so the binding still does when the run returned OK).
         KeyboardInterrupt, SystemExit and the like are re-raised as
         themselves."""
         self._raise_pending()
@@ -2073,9 +2074,9 @@ class c_entity_struct(ctypes.Structure):
 
 #: Status a system or condition fails with when it raises an exception that
 #: is not a WeftError (a WeftError fails it with its own status, MemoryError
-#: with WEFT_ERR_OUT_OF_MEMORY). weft has no status for "a callback failed";
-#: WEFT_ERR_INTERNAL is the closest, and the message names the exception.
-PYTHON_EXCEPTION_STATUS = ERR_INTERNAL
+#: with WEFT_ERR_OUT_OF_MEMORY): WEFT_ERR_CALLBACK, "a user callback failed";
+#: the message names the exception.
+PYTHON_EXCEPTION_STATUS = ERR_CALLBACK
 
 
 def _exc_text(exc):
