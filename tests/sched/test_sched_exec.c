@@ -30,7 +30,7 @@
 
 // Watchdog: a test that deadlocks fails after WATCHDOG_S seconds instead of
 // hanging until ctest's timeout. g_watch_* name what was running.
-#define WATCHDOG_S 120
+#define WATCHDOG_S 45
 static const char *volatile g_watch_what = "";
 static volatile int g_watch_run = -1;
 
