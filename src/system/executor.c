@@ -225,8 +225,13 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     }
 }
 
+/* Steps running on this thread (nested when a system waiting for its
+ * parallel iteration runs other work meanwhile). */
+static _Thread_local uint32_t tls_step_depth;
+
 static void step_run(wf_exec *x, const wf_step *st, int32_t worker)
 {
+    tls_step_depth++;
     weft_world *w = x->w;
     if (st->kind != WF_STEP_SYSTEM) {
         now_at_least(w, tick_of(x, st->pos));
@@ -248,9 +253,10 @@ static void step_run(wf_exec *x, const wf_step *st, int32_t worker)
             run_system(x, st, worker);
         }
         now_at_least(w, tick_of(x, st->seg_end));
-        return;
+    } else {
+        run_system(x, st, worker);
     }
-    run_system(x, st, worker);
+    tls_step_depth--;
 }
 
 /* ---- multi-threaded dispatch ----
@@ -377,12 +383,18 @@ static void exec_from(wf_exec *x, uint32_t p, int32_t worker)
     }
 }
 
-/* One worker's part of a run; returns when every step has finished. */
-static void work_loop(wf_exec *x, int32_t worker)
+/* One worker's part of a run; returns when every step has finished, or,
+ * when it was entered beneath a running step (a system waiting for its
+ * parallel iteration picked up this helper), as soon as there is nothing
+ * to do: waiting there for the run to end would wait for itself. */
+static void work_loop(wf_exec *x, int32_t worker, bool helper)
 {
     weft_schedule *s = x->s;
     uint32_t batch[64];
     uint32_t idle = 0;
+    /* the caller's own loop never leaves early (it may itself sit beneath
+     * the exclusive step that runs this schedule) */
+    bool nested = helper && tls_step_depth > 0;
     /* Acquire: pairs with the acq_rel decrements of left, so every step's
      * writes are visible once it reads 0. */
     while (wf_atomic_load_acquire_u32(&x->left) > 0) {
@@ -399,6 +411,9 @@ static void work_loop(wf_exec *x, int32_t worker)
             }
             idle = 0;
             continue;
+        }
+        if (nested) {
+            return;
         }
         if (x->sw->host) {
             /* helpers are host jobs too: helping lets the host run the
@@ -418,13 +433,13 @@ static void work_loop(wf_exec *x, int32_t worker)
 
 static void helper_pool(void *arg, uint32_t worker)
 {
-    work_loop(arg, (int32_t)worker);
+    work_loop(arg, (int32_t)worker, true);
 }
 
 static void helper_host(void *arg)
 {
     wf_exec *x = arg;
-    work_loop(x, host_worker());
+    work_loop(x, host_worker(), true);
     /* Release: the caller's acquire load of helpers_live orders this
      * helper's last reads of x before x goes out of scope. */
     wf_atomic_fetch_sub_acq_rel_u32(&x->helpers_live, 1);
@@ -459,7 +474,7 @@ static void run_multi(wf_exec *x)
             wf_thread_pool_submit(sw->pool, t);
         }
     }
-    work_loop(x, 0);
+    work_loop(x, 0, false);
     /* helpers read x until they see no step left: wait for them */
     if (sw->host) {
         while (wf_atomic_load_acquire_u32(&x->helpers_live) > 0) {
