@@ -656,7 +656,7 @@ static void host_submit(void *user, weft_job_fn fn, void *arg)
 static void host_help(void *user)
 {
     host *h = user;
-    hjob j;
+    hjob j = {NULL, NULL};
     pthread_mutex_lock(&h->mu);
     bool got = host_pop(h, &j);
     pthread_mutex_unlock(&h->mu);
@@ -681,8 +681,8 @@ static void *host_thread(void *arg)
             pthread_mutex_unlock(&h->mu);
             return NULL;
         }
-        hjob j;
-        host_pop(h, &j);
+        hjob j = {NULL, NULL};
+        host_pop(h, &j); /* len > 0: always succeeds */
         pthread_mutex_unlock(&h->mu);
         atomic_fetch_add(&h->executed, 1);
         j.fn(j.arg);
