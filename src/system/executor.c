@@ -505,10 +505,11 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
     }
     wf_sys_world *sw = w->sys;
     bool multi = (sw->pool || sw->host) && sw->threads > 1 && s->plan.n > 1;
-    if (multi && sw->pool && wf_thread_worker_index() != 0) {
+    int prev_index = wf_thread_worker_index();
+    if (multi && sw->pool && prev_index > 0) {
+        /* a pool worker: it owns a deque somewhere, it cannot be our 0 */
         return wf_error(w, WEFT_ERR_WRONG_THREAD,
-                        "weft_schedule_run: call it from the thread that called "
-                        "weft_world_set_threads");
+                        "weft_schedule_run: not from a worker thread of a thread pool");
     }
     wf_commit_flush(w); /* ids reserved on the driver become live first */
     wf_world_clamp_ticks(w, false);
@@ -547,7 +548,11 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
         now_at_least(w, tick_of(&x, s0->kind != WF_STEP_SYSTEM ? 0 : s0->seg_end));
     }
     if (multi) {
+        /* the driving thread is worker 0 of this pool for the run (another
+         * world's pool being destroyed may have cleared its index) */
+        wf_thread_set_worker_index(0);
         run_multi(&x);
+        wf_thread_set_worker_index(prev_index);
         s->max_conc = (int32_t)wf_atomic_load_relaxed_u32(&x.max_running);
     } else {
         for (uint32_t p = 0; p < plan->n; p++) {

@@ -111,11 +111,37 @@ static void same_schedule_reentry_refused(void **state)
     weft_world_destroy(w);
 }
 
+/* Regression: destroying one world's pool cleared the calling thread's
+ * worker index, and the other world's multi-threaded runs then failed
+ * with WRONG_THREAD. Runs from a second thread work too. */
+static void two_worlds_one_driver(void **state)
+{
+    (void)state;
+    weft_world_desc wd;
+    memset(&wd, 0, sizeof wd);
+    weft_world *a = weft_world_create(&wd);
+    weft_world *b = weft_world_create(&wd);
+    assert_int_equal(weft_world_set_threads(a, 2), WEFT_OK);
+    assert_int_equal(weft_world_set_threads(b, 2), WEFT_OK);
+    weft_schedule *s = weft_schedule_create(b, "b");
+    char name[16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        assert_int_not_equal(add(s, name, count_inner, NULL, 0), 0);
+    }
+    weft_world_destroy(a);
+    inner_runs = 0;
+    assert_int_equal(weft_schedule_run(b, s, 0.0), WEFT_OK);
+    assert_int_equal(inner_runs, 8);
+    weft_world_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nested_runs_on_threads),
         cmocka_unit_test(same_schedule_reentry_refused),
+        cmocka_unit_test(two_worlds_one_driver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
