@@ -142,4 +142,14 @@ void bench_suite_fragsweep(const bench_cfg *cfg, const bench_data *data);
 void bench_suite_changedpct(const bench_cfg *cfg, const bench_data *data);
 void bench_suite_memsets(const bench_cfg *cfg, const bench_data *data);
 
+/* ---- scheduler (bench_sched.c) ---- */
+
+void bench_sched_empty(const bench_cfg *cfg, const bench_data *data);
+void bench_sched_heavy2(const bench_cfg *cfg, const bench_data *data);
+void bench_sched_par_iter(const bench_cfg *cfg, const bench_data *data);
+void bench_sched_par_sweep(const bench_cfg *cfg, const bench_data *data);
+void bench_sched_overhead(const bench_cfg *cfg, const bench_data *data);
+void bench_sched_sync(const bench_cfg *cfg, const bench_data *data);
+void bench_sched_build(const bench_cfg *cfg, const bench_data *data);
+
 #endif /* WEFT_BENCH_H */

@@ -307,6 +307,13 @@ static const bench_scenario g_scenarios[] = {
      bench_suite_changedpct},
     {"memsets", "live bytes per entity for typical sets, with/without ticks",
      bench_suite_memsets},
+    {"sched_empty", "1,000 / 6,000 empty systems per run, 1 and 2 threads", bench_sched_empty},
+    {"sched_heavy2", "two independent ~1.5 ms systems, 2 threads vs 1", bench_sched_heavy2},
+    {"par_iter", "par_each of a sqrt/sin kernel over 1M and 1,000 entities", bench_sched_par_iter},
+    {"par_sweep", "N26: par_each 2 vs 1 thread over N x kernel weight", bench_sched_par_sweep},
+    {"sched_overhead", "N25: ns per empty system, 10 .. 6,000 systems", bench_sched_overhead},
+    {"sched_sync", "N24: interleaved vs grouped command systems (sync points)", bench_sched_sync},
+    {"sched_build", "weft_schedule_build for 100 / 500 / 2,000 random systems", bench_sched_build},
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
 

@@ -4,7 +4,9 @@
 #
 # Usage: bash bench/plot.sh RESULTS.csv [OUTDIR]     (OUTDIR: docs/img)
 # Charts: ns per entity vs N (log-log) for every swept scenario, weft beside
-# its baseline; the N13 fragmentation curve; the N15 Changed curve.
+# its baseline; the N13 fragmentation curve; the N15 Changed curve; the N26
+# par-iter break-even (par_break_even.png) and the N25 scheduler overhead
+# (sched_overhead.png).
 # gnuplot comes from Debian (package gnuplot-nox); when it is missing it is
 # installed with apt-get as root or through sudo (as .ci/deps.sh does);
 # when neither works the script says so and skips the charts.
@@ -73,7 +75,64 @@ while IFS=$'\t' read -r f title; do
     N13\ fragmentation*) plot "$f" "$title (baseline: one flat array)" "archetypes" ;;
     N15*) plot "$f" "$title (baseline: unfiltered pass)" "percent changed" ;;
     memory*|N9*|N10*|N11*|N1*) ;; # single points: tables in docs/benchmarks.md
+    N24*|N25*|N26*|sched_*|par_iter*) ;; # scheduler: the two charts below
     *) if [ "$rows" -ge 4 ]; then plot "$f" "$title" "N (entities)"; fi ;;
     esac
 done < "$tmp/index.tsv"
+
+# N26 par-iter break-even: speedup of par_each on 2 threads over the same
+# system on 1 thread (baseline / weft), one line per kernel weight and split.
+n26=()
+while IFS=$'\t' read -r f title; do
+    case "$title" in N26*) n26+=("$f"$'\t'"${title#N26 par_each 2 vs 1 thread, }") ;; esac
+done < <(sort -t $'\t' -k 2 "$tmp/index.tsv")
+if [ "${#n26[@]}" -gt 0 ]; then
+    cmd=""
+    for entry in "${n26[@]}"; do
+        f=${entry%%$'\t'*}; t=${entry#*$'\t'}
+        dash=1; case "$t" in *min_rows*) dash=2 ;; esac
+        lc=1; case "$t" in medium*) lc=2 ;; heavy*) lc=3 ;; esac
+        cmd+="${cmd:+, }\"$tmp/$f.dat\" using 1:(\$3/\$2) with linespoints lc $lc dt $dash title \"$t\""
+    done
+    gnuplot <<GP
+set terminal pngcairo size 900,500 noenhanced font ",10"
+set output "$out/par_break_even.png"
+set title "N26 par_each break-even: speedup on 2 threads over the same system on 1 thread"
+set xlabel "N (entities, one table)"
+set ylabel "speedup (1-thread time / 2-thread time)"
+set logscale x 2
+set format x "2^%L"
+set yrange [0:2.2]
+set grid
+set key outside right top
+plot $cmd, 1 with lines lc rgb "black" dt 3 title "break-even (1x)", 2 with lines lc rgb "gray" dt 3 title "ideal (2x)"
+GP
+fi
+
+# N25 scheduler overhead: ns per empty system vs the number of systems.
+n25_1=""; n25_2=""
+while IFS=$'\t' read -r f title; do
+    case "$title" in
+    N25*1\ thread*) n25_1=$f ;;
+    N25*2\ threads*) n25_2=$f ;;
+    esac
+done < "$tmp/index.tsv"
+if [ -n "$n25_1" ] && [ -n "$n25_2" ]; then
+    gnuplot <<GP
+set terminal pngcairo size 800,500 noenhanced font ",10"
+set output "$out/sched_overhead.png"
+set title "N25 scheduler overhead: empty systems with disjoint access, one run"
+set xlabel "systems in the schedule"
+set ylabel "ns per system (per run)"
+set logscale x
+set logscale y
+set grid
+set key top right
+plot "$tmp/$n25_1.dat" using 1:2 with linespoints title "weft, 1 thread", \
+     "$tmp/$n25_2.dat" using 1:2 with linespoints title "weft, 2-thread pool (fork/join included)", \
+     "$tmp/$n25_1.dat" using 1:3 with linespoints title "baseline: call through a function pointer", \
+     50 with lines dt 3 lc rgb "black" title "target 1 thread (50 ns)", \
+     150 with lines dt 3 lc rgb "gray" title "target 2 threads (150 ns)"
+GP
+fi
 echo "plot: charts in $out"
