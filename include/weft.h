@@ -1416,7 +1416,9 @@ typedef struct weft_system_stats {
 WEFT_API weft_status weft_schedule_system_stats(const weft_schedule *schedule, weft_node node,
                                                 weft_system_stats *out);
 
-/** Most systems seen running at the same time during the last run. */
+/** Most systems seen running at the same time during the last run, from
+ *  its profile (weft_schedule_set_profiling); -1 when the last run was not
+ *  profiled. */
 WEFT_API int32_t weft_schedule_max_concurrency(const weft_schedule *schedule);
 
 /** Writes the last run as Chrome trace-event JSON (one track per worker;

@@ -113,7 +113,11 @@ WEFT_API weft_world *weft_system_world(weft_system_ctx *ctx)
 
 WEFT_API weft_commands *weft_system_commands(weft_system_ctx *ctx)
 {
-    return ctx_ok(ctx) && !ctx->condition ? ctx->sys->cmds : NULL;
+    if (!ctx_ok(ctx) || ctx->condition) {
+        return NULL;
+    }
+    ctx->sys->cmds_used = true; /* the run checks this buffer afterwards */
+    return ctx->sys->cmds;
 }
 
 WEFT_API weft_status weft_system_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it)

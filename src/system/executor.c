@@ -24,6 +24,7 @@
 #include "system/system.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,8 +37,6 @@ struct wf_exec {
     int32_t workers;
     bool multi;
     _Alignas(WF_CACHE_LINE) wf_atomic_u32 left; /* steps not finished */
-    _Alignas(WF_CACHE_LINE) wf_atomic_u32 running; /* systems running now */
-    wf_atomic_u32 max_running;
     wf_atomic_u32 helpers_live;  /* host helpers still inside the run */
     wf_atomic_u32 failed;        /* some system failed (scan at the end) */
     _Alignas(WF_CACHE_LINE) wf_atomic_u32 rq_tail; /* ready queue: next free slot */
@@ -112,9 +111,9 @@ static void apply_upto(weft_world *w, weft_schedule *s, uint32_t upto)
 {
     const wf_plan *p = &s->plan;
     for (uint32_t q = s->applied; q < upto && q < p->n; q++) {
-        const wf_step *st = &p->steps[q];
-        if (st->sys && st->sys->cmds) {
-            apply_buffer(w, st->sys->cmds);
+        if (s->pending[q]) { /* dense flags: untouched systems cost a byte */
+            s->pending[q] = 0;
+            apply_buffer(w, p->steps[q].sys->cmds);
         }
     }
     if (upto > s->applied) {
@@ -182,12 +181,6 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
         sys->stats.skipped++;
         return;
     }
-    if (x->multi) {
-        uint32_t now = wf_atomic_fetch_add_relaxed_u32(&x->running, 1) + 1;
-        uint32_t seen = wf_atomic_load_relaxed_u32(&x->max_running);
-        while (now > seen && !wf_atomic_cas_seq_cst_u32(&x->max_running, &seen, now)) {
-        }
-    }
     uint64_t t0 = s->profiling ? wf_now_ns() : 0;
     wf_error_sink sink;
     sink.world = x->w;
@@ -205,9 +198,6 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
         sys->stats.last_ns = t1 - t0;
         sys->stats.total_ns += t1 - t0;
     }
-    if (x->multi) {
-        wf_atomic_fetch_sub_acq_rel_u32(&x->running, 1);
-    }
     if (sink.count && sys->fail_status == WEFT_OK) {
         sys->fail_status = sink.status;
         memcpy(sys->fail_msg, sink.message, sizeof sys->fail_msg);
@@ -216,11 +206,18 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     sys->worker = worker;
     sys->ran = true;
     sys->stats.runs++;
+    if (sys->cmds_used) { /* weft_system_commands or par_each was called */
+        sys->cmds_used = false;
+        if (sys->cmds->count) {
+            s->pending[st->pos] = 1;
+        }
+    }
     if (sys->fail_status != WEFT_OK) {
         sys->stats.failures++;
     }
     wf_system_set_last_run(sys, ctx.this_run);
     if (st->kind == WF_STEP_EXCLUSIVE) {
+        s->pending[st->pos] = 0;
         apply_buffer(x->w, sys->cmds); /* exclusive systems apply their own */
     }
 }
@@ -243,9 +240,9 @@ static void step_run(wf_exec *x, const wf_step *st, int32_t worker)
                  * steps after this point still hold its commands */
                 s->carry = false;
                 for (uint32_t q = st->pos + 1; q < s->plan.n; q++) {
-                    const wf_step *later = &s->plan.steps[q];
-                    if (later->sys && later->sys->cmds) {
-                        apply_buffer(w, later->sys->cmds);
+                    if (s->pending[q]) {
+                        s->pending[q] = 0;
+                        apply_buffer(w, s->plan.steps[q].sys->cmds);
                     }
                 }
             }
@@ -363,11 +360,14 @@ static uint32_t dispatch(wf_exec *x, uint32_t t, int32_t worker, uint32_t inline
     return inline_next;
 }
 
-/* Runs step p and then, inline, one newly ready successor at a time. */
-static void exec_from(wf_exec *x, uint32_t p, int32_t worker)
+/* Runs step p and then, inline, one newly ready successor at a time.
+ * Returns the number of steps run (the caller subtracts them from `left`
+ * once per batch: one contended atomic per batch, not per step). */
+static uint32_t exec_from(wf_exec *x, uint32_t p, int32_t worker)
 {
     weft_schedule *s = x->s;
     const wf_plan *plan = &s->plan;
+    uint32_t done = 0;
     while (p != UINT32_MAX) {
         const wf_step *st = &plan->steps[p];
         step_run(x, st, worker);
@@ -378,8 +378,18 @@ static void exec_from(wf_exec *x, uint32_t p, int32_t worker)
                 next = dispatch(x, t, worker, next);
             }
         }
-        wf_atomic_fetch_sub_acq_rel_u32(&x->left, 1);
+        done++;
         p = next;
+    }
+    return done;
+}
+
+/* Release: publishes the steps' writes to the thread that reads left == 0
+ * (acq_rel: the RMW chain carries every earlier release along). */
+static void steps_done(wf_exec *x, uint32_t n)
+{
+    if (n) {
+        wf_atomic_fetch_sub_acq_rel_u32(&x->left, n);
     }
 }
 
@@ -400,15 +410,17 @@ static void work_loop(wf_exec *x, int32_t worker, bool helper)
     while (wf_atomic_load_acquire_u32(&x->left) > 0) {
         uint32_t p;
         if (worker == 0 && pop_main(s, &p)) {
-            exec_from(x, p, 0);
+            steps_done(x, exec_from(x, p, 0));
             idle = 0;
             continue;
         }
         uint32_t n = rq_take(x, batch, 64);
         if (n) {
+            uint32_t done = 0;
             for (uint32_t i = 0; i < n; i++) {
-                exec_from(x, batch[i], worker);
+                done += exec_from(x, batch[i], worker);
             }
+            steps_done(x, done);
             idle = 0;
             continue;
         }
@@ -487,6 +499,53 @@ static void run_multi(wf_exec *x)
 
 /* ---- a run ---- */
 
+typedef struct overlap_ev {
+    uint64_t t;
+    int32_t d; /* +1 start, -1 end */
+} overlap_ev;
+
+static int overlap_cmp(const void *a, const void *b)
+{
+    const overlap_ev *x = a, *y = b;
+    if (x->t != y->t) {
+        return x->t < y->t ? -1 : 1;
+    }
+    return x->d - y->d; /* an end before a start at the same instant */
+}
+
+/* Most systems whose profiled [start, end) intervals overlapped. */
+static int32_t max_overlap(weft_schedule *s)
+{
+    weft_world *w = s->world;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < s->nnodes; k++) {
+        n += s->nodes[k].sys && s->nodes[k].sys->ran;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    overlap_ev *ev = wf_alloc(&w->alloc, 2u * n * sizeof *ev, _Alignof(overlap_ev));
+    if (!ev) {
+        return -1;
+    }
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < s->nnodes; k++) {
+        const wf_system *sys = s->nodes[k].sys;
+        if (sys && sys->ran) {
+            ev[m++] = (overlap_ev){sys->t_start, +1};
+            ev[m++] = (overlap_ev){sys->t_end, -1};
+        }
+    }
+    qsort(ev, m, sizeof *ev, overlap_cmp);
+    int32_t cur = 0, best = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        cur += ev[i].d;
+        best = cur > best ? cur : best;
+    }
+    wf_free(&w->alloc, ev, 2u * n * sizeof *ev, _Alignof(overlap_ev));
+    return best;
+}
+
 weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
 {
     if (s->running) {
@@ -504,7 +563,9 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
         }
     }
     wf_sys_world *sw = w->sys;
-    bool multi = (sw->pool || sw->host) && sw->threads > 1 && s->plan.n > 1;
+    /* even a one-step plan runs on the pool: its system may split a
+     * parallel iteration over the workers */
+    bool multi = (sw->pool || sw->host) && sw->threads > 1 && s->plan.n > 0;
     int prev_index = wf_thread_worker_index();
     if (multi && sw->pool && prev_index > 0) {
         /* a pool worker: it owns a deque somewhere, it cannot be our 0 */
@@ -553,7 +614,7 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
         wf_thread_set_worker_index(0);
         run_multi(&x);
         wf_thread_set_worker_index(prev_index);
-        s->max_conc = (int32_t)wf_atomic_load_relaxed_u32(&x.max_running);
+        s->max_conc = s->profiling ? max_overlap(s) : -1;
     } else {
         for (uint32_t p = 0; p < plan->n; p++) {
             if (p + 4 < plan->n) {
@@ -561,7 +622,7 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
             }
             step_run(&x, &plan->steps[p], 0);
         }
-        s->max_conc = plan->n ? 1 : 0;
+        s->max_conc = s->profiling ? max_overlap(s) : -1;
     }
     now_at_least(w, tick_of(&x, plan->n));
     if (s->apply_final) {
@@ -830,6 +891,9 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
         if (st != WEFT_OK) {
             return st;
         }
+        if (!ctx->condition) {
+            sys->cmds_used = true;
+        }
         fn(&it, ctx->condition ? NULL : sys->cmds, user);
         weft_iter_fini(&it);
         return WEFT_OK;
@@ -954,6 +1018,7 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
         }
         return result;
     }
+    sys->cmds_used = true;
     par_apply pa = {sys, first, ntasks};
     if (!wf_cmds_push_custom(sys->cmds, par_apply_fn, &pa, sizeof pa, par_apply_drop, NULL)) {
         par_apply_drop(&pa, NULL);

@@ -98,6 +98,10 @@ static void plan_free(weft_world *w, weft_schedule *s)
         wf_free(a, s->mq, n1 * sizeof *s->mq, SCHED_ALIGN);
     }
     s->mq = NULL;
+    if (s->pending) {
+        wf_free(a, s->pending, n1, 1);
+    }
+    s->pending = NULL;
     memset(p, 0, sizeof *p);
     s->remaining = NULL;
     s->set_state = NULL;
@@ -239,6 +243,7 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
     s->remaining = wf_calloc(al, n1 * sizeof *s->remaining, WF_CACHE_LINE);
     s->readyq = wf_calloc(al, n1 * sizeof *s->readyq, SCHED_ALIGN);
     s->mq = wf_calloc(al, n1 * sizeof *s->mq, SCHED_ALIGN);
+    s->pending = wf_calloc(al, n1, 1);
     s->set_state = wf_calloc(al, (s->nsets ? s->nsets : 1) * sizeof *s->set_state,
                              SCHED_ALIGN);
     p->set_first = wf_alloc(al, (s->nsets ? s->nsets : 1) * sizeof *p->set_first,
@@ -246,7 +251,7 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
     uint32_t cap_succ = g->nsucc + 2 * n + 1;
     uint32_t *succ = wf_alloc(al, cap_succ * sizeof *succ, SCHED_ALIGN);
     uint32_t *seen = wf_calloc(al, n1 * sizeof *seen, SCHED_ALIGN);
-    if (!p->steps || !s->remaining || !s->readyq || !s->mq || !s->set_state || !p->set_first || !succ ||
+    if (!p->steps || !s->remaining || !s->readyq || !s->mq || !s->pending || !s->set_state || !p->set_first || !succ ||
         !seen) {
         if (succ) {
             wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
@@ -270,6 +275,7 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
             st->main_only = st->kind == WF_STEP_EXCLUSIVE ||
                             (sys->flags & WEFT_SYSTEM_MAIN_THREAD) != 0;
             st->conds = s->nodes[node].conds.n ? &s->nodes[node].conds : NULL;
+            s->pending[q] = sys->cmds->count > 0; /* left by a run before the rebuild */
         } else {
             st->kind = WF_STEP_SYNC;
             st->main_only = true;

@@ -67,6 +67,7 @@ typedef struct wf_system {
     int32_t worker;            /* last run's worker */
     weft_status fail_status;   /* the last run: WEFT_OK unless it failed */
     bool ran;                  /* the last run: the body ran (not skipped) */
+    bool cmds_used;            /* this run asked for its command buffer */
     weft_system_stats stats;   /* runs: the line's last 8 bytes */
     uint64_t t_start, t_end;   /* profiling: ns since the run began */
     /* the rest */
@@ -207,6 +208,7 @@ struct weft_schedule {
     wf_atomic_u32 *readyq;     /* [n] ready steps of a run: position + 1,
                                   0 until published (each step enters once) */
     uint32_t *mq;              /* [n] main-thread queue (ring) */
+    uint8_t *pending;          /* [n] the step's buffer holds commands */
     wf_atomic_u32 mq_lock;     /* spin lock of mq */
     uint32_t mq_head, mq_tail;
     wf_exec *exec;             /* the run in progress, or NULL */

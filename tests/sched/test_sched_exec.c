@@ -265,6 +265,7 @@ static void exclusive_and_main_thread_systems(void **state)
         }
         k++;
     }
+    assert_int_equal(weft_schedule_set_profiling(s, true), WEFT_OK); /* max_concurrency */
     for (int r = 0; r < 20; r++) {
         run_ok(w, s);
     }
@@ -307,6 +308,7 @@ static void independent_systems_start_together(void **state)
         weft_component c = comp(w, names[i], sizeof(uint32_t));
         add1(w, s, names[i], sys_rendezvous, &r, 0, c, WEFT_ACCESS_WRITE);
     }
+    assert_int_equal(weft_schedule_set_profiling(s, true), WEFT_OK); /* max_concurrency */
     for (int run = 0; run < 3; run++) {
         atomic_store(&r.started, 0);
         run_ok(w, s);

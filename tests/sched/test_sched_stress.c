@@ -523,6 +523,7 @@ static void stress_500_random_systems(void **state)
     }
 
     int32_t max_conc = 0;
+    assert_int_equal(weft_schedule_set_profiling(s, true), WEFT_OK); /* max_concurrency */
     for (int f = 0; f < FRAMES; f++) {
         g_watch_frame_what = "a stress frame";
         st = weft_schedule_run(w, s, 1.0 / 60.0);
