@@ -101,6 +101,12 @@ static int sg_cmp_u32(const void *x, const void *y)
 }
 
 /* Sorts and de-duplicates v[0..n); returns the new length. */
+static int sg_cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
 static uint32_t sg_sort_unique(uint32_t *v, uint32_t n)
 {
     if (n == 0) {
@@ -939,11 +945,137 @@ weft_status wf_sg_build(wf_sgraph *g, const wf_sg_settings *settings)
         uint32_t *ids = sg_tmp(b, scratch_n * sizeof(uint32_t));
         SG_TRY(ids);
         uint32_t base_ne = b->ne;
-        for (uint32_t p = 0; p < nn; p++) {
+        /* Candidate pairs (positions p < q) that may conflict: pairs sharing
+         * an id that one of them writes, and every pair with an exclusive
+         * node. Pairs outside the list share nothing written, so the
+         * exact test below would find no conflict: skipping them turns
+         * the all-pairs scan (O(n^2) even for n disjoint systems) into
+         * work proportional to the real contention. When the list would
+         * be dense, every pair is a candidate instead (no memory). */
+        uint64_t *keys = NULL;
+        uint32_t nkeys = 0;
+        bool all_pairs = false;
+        {
+            uint32_t nent = 0;
+            for (uint32_t v = 0; v < nn; v++) {
+                nent += sg_node_ids(&g->nodes[v]);
+            }
+            uint64_t *ent = sg_tmp(b, (size_t)(nent ? nent : 1) * sizeof(uint64_t));
+            SG_TRY(ent);
+            /* (id << 32 | pos << 1 | write) */
+            uint32_t m = 0;
+            for (uint32_t v = 0; v < nn; v++) {
+                const wf_sg_node *nv = &g->nodes[v];
+                for (uint32_t i = 0; i < nv->nacc; i++) {
+                    const wf_sg_acc *c = &nv->acc[i];
+                    for (uint32_t k = 0; k < c->nreads + c->nwrites; k++) {
+                        uint64_t wbit = k >= c->nreads ? 1u : 0u;
+                        ent[m++] = ((uint64_t)c->ids[k] << 32) | ((uint64_t)pos[v] << 1) | wbit;
+                    }
+                }
+            }
+            qsort(ent, m, sizeof *ent, sg_cmp_u64);
+            /* one entry per (id, pos), write if any block writes */
+            uint32_t u = 0;
+            for (uint32_t i = 0; i < m; i++) {
+                if (u && (ent[u - 1] >> 1) == (ent[i] >> 1)) {
+                    ent[u - 1] |= ent[i] & 1u;
+                } else {
+                    ent[u++] = ent[i];
+                }
+            }
+            m = u;
+            uint64_t total = 0;
+            uint32_t nexcl = 0;
+            for (uint32_t v = 0; v < nn; v++) {
+                nexcl += (g->nodes[v].flags & WF_SG_EXCLUSIVE) != 0;
+            }
+            total += (uint64_t)nexcl * nn;
+            for (uint32_t i = 0; i < m;) {
+                uint32_t j = i, writers = 0;
+                while (j < m && (ent[j] >> 32) == (ent[i] >> 32)) {
+                    writers += (uint32_t)(ent[j] & 1u);
+                    j++;
+                }
+                total += (uint64_t)writers * (j - i);
+                i = j;
+            }
+            if (total > (uint64_t)nn * nn / 4 || total > (1u << 24)) {
+                all_pairs = true;
+            } else {
+                keys = sg_tmp(b, (size_t)(total ? total : 1) * sizeof(uint64_t));
+                SG_TRY(keys);
+                for (uint32_t i = 0; i < m;) {
+                    uint32_t j = i;
+                    while (j < m && (ent[j] >> 32) == (ent[i] >> 32)) {
+                        j++;
+                    }
+                    for (uint32_t x = i; x < j; x++) {
+                        if (!(ent[x] & 1u)) {
+                            continue;
+                        }
+                        uint32_t px = (uint32_t)(ent[x] & 0xFFFFFFFFu) >> 1;
+                        for (uint32_t y = i; y < j; y++) {
+                            uint32_t py = (uint32_t)(ent[y] & 0xFFFFFFFFu) >> 1;
+                            if (px != py) {
+                                uint32_t lo = px < py ? px : py, hi = px < py ? py : px;
+                                keys[nkeys++] = ((uint64_t)lo << 32) | hi;
+                            }
+                        }
+                    }
+                    i = j;
+                }
+                for (uint32_t v = 0; v < nn; v++) {
+                    if (!(g->nodes[v].flags & WF_SG_EXCLUSIVE)) {
+                        continue;
+                    }
+                    for (uint32_t q = 0; q < nn; q++) {
+                        if (q != pos[v]) {
+                            uint32_t lo = q < pos[v] ? q : pos[v], hi = q < pos[v] ? pos[v] : q;
+                            keys[nkeys++] = ((uint64_t)lo << 32) | hi;
+                        }
+                    }
+                }
+                qsort(keys, nkeys, sizeof *keys, sg_cmp_u64);
+                uint32_t k = 0;
+                for (uint32_t i = 0; i < nkeys; i++) {
+                    if (k == 0 || keys[k - 1] != keys[i]) {
+                        keys[k++] = keys[i];
+                    }
+                }
+                nkeys = k;
+            }
+        }
+        /* Reverse topological order: a node's successors have final rows
+         * in `areach` (declared and conflict edges), so a conflict edge
+         * already implied by earlier ones is not added (a transitive
+         * reduction of conflict edges: n writers of one component cost
+         * n - 1 edges, not n(n-1)/2). Ambiguities still follow the
+         * declared reachability (`reach`), as upstream reports them. */
+        uint64_t *areach = sg_tmp(b, (size_t)nn * words * sizeof(uint64_t));
+        SG_TRY(areach);
+        uint32_t kend = nkeys;
+        uint32_t amb0 = g->namb;
+        for (uint32_t p = nn; p-- > 0;) {
             uint32_t u = order[p];
             const wf_sg_node *nu = &g->nodes[u];
             const uint64_t *ru = reach + (size_t)u * words;
-            for (uint32_t q = p + 1; q < nn; q++) {
+            uint64_t *ar = areach + (size_t)u * words;
+            for (uint32_t k = off[u]; k < off[u + 1]; k++) {
+                uint32_t t = b->e[k].to;
+                const uint64_t *rt = areach + (size_t)t * words;
+                bit_set(ar, t);
+                for (uint32_t w = 0; w < words; w++) {
+                    ar[w] |= rt[w];
+                }
+            }
+            uint32_t kbeg = kend;
+            while (kbeg > 0 && (uint32_t)(keys[kbeg - 1] >> 32) == p) {
+                kbeg--;
+            }
+            uint32_t count = all_pairs ? nn - p - 1 : kend - kbeg;
+            for (uint32_t i = 0; i < count; i++) {
+                uint32_t q = all_pairs ? p + 1 + i : (uint32_t)(keys[kbeg + i] & 0xFFFFFFFFu);
                 uint32_t v = order[q];
                 if (bit_get(ru, v)) {
                     continue;
@@ -954,15 +1086,22 @@ weft_status wf_sg_build(wf_sgraph *g, const wf_sg_settings *settings)
                 if (!excl && k == 0) {
                     continue;
                 }
-                SG_TRYB(sg_push_edge(b, u, v, WF_SG_EDGE_CONFLICT | WF_SG_IGNORE_DEFERRED));
+                if (!bit_get(ar, v)) {
+                    SG_TRYB(sg_push_edge(b, u, v, WF_SG_EDGE_CONFLICT | WF_SG_IGNORE_DEFERRED));
+                    const uint64_t *rv = areach + (size_t)v * words;
+                    bit_set(ar, v);
+                    for (uint32_t w = 0; w < words; w++) {
+                        ar[w] |= rv[w];
+                    }
+                }
                 if ((nu->flags | nv->flags) & WF_SG_APPLY) {
                     continue;
                 }
                 k = sg_sort_unique(ids, k);
                 uint32_t kept = 0;
-                for (uint32_t i = 0; i < k; i++) {
-                    if (!sg_is_ignored(settings, ids[i])) {
-                        ids[kept++] = ids[i];
+                for (uint32_t i2 = 0; i2 < k; i2++) {
+                    if (!sg_is_ignored(settings, ids[i2])) {
+                        ids[kept++] = ids[i2];
                     }
                 }
                 if (!excl && kept == 0) {
@@ -983,6 +1122,28 @@ weft_status wf_sg_build(wf_sgraph *g, const wf_sg_settings *settings)
                 am->exclusive = excl;
                 g->namb_ids += kept;
             }
+            kend = kbeg;
+        }
+        /* report order: the earlier node's position, then the later one's
+         * (the visit above went backwards) */
+        if (g->namb - amb0 > 1) {
+            uint32_t na = g->namb - amb0;
+            uint64_t *ord = sg_tmp(b, (size_t)na * 2 * sizeof(uint64_t));
+            wf_sg_ambiguity *tmp = sg_tmp(b, (size_t)na * sizeof(wf_sg_ambiguity));
+            SG_TRY(ord);
+            SG_TRY(tmp);
+            for (uint32_t i = 0; i < na; i++) {
+                const wf_sg_ambiguity *am = &g->amb[amb0 + i];
+                uint32_t pa = pos[am->a], pb = pos[am->b];
+                uint32_t lo = pa < pb ? pa : pb, hi = pa < pb ? pb : pa;
+                ord[2 * i] = ((uint64_t)lo << 32) | hi;
+                ord[2 * i + 1] = i;
+            }
+            qsort(ord, na, 2 * sizeof(uint64_t), sg_cmp_u64);
+            for (uint32_t i = 0; i < na; i++) {
+                tmp[i] = g->amb[amb0 + (uint32_t)ord[2 * i + 1]];
+            }
+            memcpy(g->amb + amb0, tmp, (size_t)na * sizeof *tmp);
         }
         if (b->ne != base_ne) {
             sg_sort_edges(b);
