@@ -471,7 +471,13 @@ static void run_multi(wf_exec *x)
             }
         }
     }
+    /* never more helpers than steps that could run beside the caller's:
+     * a one-step plan (one system splitting a parallel iteration over the
+     * pool) pays no fork/join at all */
     uint32_t helpers = (uint32_t)x->workers - 1;
+    if (helpers > plan->n - 1) {
+        helpers = plan->n - 1;
+    }
     wf_task_group group;
     wf_task_group_init(&group);
     wf_atomic_init_u32(&x->helpers_live, helpers);
