@@ -376,6 +376,8 @@ void wf_system_destroy(weft_world *w, wf_system *sys)
     if (sys->msgs) {
         wf_free(&w->alloc, sys->msgs, (size_t)sys->nmsgs * sizeof *sys->msgs,
                 _Alignof(weft_message_use));
+    }
+    if (sys->cursors) {
         wf_free(&w->alloc, sys->cursors, (size_t)sys->nmsgs * sizeof *sys->cursors,
                 _Alignof(weft_message_cursor));
     }
@@ -409,6 +411,8 @@ void wf_system_destroy(weft_world *w, wf_system *sys)
     if (sys->removed) {
         wf_free(&w->alloc, sys->removed, (size_t)sys->nremoved * sizeof *sys->removed,
                 _Alignof(weft_component));
+    }
+    if (sys->rcursors) {
         wf_free(&w->alloc, sys->rcursors, (size_t)sys->nremoved * sizeof *sys->rcursors,
                 _Alignof(weft_message_cursor));
     }
@@ -497,25 +501,15 @@ wf_system *wf_system_create(weft_schedule *s, const weft_system_desc *desc,
         memcpy(sys->groups, a.groups, (size_t)a.nq * sizeof *sys->groups);
     }
     if (a.nremoved) {
+        sys->nremoved = a.nremoved; /* sizes the arrays for destroy */
         sys->removed = wf_alloc(&w->alloc, (size_t)a.nremoved * sizeof *sys->removed,
                                 _Alignof(weft_component));
         sys->rcursors = wf_calloc(&w->alloc, (size_t)a.nremoved * sizeof *sys->rcursors,
                                   _Alignof(weft_message_cursor));
         if (!sys->removed || !sys->rcursors) {
-            if (sys->removed) {
-                wf_free(&w->alloc, sys->removed, (size_t)a.nremoved * sizeof *sys->removed,
-                        _Alignof(weft_component));
-                sys->removed = NULL;
-            }
-            if (sys->rcursors) {
-                wf_free(&w->alloc, sys->rcursors, (size_t)a.nremoved * sizeof *sys->rcursors,
-                        _Alignof(weft_message_cursor));
-                sys->rcursors = NULL;
-            }
             goto oom;
         }
         memcpy(sys->removed, a.removed, (size_t)a.nremoved * sizeof *sys->removed);
-        sys->nremoved = a.nremoved;
         for (int32_t i = 0; i < a.nremoved; i++) {
             if (wf_removed_track(w, wf_registry_get(&w->registry, a.removed[i])) != WEFT_OK) {
                 wf_system_destroy(w, sys); /* OUT_OF_MEMORY recorded */
@@ -528,25 +522,15 @@ wf_system *wf_system_create(weft_schedule *s, const weft_system_desc *desc,
         return NULL;
     }
     if (a.nmsgs) {
+        sys->nmsgs = a.nmsgs; /* sizes the arrays for destroy */
         sys->msgs = wf_alloc(&w->alloc, (size_t)a.nmsgs * sizeof *sys->msgs,
                              _Alignof(weft_message_use));
         sys->cursors = wf_calloc(&w->alloc, (size_t)a.nmsgs * sizeof *sys->cursors,
                                  _Alignof(weft_message_cursor));
         if (!sys->msgs || !sys->cursors) {
-            if (sys->msgs) {
-                wf_free(&w->alloc, sys->msgs, (size_t)a.nmsgs * sizeof *sys->msgs,
-                        _Alignof(weft_message_use));
-                sys->msgs = NULL;
-            }
-            if (sys->cursors) {
-                wf_free(&w->alloc, sys->cursors, (size_t)a.nmsgs * sizeof *sys->cursors,
-                        _Alignof(weft_message_cursor));
-                sys->cursors = NULL;
-            }
             goto oom;
         }
         memcpy(sys->msgs, a.msgs, (size_t)a.nmsgs * sizeof *sys->msgs);
-        sys->nmsgs = a.nmsgs;
     }
     if (!a.condition) {
         sys->cmds = wf_alloc(&w->alloc, sizeof *sys->cmds, _Alignof(weft_commands));
