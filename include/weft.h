@@ -1497,7 +1497,11 @@ WEFT_API weft_commands *weft_system_commands(weft_system_ctx *ctx);
 /** Starts iterating the system's query number `query` with this run's
  *  ticks (Added/Changed since the system's last run). Use weft_iter_next,
  *  weft_iter_field* as for weft_query_iter; writing a read-only term is an
- *  ACCESS_VIOLATION. Errors: INVALID_ARG (query out of range, it NULL),
+ *  ACCESS_VIOLATION. The weft_iter_* calls on such an iterator (and on the
+ *  ones weft_system_par_each hands out) may be made on the thread running
+ *  the system, whatever their "Thread: driver" note says. Ending the
+ *  iteration does not move the query's own last run; the system's does,
+ *  after the run. Errors: INVALID_ARG (query out of range, it NULL),
  *  OUT_OF_MEMORY. */
 WEFT_API weft_status weft_system_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it);
 
