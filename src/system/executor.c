@@ -6,18 +6,20 @@
  * step has an atomic count of unfinished predecessors (conflicting
  * systems are ordered by the build, barriers by the plan), so a finishing
  * step decrements its successors and starts those that reach zero: the
- * first one inline on the same worker (no task overhead for chains of
- * small systems), the rest as tasks on the worker's deque, main-thread
- * steps through a small queue the calling thread drains. The calling
- * thread runs steps too while it waits for the count of unfinished steps
- * to reach zero. Nothing is allocated per run.
+ * first one inline on the same worker (no queueing for chains of small
+ * systems), the rest through the run's ready queue, which every worker of
+ * the run drains in batches; main-thread, exclusive and sync steps go
+ * through a small queue only the calling thread drains. The calling
+ * thread works too, and one helper task per other pool worker joins the
+ * run. Nothing is allocated per run. Parallel iteration inside a system
+ * uses the pool's Chase-Lev deques directly (chunk tasks).
  *
  * Memory order: a step's writes reach its successors through the
  * acq_rel decrement of their counts (the last decrementer has acquired
- * every earlier release in the RMW chain), then through the deque's
- * push/steal (sched/deque.c) or the main queue's lock. The calling thread
- * sees every step's writes through the acq_rel decrement of `left` and
- * its acquire load reading zero.
+ * every earlier release in the RMW chain), then through the ready queue's
+ * release store / acquire load of the slot or the main queue's lock. The
+ * calling thread sees every step's writes through the acq_rel
+ * subtractions from `left` and its acquire load reading zero.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
