@@ -1223,7 +1223,8 @@ WEFT_API weft_status weft_schedule_destroy(weft_world *world, weft_schedule *sch
  *  flag bits, local align not a power of two), WRONG_PHASE, query errors
  *  (see weft_query_create), NOT_FOUND (resource or message type not
  *  registered), ACCESS_VIOLATION (conflicting uses inside the system),
- *  OUT_OF_MEMORY. */
+ *  OUT_OF_MEMORY. Systems are never removed one by one: a schedule is
+ *  rebuilt from scratch by destroying and re-creating it. */
 WEFT_API weft_node weft_system_add(weft_schedule *schedule, const weft_system_desc *desc);
 
 /** Adds an explicit apply point (Bevy's ApplyDeferred): when it runs, the
