@@ -599,6 +599,14 @@ typedef enum weft_query_flags {
     WEFT_QUERY_FLAGS_DEFAULT = 0,
     WEFT_QUERY_MATCH_DISABLED = 1u << 0, /**< also match Disabled entities */
     WEFT_QUERY_UNCACHED = 1u << 1,       /**< keep no match cache: for one-off use */
+    /** As a system's query: the system runs only when exactly one entity
+     *  matches (Bevy's Single); otherwise it is skipped like a false run
+     *  condition. Counted at archetype level: Added/Changed filters do not
+     *  count. No effect on queries used outside systems. */
+    WEFT_QUERY_SINGLE = 1u << 2,
+    /** As a system's query: the system runs only when at least one entity
+     *  matches (Bevy's Populated); counted like WEFT_QUERY_SINGLE. */
+    WEFT_QUERY_POPULATED = 1u << 3,
     WEFT_QUERY_FLAGS_FORCE_U32 = 0x7FFFFFFF
 } weft_query_flags;
 

@@ -148,23 +148,7 @@ WEFT_API weft_status weft_system_iter(weft_system_ctx *ctx, int32_t query, weft_
 WEFT_API int64_t weft_system_count(weft_system_ctx *ctx, int32_t query)
 {
     weft_query *q = ctx_query(ctx, query, "weft_system_count");
-    if (!q) {
-        return -1;
-    }
-    int64_t n = 0;
-    const wf_entity_index *ix = &ctx->world->entities;
-    for (uint32_t m = 0; m < q->match_count; m++) {
-        const wf_match *mt = &q->matches[m];
-        if (!mt->partial) {
-            n += mt->table->count;
-            continue;
-        }
-        for (uint32_t r = 0; r < mt->table->count; r++) {
-            uint32_t arch = ix->records[(uint32_t)mt->table->entities[r]].arch;
-            n += wf_query_has_arch(q, arch);
-        }
-    }
-    return n;
+    return q ? wf_system_query_count(ctx->world, q) : -1;
 }
 
 /* Row of e in q at this run, or NULL when e does not match. */

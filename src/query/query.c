@@ -32,7 +32,8 @@ weft_status wf_query_compile(weft_query *q, const wf_query_env *env,
         *why = "term_count must be 1 .. WEFT_MAX_TERMS";
         return WEFT_ERR_INVALID_ARG;
     }
-    if (desc->flags & ~(uint32_t)(WEFT_QUERY_MATCH_DISABLED | WEFT_QUERY_UNCACHED)) {
+    if (desc->flags & ~(uint32_t)(WEFT_QUERY_MATCH_DISABLED | WEFT_QUERY_UNCACHED |
+                                  WEFT_QUERY_SINGLE | WEFT_QUERY_POPULATED)) {
         *why = "unknown flag bits";
         return WEFT_ERR_INVALID_ARG;
     }

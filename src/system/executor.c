@@ -179,6 +179,19 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     for (uint32_t i = 0; c && i < c->n; i++) {
         skip |= !wf_condition_eval(c->v[i], &ctx); /* all are evaluated */
     }
+    if (!skip && sys->validated) {
+        /* Single / Populated queries: an error here (out of memory) fails
+         * the system */
+        wf_error_sink vs;
+        memset(&vs, 0, sizeof vs);
+        vs.world = x->w;
+        wf_error_sink *prev = wf_error_sink_swap(&vs);
+        skip = !wf_system_validate(x->w, sys);
+        wf_error_sink_swap(prev);
+        if (vs.count) {
+            wf_ctx_fail(&ctx, vs.status, vs.message);
+        }
+    }
     if (skip) {
         sys->stats.skipped++;
         return;

@@ -159,6 +159,46 @@ weft_status wf_system_access(const wf_system *sys, wf_sgraph *g, uint32_t node,
     return wf_sg_add_access(g, node, &acc);
 }
 
+int64_t wf_system_query_count(const weft_world *w, const weft_query *q)
+{
+    int64_t n = 0;
+    const wf_entity_index *ix = &w->entities;
+    for (uint32_t m = 0; m < q->match_count; m++) {
+        const wf_match *mt = &q->matches[m];
+        if (!mt->partial) {
+            n += mt->table->count;
+            continue;
+        }
+        for (uint32_t r = 0; r < mt->table->count; r++) {
+            uint32_t arch = ix->records[(uint32_t)mt->table->entities[r]].arch;
+            n += wf_query_has_arch(q, arch);
+        }
+    }
+    return n;
+}
+
+bool wf_system_validate(weft_world *w, wf_system *sys)
+{
+    for (int32_t i = 0; i < sys->nqueries; i++) {
+        weft_query *q = sys->queries[i];
+        uint32_t f = q->flags & (WEFT_QUERY_SINGLE | WEFT_QUERY_POPULATED);
+        if (!f) {
+            continue;
+        }
+        wf_query_env env = wf_world_query_env(w);
+        if (!wf_query_update(q, &env)) {
+            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "system '%s': out of memory matching "
+                     "archetypes", sys->name);
+            return false;
+        }
+        int64_t n = wf_system_query_count(w, q);
+        if ((f & WEFT_QUERY_SINGLE) ? n != 1 : n < 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void wf_system_set_last_run(wf_system *sys, uint32_t tick)
 {
     sys->last_run = tick;
@@ -516,6 +556,10 @@ wf_system *wf_system_create(weft_schedule *s, const weft_system_desc *desc,
                 return NULL;
             }
         }
+    }
+    for (int32_t i = 0; i < sys->nqueries; i++) {
+        sys->validated |= (sys->queries[i]->flags &
+                           (WEFT_QUERY_SINGLE | WEFT_QUERY_POPULATED)) != 0;
     }
     if (sys_check_queries(w, &a, sys->queries) != WEFT_OK) {
         wf_system_destroy(w, sys);

@@ -68,6 +68,7 @@ typedef struct wf_system {
     weft_status fail_status;   /* the last run: WEFT_OK unless it failed */
     bool ran;                  /* the last run: the body ran (not skipped) */
     bool cmds_used;            /* this run asked for its command buffer */
+    bool validated;            /* some query is Single/Populated */
     weft_system_stats stats;   /* runs: the line's last 8 bytes */
     uint64_t t_start, t_end;   /* profiling: ns since the run began */
     /* the rest */
@@ -259,6 +260,12 @@ void wf_system_destroy(weft_world *w, wf_system *sys);
  * node `node` of g; `reads_only` turns writes into reads (conditions). */
 weft_status wf_system_access(const wf_system *sys, wf_sgraph *g, uint32_t node,
                              bool reads_only);
+/* Entities matching q at archetype level (row filters ignored); q must be
+ * up to date. */
+int64_t wf_system_query_count(const weft_world *w, const weft_query *q);
+/* Do the system's Single/Populated queries allow it to run? Brings those
+ * queries up to date (false on out of memory, error recorded). */
+bool wf_system_validate(weft_world *w, wf_system *sys);
 /* Sets every query's last run (system and condition ticks live there). */
 void wf_system_set_last_run(wf_system *sys, uint32_t tick);
 

@@ -244,11 +244,85 @@ static void removed_components_per_system(void **state)
     weft_world_destroy(w);
 }
 
+static int g_single_runs, g_populated_runs;
+
+static void count_single(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+    g_single_runs++;
+}
+
+static void count_populated(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+    g_populated_runs++;
+}
+
+/* Bevy's Single / Populated as query flags of a system's query: the
+ * system is skipped (counted as skipped, last run kept) unless exactly one
+ * / at least one entity matches. */
+static void single_and_populated_queries(void **state)
+{
+    (void)state;
+    weft_component pos, enemy;
+    weft_world *w = world_new(&pos, &enemy);
+    weft_schedule *s = weft_schedule_create(w, "s");
+    weft_query_desc q = q_pos(enemy, WEFT_ACCESS_NONE);
+    q.terms[0].oper = WEFT_OPER_WITH;
+    q.flags = WEFT_QUERY_SINGLE;
+    weft_system_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "player_only";
+    d.fn = count_single;
+    d.queries = &q;
+    d.query_count = 1;
+    weft_node ns = weft_system_add(s, &d);
+    assert_int_not_equal(ns, 0);
+    weft_query_desc qp = q;
+    qp.flags = WEFT_QUERY_POPULATED;
+    d.name = "any_enemy";
+    d.fn = count_populated;
+    d.queries = &qp;
+    weft_node np = weft_system_add(s, &d);
+    assert_int_not_equal(np, 0);
+    g_single_runs = g_populated_runs = 0;
+    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_OK); /* none */
+    assert_int_equal(g_single_runs, 0);
+    assert_int_equal(g_populated_runs, 0);
+    weft_entity e1 = weft_spawn(w);
+    assert_int_equal(weft_insert(w, e1, enemy, NULL, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_OK); /* one */
+    assert_int_equal(g_single_runs, 1);
+    assert_int_equal(g_populated_runs, 1);
+    weft_entity e2 = weft_spawn(w);
+    assert_int_equal(weft_insert(w, e2, enemy, NULL, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_OK); /* two */
+    assert_int_equal(g_single_runs, 1);
+    assert_int_equal(g_populated_runs, 2);
+    weft_system_stats st;
+    assert_int_equal(weft_schedule_system_stats(s, ns, &st), WEFT_OK);
+    assert_int_equal(st.runs, 1);
+    assert_int_equal(st.skipped, 2);
+    /* the flags are accepted on plain queries and change nothing there */
+    weft_query *plain = weft_query_create(w, &q);
+    assert_non_null(plain);
+    assert_int_equal(weft_query_count(w, plain), 2);
+    weft_query_destroy(w, plain);
+    /* unknown flag bits are still refused */
+    q.flags = 1u << 20;
+    assert_null(weft_query_create(w, &q));
+    assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
+    weft_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(param_set_allows_conflicting_queries),
         cmocka_unit_test(removed_components_per_system),
+        cmocka_unit_test(single_and_populated_queries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

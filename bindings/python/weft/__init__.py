@@ -41,7 +41,7 @@ __all__ = [
     "entity_index", "entity_generation",
     "Schedule", "Node", "Condition", "SystemContext", "Ambiguity", "QuerySpec",
     "terms", "SYSTEM_EXCLUSIVE", "SYSTEM_MAIN_THREAD", "SYSTEM_COMMANDS",
-    "PYTHON_EXCEPTION_STATUS",
+    "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED",
 ]
 
 #: WEFT_VERSION this module was written for (0.2.0).
@@ -85,6 +85,8 @@ OPER_DEFAULT, OPER_AND, OPER_OPTIONAL, OPER_WITH, OPER_WITHOUT, OPER_OR = range(
 FILTER_NONE, FILTER_ADDED, FILTER_CHANGED = 0, 1 << 0, 1 << 1
 QUERY_MATCH_DISABLED = 1 << 0
 QUERY_UNCACHED = 1 << 1
+QUERY_SINGLE = 1 << 2      # a system query: run only when exactly one entity matches
+QUERY_POPULATED = 1 << 3   # a system query: run only when at least one matches
 RELATIONSHIP_LINKED_DESPAWN = 1 << 0
 MAX_TERMS = 16
 MAX_EVENT_DEPTH = 64
