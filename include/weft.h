@@ -1383,6 +1383,15 @@ WEFT_API uint32_t weft_schedule_build_count(const weft_schedule *schedule);
  *  Errors: build errors, a system's failure status, WRONG_PHASE. */
 WEFT_API weft_status weft_schedule_run(weft_world *world, weft_schedule *schedule, double dt);
 
+/** As weft_schedule_run, skipping the listed systems this once (the hook a
+ *  stepping debugger needs): they count as skipped, release their
+ *  successors and keep their last-run tick. Errors: as weft_schedule_run,
+ *  plus INVALID_ARG (count < 0, skip NULL with count > 0, a node that is
+ *  not a system of this schedule). */
+WEFT_API weft_status weft_schedule_run_skip(weft_world *world, weft_schedule *schedule,
+                                            double dt, const weft_node *skip,
+                                            int32_t count);
+
 /** Number of systems and apply points added (nodes 1 .. count). */
 WEFT_API int32_t weft_schedule_node_count(const weft_schedule *schedule);
 /** Name of a node (system, apply point or set), or NULL. Lifetime: the

@@ -624,6 +624,44 @@ WEFT_API weft_status weft_schedule_run(weft_world *world, weft_schedule *schedul
     return wf_schedule_run(world, schedule, dt);
 }
 
+WEFT_API weft_status weft_schedule_run_skip(weft_world *world, weft_schedule *schedule,
+                                            double dt, const weft_node *skip,
+                                            int32_t count)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!schedule || schedule->world != world) {
+        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
+                        "weft_schedule_run_skip: schedule NULL or of another world");
+    }
+    if (count < 0 || (count > 0 && !skip)) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_run_skip: skip NULL or count %d negative", count);
+    }
+    if (schedule->running) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_schedule_run_skip: schedule '%s' is already running",
+                        schedule->name);
+    }
+    for (int32_t i = 0; i < count; i++) {
+        if (!wf_schedule_node_ok(schedule, skip[i], false) ||
+            !schedule->nodes[skip[i] - 1].sys) {
+            return wf_error(world, WEFT_ERR_INVALID_ARG,
+                            "weft_schedule_run_skip: node 0x%x is not a system of '%s'",
+                            skip[i], schedule->name);
+        }
+    }
+    for (int32_t i = 0; i < count; i++) {
+        schedule->nodes[skip[i] - 1].sys->skip_once = true;
+    }
+    weft_status st = wf_schedule_run(world, schedule, dt);
+    for (int32_t i = 0; i < count; i++) {
+        schedule->nodes[skip[i] - 1].sys->skip_once = false; /* a refused run */
+    }
+    return st;
+}
+
 /* ---- diagnostics ---- */
 
 WEFT_API int32_t weft_schedule_node_count(const weft_schedule *schedule)

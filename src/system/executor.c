@@ -171,7 +171,8 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
                            st->kind == WF_STEP_EXCLUSIVE, false};
     sys->fail_status = WEFT_OK;
     sys->ran = false;
-    bool skip = false;
+    bool skip = sys->skip_once;
+    sys->skip_once = false;
     for (uint32_t i = st->sets0; i < st->sets1; i++) {
         skip |= !set_eval(x, s->plan.sets[i], worker);
     }

@@ -69,6 +69,7 @@ typedef struct wf_system {
     bool ran;                  /* the last run: the body ran (not skipped) */
     bool cmds_used;            /* this run asked for its command buffer */
     bool validated;            /* some query is Single/Populated */
+    bool skip_once;            /* weft_schedule_run_skip: skip the next run */
     weft_system_stats stats;   /* runs: the line's last 8 bytes */
     uint64_t t_start, t_end;   /* profiling: ns since the run began */
     /* the rest */

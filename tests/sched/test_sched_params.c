@@ -317,12 +317,48 @@ static void single_and_populated_queries(void **state)
     weft_world_destroy(w);
 }
 
+/* The stepping hook: listed systems are skipped this once, their
+ * successors still run. */
+static void run_skip_hook(void **state)
+{
+    (void)state;
+    weft_component pos, enemy;
+    weft_world *w = world_new(&pos, &enemy);
+    weft_schedule *s = weft_schedule_create(w, "s");
+    weft_system_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "a";
+    d.fn = count_single;
+    weft_node a = weft_system_add(s, &d);
+    d.name = "b";
+    d.fn = count_populated;
+    weft_node b = weft_system_add(s, &d);
+    assert_int_equal(weft_schedule_order(s, a, b, 0), WEFT_OK);
+    g_single_runs = g_populated_runs = 0;
+    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, &a, 1), WEFT_OK);
+    assert_int_equal(g_single_runs, 0);
+    assert_int_equal(g_populated_runs, 1);
+    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, NULL, 0), WEFT_OK);
+    assert_int_equal(g_single_runs, 1); /* only once */
+    assert_int_equal(g_populated_runs, 2);
+    weft_system_stats st;
+    assert_int_equal(weft_schedule_system_stats(s, a, &st), WEFT_OK);
+    assert_int_equal(st.skipped, 1);
+    weft_node set = weft_schedule_set(s, "set");
+    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, &set, 1), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, NULL, 1), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, &a, -1), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(g_single_runs, 1); /* refused calls ran nothing */
+    weft_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(param_set_allows_conflicting_queries),
         cmocka_unit_test(removed_components_per_system),
         cmocka_unit_test(single_and_populated_queries),
+        cmocka_unit_test(run_skip_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
