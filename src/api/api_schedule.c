@@ -13,6 +13,21 @@ static bool sched_ok(const weft_schedule *s)
     return s && wf_world_ok(s->world);
 }
 
+/* Armor for calls taking (world, schedule): both valid, the schedule of
+ * that world. */
+static weft_status world_sched(weft_world *world, const weft_schedule *schedule,
+                               const char *fn)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!schedule || schedule->world != world) {
+        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
+                        "%s: schedule NULL or of another world", fn);
+    }
+    return WEFT_OK;
+}
+
 /* Armor for declaration calls: valid, not running. */
 static weft_status sched_decl(weft_schedule *s, const char *fn)
 {
@@ -28,24 +43,7 @@ static weft_status sched_decl(weft_schedule *s, const char *fn)
 
 static bool grow(weft_world *w, void **v, uint32_t *cap, uint32_t need, size_t elem)
 {
-    if (need <= *cap) {
-        return true;
-    }
-    uint32_t c = *cap ? *cap * 2 : 8;
-    while (c < need) {
-        c *= 2;
-    }
-    void *p = wf_calloc(&w->alloc, c * elem, SCHED_ALIGN);
-    if (!p) {
-        return false;
-    }
-    if (*v) {
-        memcpy(p, *v, *cap * elem);
-        wf_free(&w->alloc, *v, *cap * elem, SCHED_ALIGN);
-    }
-    *v = p;
-    *cap = c;
-    return true;
+    return wf_grow(&w->alloc, v, cap, need, elem, SCHED_ALIGN);
 }
 
 static char *dup_str(weft_world *w, const char *s)
@@ -395,12 +393,9 @@ WEFT_API weft_status weft_schedule_set_profiling(weft_schedule *schedule, bool o
 
 WEFT_API weft_status weft_schedule_apply_pending(weft_world *world, weft_schedule *schedule)
 {
-    if (!wf_world_ok(world)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    if (!schedule || schedule->world != world) {
-        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
-                        "weft_schedule_apply_pending: schedule NULL or of another world");
+    weft_status armor = world_sched(world, schedule, "weft_schedule_apply_pending");
+    if (armor != WEFT_OK) {
+        return armor;
     }
     if (schedule->running || world->iter_depth) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
@@ -597,12 +592,9 @@ WEFT_API weft_status weft_run_if(weft_schedule *schedule, weft_node node, weft_c
 
 WEFT_API weft_status weft_schedule_build(weft_world *world, weft_schedule *schedule)
 {
-    if (!wf_world_ok(world)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    if (!schedule || schedule->world != world) {
-        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
-                        "weft_schedule_build: schedule NULL or of another world");
+    weft_status armor = world_sched(world, schedule, "weft_schedule_build");
+    if (armor != WEFT_OK) {
+        return armor;
     }
     return wf_schedule_build(schedule);
 }
@@ -614,12 +606,9 @@ WEFT_API uint32_t weft_schedule_build_count(const weft_schedule *schedule)
 
 WEFT_API weft_status weft_schedule_run(weft_world *world, weft_schedule *schedule, double dt)
 {
-    if (!wf_world_ok(world)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    if (!schedule || schedule->world != world) {
-        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
-                        "weft_schedule_run: schedule NULL or of another world");
+    weft_status armor = world_sched(world, schedule, "weft_schedule_run");
+    if (armor != WEFT_OK) {
+        return armor;
     }
     return wf_schedule_run(world, schedule, dt);
 }
@@ -628,12 +617,9 @@ WEFT_API weft_status weft_schedule_run_skip(weft_world *world, weft_schedule *sc
                                             double dt, const weft_node *skip,
                                             int32_t count)
 {
-    if (!wf_world_ok(world)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    if (!schedule || schedule->world != world) {
-        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
-                        "weft_schedule_run_skip: schedule NULL or of another world");
+    weft_status armor = world_sched(world, schedule, "weft_schedule_run_skip");
+    if (armor != WEFT_OK) {
+        return armor;
     }
     if (count < 0 || (count > 0 && !skip)) {
         return wf_error(world, WEFT_ERR_INVALID_ARG,

@@ -58,6 +58,29 @@ void *wf_calloc(wf_allocator *a, size_t size, size_t align)
     return p;
 }
 
+bool wf_grow(wf_allocator *a, void **data, uint32_t *cap, uint32_t need, size_t elem,
+             size_t align)
+{
+    if (need <= *cap) {
+        return true;
+    }
+    uint32_t ncap = *cap ? *cap : 8u;
+    while (ncap < need) {
+        ncap *= 2u;
+    }
+    void *nd = wf_alloc(a, (size_t)ncap * elem, align);
+    if (nd == NULL) {
+        return false;
+    }
+    if (*data != NULL) {
+        memcpy(nd, *data, (size_t)*cap * elem);
+        wf_free(a, *data, (size_t)*cap * elem, align);
+    }
+    *data = nd;
+    *cap = ncap;
+    return true;
+}
+
 void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align)
 {
     if (!ptr) {

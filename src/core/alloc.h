@@ -31,6 +31,12 @@ void *wf_alloc(wf_allocator *a, size_t size, size_t align);
 void *wf_calloc(wf_allocator *a, size_t size, size_t align);
 /* ptr may be NULL (ignored); size/align as given to wf_alloc. */
 void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align);
+/* Grows the array *data of *cap elements of `elem` bytes (allocated with
+ * `align`) to hold at least `need`: capacity doubles from 8, the old
+ * elements are copied, the new ones are left unset. False on out of
+ * memory, with the array unchanged. */
+bool wf_grow(wf_allocator *a, void **data, uint32_t *cap, uint32_t need, size_t elem,
+             size_t align);
 /* Default alignment of a value type: the largest power of two dividing
  * its size, at most 16 (1 for size 0). */
 static inline size_t wf_default_align(size_t size)

@@ -74,24 +74,7 @@
 static bool sg_grow(wf_allocator *a, void **data, uint32_t *cap, uint32_t need,
                     size_t elem)
 {
-    if (need <= *cap) {
-        return true;
-    }
-    uint32_t ncap = *cap ? *cap : 8u;
-    while (ncap < need) {
-        ncap *= 2u;
-    }
-    void *nd = wf_alloc(a, (size_t)ncap * elem, SG_ALIGN);
-    if (nd == NULL) {
-        return false;
-    }
-    if (*data != NULL) {
-        memcpy(nd, *data, (size_t)*cap * elem);
-        wf_free(a, *data, (size_t)*cap * elem, SG_ALIGN);
-    }
-    *data = nd;
-    *cap = ncap;
-    return true;
+    return wf_grow(a, data, cap, need, elem, SG_ALIGN);
 }
 
 static int sg_cmp_u32(const void *x, const void *y)

@@ -521,6 +521,32 @@ static void run_multi(wf_exec *x)
 
 /* ---- a run ---- */
 
+/* How a failed system or condition is named in messages. */
+static const char *failure_kind(bool condition)
+{
+    return condition ? "condition '%s' failed (counted as false): %s"
+                     : "system '%s' failed: %s";
+}
+
+/* Keeps the first failure of a run and logs the later ones. */
+static void note_failure(weft_world *w, const wf_system *sys, bool condition,
+                         weft_status *first, const wf_system **first_of, bool *first_cond)
+{
+    if (!sys || sys->fail_status == WEFT_OK) {
+        return;
+    }
+    if (*first == WEFT_OK) {
+        *first = sys->fail_status;
+        *first_of = sys;
+        *first_cond = condition;
+    } else if (w->logger.fn) {
+        char msg[WF_ERROR_LEN + 64];
+        snprintf(msg, sizeof msg, failure_kind(condition), sys->name, sys->fail_msg);
+        w->logger.fn(w->logger.user, WEFT_LOG_ERROR, sys->fail_status, msg, __FILE__,
+                     __LINE__);
+    }
+}
+
 typedef struct overlap_ev {
     uint64_t t;
     int32_t d; /* +1 start, -1 end */
@@ -657,48 +683,23 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
     s->exec = NULL;
     s->running = false;
     /* failures: log each, return the first in schedule order */
+    /* failures: systems in schedule order, then conditions (each counted
+     * as false); the first is returned and recorded, the others logged */
     weft_status first = WEFT_OK;
-    const wf_system *first_sys = NULL;
-    bool failed = wf_atomic_load_relaxed_u32(&x.failed) != 0;
-    for (uint32_t p = 0; failed && p < plan->n; p++) {
-        const wf_system *sys = plan->steps[p].sys;
-        if (!sys || sys->fail_status == WEFT_OK) {
-            continue;
+    const wf_system *first_of = NULL;
+    bool first_cond = false;
+    if (wf_atomic_load_relaxed_u32(&x.failed)) {
+        for (uint32_t p = 0; p < plan->n; p++) {
+            note_failure(w, plan->steps[p].sys, false, &first, &first_of, &first_cond);
         }
-        if (first == WEFT_OK) {
-            first = sys->fail_status;
-            first_sys = sys;
-        } else if (w->logger.fn) {
-            char msg[WF_ERROR_LEN + 64];
-            snprintf(msg, sizeof msg, "system '%s' failed: %s", sys->name, sys->fail_msg);
-            w->logger.fn(w->logger.user, WEFT_LOG_ERROR, sys->fail_status, msg, __FILE__,
-                         __LINE__);
+        for (weft_condition *c = s->conds; c; c = c->next) {
+            note_failure(w, c->sys, true, &first, &first_of, &first_cond);
         }
     }
-    /* then conditions that failed (each counted as false) */
-    const wf_system *first_cond = NULL;
-    for (weft_condition *c = s->conds; failed && c; c = c->next) {
-        const wf_system *cs = c->sys;
-        if (!cs || cs->fail_status == WEFT_OK) {
-            continue;
-        }
-        if (first == WEFT_OK) {
-            first = cs->fail_status;
-            first_cond = cs;
-        } else if (w->logger.fn) {
-            char msg[WF_ERROR_LEN + 64];
-            snprintf(msg, sizeof msg, "condition '%s' failed (counted as false): %s", cs->name,
-                     cs->fail_msg);
-            w->logger.fn(w->logger.user, WEFT_LOG_ERROR, cs->fail_status, msg, __FILE__,
-                         __LINE__);
-        }
-    }
-    if (first_sys) {
-        wf_error(w, first, "schedule '%s': system '%s' failed: %s", s->name, first_sys->name,
-                 first_sys->fail_msg);
-    } else if (first_cond) {
-        wf_error(w, first, "schedule '%s': condition '%s' failed (counted as false): %s",
-                 s->name, first_cond->name, first_cond->fail_msg);
+    if (first_of) {
+        char msg[WF_ERROR_LEN + 64];
+        snprintf(msg, sizeof msg, failure_kind(first_cond), first_of->name, first_of->fail_msg);
+        wf_error(w, first, "schedule '%s': %s", s->name, msg);
     }
     return first;
 }
@@ -858,21 +859,9 @@ static bool par_buffers(weft_world *w, wf_system *sys, uint32_t count, uint32_t 
     }
     uint32_t start = sys->nchunks - run;
     uint32_t need = start + count;
-    if (need > sys->cap_chunks) {
-        uint32_t cap = sys->cap_chunks ? sys->cap_chunks : 8;
-        while (cap < need) {
-            cap *= 2;
-        }
-        wf_chunk_buf *v = wf_alloc(&w->alloc, cap * sizeof *v, _Alignof(wf_chunk_buf));
-        if (!v) {
-            return false;
-        }
-        if (sys->chunks) {
-            memcpy(v, sys->chunks, sys->nchunks * sizeof *v);
-            wf_free(&w->alloc, sys->chunks, sys->cap_chunks * sizeof *v, _Alignof(wf_chunk_buf));
-        }
-        sys->chunks = v;
-        sys->cap_chunks = cap;
+    if (!wf_grow(&w->alloc, (void **)&sys->chunks, &sys->cap_chunks, need, sizeof *sys->chunks,
+                 _Alignof(wf_chunk_buf))) {
+        return false;
     }
     while (sys->nchunks < need) {
         weft_commands *b = wf_alloc(&w->alloc, sizeof *b, _Alignof(weft_commands));
@@ -929,20 +918,9 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
         uint64_t rows = q->matches[m].table->count;
         ntasks += (uint32_t)((rows + target - 1) / target);
     }
-    if (ntasks > sys->cap_tasks) {
-        uint32_t cap = sys->cap_tasks ? sys->cap_tasks : 16;
-        while (cap < ntasks) {
-            cap *= 2;
-        }
-        wf_par_task *v = wf_alloc(&w->alloc, cap * sizeof *v, _Alignof(wf_par_task));
-        if (!v) {
-            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory");
-        }
-        if (sys->tasks) {
-            wf_free(&w->alloc, sys->tasks, sys->cap_tasks * sizeof *v, _Alignof(wf_par_task));
-        }
-        sys->tasks = v;
-        sys->cap_tasks = cap;
+    if (!wf_grow(&w->alloc, (void **)&sys->tasks, &sys->cap_tasks, ntasks, sizeof *sys->tasks,
+                 _Alignof(wf_par_task))) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory");
     }
     uint32_t first = 0;
     if (!par_buffers(w, sys, ntasks, &first)) {

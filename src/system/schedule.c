@@ -18,18 +18,9 @@
 
 bool wf_conds_push(weft_world *w, wf_conds *c, weft_condition *cond)
 {
-    if (c->n == c->cap) {
-        uint32_t cap = c->cap ? c->cap * 2 : 4;
-        weft_condition **v = wf_alloc(&w->alloc, cap * sizeof *v, _Alignof(weft_condition *));
-        if (!v) {
-            return false;
-        }
-        if (c->v) {
-            memcpy(v, c->v, c->n * sizeof *v);
-            wf_free(&w->alloc, c->v, c->cap * sizeof *v, _Alignof(weft_condition *));
-        }
-        c->v = v;
-        c->cap = cap;
+    if (!wf_grow(&w->alloc, (void **)&c->v, &c->cap, c->n + 1, sizeof *c->v,
+                 _Alignof(weft_condition *))) {
+        return false;
     }
     c->v[c->n++] = cond;
     return true;
