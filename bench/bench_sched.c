@@ -86,10 +86,10 @@ static weft_node sch_add_system(bench_world *b, weft_schedule *s, const char *na
     d.resources = res;
     d.resource_count = res_count;
     d.flags = flags;
-    weft_node n = weft_system_add(s, &d);
+    weft_node n = weft_schedule_add_system(s, &d);
     if (n == WEFT_NODE_NONE) {
-        bench_world_expect(b, "weft_system_add", weft_last_status(b->w));
-        bench_fail(b->scenario, "weft_system_add", "returned 0 with no error");
+        bench_world_expect(b, "weft_schedule_add_system", weft_last_status(b->w));
+        bench_fail(b->scenario, "weft_schedule_add_system", "returned 0 with no error");
     }
     return n;
 }
@@ -117,7 +117,7 @@ static void sch_threads(bench_world *b, int32_t threads)
 
 static void sch_run(bench_world *b, weft_schedule *s)
 {
-    bench_world_expect(b, "weft_schedule_run", weft_schedule_run(b->w, s, 1.0 / 60.0));
+    bench_world_expect(b, "weft_schedule_run", weft_schedule_run(s, 1.0 / 60.0));
 }
 
 static double sch_ns(uint64_t t0, uint64_t t1, int64_t count)
@@ -245,7 +245,7 @@ static void sch_empty_make(sch_empty_world *e, const char *scenario, int32_t cou
         sch_add_system(&e->b, e->s, name, sch_empty_system, NULL, NULL, 0, &use, 1, 0);
     }
     uint64_t t0 = bench_now_ns();
-    bench_world_expect(&e->b, "weft_schedule_build", weft_schedule_build(e->b.w, e->s));
+    bench_world_expect(&e->b, "weft_schedule_build", weft_schedule_build(e->s));
     e->build_ns = (double)(bench_now_ns() - t0);
     if (weft_schedule_ambiguity_count(e->s) != 0) {
         bench_fail(scenario, "weft_schedule_build", "disjoint systems reported ambiguous");
@@ -450,7 +450,7 @@ void bench_sched_heavy2(const bench_cfg *cfg, const bench_data *data)
     qb.terms[0].id = cb;
     sch_add_system(&b, s, "heavy_a", sch_heavy_system, NULL, &qa, 1, NULL, 0, 0);
     sch_add_system(&b, s, "heavy_b", sch_heavy_system, NULL, &qb, 1, NULL, 0, 0);
-    bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(b.w, s));
+    bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(s));
 
     int32_t reps = sch_reps(cfg);
     double v1[64];
@@ -633,7 +633,7 @@ static sch_par_result sch_par_case(const bench_cfg *cfg, int32_t n, uint64_t see
     q.terms[1].access = WEFT_ACCESS_WRITE;
     sch_par_sys sys = {sch_trig_chunk, 0};
     sch_add_system(&b, s, "par_trig", sch_par_system, &sys, &q, 1, NULL, 0, 0);
-    bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(b.w, s));
+    bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(s));
     sch_split sp;
     sch_split_start(&sp, pos, po, n);
 
@@ -822,7 +822,7 @@ void bench_sched_par_sweep(const bench_cfg *cfg, const bench_data *data)
         sys[k].fn = fns[k % 3];
         sys[k].min_rows = k < 3 ? 0 : 64;
         sch_add_system(&b, sch[k], name, sch_par_system, &sys[k], &q, 1, NULL, 0, 0);
-        bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(b.w, sch[k]));
+        bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(sch[k]));
     }
     int32_t max_n = (int32_t)1 << max_level;
     float *vals = bench_xmalloc(sizeof *vals * (size_t)max_n);
@@ -981,28 +981,29 @@ static void sch_sync_make(sch_sync_world *x, bool grouped)
                                     NULL, 0, 0);
     }
     if (grouped) {
-        weft_node ws = weft_schedule_set(x->s, "writers");
-        weft_node rs = weft_schedule_set(x->s, "readers");
+        weft_node ws = weft_schedule_ensure_set(x->s, "writers");
+        weft_node rs = weft_schedule_ensure_set(x->s, "readers");
         if (ws == WEFT_NODE_NONE || rs == WEFT_NODE_NONE) {
-            bench_world_expect(&x->b, "weft_schedule_set", weft_last_status(x->b.w));
+            bench_world_expect(&x->b, "weft_schedule_ensure_set", weft_last_status(x->b.w));
         }
         for (int32_t i = 0; i < SYNC_PAIRS; i++) {
-            bench_world_expect(&x->b, "weft_schedule_in_set",
-                               weft_schedule_in_set(x->s, writers[i], ws));
-            bench_world_expect(&x->b, "weft_schedule_in_set",
-                               weft_schedule_in_set(x->s, readers[i], rs));
+            bench_world_expect(&x->b, "weft_schedule_add_to_set",
+                                   weft_schedule_add_to_set(x->s, writers[i], ws));
+            bench_world_expect(&x->b, "weft_schedule_add_to_set",
+                                   weft_schedule_add_to_set(x->s, readers[i], rs));
         }
-        bench_world_expect(&x->b, "weft_schedule_order", weft_schedule_order(x->s, ws, rs, 0));
+        bench_world_expect(&x->b, "weft_schedule_add_order",
+                           weft_schedule_add_order(x->s, ws, rs, 0));
     } else {
         weft_node chain[2 * SYNC_PAIRS];
         for (int32_t i = 0; i < SYNC_PAIRS; i++) {
             chain[2 * i] = writers[i];
             chain[2 * i + 1] = readers[i];
         }
-        bench_world_expect(&x->b, "weft_schedule_chain",
-                           weft_schedule_chain(x->s, chain, 2 * SYNC_PAIRS, 0));
+        bench_world_expect(&x->b, "weft_schedule_add_chain",
+                               weft_schedule_add_chain(x->s, chain, 2 * SYNC_PAIRS, 0));
     }
-    bench_world_expect(&x->b, "weft_schedule_build", weft_schedule_build(x->b.w, x->s));
+    bench_world_expect(&x->b, "weft_schedule_build", weft_schedule_build(x->s));
 }
 
 static void sch_sync_verify(sch_sync_world *x)
@@ -1156,20 +1157,20 @@ void bench_sched_build(const bench_cfg *cfg, const bench_data *data)
                                           flags);
                 if (i > 0 && bench_rng_next(&rng) % 4u == 0) {
                     weft_node before = nodes[bench_rng_next(&rng) % (uint64_t)i];
-                    bench_world_expect(&b, "weft_schedule_order",
-                                       weft_schedule_order(s, before, nodes[i], 0));
+                    bench_world_expect(&b, "weft_schedule_add_order",
+                                           weft_schedule_add_order(s, before, nodes[i], 0));
                     edges[k]++;
                 }
             }
             uint64_t t0 = bench_now_ns();
-            bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(b.w, s));
+            bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(s));
             uint64_t t1 = bench_now_ns();
             if (r >= 0) {
                 v[r] = (double)(t1 - t0) * 1e-6;
             }
             amb[k] = weft_schedule_ambiguity_count(s);
             syncs[k] = weft_schedule_sync_count(s);
-            bench_world_expect(&b, "weft_schedule_destroy", weft_schedule_destroy(b.w, s));
+            bench_world_expect(&b, "weft_schedule_destroy", weft_schedule_destroy(s));
         }
         ms[k] = bench_median(v, reps);
     }

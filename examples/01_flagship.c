@@ -176,7 +176,7 @@ static bool sys_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it)
 
 static weft_node add_system(weft_schedule *s, const weft_system_desc *desc)
 {
-    weft_node n = weft_system_add(s, desc);
+    weft_node n = weft_schedule_add_system(s, desc);
     check_handle(n, desc->name);
     return n;
 }
@@ -588,7 +588,7 @@ static void build_fixed(weft_schedule *s, game *g)
         .name = "gravity", .fn = sys_gravity, .user = g, .queries = &grav, .query_count = 1});
     weft_node movement = add_system(s, &(weft_system_desc){
         .name = "movement", .fn = sys_movement, .user = g, .queries = &move, .query_count = 1});
-    check(weft_schedule_order(s, gravity, movement, 0), "order gravity -> movement");
+    check(weft_schedule_add_order(s, gravity, movement, 0), "order gravity -> movement");
 }
 
 static void build_update(weft_schedule *s, game *g)
@@ -658,27 +658,27 @@ static void build_update(weft_schedule *s, game *g)
         .resource_count = 3, .flags = WEFT_SYSTEM_MAIN_THREAD});
 
     /* Sets: gameplay runs only once setup has inserted the Population. */
-    weft_node gameplay = weft_schedule_set(s, "gameplay");
-    weft_node present = weft_schedule_set(s, "present");
-    check_handle(gameplay, "weft_schedule_set");
-    check_handle(present, "weft_schedule_set");
+    weft_node gameplay = weft_schedule_ensure_set(s, "gameplay");
+    weft_node present = weft_schedule_ensure_set(s, "present");
+    check_handle(gameplay, "weft_schedule_ensure_set");
+    check_handle(present, "weft_schedule_ensure_set");
     weft_node members[] = {hazard, aging, regen, red, blue, orbit, damage, death, spawner};
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
-        check(weft_schedule_in_set(s, members[i], gameplay), "in_set gameplay");
+        check(weft_schedule_add_to_set(s, members[i], gameplay), "in_set gameplay");
     }
     weft_node shown[] = {propagate, census, report};
     for (size_t i = 0; i < 3; i++) {
-        check(weft_schedule_in_set(s, shown[i], present), "in_set present");
+        check(weft_schedule_add_to_set(s, shown[i], present), "in_set present");
     }
 
     /* Order: only what must be ordered; everything else may overlap. */
     weft_node top[] = {setup, clock, gameplay, present};
-    check(weft_schedule_chain(s, top, 4, 0), "chain setup -> clock -> gameplay -> present");
-    check(weft_schedule_chain(s, shown, 3, 0), "chain propagate -> census -> report");
+    check(weft_schedule_add_chain(s, top, 4, 0), "chain setup -> clock -> gameplay -> present");
+    check(weft_schedule_add_chain(s, shown, 3, 0), "chain propagate -> census -> report");
     weft_node edges[][2] = {{hazard, damage}, {regen, damage}, {damage, death},
                             {aging, death},   {death, spawner}};
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
-        check(weft_schedule_order(s, edges[i][0], edges[i][1], 0), "weft_schedule_order");
+        check(weft_schedule_add_order(s, edges[i][0], edges[i][1], 0), "weft_schedule_add_order");
     }
 
     /* Run conditions. */
@@ -692,15 +692,15 @@ static void build_update(weft_schedule *s, game *g)
     check_ptr(has_pop, "weft_condition_resource_exists");
     check_ptr(deaths, "weft_condition_on_message");
     check_ptr(second, "weft_condition_create");
-    check(weft_run_if(s, setup, once), "run_if setup");
-    check(weft_run_if(s, gameplay, has_pop), "run_if gameplay");
-    check(weft_run_if(s, spawner, deaths), "run_if spawner");
-    check(weft_run_if(s, report, second), "run_if report");
+    check(weft_schedule_add_condition(s, setup, once), "run_if setup");
+    check(weft_schedule_add_condition(s, gameplay, has_pop), "run_if gameplay");
+    check(weft_schedule_add_condition(s, spawner, deaths), "run_if spawner");
+    check(weft_schedule_add_condition(s, report, second), "run_if report");
     /* A set's conditions count as reads of its members, so red_steer,
      * blue_steer and orbit "read" Population, which death and spawner
      * write. Harmless (existence is checked before any member runs):
      * keep it out of the ambiguity report. */
-    check(weft_schedule_ignore_ambiguity(s, g->population), "ignore_ambiguity");
+    check(weft_schedule_add_ambiguous_component(s, g->population), "ignore_ambiguity");
 }
 
 /* ======================= main ======================= */
@@ -801,8 +801,8 @@ int main(int argc, char **argv)
     check_ptr(fixed, "weft_schedule_create(fixed_update)");
     build_fixed(fixed, &g);
     build_update(update, &g);
-    check(weft_schedule_build(w, update), "build update");
-    check(weft_schedule_build(w, fixed), "build fixed_update");
+    check(weft_schedule_build(update), "build update");
+    check(weft_schedule_build(fixed), "build fixed_update");
 
     check(weft_world_set_threads(w, threads), "weft_world_set_threads");
     weft_frame_desc fd;

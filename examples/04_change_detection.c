@@ -95,17 +95,17 @@ int main(void)
 
     seen added = {0, 0}, changed = {0, 0};
     weft_schedule *s = weft_schedule_create(w, "main");
-    weft_node n_poison = weft_system_add(s, &(weft_system_desc){
+    weft_node n_poison = weft_schedule_add_system(s, &(weft_system_desc){
         .name = "poison", .fn = poison, .queries = &q_poison, .query_count = 1});
-    weft_node n_added = weft_system_add(s, &(weft_system_desc){
+    weft_node n_added = weft_schedule_add_system(s, &(weft_system_desc){
         .name = "detect_added", .fn = detect, .user = &added, .queries = &q_added,
         .query_count = 1});
-    weft_node n_changed = weft_system_add(s, &(weft_system_desc){
+    weft_node n_changed = weft_schedule_add_system(s, &(weft_system_desc){
         .name = "detect_changed", .fn = detect, .user = &changed, .queries = &q_changed,
         .query_count = 1});
     if (n_poison == 0 || n_added == 0 || n_changed == 0 ||
-        weft_schedule_order(s, n_poison, n_added, 0) != WEFT_OK ||
-        weft_schedule_order(s, n_poison, n_changed, 0) != WEFT_OK) {
+        weft_schedule_add_order(s, n_poison, n_added, 0) != WEFT_OK ||
+        weft_schedule_add_order(s, n_poison, n_changed, 0) != WEFT_OK) {
         fprintf(stderr, "setup: %s\n", weft_last_error(w));
         return 1;
     }
@@ -124,7 +124,7 @@ int main(void)
             ok = weft_remove(w, b, poisoned_id) == WEFT_OK;
             host = "  (host: #1 cured)";
         }
-        if (!ok || weft_schedule_run(w, s, 1.0 / 60.0) != WEFT_OK) {
+        if (!ok || weft_schedule_run(s, 1.0 / 60.0) != WEFT_OK) {
             fprintf(stderr, "run %d: %s\n", run, weft_last_error(w));
             return 1;
         }

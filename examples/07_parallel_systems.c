@@ -65,7 +65,7 @@ static weft_node add(weft_schedule *s, const char *name, weft_system_fn fn, void
     q.terms[0] = (weft_term){.id = write, .access = WEFT_ACCESS_WRITE};
     q.terms[1] = (weft_term){.id = read, .access = WEFT_ACCESS_READ};
     q.term_count = read != 0 ? 2 : 1;
-    return weft_system_add(s, &(weft_system_desc){
+    return weft_schedule_add_system(s, &(weft_system_desc){
         .name = name, .fn = fn, .user = user, .queries = &q, .query_count = 1});
 }
 
@@ -106,7 +106,7 @@ int main(void)
     weft_node warm = add(s, "warm", heat_op, (void *)&plus, g_heat, 0);
     weft_node cool = add(s, "cool", heat_op, (void *)&half, g_heat, 0);
     weft_node cap = add(s, "cap", heat_op, (void *)&clamp, g_heat, 0);
-    weft_node sim = weft_schedule_set(s, "simulation");
+    weft_node sim = weft_schedule_ensure_set(s, "simulation");
     if (!move || !warm || !cool || !cap || !sim) {
         fprintf(stderr, "systems: %s\n", weft_last_error(w));
         return 1;
@@ -114,10 +114,11 @@ int main(void)
     /* integrate and warm form a set that pauses while the Paused resource
      * exists; warm runs before cap; cool is left unordered against both. */
     weft_condition *running = weft_condition_not(s, weft_condition_resource_exists(s, g_paused));
-    if (weft_schedule_in_set(s, move, sim) != WEFT_OK ||
-        weft_schedule_in_set(s, warm, sim) != WEFT_OK || weft_run_if(s, sim, running) != WEFT_OK ||
-        weft_schedule_order(s, warm, cap, 0) != WEFT_OK ||
-        weft_schedule_build(w, s) != WEFT_OK) {
+    if (weft_schedule_add_to_set(s, move, sim) != WEFT_OK ||
+            weft_schedule_add_to_set(s, warm, sim) != WEFT_OK ||
+            weft_schedule_add_condition(s, sim, running) != WEFT_OK ||
+            weft_schedule_add_order(s, warm, cap, 0) != WEFT_OK ||
+            weft_schedule_build(s) != WEFT_OK) {
         fprintf(stderr, "schedule: %s\n", weft_last_error(w));
         return 1;
     }
@@ -125,7 +126,7 @@ int main(void)
 
     /* Fix it: cool after warm, before cap. The next run rebuilds. */
     weft_node chain[] = {warm, cool, cap};
-    if (weft_schedule_chain(s, chain, 3, 0) != WEFT_OK || weft_schedule_build(w, s) != WEFT_OK) {
+    if (weft_schedule_add_chain(s, chain, 3, 0) != WEFT_OK || weft_schedule_build(s) != WEFT_OK) {
         return 1;
     }
     report(w, s);
@@ -137,7 +138,7 @@ int main(void)
             (frame == 7 && weft_resource_remove(w, g_paused) != WEFT_OK)) {
             return 1;
         }
-        if (weft_schedule_run(w, s, 1.0 / 60.0) != WEFT_OK) {
+        if (weft_schedule_run(s, 1.0 / 60.0) != WEFT_OK) {
             fprintf(stderr, "run: %s\n", weft_last_error(w));
             return 1;
         }

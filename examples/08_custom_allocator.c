@@ -71,9 +71,9 @@ int main(void)
     qd.term_count = 1;
     weft_schedule *s = weft_schedule_create(w, "update");
     if (payload == 0 || weft_spawn_bulk(w, &col, 1, 10000, NULL) != WEFT_OK || s == NULL ||
-        weft_system_add(s, &(weft_system_desc){.name = "noop", .fn = noop, .queries = &qd,
+        weft_schedule_add_system(s, &(weft_system_desc){.name = "noop", .fn = noop, .queries = &qd,
                                                .query_count = 1}) == 0 ||
-        weft_world_set_threads(w, 2) != WEFT_OK || weft_schedule_run(w, s, 0.0) != WEFT_OK) {
+        weft_world_set_threads(w, 2) != WEFT_OK || weft_schedule_run(s, 0.0) != WEFT_OK) {
         fprintf(stderr, "work: %s\n", weft_last_error(w));
         return 1;
     }

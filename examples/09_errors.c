@@ -87,23 +87,23 @@ int main(void)
 
     /* Schedules: a cycle is reported by the build, naming the nodes. */
     weft_schedule *s = weft_schedule_create(w, "cyclic");
-    weft_node a = weft_system_add(s, &(weft_system_desc){.name = "a", .fn = nothing});
-    weft_node b = weft_system_add(s, &(weft_system_desc){.name = "b", .fn = nothing});
-    if (s == NULL || a == 0 || b == 0 || weft_schedule_order(s, a, b, 0) != WEFT_OK ||
-        weft_schedule_order(s, b, a, 0) != WEFT_OK) {
+    weft_node a = weft_schedule_add_system(s, &(weft_system_desc){.name = "a", .fn = nothing});
+    weft_node b = weft_schedule_add_system(s, &(weft_system_desc){.name = "b", .fn = nothing});
+    if (s == NULL || a == 0 || b == 0 || weft_schedule_add_order(s, a, b, 0) != WEFT_OK ||
+            weft_schedule_add_order(s, b, a, 0) != WEFT_OK) {
         return 1;
     }
-    expect(w, "build a -> b -> a", weft_schedule_build(w, s), WEFT_ERR_SCHEDULE_CYCLE);
+    expect(w, "build a -> b -> a", weft_schedule_build(s), WEFT_ERR_SCHEDULE_CYCLE);
 
     /* A system touching what it did not declare fails its run; the rest of
      * the schedule still runs and the first failure is returned. */
     weft_schedule *s2 = weft_schedule_create(w, "sloppy");
-    if (s2 == NULL || weft_system_add(s2, &(weft_system_desc){.name = "sloppy",
+    if (s2 == NULL || weft_schedule_add_system(s2, &(weft_system_desc){.name = "sloppy",
                                                                .fn = reads_undeclared,
                                                                .user = &hp}) == 0) {
         return 1;
     }
-    expect(w, "system reads an undeclared resource", weft_schedule_run(w, s2, 0.0),
+    expect(w, "system reads an undeclared resource", weft_schedule_run(s2, 0.0),
            WEFT_ERR_ACCESS_VIOLATION);
 
     /* Names and descriptions are static strings, for any value. */

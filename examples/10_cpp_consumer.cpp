@@ -93,12 +93,12 @@ int main()
             }
         };
         weft_schedule *update = weft_schedule_create(w, "update");
-        if (!update || weft_system_add(update, &sd) == WEFT_NODE_NONE) {
+        if (!update || weft_schedule_add_system(update, &sd) == WEFT_NODE_NONE) {
             check(w, weft_last_status(w), "schedule");
         }
         check(w, weft_world_set_threads(w, 2), "set_threads");
         for (int frame = 0; frame < 4; frame++) {
-            check(w, weft_schedule_run(w, update, 0.5), "run");
+            check(w, weft_schedule_run(update, 0.5), "run");
         }
 
         weft_entity first = WEFT_ENTITY_NONE;

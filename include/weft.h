@@ -43,7 +43,7 @@ extern "C" {
 /* ---- version ---- */
 
 #define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 2
+#define WEFT_VERSION_MINOR 3
 #define WEFT_VERSION_PATCH 0
 /** Encoded version: major * 10000 + minor * 100 + patch. */
 #define WEFT_VERSION \
@@ -466,7 +466,7 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
                                  const void *value, size_t size);
 
 /** Inserts several components with at most one row move. Errors: as
- *  weft_insert plus INVALID_ARG and DUPLICATE_COMPONENT. */
+ *  weft_insert plus INVALID_ARG and DUPLICATE_COMPONENT. Thread: driver. */
 WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
                                       const weft_value *values, int32_t count);
 
@@ -490,7 +490,7 @@ WEFT_API const void *weft_get(const weft_world *world, weft_entity e,
                               weft_component c, size_t size);
 
 /** Like weft_get but writable; stamps the value's changed tick with the
- *  current change tick. Errors: as weft_get plus IMMUTABLE. */
+ *  current change tick. Errors: as weft_get plus IMMUTABLE. Thread: driver. */
 WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
                             size_t size);
 
@@ -533,12 +533,13 @@ WEFT_API const void *weft_resource_get(const weft_world *world, weft_component r
                                        size_t size);
 
 /** Writable pointer to resource `r`; stamps its changed tick. Errors: as
- *  weft_resource_get plus IMMUTABLE. */
+ *  weft_resource_get plus IMMUTABLE. Thread: driver. */
 WEFT_API void *weft_resource_get_mut(weft_world *world, weft_component r,
                                      size_t size);
 
 /** Reads resource `r`'s change ticks. Errors: INVALID_HANDLE,
- *  UNKNOWN_COMPONENT, INVALID_ARG (out NULL), NOT_FOUND (absent). */
+ *  UNKNOWN_COMPONENT, INVALID_ARG (out NULL), NOT_FOUND (absent).
+ *  Thread: driver. */
 WEFT_API weft_status weft_resource_get_ticks(const weft_world *world,
                                              weft_component r, weft_ticks *out);
 
@@ -700,37 +701,44 @@ WEFT_API const weft_entity *weft_iter_entities(const weft_iter *it);
  *  on misuse (error recorded): term out of range, a term without field
  *  (WITH/WITHOUT/NONE), a sparse component (use weft_iter_get), a tag, or
  *  `size` differing from the component's (SIZE_MISMATCH).
- *  Lifetime: until the next weft_iter_next. */
+ *  Lifetime: until the next weft_iter_next.
+ *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API const void *weft_iter_field(weft_iter *it, int32_t term, size_t size);
 
 /** Writable column of a WRITE term; stamps every row of the chunk changed
  *  at this_run. Errors: as weft_iter_field plus ACCESS_VIOLATION (not a
- *  WRITE term). */
+ *  WRITE term). Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API void *weft_iter_field_mut(weft_iter *it, int32_t term, size_t size);
 
 /** As weft_iter_field_mut without stamping anything: for writes that must
- *  not count as changes. */
+ *  not count as changes.
+ *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API void *weft_iter_field_mut_nomark(weft_iter *it, int32_t term, size_t size);
 
 /** True when term `term` is present in the current chunk: always for AND,
  *  per chunk for OPTIONAL/OR table terms; for sparse terms use
- *  weft_iter_get, which answers per row. */
+ *  weft_iter_get, which answers per row.
+ *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API bool weft_iter_has(const weft_iter *it, int32_t term);
 
 /** Value of term `term` at chunk row `row` (0 .. count-1), table or sparse;
- *  NULL when absent. Errors as weft_iter_field, plus INVALID_ARG (row). */
+ *  NULL when absent. Errors as weft_iter_field, plus INVALID_ARG (row).
+ *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API const void *weft_iter_get(weft_iter *it, int32_t term, int32_t row, size_t size);
 
-/** Writable value at `row` of a WRITE term; stamps that row changed. */
+/** Writable value at `row` of a WRITE term; stamps that row changed.
+ *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API void *weft_iter_get_mut(weft_iter *it, int32_t term, int32_t row, size_t size);
 
 /** Stamps row `row` of a WRITE term changed at this_run (after a write
- *  through weft_iter_field_mut_nomark). */
+ *  through weft_iter_field_mut_nomark).
+ *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API weft_status weft_iter_mark(weft_iter *it, int32_t term, int32_t row);
 
 /** Compares `value` with the row's value of a WRITE term; when they differ,
  *  copies it in (dtor + copy hooks) and stamps the row changed. Bytes are
- *  compared with memcmp. *out_changed (may be NULL) tells which happened. */
+ *  compared with memcmp. *out_changed (may be NULL) tells which happened.
+ *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API weft_status weft_iter_set_if_neq(weft_iter *it, int32_t term, int32_t row,
                                           const void *value, size_t size,
                                           bool *out_changed);
@@ -743,7 +751,8 @@ WEFT_API bool weft_query_matches(weft_world *world, weft_query *query, weft_enti
 /** Field `term` of entity `e` through the query: NULL when e does not match
  *  or the term is absent (no error), or on misuse (error recorded). A WRITE
  *  term's value is returned writable (cast) and is NOT stamped; use
- *  weft_get_mut to stamp. Lifetime: until the next structural change. */
+ *  weft_get_mut to stamp. Lifetime: until the next structural change.
+ *  Thread: driver. */
 WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_entity e,
                                     int32_t term, size_t size);
 
@@ -751,11 +760,11 @@ WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_e
  *  the last run, which is not advanced). -1 on misuse. Thread: driver. */
 WEFT_API int64_t weft_query_count(weft_world *world, weft_query *query);
 
-/** True when the query would yield nothing now. */
+/** True when the query would yield nothing now. Thread: driver. */
 WEFT_API bool weft_query_is_empty(weft_world *world, weft_query *query);
 
 /** The one entity the query matches. Errors: NOT_FOUND (none),
- *  NOT_UNIQUE (more than one), INVALID_HANDLE, INVALID_ARG. */
+ *  NOT_UNIQUE (more than one), INVALID_HANDLE, INVALID_ARG. Thread: driver. */
 WEFT_API weft_status weft_query_single(weft_world *world, weft_query *query,
                                        weft_entity *out);
 
@@ -811,7 +820,8 @@ WEFT_API void weft_commands_destroy(weft_commands *cmds);
  *  ends. Recording into it yourself is allowed. Thread: driver. */
 WEFT_API weft_commands *weft_world_commands(weft_world *world);
 
-/** Number of recorded, unapplied commands. */
+/** Number of recorded, unapplied commands.
+ *  Thread: the thread recording into the buffer, or the driver. */
 WEFT_API int32_t weft_commands_count(const weft_commands *cmds);
 
 /** Records a spawn; returns the reserved id at once (usable by later
@@ -826,32 +836,42 @@ WEFT_API weft_entity weft_cmd_spawn(weft_commands *cmds, const weft_value *value
 
 /** Records an insert of one component (value copied now; NULL = default).
  *  The entity is checked at apply: a dead entity is an error reported to
- *  the world (STALE_ENTITY) and the remaining commands still run. */
+ *  the world (STALE_ENTITY) and the remaining commands still run.
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_insert(weft_commands *cmds, weft_entity e,
                                      weft_component c, const void *value, size_t size);
-/** Records an insert of several components (one move at apply). */
+/** Records an insert of several components (one move at apply).
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_insert_many(weft_commands *cmds, weft_entity e,
                                           const weft_value *values, int32_t count);
-/** Records a remove. */
+/** Records a remove.
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_remove(weft_commands *cmds, weft_entity e, weft_component c);
-/** Records a despawn. */
+/** Records a despawn.
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_despawn(weft_commands *cmds, weft_entity e);
-/** As weft_cmd_insert, silent at apply when the entity is gone. */
+/** As weft_cmd_insert, silent at apply when the entity is gone.
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_try_insert(weft_commands *cmds, weft_entity e,
                                          weft_component c, const void *value, size_t size);
-/** As weft_cmd_remove, silent at apply when the entity is gone. */
+/** As weft_cmd_remove, silent at apply when the entity is gone.
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_try_remove(weft_commands *cmds, weft_entity e,
                                          weft_component c);
-/** As weft_cmd_despawn, silent at apply when the entity is gone. */
+/** As weft_cmd_despawn, silent at apply when the entity is gone.
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_try_despawn(weft_commands *cmds, weft_entity e);
-/** Records a resource insert (value copied now). */
+/** Records a resource insert (value copied now).
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_resource_insert(weft_commands *cmds, weft_component r,
                                               const void *value, size_t size);
-/** Records a resource removal. */
+/** Records a resource removal.
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_resource_remove(weft_commands *cmds, weft_component r);
 /** Records a custom command: `size` payload bytes are copied (aligned to
  *  16), `fn` runs at apply, `drop` (optional) runs once afterwards or
- *  when the command is discarded. */
+ *  when the command is discarded.
+ *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_custom(weft_commands *cmds, weft_command_fn fn,
                                      const void *payload, size_t size,
                                      weft_command_drop_fn drop, void *user);
@@ -999,7 +1019,8 @@ WEFT_API const void *weft_message_read(weft_world *world, weft_message_type type
                                        weft_message_cursor *cursor, size_t size);
 
 /** Unread messages for `cursor` (no side effects on the cursor), or -1 on
- *  misuse (error recorded: INVALID_HANDLE, NOT_FOUND, INVALID_ARG). */
+ *  misuse (error recorded: INVALID_HANDLE, NOT_FOUND, INVALID_ARG).
+ *  Thread: driver. */
 WEFT_API int64_t weft_message_unread(const weft_world *world, weft_message_type type,
                                      const weft_message_cursor *cursor);
 
@@ -1051,11 +1072,11 @@ typedef struct weft_relationship_desc {
 WEFT_API weft_component weft_relationship_register(weft_world *world,
                                                    const weft_relationship_desc *desc);
 
-/** Target component of a relationship (0 if `rel` is not one). */
+/** Target component of a relationship (0 if `rel` is not one). Thread: driver. */
 WEFT_API weft_component weft_relationship_targets(const weft_world *world,
                                                   weft_component rel);
 
-/** Built-in ChildOf (LINKED_DESPAWN): registered on first use. */
+/** Built-in ChildOf (LINKED_DESPAWN): registered on first use. Thread: driver. */
 WEFT_API weft_component weft_child_of(weft_world *world);
 
 /** Makes `source` point at `target` through `rel` (replacing a previous
@@ -1063,11 +1084,11 @@ WEFT_API weft_component weft_child_of(weft_world *world);
  *  Errors: INVALID_HANDLE, UNKNOWN_COMPONENT/INVALID_ARG (not a
  *  relationship), STALE_ENTITY, RELATIONSHIP (source == target, or target
  *  is a descendant of source through rel). Deferred like other structural
- *  calls when called from hooks, observers or iterations. */
+ *  calls when called from hooks, observers or iterations. Thread: driver. */
 WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_component rel,
                                  weft_entity target);
 
-/** Removes `source`'s relationship `rel` (no-op when absent). */
+/** Removes `source`'s relationship `rel` (no-op when absent). Thread: driver. */
 WEFT_API weft_status weft_unrelate(weft_world *world, weft_entity source,
                                    weft_component rel);
 
@@ -1113,7 +1134,18 @@ WEFT_API int32_t weft_ancestors(const weft_world *world, weft_entity e, weft_com
 WEFT_API int64_t weft_descendants(weft_world *world, weft_entity e, weft_component rel,
                                   weft_entity *out, int64_t cap);
 
-/* ---- systems and schedules ---- */
+/* ---- systems and schedules ----
+ *
+ * Names: a schedule is created from its world (weft_schedule_create) and
+ * afterwards knows it, so no schedule call takes the world again. Calls
+ * that declare something are weft_schedule_add_<what> (system, apply
+ * point, order, chain, node to set, condition to node, ambiguity
+ * exemptions), weft_schedule_ensure_set (get or create a set) and
+ * weft_schedule_set_<option> (setters). Conditions are built by
+ * weft_condition_<kind>(schedule, ...) and attached with
+ * weft_schedule_add_condition. Inspection calls are named by what they
+ * return (weft_schedule_node_count). weft_system_<verb>(ctx, ...) are the
+ * calls a running system makes through its context. */
 
 /** A named, ordered collection of systems (owned by the world). */
 typedef struct weft_schedule weft_schedule;
@@ -1211,14 +1243,14 @@ typedef struct weft_system_desc {
  *  ALREADY_EXISTS (the name is taken), OUT_OF_MEMORY. */
 WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name);
 
-/** The schedule named `name`, or NULL (no error recorded). */
+/** The schedule named `name`, or NULL (no error recorded). Thread: driver. */
 WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char *name);
 
 /** Destroys a schedule: its systems' queries, local state (fini hooks),
  *  command buffers (unapplied commands are discarded) and conditions.
- *  NULL is ignored. Thread: driver. Errors: INVALID_HANDLE (another
- *  world's schedule), WRONG_PHASE (it is running). */
-WEFT_API weft_status weft_schedule_destroy(weft_world *world, weft_schedule *schedule);
+ *  NULL is ignored. Thread: driver. Errors: INVALID_HANDLE (its world
+ *  was destroyed), WRONG_PHASE (it is running). */
+WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule);
 
 /** Adds a system. Its queries are compiled now; their terms give the
  *  system's component reads and writes, its resource and message uses the
@@ -1233,25 +1265,26 @@ WEFT_API weft_status weft_schedule_destroy(weft_world *world, weft_schedule *sch
  *  registered), ACCESS_VIOLATION (conflicting uses inside the system),
  *  OUT_OF_MEMORY. Systems are never removed one by one: a schedule is
  *  rebuilt from scratch by destroying and re-creating it. */
-WEFT_API weft_node weft_system_add(weft_schedule *schedule, const weft_system_desc *desc);
+WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_system_desc *desc);
 
 /** Adds an explicit apply point (Bevy's ApplyDeferred): when it runs, the
  *  commands of every system before it are applied. Auto sync points reuse
  *  it (spec/schedule.md §3.4). Returns the node or 0 (INVALID_ARG,
  *  OUT_OF_MEMORY, WRONG_PHASE). Thread: driver. */
-WEFT_API weft_node weft_schedule_apply_point(weft_schedule *schedule, const char *name);
+WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const char *name);
 
 /** The set named `name`, created on first use (name copied). Sets carry
  *  ordering and run conditions for all their members and may nest.
- *  Returns the node or 0 (INVALID_ARG, OUT_OF_MEMORY, WRONG_PHASE). */
-WEFT_API weft_node weft_schedule_set(weft_schedule *schedule, const char *name);
+ *  Returns the node or 0 (INVALID_ARG, OUT_OF_MEMORY, WRONG_PHASE).
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_node weft_schedule_ensure_set(weft_schedule *schedule, const char *name);
 
 /** Puts a system, apply point or set into a set. Errors: INVALID_ARG
  *  (unknown node, `set` not a set), SCHEDULE_CYCLE (a set into itself),
  *  WRONG_PHASE, OUT_OF_MEMORY. Membership cycles are reported by the
- *  build. */
-WEFT_API weft_status weft_schedule_in_set(weft_schedule *schedule, weft_node node,
-                                          weft_node set);
+ *  build. Thread: driver, not while the schedule runs. */
+WEFT_API weft_status weft_schedule_add_to_set(weft_schedule *schedule, weft_node node,
+                                              weft_node set);
 
 /** Ordering flags. */
 typedef enum weft_order_flags {
@@ -1263,39 +1296,46 @@ typedef enum weft_order_flags {
 /** `before` (a node) finishes before `after` starts. Either may be a set:
  *  the order then holds for every member. Errors: INVALID_ARG (unknown
  *  node, bad flags), SCHEDULE_CYCLE (a node before itself), WRONG_PHASE,
- *  OUT_OF_MEMORY. Cycles through several edges are reported by the build. */
-WEFT_API weft_status weft_schedule_order(weft_schedule *schedule, weft_node before,
-                                         weft_node after, uint32_t flags);
+ *  OUT_OF_MEMORY. Cycles through several edges are reported by the build.
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_status weft_schedule_add_order(weft_schedule *schedule, weft_node before,
+                                             weft_node after, uint32_t flags);
 
-/** Orders nodes[0] before nodes[1] before ... (weft_schedule_order on each
- *  adjacent pair, with `flags`). */
-WEFT_API weft_status weft_schedule_chain(weft_schedule *schedule, const weft_node *nodes,
-                                         int32_t count, uint32_t flags);
+/** Orders nodes[0] before nodes[1] before ... (weft_schedule_add_order on each
+     *  adjacent pair, with `flags`). Thread: driver, not while the schedule runs. */
+WEFT_API weft_status weft_schedule_add_chain(weft_schedule *schedule, const weft_node *nodes,
+                                             int32_t count, uint32_t flags);
 
 /** Declares that `a` and `b` (systems or sets) may run in either order:
  *  their conflicts are left out of the ambiguity report. They are still
- *  ordered, by registration, so runs stay deterministic. */
-WEFT_API weft_status weft_schedule_ambiguous_with(weft_schedule *schedule, weft_node a,
-                                                  weft_node b);
+ *  ordered, by registration, so runs stay deterministic.
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_status weft_schedule_add_ambiguous_pair(weft_schedule *schedule, weft_node a,
+                                                      weft_node b);
 
-/** Leaves component or resource `c` out of the ambiguity report. */
-WEFT_API weft_status weft_schedule_ignore_ambiguity(weft_schedule *schedule, weft_component c);
+/** Leaves component or resource `c` out of the ambiguity report.
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_status weft_schedule_add_ambiguous_component(weft_schedule *schedule,
+                                                           weft_component c);
 
-/** Turns automatic sync points on (default) or off. */
+/** Turns automatic sync points on (default) or off.
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_status weft_schedule_set_auto_sync(weft_schedule *schedule, bool on);
 
 /** Turns the final apply at the end of each run on (default) or off. With
  *  it off, commands recorded after the last sync point stay queued until
- *  the next run's first sync point (or weft_schedule_apply_pending). */
+ *  the next run's first sync point (or weft_schedule_apply_pending).
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_status weft_schedule_set_apply_final(weft_schedule *schedule, bool on);
 
 /** Applies every queued command of the schedule's systems, in schedule
  *  order. Thread: driver, not while it runs. Returns the first failure. */
-WEFT_API weft_status weft_schedule_apply_pending(weft_world *world, weft_schedule *schedule);
+WEFT_API weft_status weft_schedule_apply_pending(weft_schedule *schedule);
 
 /** Records start/end times of every system run (per-system time in the
  *  stats, the trace export). Off by default: it costs two clock reads per
- *  system. Run counts are kept either way. */
+ *  system. Run counts are kept either way.
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_status weft_schedule_set_profiling(weft_schedule *schedule, bool on);
 
 /* -- run conditions -- */
@@ -1317,32 +1357,39 @@ typedef struct weft_condition_desc {
 
 /** Creates a condition owned by the schedule. Its queries, resources and
  *  messages must be read-only: a write is refused (ACCESS_VIOLATION).
- *  Returns NULL on failure (as weft_system_add). A condition is attached
- *  once: to one node by weft_run_if or to one combinator. */
+ *  Returns NULL on failure (as weft_schedule_add_system). A condition is attached
+ *  once: to one node by weft_schedule_add_condition or to one combinator.
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
                                                const weft_condition_desc *desc);
-/** a AND b; b is evaluated only when a is true (short circuit). */
+/** a AND b; b is evaluated only when a is true (short circuit).
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_and(weft_schedule *schedule, weft_condition *a,
                                             weft_condition *b);
-/** a AND b; both are always evaluated. */
+/** a AND b; both are always evaluated.
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_and_eager(weft_schedule *schedule, weft_condition *a,
                                                   weft_condition *b);
-/** a OR b; b is evaluated only when a is false. */
+/** a OR b; b is evaluated only when a is false.
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_or(weft_schedule *schedule, weft_condition *a,
                                            weft_condition *b);
-/** NOT a. */
+/** NOT a. Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_not(weft_schedule *schedule, weft_condition *a);
-/** True the first time it is evaluated, false after. */
+/** True the first time it is evaluated, false after.
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_run_once(weft_schedule *schedule);
 /** True when resource r exists and was inserted or written since this
- *  condition last evaluated (the first evaluation counts an existing one). */
+ *  condition last evaluated (the first evaluation counts an existing one).
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_resource_changed(weft_schedule *schedule,
                                                          weft_component r);
-/** True when resource r exists. */
+/** True when resource r exists. Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_resource_exists(weft_schedule *schedule,
                                                         weft_component r);
 /** True when messages of `type` arrived that this condition has not seen
- *  (it consumes them from its own cursor). */
+ *  (it consumes them from its own cursor).
+ *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_on_message(weft_schedule *schedule,
                                                    weft_message_type type);
 
@@ -1353,8 +1400,10 @@ WEFT_API weft_condition *weft_condition_on_message(weft_schedule *schedule,
  *  conditions are still evaluated; it releases its successors, keeps its
  *  last-run tick and has no commands to apply. Errors: INVALID_ARG (NULL,
  *  unknown node, a condition of another schedule), ALREADY_EXISTS (cond
- *  already attached), WRONG_PHASE, OUT_OF_MEMORY. */
-WEFT_API weft_status weft_run_if(weft_schedule *schedule, weft_node node, weft_condition *cond);
+ *  already attached), WRONG_PHASE, OUT_OF_MEMORY.
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_status weft_schedule_add_condition(weft_schedule *schedule, weft_node node,
+                                                 weft_condition *cond);
 
 /* -- build and run -- */
 
@@ -1364,9 +1413,10 @@ WEFT_API weft_status weft_run_if(weft_schedule *schedule, weft_node node, weft_c
  *  ambiguities), inserts sync points, computes the order. Errors:
  *  SCHEDULE_CYCLE (the message names every node of one cycle),
  *  OUT_OF_MEMORY, WRONG_PHASE. Thread: driver. */
-WEFT_API weft_status weft_schedule_build(weft_world *world, weft_schedule *schedule);
+WEFT_API weft_status weft_schedule_build(weft_schedule *schedule);
 
-/** Times the schedule was built (a run without changes does not rebuild). */
+/** Times the schedule was built (a run without changes does not rebuild).
+ *  Thread: driver. */
 WEFT_API uint32_t weft_schedule_build_count(const weft_schedule *schedule);
 
 /** Runs every system once, on the world's executor (weft_world_set_threads
@@ -1381,30 +1431,31 @@ WEFT_API uint32_t weft_schedule_build_count(const weft_schedule *schedule);
  *  world's error slot). Thread: driver; not re-entrant for one schedule
  *  (WRONG_PHASE), but an exclusive system may run another schedule.
  *  Errors: build errors, a system's failure status, WRONG_PHASE. */
-WEFT_API weft_status weft_schedule_run(weft_world *world, weft_schedule *schedule, double dt);
+WEFT_API weft_status weft_schedule_run(weft_schedule *schedule, double dt);
 
 /** As weft_schedule_run, skipping the listed systems this once (the hook a
  *  stepping debugger needs): they count as skipped, release their
  *  successors and keep their last-run tick. Errors: as weft_schedule_run,
  *  plus INVALID_ARG (count < 0, skip NULL with count > 0, a node that is
- *  not a system of this schedule). */
-WEFT_API weft_status weft_schedule_run_skip(weft_world *world, weft_schedule *schedule,
+ *  not a system of this schedule). Thread: as weft_schedule_run. */
+WEFT_API weft_status weft_schedule_run_skip(weft_schedule *schedule,
                                             double dt, const weft_node *skip,
                                             int32_t count);
 
-/** Number of systems and apply points added (nodes 1 .. count). */
+/** Number of systems and apply points added (nodes 1 .. count). Thread: driver. */
 WEFT_API int32_t weft_schedule_node_count(const weft_schedule *schedule);
 /** Name of a node (system, apply point or set), or NULL. Lifetime: the
- *  schedule's. */
+ *  schedule's. Thread: driver. */
 WEFT_API const char *weft_schedule_node_name(const weft_schedule *schedule, weft_node node);
 /** Position of a system or apply point in the built order (0-based), or -1
- *  (not built, unknown node). */
+ *  (not built, unknown node). Thread: driver. */
 WEFT_API int32_t weft_schedule_position(const weft_schedule *schedule, weft_node node);
-/** Sync points (automatic and explicit) in the built schedule, or -1. */
+/** Sync points (automatic and explicit) in the built schedule, or -1.
+ *  Thread: driver. */
 WEFT_API int32_t weft_schedule_sync_count(const weft_schedule *schedule);
 /** Is there a direct edge from `before` to `after` in the built graph
  *  (declared, conflict or through an inserted sync point counts as not
- *  direct)? */
+ *  direct)? Thread: driver. */
 WEFT_API bool weft_schedule_has_edge(const weft_schedule *schedule, weft_node before,
                                      weft_node after);
 
@@ -1415,9 +1466,10 @@ typedef struct weft_ambiguity {
     const weft_component *components; /**< valid until the next build */
 } weft_ambiguity;
 
-/** Ambiguities found by the last build, or -1 when not built. */
+/** Ambiguities found by the last build, or -1 when not built. Thread: driver. */
 WEFT_API int32_t weft_schedule_ambiguity_count(const weft_schedule *schedule);
-/** The i-th ambiguity. Errors: INVALID_ARG (i out of range, out NULL). */
+/** The i-th ambiguity. Errors: INVALID_ARG (i out of range, out NULL).
+ *  Thread: driver. */
 WEFT_API weft_status weft_schedule_ambiguity(const weft_schedule *schedule, int32_t i,
                                              weft_ambiguity *out);
 
@@ -1430,25 +1482,26 @@ typedef struct weft_system_stats {
     uint64_t last_ns;     /**< last run's time (profiling on) */
 } weft_system_stats;
 
-/** Counters of one system. Errors: INVALID_ARG (unknown node, out NULL). */
+/** Counters of one system. Errors: INVALID_ARG (unknown node, out NULL).
+ *  Thread: driver. */
 WEFT_API weft_status weft_schedule_system_stats(const weft_schedule *schedule, weft_node node,
                                                 weft_system_stats *out);
 
 /** Most systems seen running at the same time during the last run, from
  *  its profile (weft_schedule_set_profiling); -1 when the last run was not
- *  profiled. */
+ *  profiled. Thread: driver. */
 WEFT_API int32_t weft_schedule_max_concurrency(const weft_schedule *schedule);
 
 /** Writes the last run as Chrome trace-event JSON (one track per worker;
  *  loads in Perfetto and chrome://tracing) into buf (cap bytes, NUL
  *  terminated when cap > 0). Returns the full length (excluding the NUL);
  *  call with cap 0 to size the buffer. Needs profiling on for the last run
- *  (otherwise the trace has no events). */
+ *  (otherwise the trace has no events). Thread: driver. */
 WEFT_API size_t weft_schedule_trace_json(const weft_schedule *schedule, char *buf, size_t cap);
 
 /** Writes the built schedule as Graphviz DOT (systems, sets as clusters,
  *  edges, sync points), like weft_schedule_trace_json. Returns 0 when the
- *  schedule is not built. */
+ *  schedule is not built. Thread: driver. */
 WEFT_API size_t weft_schedule_dot(const weft_schedule *schedule, char *buf, size_t cap);
 
 /* -- executors -- */
@@ -1481,35 +1534,44 @@ WEFT_API weft_status weft_world_set_threads(weft_world *world, int32_t threads);
 
 /** Uses the host's job system (copied) instead of the built-in pool; NULL
  *  returns to single-threaded. Errors: INVALID_HANDLE, INVALID_ARG (no
- *  submit or help, workers 0), WRONG_PHASE. */
+ *  submit or help, workers 0), WRONG_PHASE. Thread: driver, not during a run. */
 WEFT_API weft_status weft_world_set_job_system(weft_world *world, const weft_job_system *jobs);
 
-/** Workers of the current executor (1: single-threaded). */
+/** Workers of the current executor (1: single-threaded). Thread: driver. */
 WEFT_API int32_t weft_world_threads(const weft_world *world);
 
 /* -- the system context -- */
 
-/** The system's name. */
+/** The system's name.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API const char *weft_system_name(const weft_system_ctx *ctx);
 /** The delta time passed to the run (a fixed step inside the fixed
- *  schedule of weft_frame_run). */
+ *  schedule of weft_frame_run).
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API double weft_system_delta(const weft_system_ctx *ctx);
-/** This run's change tick and the system's previous one. */
+/** This run's change tick.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API uint32_t weft_system_this_run(const weft_system_ctx *ctx);
+/** The system's previous run tick (what Added/Changed compare against).
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API uint32_t weft_system_last_run(const weft_system_ctx *ctx);
-/** The worker running the call (0 .. threads - 1). */
+/** The worker running the call (0 .. threads - 1).
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API int32_t weft_system_worker(const weft_system_ctx *ctx);
-/** The system's local state (NULL when it declared none). */
+/** The system's local state (NULL when it declared none).
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API void *weft_system_local(weft_system_ctx *ctx);
 /** The world, for exclusive systems only; others get NULL (WRONG_PHASE
- *  recorded): they touch the world through the context. */
+ *  recorded): they touch the world through the context.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API weft_world *weft_system_world(weft_system_ctx *ctx);
 /** The system's command buffer (NULL for conditions). Applied at the next
  *  sync point. Inside parallel systems, an entity returned by
  *  weft_cmd_spawn is provisional: use it in later commands of the same
  *  buffer (including as a ChildOf/relationship target); it becomes a real
  *  id when the buffer is applied. Handles inside custom-command payloads or
- *  other component values are not translated. */
+ *  other component values are not translated.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API weft_commands *weft_system_commands(weft_system_ctx *ctx);
 
 /** Starts iterating the system's query number `query` with this run's
@@ -1524,43 +1586,50 @@ WEFT_API weft_commands *weft_system_commands(weft_system_ctx *ctx);
 WEFT_API weft_status weft_system_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it);
 
 /** Entities matched by query number `query` (filters ignored), -1 on
- *  misuse. */
+ *  misuse. Thread: the thread running the system or condition, during its call. */
 WEFT_API int64_t weft_system_count(weft_system_ctx *ctx, int32_t query);
 
 /** Term `term` of entity e through query number `query` (as
  *  weft_query_get): NULL when e does not match. Errors: INVALID_ARG,
- *  SIZE_MISMATCH, ACCESS_VIOLATION (a NONE term). */
+ *  SIZE_MISMATCH, ACCESS_VIOLATION (a NONE term).
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API const void *weft_system_get(weft_system_ctx *ctx, int32_t query, weft_entity e,
                                      int32_t term, size_t size);
 /** As weft_system_get for a WRITE term; marks it changed at this run.
- *  ACCESS_VIOLATION (and the system fails) for a term not declared WRITE. */
+ *  ACCESS_VIOLATION (and the system fails) for a term not declared WRITE.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API void *weft_system_get_mut(weft_system_ctx *ctx, int32_t query, weft_entity e,
                                    int32_t term, size_t size);
 
 /** Resource r, declared READ or WRITE; NULL when absent. ACCESS_VIOLATION
- *  (and the system fails) when not declared. */
+ *  (and the system fails) when not declared.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API const void *weft_system_resource(weft_system_ctx *ctx, weft_component r,
                                           size_t size);
-/** Resource r, declared WRITE; marks it changed. */
+/** Resource r, declared WRITE; marks it changed.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API void *weft_system_resource_mut(weft_system_ctx *ctx, weft_component r, size_t size);
 
-/** Writes a message of a type declared WRITE. */
+/** Writes a message of a type declared WRITE.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API weft_status weft_system_message_write(weft_system_ctx *ctx, weft_message_type type,
                                                const void *msg, size_t size);
 /** Next unread message of a type declared READ (the system's own cursor),
- *  or NULL. */
+ *  or NULL. Thread: the thread running the system or condition, during its call. */
 WEFT_API const void *weft_system_message_read(weft_system_ctx *ctx, weft_message_type type,
                                               size_t size);
 
 /** Next entity that lost component `c` (declared in the descriptor's
  *  `removed`) since this system last read it, or 0. Same two-update
  *  lifetime as messages. ACCESS_VIOLATION (and the system fails) when `c`
- *  was not declared. */
+ *  was not declared.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API weft_entity weft_system_removed_read(weft_system_ctx *ctx, weft_component c);
 
 /** Marks the run failed with `status` (not WEFT_OK) and a message (copied;
  *  may be NULL). The first failure of a schedule run is what
- *  weft_schedule_run returns. The system's commands are still applied. */
+ *  weft_schedule_run returns. The system's commands are still applied.
+ *  Thread: the thread running the system or condition, during its call. */
 WEFT_API void weft_system_fail(weft_system_ctx *ctx, weft_status status, const char *message);
 
 /** A parallel-iteration body: `it` holds one chunk task's rows (step it
@@ -1574,7 +1643,8 @@ typedef void (*weft_chunk_fn)(weft_iter *it, weft_commands *cmds, void *user);
  *  commands go to its own buffer; buffers are applied in (system order,
  *  task index) order, which is the order a single loop would record them
  *  in. Structural changes and world calls are not allowed in fn. Errors:
- *  INVALID_ARG, OUT_OF_MEMORY. */
+ *  INVALID_ARG, OUT_OF_MEMORY.
+ *  Thread: the thread running the system, during its call (not from fn). */
 WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
                                           weft_chunk_fn fn, void *user, int32_t min_rows);
 
@@ -1606,9 +1676,9 @@ WEFT_API weft_status weft_frame_configure(weft_world *world, const weft_frame_de
  *  first failure; every schedule still runs. Thread: driver. */
 WEFT_API weft_status weft_frame_run(weft_world *world, double dt);
 
-/** Fixed steps run by the last frame. */
+/** Fixed steps run by the last frame. Thread: driver. */
 WEFT_API int32_t weft_frame_fixed_steps(const weft_world *world);
-/** Time left in the fixed accumulator, seconds. */
+/** Time left in the fixed accumulator, seconds. Thread: driver. */
 WEFT_API double weft_frame_accumulator(const weft_world *world);
 
 #ifdef __cplusplus

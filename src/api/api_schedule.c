@@ -13,21 +13,6 @@ static bool sched_ok(const weft_schedule *s)
     return s && wf_world_ok(s->world);
 }
 
-/* Armor for calls taking (world, schedule): both valid, the schedule of
- * that world. */
-static weft_status world_sched(weft_world *world, const weft_schedule *schedule,
-                               const char *fn)
-{
-    if (!wf_world_ok(world)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    if (!schedule || schedule->world != world) {
-        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
-                        "%s: schedule NULL or of another world", fn);
-    }
-    return WEFT_OK;
-}
-
 /* Armor for declaration calls: valid, not running. */
 static weft_status sched_decl(weft_schedule *s, const char *fn)
 {
@@ -108,18 +93,15 @@ WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char
     return NULL;
 }
 
-WEFT_API weft_status weft_schedule_destroy(weft_world *world, weft_schedule *schedule)
+WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule)
 {
-    if (!wf_world_ok(world)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
     if (!schedule) {
         return WEFT_OK;
     }
-    if (schedule->world != world) {
-        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
-                        "weft_schedule_destroy: the schedule belongs to another world");
+    if (!sched_ok(schedule)) {
+        return WEFT_ERR_INVALID_HANDLE;
     }
+    weft_world *world = schedule->world;
     if (schedule->running) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_schedule_destroy: schedule '%s' is running", schedule->name);
@@ -171,23 +153,23 @@ static weft_node add_node(weft_schedule *s, wf_system *sys, const char *name)
     return s->nnodes;
 }
 
-WEFT_API weft_node weft_system_add(weft_schedule *schedule, const weft_system_desc *desc)
+WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_system_desc *desc)
 {
-    if (sched_decl(schedule, "weft_system_add") != WEFT_OK) {
+    if (sched_decl(schedule, "weft_schedule_add_system") != WEFT_OK) {
         return 0;
     }
     weft_world *w = schedule->world;
     if (!desc) {
-        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_system_add: desc is NULL");
+        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_schedule_add_system: desc is NULL");
         return 0;
     }
     if (desc->_start_canary || desc->_end_canary) {
         wf_error(w, WEFT_ERR_INVALID_ARG,
-                 "weft_system_add: descriptor canary is not 0 (zero-initialise it)");
+                 "weft_schedule_add_system: descriptor canary is not 0 (zero-initialise it)");
         return 0;
     }
     if (!desc->fn) {
-        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_system_add: system '%s' has no fn",
+        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_schedule_add_system: system '%s' has no fn",
                  desc->name ? desc->name : "");
         return 0;
     }
@@ -202,22 +184,22 @@ WEFT_API weft_node weft_system_add(weft_schedule *schedule, const weft_system_de
     return n;
 }
 
-WEFT_API weft_node weft_schedule_apply_point(weft_schedule *schedule, const char *name)
+WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const char *name)
 {
-    if (sched_decl(schedule, "weft_schedule_apply_point") != WEFT_OK) {
+    if (sched_decl(schedule, "weft_schedule_add_apply_point") != WEFT_OK) {
         return 0;
     }
     return add_node(schedule, NULL, name && name[0] ? name : "apply");
 }
 
-WEFT_API weft_node weft_schedule_set(weft_schedule *schedule, const char *name)
+WEFT_API weft_node weft_schedule_ensure_set(weft_schedule *schedule, const char *name)
 {
-    if (sched_decl(schedule, "weft_schedule_set") != WEFT_OK) {
+    if (sched_decl(schedule, "weft_schedule_ensure_set") != WEFT_OK) {
         return 0;
     }
     weft_world *w = schedule->world;
     if (!name || !name[0]) {
-        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_schedule_set: name is NULL or empty");
+        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_schedule_ensure_set: name is NULL or empty");
         return 0;
     }
     for (uint32_t i = 0; i < schedule->nsets; i++) {
@@ -257,10 +239,10 @@ static weft_status push_pair(weft_schedule *s, wf_decl_edge **v, uint32_t *n, ui
     return WEFT_OK;
 }
 
-WEFT_API weft_status weft_schedule_in_set(weft_schedule *schedule, weft_node node,
-                                          weft_node set)
+WEFT_API weft_status weft_schedule_add_to_set(weft_schedule *schedule, weft_node node,
+                                              weft_node set)
 {
-    weft_status st = sched_decl(schedule, "weft_schedule_in_set");
+    weft_status st = sched_decl(schedule, "weft_schedule_add_to_set");
     if (st != WEFT_OK) {
         return st;
     }
@@ -268,21 +250,21 @@ WEFT_API weft_status weft_schedule_in_set(weft_schedule *schedule, weft_node nod
     if (!wf_schedule_node_ok(schedule, node, true) || !(set & WEFT_NODE_SET) ||
         !wf_schedule_node_ok(schedule, set, true)) {
         return wf_error(w, WEFT_ERR_INVALID_ARG,
-                        "weft_schedule_in_set: node 0x%x or set 0x%x is not in schedule '%s'",
+                        "weft_schedule_add_to_set: node 0x%x or set 0x%x is not in schedule '%s'",
                         node, set, schedule->name);
     }
     if (node == set) {
-        return wf_error(w, WEFT_ERR_SCHEDULE_CYCLE, "weft_schedule_in_set: set '%s' cannot "
+        return wf_error(w, WEFT_ERR_SCHEDULE_CYCLE, "weft_schedule_add_to_set: set '%s' cannot "
                         "contain itself", schedule->sets[(set & ~WEFT_NODE_SET) - 1].name);
     }
     return push_pair(schedule, &schedule->members, &schedule->nmembers, &schedule->cap_members,
                      node, set, 0);
 }
 
-WEFT_API weft_status weft_schedule_order(weft_schedule *schedule, weft_node before,
-                                         weft_node after, uint32_t flags)
+WEFT_API weft_status weft_schedule_add_order(weft_schedule *schedule, weft_node before,
+                                             weft_node after, uint32_t flags)
 {
-    weft_status st = sched_decl(schedule, "weft_schedule_order");
+    weft_status st = sched_decl(schedule, "weft_schedule_add_order");
     if (st != WEFT_OK) {
         return st;
     }
@@ -291,38 +273,38 @@ WEFT_API weft_status weft_schedule_order(weft_schedule *schedule, weft_node befo
         !wf_schedule_node_ok(schedule, after, true) ||
         (flags & ~(uint32_t)WEFT_ORDER_IGNORE_DEFERRED)) {
         return wf_error(w, WEFT_ERR_INVALID_ARG,
-                        "weft_schedule_order: unknown node (0x%x, 0x%x) or flags 0x%x in "
+                        "weft_schedule_add_order: unknown node (0x%x, 0x%x) or flags 0x%x in "
                         "schedule '%s'", before, after, flags, schedule->name);
     }
     if (before == after) {
         return wf_error(w, WEFT_ERR_SCHEDULE_CYCLE,
-                        "weft_schedule_order: '%s' cannot run before itself",
+                        "weft_schedule_add_order: '%s' cannot run before itself",
                         weft_schedule_node_name(schedule, before));
     }
     return push_pair(schedule, &schedule->edges, &schedule->nedges, &schedule->cap_edges,
                      before, after, flags);
 }
 
-WEFT_API weft_status weft_schedule_chain(weft_schedule *schedule, const weft_node *nodes,
-                                         int32_t count, uint32_t flags)
+WEFT_API weft_status weft_schedule_add_chain(weft_schedule *schedule, const weft_node *nodes,
+                                             int32_t count, uint32_t flags)
 {
-    weft_status st = sched_decl(schedule, "weft_schedule_chain");
+    weft_status st = sched_decl(schedule, "weft_schedule_add_chain");
     if (st != WEFT_OK) {
         return st;
     }
     if (count < 0 || (count > 0 && !nodes)) {
         return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
-                        "weft_schedule_chain: nodes NULL or count %d negative", count);
+                        "weft_schedule_add_chain: nodes NULL or count %d negative", count);
     }
     for (int32_t i = 0; i < count; i++) {
         if (!wf_schedule_node_ok(schedule, nodes[i], true)) {
             return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
-                            "weft_schedule_chain: node %d (0x%x) is not in schedule '%s'", i,
+                            "weft_schedule_add_chain: node %d (0x%x) is not in schedule '%s'", i,
                             nodes[i], schedule->name);
         }
     }
     for (int32_t i = 0; i + 1 < count; i++) {
-        st = weft_schedule_order(schedule, nodes[i], nodes[i + 1], flags);
+        st = weft_schedule_add_order(schedule, nodes[i], nodes[i + 1], flags);
         if (st != WEFT_OK) {
             return st;
         }
@@ -330,25 +312,26 @@ WEFT_API weft_status weft_schedule_chain(weft_schedule *schedule, const weft_nod
     return WEFT_OK;
 }
 
-WEFT_API weft_status weft_schedule_ambiguous_with(weft_schedule *schedule, weft_node a,
-                                                  weft_node b)
+WEFT_API weft_status weft_schedule_add_ambiguous_pair(weft_schedule *schedule, weft_node a,
+                                                      weft_node b)
 {
-    weft_status st = sched_decl(schedule, "weft_schedule_ambiguous_with");
+    weft_status st = sched_decl(schedule, "weft_schedule_add_ambiguous_pair");
     if (st != WEFT_OK) {
         return st;
     }
     if (!wf_schedule_node_ok(schedule, a, true) || !wf_schedule_node_ok(schedule, b, true)) {
         return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
-                        "weft_schedule_ambiguous_with: unknown node in schedule '%s'",
+                        "weft_schedule_add_ambiguous_pair: unknown node in schedule '%s'",
                         schedule->name);
     }
     return push_pair(schedule, &schedule->amb_ok, &schedule->namb_ok, &schedule->cap_amb_ok, a,
                      b, 0);
 }
 
-WEFT_API weft_status weft_schedule_ignore_ambiguity(weft_schedule *schedule, weft_component c)
+WEFT_API weft_status weft_schedule_add_ambiguous_component(weft_schedule *schedule,
+                                                           weft_component c)
 {
-    weft_status st = sched_decl(schedule, "weft_schedule_ignore_ambiguity");
+    weft_status st = sched_decl(schedule, "weft_schedule_add_ambiguous_component");
     if (st != WEFT_OK) {
         return st;
     }
@@ -391,12 +374,12 @@ WEFT_API weft_status weft_schedule_set_profiling(weft_schedule *schedule, bool o
     return st;
 }
 
-WEFT_API weft_status weft_schedule_apply_pending(weft_world *world, weft_schedule *schedule)
+WEFT_API weft_status weft_schedule_apply_pending(weft_schedule *schedule)
 {
-    weft_status armor = world_sched(world, schedule, "weft_schedule_apply_pending");
-    if (armor != WEFT_OK) {
-        return armor;
+    if (!sched_ok(schedule)) {
+        return WEFT_ERR_INVALID_HANDLE;
     }
+    weft_world *world = schedule->world;
     if (schedule->running || world->iter_depth) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_schedule_apply_pending: not while the schedule runs or an "
@@ -564,18 +547,20 @@ WEFT_API weft_condition *weft_condition_on_message(weft_schedule *schedule,
     return c;
 }
 
-WEFT_API weft_status weft_run_if(weft_schedule *schedule, weft_node node, weft_condition *cond)
+WEFT_API weft_status weft_schedule_add_condition(weft_schedule *schedule, weft_node node,
+                                                 weft_condition *cond)
 {
-    weft_status st = sched_decl(schedule, "weft_run_if");
+    weft_status st = sched_decl(schedule, "weft_schedule_add_condition");
     if (st != WEFT_OK) {
         return st;
     }
     weft_world *w = schedule->world;
     if (!wf_schedule_node_ok(schedule, node, true)) {
-        return wf_error(w, WEFT_ERR_INVALID_ARG, "weft_run_if: node 0x%x is not in schedule "
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_add_condition: node 0x%x is not in schedule "
                         "'%s'", node, schedule->name);
     }
-    if (!cond_take(schedule, cond, "weft_run_if")) {
+    if (!cond_take(schedule, cond, "weft_schedule_add_condition")) {
         return weft_last_status(w);
     }
     wf_conds *list = (node & WEFT_NODE_SET) ? &schedule->sets[(node & ~WEFT_NODE_SET) - 1].conds
@@ -590,11 +575,10 @@ WEFT_API weft_status weft_run_if(weft_schedule *schedule, weft_node node, weft_c
 
 /* ---- build, run ---- */
 
-WEFT_API weft_status weft_schedule_build(weft_world *world, weft_schedule *schedule)
+WEFT_API weft_status weft_schedule_build(weft_schedule *schedule)
 {
-    weft_status armor = world_sched(world, schedule, "weft_schedule_build");
-    if (armor != WEFT_OK) {
-        return armor;
+    if (!sched_ok(schedule)) {
+        return WEFT_ERR_INVALID_HANDLE;
     }
     return wf_schedule_build(schedule);
 }
@@ -604,23 +588,23 @@ WEFT_API uint32_t weft_schedule_build_count(const weft_schedule *schedule)
     return sched_ok(schedule) ? schedule->builds : 0;
 }
 
-WEFT_API weft_status weft_schedule_run(weft_world *world, weft_schedule *schedule, double dt)
+WEFT_API weft_status weft_schedule_run(weft_schedule *schedule, double dt)
 {
-    weft_status armor = world_sched(world, schedule, "weft_schedule_run");
-    if (armor != WEFT_OK) {
-        return armor;
+    if (!sched_ok(schedule)) {
+        return WEFT_ERR_INVALID_HANDLE;
     }
+    weft_world *world = schedule->world;
     return wf_schedule_run(world, schedule, dt);
 }
 
-WEFT_API weft_status weft_schedule_run_skip(weft_world *world, weft_schedule *schedule,
+WEFT_API weft_status weft_schedule_run_skip(weft_schedule *schedule,
                                             double dt, const weft_node *skip,
                                             int32_t count)
 {
-    weft_status armor = world_sched(world, schedule, "weft_schedule_run_skip");
-    if (armor != WEFT_OK) {
-        return armor;
+    if (!sched_ok(schedule)) {
+        return WEFT_ERR_INVALID_HANDLE;
     }
+    weft_world *world = schedule->world;
     if (count < 0 || (count > 0 && !skip)) {
         return wf_error(world, WEFT_ERR_INVALID_ARG,
                         "weft_schedule_run_skip: skip NULL or count %d negative", count);

@@ -227,7 +227,7 @@ typedef struct sys_args {
 
 static const char *sys_label(const sys_args *a)
 {
-    return a->condition ? "weft_condition_create" : "weft_system_add";
+    return a->condition ? "weft_condition_create" : "weft_schedule_add_system";
 }
 
 /* Checks everything that needs no allocation. */

@@ -141,7 +141,7 @@ static void world_abi_version_matches_header(void **state)
 {
     (void)state;
     assert_int_equal(weft_abi_version(), WEFT_VERSION);
-    assert_int_equal(WEFT_VERSION, 200); /* 0.2.0 */
+    assert_int_equal(WEFT_VERSION, 300); /* 0.3.0 */
 }
 
 static void world_status_names_are_distinct(void **state)

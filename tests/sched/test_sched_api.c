@@ -92,18 +92,18 @@ static void sb_finish(sysb *b)
     b->d.message_count = b->nm;
 }
 
-// weft_system_add without asserting.
+// weft_schedule_add_system without asserting.
 static weft_node sb_try(weft_schedule *s, sysb *b)
 {
     sb_finish(b);
-    return weft_system_add(s, &b->d);
+    return weft_schedule_add_system(s, &b->d);
 }
 
 static weft_node sb_add(weft_world *w, weft_schedule *s, sysb *b)
 {
     weft_node n = sb_try(s, b);
     if (n == WEFT_NODE_NONE) {
-        fail_msg("weft_system_add(%s): %s: %s", b->d.name,
+        fail_msg("weft_schedule_add_system(%s): %s: %s", b->d.name,
                  weft_status_name(weft_last_status(w)), weft_last_error(w));
     }
     return n;
@@ -149,10 +149,10 @@ static void body_ok(void);
 // Runs s, expecting WEFT_OK and no failed check inside a system body.
 #define RUN(w, s)                                                                  \
     do {                                                                           \
-        expect_ok((w), weft_schedule_run((w), (s), 1.0 / 60.0), "weft_schedule_run"); \
+        expect_ok((w), weft_schedule_run((s), 1.0 / 60.0), "weft_schedule_run"); \
         body_ok();                                                                 \
     } while (0)
-#define BUILD(w, s) expect_ok((w), weft_schedule_build((w), (s)), "weft_schedule_build")
+#define BUILD(w, s) expect_ok((w), weft_schedule_build((s)), "weft_schedule_build")
 
 // Does the ambiguity report of s contain the pair {a, b} (either order)?
 // Returns its index or -1.
@@ -490,12 +490,12 @@ static int32_t build_sample(weft_world *w, int32_t *pos, int32_t *syncs)
     tw_rng r;
     tw_rng_seed(&r, 0x5eedull);
     weft_node nodes[24];
-    weft_node set = weft_schedule_set(s, "late");
+    weft_node set = weft_schedule_ensure_set(s, "late");
     assert_true(set != WEFT_NODE_NONE);
     assert_true((set & WEFT_NODE_SET) != 0);
     for (int i = 0; i < 24; i++) {
         if (i == 12) {
-            nodes[i] = weft_schedule_apply_point(s, "flush");
+            nodes[i] = weft_schedule_add_apply_point(s, "flush");
             assert_true(nodes[i] != WEFT_NODE_NONE);
             continue;
         }
@@ -518,15 +518,15 @@ static int32_t build_sample(weft_world *w, int32_t *pos, int32_t *syncs)
         nodes[i] = sb_add(w, s, &b);
         assert_int_equal(nodes[i], (weft_node)(i + 1)); // nodes count from 1
         if (i >= 16) {
-            assert_int_equal(weft_schedule_in_set(s, nodes[i], set), WEFT_OK);
+            assert_int_equal(weft_schedule_add_to_set(s, nodes[i], set), WEFT_OK);
         }
     }
-    assert_int_equal(weft_schedule_order(s, nodes[3], nodes[1], 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, nodes[10], set, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, nodes[5], nodes[12], 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, nodes[12], nodes[6], 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, nodes[3], nodes[1], 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, nodes[10], set, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, nodes[5], nodes[12], 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, nodes[12], nodes[6], 0), WEFT_OK);
     weft_node chain[3] = {nodes[9], nodes[8], nodes[7]};
-    assert_int_equal(weft_schedule_chain(s, chain, 3, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_chain(s, chain, 3, 0), WEFT_OK);
     BUILD(w, s);
     int32_t n = weft_schedule_node_count(s);
     assert_int_equal(n, 24);
@@ -588,17 +588,17 @@ static void cycle_and_self_edge_refused(void **state)
     (void)g;
 
     // Self edge: refused at once.
-    assert_int_equal(weft_schedule_order(s, a, a, 0), WEFT_ERR_SCHEDULE_CYCLE);
+    assert_int_equal(weft_schedule_add_order(s, a, a, 0), WEFT_ERR_SCHEDULE_CYCLE);
     tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, NULL);
     // a -> b -> a: accepted edge by edge, refused by the build.
-    assert_int_equal(weft_schedule_order(s, a, bb, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, bb, a, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_build(w, s), WEFT_ERR_SCHEDULE_CYCLE);
+    assert_int_equal(weft_schedule_add_order(s, a, bb, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, bb, a, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_build(s), WEFT_ERR_SCHEDULE_CYCLE);
     tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, "sys_alpha");
     tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, "sys_beta");
     // Running builds first and fails the same way; nothing ran.
     weft_clear_error(w);
-    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_ERR_SCHEDULE_CYCLE);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_ERR_SCHEDULE_CYCLE);
     tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, "sys_alpha");
     assert_int_equal(weft_world_check(w), WEFT_OK);
 
@@ -610,15 +610,15 @@ static void cycle_and_self_edge_refused(void **state)
     weft_node y = sb_add(w, s2, &b);
     sb_init(&b, "sys_z", sys_nop, NULL);
     weft_node z = sb_add(w, s2, &b);
-    weft_node set = weft_schedule_set(s2, "group");
-    assert_int_equal(weft_schedule_in_set(s2, z, set), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s2, x, set, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s2, z, y, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s2, y, x, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_build(w, s2), WEFT_ERR_SCHEDULE_CYCLE);
+    weft_node set = weft_schedule_ensure_set(s2, "group");
+    assert_int_equal(weft_schedule_add_to_set(s2, z, set), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s2, x, set, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s2, z, y, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s2, y, x, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_build(s2), WEFT_ERR_SCHEDULE_CYCLE);
     tw_expect_error(f, WEFT_ERR_SCHEDULE_CYCLE, "sys_y");
     // A set into itself.
-    assert_int_equal(weft_schedule_in_set(s2, set, set), WEFT_ERR_SCHEDULE_CYCLE);
+    assert_int_equal(weft_schedule_add_to_set(s2, set, set), WEFT_ERR_SCHEDULE_CYCLE);
 }
 
 // ---- checklist 8: ambiguity report ----
@@ -662,7 +662,7 @@ static void ambiguity_report_and_silencing(void **state)
     // Reader + reader: not reported.
     assert_int_equal(find_amb(s, r1, r2, NULL), -1);
     // Ordering silences it.
-    assert_int_equal(weft_schedule_order(s, w2, w1, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, w2, w1, 0), WEFT_OK);
     BUILD(w, s);
     assert_int_equal(weft_schedule_ambiguity_count(s), 0);
     assert_true(weft_schedule_position(s, w2) < weft_schedule_position(s, w1));
@@ -679,13 +679,13 @@ static void ambiguity_report_and_silencing(void **state)
     term(q, c.pos, WEFT_ACCESS_WRITE, WEFT_OPER_AND, 0);
     term(q, c.vel, WEFT_ACCESS_READ, WEFT_OPER_AND, 0);
     w2 = sb_add(w, s, &b);
-    assert_int_equal(weft_schedule_ignore_ambiguity(s, c.pos), WEFT_OK);
+    assert_int_equal(weft_schedule_add_ambiguous_component(s, c.pos), WEFT_OK);
     BUILD(w, s);
     assert_int_equal(weft_schedule_ambiguity_count(s), 1);
     assert_int_equal(weft_schedule_ambiguity(s, 0, &am), WEFT_OK);
     assert_int_equal(am.component_count, 1);
     assert_int_equal(am.components[0], c.vel);
-    assert_int_equal(weft_schedule_ignore_ambiguity(s, c.vel), WEFT_OK);
+    assert_int_equal(weft_schedule_add_ambiguous_component(s, c.vel), WEFT_OK);
     BUILD(w, s);
     assert_int_equal(weft_schedule_ambiguity_count(s), 0);
     // Still ordered (registration): deterministic.
@@ -704,14 +704,14 @@ static void ambiguity_report_and_silencing(void **state)
     weft_node w3 = sb_add(w, s, &b);
     BUILD(w, s);
     assert_int_equal(weft_schedule_ambiguity_count(s), 3);
-    assert_int_equal(weft_schedule_ambiguous_with(s, w2, w1), WEFT_OK);
+    assert_int_equal(weft_schedule_add_ambiguous_pair(s, w2, w1), WEFT_OK);
     BUILD(w, s);
     assert_int_equal(weft_schedule_ambiguity_count(s), 2);
     assert_int_equal(find_amb(s, w1, w2, NULL), -1);
-    weft_node set = weft_schedule_set(s, "writers");
-    assert_int_equal(weft_schedule_in_set(s, w1, set), WEFT_OK);
-    assert_int_equal(weft_schedule_in_set(s, w2, set), WEFT_OK);
-    assert_int_equal(weft_schedule_ambiguous_with(s, w3, set), WEFT_OK);
+    weft_node set = weft_schedule_ensure_set(s, "writers");
+    assert_int_equal(weft_schedule_add_to_set(s, w1, set), WEFT_OK);
+    assert_int_equal(weft_schedule_add_to_set(s, w2, set), WEFT_OK);
+    assert_int_equal(weft_schedule_add_ambiguous_pair(s, w3, set), WEFT_OK);
     BUILD(w, s);
     assert_int_equal(weft_schedule_ambiguity_count(s), 0);
     assert_true(weft_schedule_position(s, w1) < weft_schedule_position(s, w2));
@@ -796,7 +796,7 @@ static void auto_sync_basic_and_opt_outs(void **state)
     seen sn = {0, 0};
     weft_node a = add_spawner(w, s, "spawner", &sp);
     weft_node bn = add_seen(w, s, "counter", c.mark, &sn);
-    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, a, bn, 0), WEFT_OK);
     RUN(w, s);
     assert_int_equal(weft_schedule_sync_count(s), 1);
     assert_int_equal(sn.last, 3);
@@ -810,7 +810,7 @@ static void auto_sync_basic_and_opt_outs(void **state)
     assert_int_equal(weft_schedule_set_auto_sync(s, false), WEFT_OK);
     a = add_spawner(w, s, "spawner", &sp);
     bn = add_seen(w, s, "counter", c.mark, &sn);
-    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, a, bn, 0), WEFT_OK);
     int64_t before = count_with(w, c.mark);
     RUN(w, s);
     assert_int_equal(weft_schedule_sync_count(s), 0);
@@ -827,7 +827,7 @@ static void auto_sync_basic_and_opt_outs(void **state)
     s = mksched(w, "sync_ignored");
     a = add_spawner(w, s, "spawner", &sp);
     bn = add_seen(w, s, "counter", c.mark, &sn);
-    assert_int_equal(weft_schedule_order(s, a, bn, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, a, bn, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
     before = count_with(w, c.mark);
     RUN(w, s);
     assert_int_equal(weft_schedule_sync_count(s), 0);
@@ -842,7 +842,7 @@ static void auto_sync_basic_and_opt_outs(void **state)
     sb_init(&b, "plain", sys_count, &runs);
     a = sb_add(w, s, &b);
     bn = add_seen(w, s, "counter", c.mark, &sn);
-    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, a, bn, 0), WEFT_OK);
     RUN(w, s);
     assert_int_equal(weft_schedule_sync_count(s), 0);
     assert_int_equal(runs, 1);
@@ -862,12 +862,12 @@ static void auto_sync_shared_and_explicit(void **state)
     spawner sp = {c.mark, 2, 0};
     seen sn = {0, 0};
     weft_node a = add_spawner(w, s, "spawner", &sp);
-    weft_node p = weft_schedule_apply_point(s, "flush");
+    weft_node p = weft_schedule_add_apply_point(s, "flush");
     assert_true(p != WEFT_NODE_NONE);
     weft_node bn = add_seen(w, s, "counter", c.mark, &sn);
     weft_node ch[3] = {a, p, bn};
-    assert_int_equal(weft_schedule_chain(s, ch, 3, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_chain(s, ch, 3, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, a, bn, 0), WEFT_OK);
     int64_t before = count_with(w, c.mark);
     RUN(w, s);
     assert_int_equal(weft_schedule_sync_count(s), 1);
@@ -880,13 +880,13 @@ static void auto_sync_shared_and_explicit(void **state)
     // is added as well.
     s = mksched(w, "explicit_cond");
     a = add_spawner(w, s, "spawner", &sp);
-    p = weft_schedule_apply_point(s, "flush");
+    p = weft_schedule_add_apply_point(s, "flush");
     bn = add_seen(w, s, "counter", c.mark, &sn);
     weft_node ch2[3] = {a, p, bn};
-    assert_int_equal(weft_schedule_chain(s, ch2, 3, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, a, bn, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_chain(s, ch2, 3, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, a, bn, 0), WEFT_OK);
     cnd pc = {0, false};
-    assert_int_equal(weft_run_if(s, p, mkcond(w, s, "never", &pc)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, p, mkcond(w, s, "never", &pc)), WEFT_OK);
     before = count_with(w, c.mark);
     RUN(w, s);
     assert_int_equal(weft_schedule_sync_count(s), 2);
@@ -905,11 +905,11 @@ static void auto_sync_shared_and_explicit(void **state)
     weft_node D = add_spawner(w, s, "D", &spd);
     weft_node E = add_seen(w, s, "E", mark2, &se);
     weft_node F = add_seen(w, s, "F", mark2, &sf);
-    assert_int_equal(weft_schedule_order(s, A, B, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, A, C, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, B, C, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, D, E, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, E, F, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, A, B, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, A, C, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, B, C, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, D, E, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, E, F, 0), WEFT_OK);
     int64_t m1 = count_with(w, c.mark), m2 = count_with(w, mark2);
     RUN(w, s);
     assert_int_equal(weft_schedule_sync_count(s), 1);
@@ -934,7 +934,7 @@ static void auto_sync_shared_and_explicit(void **state)
     sb_q1(&b, mark2, WEFT_ACCESS_READ, 0);
     b.d.flags = WEFT_SYSTEM_EXCLUSIVE;
     weft_node X = sb_add(w, s, &b);
-    assert_int_equal(weft_schedule_order(s, D, X, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, D, X, WEFT_ORDER_IGNORE_DEFERRED), WEFT_OK);
     m2 = count_with(w, mark2);
     RUN(w, s);
     assert_int_equal(weft_schedule_sync_count(s), 1);
@@ -950,11 +950,11 @@ static void set_condition_skips_members(void **state)
     weft_world *w = f->w;
     comps c = reg_comps(w);
     weft_schedule *s = mksched(w, "sets");
-    weft_node outer = weft_schedule_set(s, "outer");
-    weft_node gated = weft_schedule_set(s, "gated");
+    weft_node outer = weft_schedule_ensure_set(s, "outer");
+    weft_node gated = weft_schedule_ensure_set(s, "gated");
     assert_true(outer != WEFT_NODE_NONE && gated != WEFT_NODE_NONE);
-    assert_int_equal(weft_schedule_set(s, "gated"), gated); // same name, same set
-    assert_int_equal(weft_schedule_in_set(s, gated, outer), WEFT_OK);
+    assert_int_equal(weft_schedule_ensure_set(s, "gated"), gated); // same name, same set
+    assert_int_equal(weft_schedule_add_to_set(s, gated, outer), WEFT_OK);
 
     int r1 = 0, r2 = 0, rx = 0, ry = 0;
     sysb b;
@@ -968,15 +968,17 @@ static void set_condition_skips_members(void **state)
     weft_node x = sb_add(w, s, &b);
     sb_init(&b, "after_set", sys_count, &ry);
     weft_node y = sb_add(w, s, &b);
-    assert_int_equal(weft_schedule_in_set(s, m1, gated), WEFT_OK);
-    assert_int_equal(weft_schedule_in_set(s, m2, gated), WEFT_OK);
-    assert_int_equal(weft_schedule_in_set(s, m3, gated), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, m1, x, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, gated, y, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_to_set(s, m1, gated), WEFT_OK);
+    assert_int_equal(weft_schedule_add_to_set(s, m2, gated), WEFT_OK);
+    assert_int_equal(weft_schedule_add_to_set(s, m3, gated), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, m1, x, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, gated, y, 0), WEFT_OK);
     cnd setc = {0, false}, own = {0, true}, outc = {0, true};
-    assert_int_equal(weft_run_if(s, gated, mkcond(w, s, "set_cond", &setc)), WEFT_OK);
-    assert_int_equal(weft_run_if(s, m2, mkcond(w, s, "own_cond", &own)), WEFT_OK);
-    assert_int_equal(weft_run_if(s, outer, mkcond(w, s, "outer_cond", &outc)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, gated, mkcond(w, s, "set_cond", &setc)),
+                     WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, m2, mkcond(w, s, "own_cond", &own)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, outer, mkcond(w, s, "outer_cond", &outc)),
+                     WEFT_OK);
 
     for (int run = 1; run <= 3; run++) {
         RUN(w, s);
@@ -1029,7 +1031,7 @@ static weft_node gated_counter(weft_world *w, weft_schedule *s, const char *name
     sb_init(&b, name, sys_count, runs);
     weft_node n = sb_add(w, s, &b);
     assert_non_null(cond);
-    assert_int_equal(weft_run_if(s, n, cond), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, n, cond), WEFT_OK);
     return n;
 }
 
@@ -1054,8 +1056,8 @@ static void condition_combinators(void **state)
                   weft_condition_or(s, mkcond(w, s, "or_a", &or_a), mkcond(w, s, "or_b", &or_b)));
     gated_counter(w, s, "not", &r_not, weft_condition_not(s, mkcond(w, s, "not_a", &not_a)));
     weft_node multi = gated_counter(w, s, "multi", &r_multi, mkcond(w, s, "m1", &m1));
-    assert_int_equal(weft_run_if(s, multi, mkcond(w, s, "m2", &m2)), WEFT_OK);
-    assert_int_equal(weft_run_if(s, multi, mkcond(w, s, "m3", &m3)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, multi, mkcond(w, s, "m2", &m2)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, multi, mkcond(w, s, "m3", &m3)), WEFT_OK);
 
     RUN(w, s);
     assert_int_equal(and_a.calls, 1);
@@ -1098,18 +1100,20 @@ static void condition_combinators(void **state)
     // Misuse: a condition attaches once; combinators consume their operands.
     cnd z = {0, true};
     weft_condition *k = mkcond(w, s, "z", &z);
-    assert_int_equal(weft_run_if(s, multi, k), WEFT_OK);
-    assert_int_equal(weft_run_if(s, multi, k), WEFT_ERR_ALREADY_EXISTS);
+    assert_int_equal(weft_schedule_add_condition(s, multi, k), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, multi, k), WEFT_ERR_ALREADY_EXISTS);
     assert_null(weft_condition_not(s, k));
     cnd z2 = {0, true};
     weft_condition *k2 = mkcond(w, s, "z2", &z2);
     assert_non_null(weft_condition_not(s, k2));
-    assert_int_equal(weft_run_if(s, multi, k2), WEFT_ERR_ALREADY_EXISTS);
+    assert_int_equal(weft_schedule_add_condition(s, multi, k2), WEFT_ERR_ALREADY_EXISTS);
     weft_schedule *other = mksched(w, "other");
     cnd zo = {0, true};
-    assert_int_equal(weft_run_if(s, multi, mkcond(w, other, "zo", &zo)), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_run_if(s, multi, NULL), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_run_if(s, 999, mkcond(w, s, "z3", &zo)), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_condition(s, multi, mkcond(w, other, "zo", &zo)),
+                     WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_condition(s, multi, NULL), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_condition(s, 999, mkcond(w, s, "z3", &zo)),
+                     WEFT_ERR_INVALID_ARG);
 }
 
 // A system writing resource R (value +1) when *user is true.
@@ -1152,7 +1156,7 @@ static void condition_builtins(void **state)
     sb_init(&b, "writer", sys_write_res, wu);
     sb_res(&b, res, WEFT_ACCESS_WRITE);
     weft_node wr = sb_add(w, s, &b);
-    assert_int_equal(weft_schedule_order(s, gc, wr, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, gc, wr, 0), WEFT_OK);
 
     // Run 1: no resource, no message.
     RUN(w, s);
@@ -1296,11 +1300,11 @@ static void change_detection_across_systems(void **state)
     weft_node n_after = add_rows(w, s, "changed_after", c.pos, WEFT_FILTER_CHANGED, &after);
     weft_node n_gated = add_rows(w, s, "changed_gated", c.pos, WEFT_FILTER_CHANGED, &gated);
     weft_node ch[3] = {n_before, n_touch, n_after};
-    assert_int_equal(weft_schedule_chain(s, ch, 3, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, n_touch, n_gated, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_chain(s, ch, 3, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, n_touch, n_gated, 0), WEFT_OK);
     (void)n_added;
     cnd gc = {0, true};
-    assert_int_equal(weft_run_if(s, n_gated, mkcond(w, s, "gate", &gc)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, n_gated, mkcond(w, s, "gate", &gc)), WEFT_OK);
 
     // Run 1: the first run of every system sees everything as added/changed.
     t.poke = e[3];
@@ -1421,7 +1425,7 @@ static void command_order(void **state)
     a = sb_add(w, s, &b);
     sb_init(&b, "rec2", sys_record, &r2);
     bb = sb_add(w, s, &b);
-    assert_int_equal(weft_schedule_order(s, bb, a, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, bb, a, 0), WEFT_OK);
     RUN(w, s);
     assert_int_equal(log.n, 5);
     for (int i = 0; i < 5; i++) {
@@ -1436,7 +1440,7 @@ static void command_order(void **state)
     ad.size = sizeof(uint32_t);
     weft_node sn = add_spawner(w, s, "spawner", &sp);
     weft_node rn = add_rows(w, s, "added_marks", c.mark, WEFT_FILTER_ADDED, &ad);
-    assert_int_equal(weft_schedule_order(s, sn, rn, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, sn, rn, 0), WEFT_OK);
     RUN(w, s);
     assert_int_equal(ad.last, 1);
     RUN(w, s);
@@ -1468,9 +1472,9 @@ static void final_apply_and_apply_pending(void **state)
     assert_int_equal(count_with(w, c.mark), 2);
     RUN(w, s);
     assert_int_equal(count_with(w, c.mark), 2);
-    assert_int_equal(weft_schedule_apply_pending(w, s), WEFT_OK);
+    assert_int_equal(weft_schedule_apply_pending(s), WEFT_OK);
     assert_int_equal(count_with(w, c.mark), 6);
-    assert_int_equal(weft_schedule_apply_pending(w, s), WEFT_OK); // nothing left
+    assert_int_equal(weft_schedule_apply_pending(s), WEFT_OK); // nothing left
     assert_int_equal(count_with(w, c.mark), 6);
 
     assert_int_equal(weft_world_check(w), WEFT_OK);
@@ -1493,7 +1497,7 @@ static void final_apply_off_carries_to_next_sync(void **state)
     weft_node r = add_seen(w, s, "counter", m2, &sn);
     weft_node z = add_spawner(w, s, "last", &last);
     weft_node ch[3] = {a, r, z};
-    assert_int_equal(weft_schedule_chain(s, ch, 3, WEFT_ORDER_DEFAULT), WEFT_OK);
+    assert_int_equal(weft_schedule_add_chain(s, ch, 3, WEFT_ORDER_DEFAULT), WEFT_OK);
     RUN(w, s);
     assert_int_equal(sn.last, 1);
     assert_int_equal(count_with(w, m2), 1);
@@ -1503,12 +1507,12 @@ static void final_apply_off_carries_to_next_sync(void **state)
                  "queued \"last\" spawn + both \"first\" spawns)", (long long)sn.last);
     }
     assert_int_equal(count_with(w, m2), 3);
-    assert_int_equal(weft_schedule_apply_pending(w, s), WEFT_OK);
+    assert_int_equal(weft_schedule_apply_pending(s), WEFT_OK);
     assert_int_equal(count_with(w, m2), 4);
     // Destroying a schedule discards what is still queued.
     RUN(w, s);
     assert_int_equal(count_with(w, m2), 5); // "last" of run 3 still queued
-    assert_int_equal(weft_schedule_destroy(w, s), WEFT_OK);
+    assert_int_equal(weft_schedule_destroy(s), WEFT_OK);
     assert_int_equal(count_with(w, m2), 5);
     assert_null(weft_schedule_lookup(w, "final_off_sync"));
     assert_int_equal(weft_world_check(w), WEFT_OK);
@@ -1761,9 +1765,9 @@ static void messages_between_systems(void **state)
     sb_init(&b, "reader2", sys_msg_read, &r2);
     sb_msg(&b, mt, WEFT_ACCESS_READ);
     weft_node n2 = sb_add(w, s, &b);
-    assert_int_equal(weft_schedule_order(s, n0, nw, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, nw, n1, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, nw, n2, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, n0, nw, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, nw, n1, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, nw, n2, 0), WEFT_OK);
     weft_schedule *list[1] = {s};
     weft_frame_desc d;
     memset(&d, 0, sizeof d);
@@ -1832,11 +1836,11 @@ static void system_failure_reported(void **state)
     weft_node n1 = sb_add(w, s, &b);
     sb_init(&b, "ok2", sys_count, &r[2]);
     sb_add(w, s, &b);
-    assert_int_equal(weft_schedule_order(s, n0, nf, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, nf, n1, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, nf, nf2, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, n0, nf, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, nf, n1, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, nf, nf2, 0), WEFT_OK);
 
-    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_ERR_NOT_FOUND);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_ERR_NOT_FOUND);
     const char *msg = weft_last_error(w);
     assert_int_equal(weft_last_status(w), WEFT_ERR_NOT_FOUND);
     if (!tw_contains(msg, "exploder") || !tw_contains(msg, "boom 42")) {
@@ -1867,7 +1871,7 @@ static void system_failure_reported(void **state)
     // A NULL message is allowed.
     fl2.on = true;
     fl2.msg = NULL;
-    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_ERR_CAPACITY);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_ERR_CAPACITY);
     assert_true(tw_contains(weft_last_error(w), "exploder2"));
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
@@ -1953,7 +1957,7 @@ static void context_call_returns_its_own_status(void **state)
     sb_init(&b, "caller", sys_two_calls, &t);
     sb_q1(&b, c.pos, WEFT_ACCESS_READ, 0);
     sb_add(w, s, &b);
-    (void)weft_schedule_run(w, s, 0.0);
+    (void)weft_schedule_run(s, 0.0);
     assert_true(t.world_null);
     if (t.iter_st != WEFT_ERR_INVALID_ARG) {
         fail_msg("weft_system_iter(query 3 of 1) returned %s, expected WEFT_ERR_INVALID_ARG",
@@ -2010,9 +2014,9 @@ static void context_misuse_fails_the_system(void **state)
         weft_node n = sb_add(w, s, &b);
         sb_init(&b, "bystander", sys_count, &after);
         weft_node n2 = sb_add(w, s, &b);
-        assert_int_equal(weft_schedule_order(s, n, n2, 0), WEFT_OK);
+        assert_int_equal(weft_schedule_add_order(s, n, n2, 0), WEFT_OK);
         weft_clear_error(w);
-        weft_status st = weft_schedule_run(w, s, 0.0);
+        weft_status st = weft_schedule_run(s, 0.0);
         if (cases[i].kind == MIS_ITER_RANGE) {
             // A bad argument is reported to the caller; the run need not fail.
             assert_true(m.got_null);
@@ -2036,7 +2040,7 @@ static void context_misuse_fails_the_system(void **state)
         assert_true(m.world_null); // not exclusive
         assert_true(m.local_null); // no local declared
         assert_int_equal(after, 1);
-        assert_int_equal(weft_schedule_destroy(w, s), WEFT_OK);
+        assert_int_equal(weft_schedule_destroy(s), WEFT_OK);
     }
     // Nothing was written through the refused pointers.
     assert_int_equal(*(const int32_t *)weft_resource_get(w, secret, sizeof(int32_t)), 0);
@@ -2068,9 +2072,9 @@ static void sys_exclusive(weft_system_ctx *ctx, void *user)
     if (!x->nested) {
         return;
     }
-    x->self_run = weft_schedule_run(w, x->self, 0.0);
-    x->other_run = weft_schedule_run(w, x->other, 0.0);
-    x->self_destroy = weft_schedule_destroy(w, x->self);
+    x->self_run = weft_schedule_run(x->self, 0.0);
+    x->other_run = weft_schedule_run(x->other, 0.0);
+    x->self_destroy = weft_schedule_destroy(x->self);
 }
 
 static void exclusive_system_world_access(void **state)
@@ -2090,14 +2094,14 @@ static void exclusive_system_world_access(void **state)
     weft_node ne = sb_add(w, s, &b);
     seen sn = {0, 0};
     weft_node nc = add_seen(w, s, "successor", c.mark, &sn);
-    assert_int_equal(weft_schedule_order(s, ne, nc, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, ne, nc, 0), WEFT_OK);
     RUN(w, s);
     assert_true(x.world_ok);
     assert_int_equal(sn.last, 1); // the direct spawn, seen by the successor
     assert_int_equal(nested_runs, 0);
     // Nested: another schedule runs, its own schedule is busy.
     x.nested = true;
-    weft_status st = weft_schedule_run(w, s, 0.0);
+    weft_status st = weft_schedule_run(s, 0.0);
     assert_true(st == WEFT_OK || st == WEFT_ERR_WRONG_PHASE);
     assert_int_equal(x.self_run, WEFT_ERR_WRONG_PHASE);
     assert_int_equal(x.other_run, WEFT_OK);
@@ -2136,8 +2140,8 @@ static void schedule_api_misuse(void **state)
 
     sysb b;
     sb_init(&b, "sys", sys_nop, NULL);
-    assert_int_equal(weft_system_add(NULL, &b.d), WEFT_NODE_NONE);
-    assert_int_equal(weft_system_add(s, NULL), WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_add_system(NULL, &b.d), WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_add_system(s, NULL), WEFT_NODE_NONE);
     tw_expect_error(f, WEFT_ERR_INVALID_ARG, NULL);
     // Each malformed descriptor is INVALID_ARG.
     for (int k = 0; k < 9; k++) {
@@ -2161,7 +2165,7 @@ static void schedule_api_misuse(void **state)
             b.d.queries = NULL;
             b.d.query_count = 1;
         }
-        assert_int_equal(weft_system_add(s, &b.d), WEFT_NODE_NONE);
+        assert_int_equal(weft_schedule_add_system(s, &b.d), WEFT_NODE_NONE);
         if (weft_last_status(w) != WEFT_ERR_INVALID_ARG) {
             fail_msg("malformed descriptor %d: %s, expected WEFT_ERR_INVALID_ARG", k,
                      weft_status_name(weft_last_status(w)));
@@ -2186,21 +2190,21 @@ static void schedule_api_misuse(void **state)
     weft_node a = sb_add(w, s, &b);
     sb_init(&b, "b", sys_nop, NULL);
     weft_node bn = sb_add(w, s, &b);
-    weft_node set = weft_schedule_set(s, "grp");
+    weft_node set = weft_schedule_ensure_set(s, "grp");
     weft_status st0;
-    assert_int_equal(weft_schedule_set(s, NULL), WEFT_NODE_NONE);
-    assert_int_equal(weft_schedule_set(NULL, "x"), WEFT_NODE_NONE);
-    assert_int_equal(weft_schedule_apply_point(NULL, "x"), WEFT_NODE_NONE);
-    assert_int_equal(weft_schedule_order(s, a, 999, 0), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_order(s, WEFT_NODE_NONE, a, 0), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_order(s, a, WEFT_NODE_SET | 77u, 0), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_order(s, a, bn, 1u << 9), WEFT_ERR_INVALID_ARG);
-    st0 = weft_schedule_order(NULL, a, bn, 0);
+    assert_int_equal(weft_schedule_ensure_set(s, NULL), WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_ensure_set(NULL, "x"), WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_add_apply_point(NULL, "x"), WEFT_NODE_NONE);
+    assert_int_equal(weft_schedule_add_order(s, a, 999, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_order(s, WEFT_NODE_NONE, a, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_order(s, a, WEFT_NODE_SET | 77u, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_order(s, a, bn, 1u << 9), WEFT_ERR_INVALID_ARG);
+    st0 = weft_schedule_add_order(NULL, a, bn, 0);
     assert_true(st0 == WEFT_ERR_INVALID_HANDLE || st0 == WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_in_set(s, a, bn), WEFT_ERR_INVALID_ARG); // not a set
-    assert_int_equal(weft_schedule_in_set(s, 999, set), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_chain(s, NULL, 2, 0), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_ambiguous_with(s, a, 999), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_to_set(s, a, bn), WEFT_ERR_INVALID_ARG); // not a set
+    assert_int_equal(weft_schedule_add_to_set(s, 999, set), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_chain(s, NULL, 2, 0), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_add_ambiguous_pair(s, a, 999), WEFT_ERR_INVALID_ARG);
     assert_int_equal(weft_schedule_node_name(s, 999), NULL);
     assert_string_equal(weft_schedule_node_name(s, a), "a");
     assert_string_equal(weft_schedule_node_name(s, set), "grp");
@@ -2213,20 +2217,12 @@ static void schedule_api_misuse(void **state)
     assert_null(weft_condition_create(s, &cd)); // no fn
     tw_expect_error(f, WEFT_ERR_INVALID_ARG, NULL);
 
-    // Foreign schedule and NULL schedule.
-    weft_world *w2 = weft_world_create(NULL);
-    assert_non_null(w2);
-    assert_int_equal(weft_schedule_run(w2, s, 0.0), WEFT_ERR_INVALID_HANDLE);
-    assert_int_equal(weft_schedule_build(w2, s), WEFT_ERR_INVALID_HANDLE);
-    assert_int_equal(weft_schedule_destroy(w2, s), WEFT_ERR_INVALID_HANDLE);
-    assert_int_equal(weft_schedule_apply_pending(w2, s), WEFT_ERR_INVALID_HANDLE);
-    weft_world_destroy(w2);
-    st0 = weft_schedule_run(w, NULL, 0.0);
-    assert_true(st0 == WEFT_ERR_INVALID_HANDLE || st0 == WEFT_ERR_INVALID_ARG);
-    st0 = weft_schedule_build(w, NULL);
-    assert_true(st0 == WEFT_ERR_INVALID_HANDLE || st0 == WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_run(NULL, s, 0.0), WEFT_ERR_INVALID_HANDLE);
-    assert_int_equal(weft_schedule_destroy(w, NULL), WEFT_OK); // NULL is ignored
+    // NULL schedule.
+    assert_int_equal(weft_schedule_run(NULL, 0.0), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_build(NULL), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_apply_pending(NULL), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_run_skip(NULL, 0.0, NULL, 0), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_destroy(NULL), WEFT_OK); // NULL is ignored
     assert_int_equal(weft_schedule_node_count(NULL), 0);
     assert_int_equal(weft_schedule_position(NULL, a), -1);
     assert_int_equal(weft_world_set_threads(NULL, 2), WEFT_ERR_INVALID_HANDLE);
@@ -2269,7 +2265,7 @@ static void build_count_and_rebuild(void **state)
     RUN(w, s);
     assert_int_equal(weft_schedule_build_count(s), 2);
     // An ordering change rebuilds and takes effect.
-    assert_int_equal(weft_schedule_order(s, n3, n1, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, n3, n1, 0), WEFT_OK);
     RUN(w, s);
     assert_int_equal(weft_schedule_build_count(s), 3);
     assert_true(weft_schedule_position(s, n3) < weft_schedule_position(s, n1));
@@ -2358,7 +2354,7 @@ static void local_state_lifecycle(void **state)
     assert_int_equal(g_finis, 0);
     assert_int_equal(g_init_dirty, 0);
     assert_int_equal(g_misaligned, 0);
-    assert_int_equal(weft_schedule_destroy(w, s), WEFT_OK);
+    assert_int_equal(weft_schedule_destroy(s), WEFT_OK);
     assert_int_equal(g_finis, 2);
     assert_int_equal(g_fini_sum, 2 * 1003);
 
@@ -2371,7 +2367,7 @@ static void local_state_lifecycle(void **state)
     weft_schedule *s2 = weft_schedule_create(w2, "locals");
     assert_non_null(s2);
     add_local_sys(w2, s2, "one", 32, &l16);
-    expect_ok(w2, weft_schedule_run(w2, s2, 0.0), "run");
+    expect_ok(w2, weft_schedule_run(s2, 0.0), "run");
     weft_world_destroy(w2);
     assert_int_equal(g_inits, 1);
     assert_int_equal(g_finis, 1);
@@ -2406,12 +2402,12 @@ static void stats_trace_and_dot(void **state)
         sb_q1(&b, i < 2 ? c.pos : c.vel, i % 2 ? WEFT_ACCESS_WRITE : WEFT_ACCESS_READ, 0);
         n[i] = sb_add(w, s, &b);
     }
-    weft_node set = weft_schedule_set(s, "simulation_set");
-    assert_int_equal(weft_schedule_in_set(s, n[0], set), WEFT_OK);
-    assert_int_equal(weft_schedule_in_set(s, n[1], set), WEFT_OK);
-    assert_int_equal(weft_schedule_order(s, set, n[2], 0), WEFT_OK);
+    weft_node set = weft_schedule_ensure_set(s, "simulation_set");
+    assert_int_equal(weft_schedule_add_to_set(s, n[0], set), WEFT_OK);
+    assert_int_equal(weft_schedule_add_to_set(s, n[1], set), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(s, set, n[2], 0), WEFT_OK);
     cnd never = {0, false};
-    assert_int_equal(weft_run_if(s, n[3], mkcond(w, s, "never", &never)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(s, n[3], mkcond(w, s, "never", &never)), WEFT_OK);
     assert_int_equal(weft_schedule_set_profiling(s, true), WEFT_OK);
     for (int i = 0; i < 3; i++) {
         RUN(w, s);
@@ -2505,7 +2501,7 @@ static void exclusive_ambiguity_has_no_components(void **state)
     assert_int_equal(r1, 1);
     assert_int_equal(r2, 1);
     // Silenced by ambiguous_with.
-    assert_int_equal(weft_schedule_ambiguous_with(s, x, a), WEFT_OK);
+    assert_int_equal(weft_schedule_add_ambiguous_pair(s, x, a), WEFT_OK);
     BUILD(w, s);
     assert_int_equal(weft_schedule_ambiguity_count(s), 0);
 }

@@ -153,9 +153,9 @@ static weft_node sb_add(weft_world *w, weft_schedule *s, sysb *b)
     b->d.resource_count = b->nr;
     b->d.messages = b->nm ? b->m : NULL;
     b->d.message_count = b->nm;
-    weft_node n = weft_system_add(s, &b->d);
+    weft_node n = weft_schedule_add_system(s, &b->d);
     if (n == WEFT_NODE_NONE) {
-        fail_msg("weft_system_add(%s): %s: %s", b->d.name,
+        fail_msg("weft_schedule_add_system(%s): %s: %s", b->d.name,
                  weft_status_name(weft_last_status(w)), weft_last_error(w));
     }
     return n;
@@ -755,7 +755,8 @@ static void sim_build(sim *s, int32_t threads)
     term(q, s->player, WEFT_ACCESS_NONE, WEFT_OPER_WITH);
     weft_node n_shoot = sb_add(w, u, &b);
     g_every3 = (every){s, 3};
-    assert_int_equal(weft_run_if(u, n_shoot, user_cond(s, u, "every3", &g_every3)), WEFT_OK);
+    assert_int_equal(
+        weft_schedule_add_condition(u, n_shoot, user_cond(s, u, "every3", &g_every3)), WEFT_OK);
 
     q = sb_init(&b, "collide", sys_collide, s, 0);
     term(q, s->pos, WEFT_ACCESS_READ, WEFT_OPER_AND);
@@ -790,22 +791,24 @@ static void sim_build(sim *s, int32_t threads)
     sb_init(&b, "intro", sys_intro, s, WEFT_SYSTEM_COMMANDS);
     b.nq = 0;
     weft_node n_intro = sb_add(w, u, &b);
-    assert_int_equal(weft_run_if(u, n_intro, weft_condition_run_once(u)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_condition(u, n_intro, weft_condition_run_once(u)), WEFT_OK);
 
     // Ordering: tick first; move -> follow; shoot -> collide -> damage in a
     // "combat" set gated by a condition that is always true here.
-    weft_node combat = weft_schedule_set(u, "combat");
-    assert_int_equal(weft_schedule_in_set(u, n_collide, combat), WEFT_OK);
-    assert_int_equal(weft_schedule_in_set(u, n_damage, combat), WEFT_OK);
-    assert_int_equal(weft_run_if(u, combat, weft_condition_resource_exists(u, s->score_res)),
-                     WEFT_OK);
+    weft_node combat = weft_schedule_ensure_set(u, "combat");
+    assert_int_equal(weft_schedule_add_to_set(u, n_collide, combat), WEFT_OK);
+    assert_int_equal(weft_schedule_add_to_set(u, n_damage, combat), WEFT_OK);
+    assert_int_equal(
+        weft_schedule_add_condition(u, combat, weft_condition_resource_exists(u, s->score_res)),
+        WEFT_OK);
     weft_node ch[3] = {n_shoot, n_collide, n_damage};
-    assert_int_equal(weft_schedule_chain(u, ch, 3, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(u, n_move, n_follow, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_order(u, n_tick, n_move, 0), WEFT_OK);
-    weft_node spawners = weft_schedule_set(u, "spawners");
-    assert_int_equal(weft_schedule_in_set(u, n_squads, spawners), WEFT_OK);
-    assert_int_equal(weft_run_if(u, spawners, user_cond(s, u, "every4", &g_every4)), WEFT_OK);
+    assert_int_equal(weft_schedule_add_chain(u, ch, 3, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(u, n_move, n_follow, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(u, n_tick, n_move, 0), WEFT_OK);
+    weft_node spawners = weft_schedule_ensure_set(u, "spawners");
+    assert_int_equal(weft_schedule_add_to_set(u, n_squads, spawners), WEFT_OK);
+    assert_int_equal(
+        weft_schedule_add_condition(u, spawners, user_cond(s, u, "every4", &g_every4)), WEFT_OK);
 
     q = sb_init(&b, "census", sys_census, s, 0);
     term(q, s->health, WEFT_ACCESS_READ, WEFT_OPER_AND);

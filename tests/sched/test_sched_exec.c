@@ -148,9 +148,9 @@ static weft_node sb_add(weft_world *w, weft_schedule *s, sysb *b)
 {
     b->d.queries = b->nq ? b->q : NULL;
     b->d.query_count = b->nq;
-    weft_node n = weft_system_add(s, &b->d);
+    weft_node n = weft_schedule_add_system(s, &b->d);
     if (n == WEFT_NODE_NONE) {
-        fail_msg("weft_system_add(%s): %s: %s", b->d.name,
+        fail_msg("weft_schedule_add_system(%s): %s: %s", b->d.name,
                  weft_status_name(weft_last_status(w)), weft_last_error(w));
     }
     return n;
@@ -170,7 +170,7 @@ static weft_node add1(weft_world *w, weft_schedule *s, const char *name, weft_sy
 
 static void run_ok(weft_world *w, weft_schedule *s)
 {
-    weft_status st = weft_schedule_run(w, s, 1.0 / 60.0);
+    weft_status st = weft_schedule_run(s, 1.0 / 60.0);
     if (st != WEFT_OK) {
         fail_msg("weft_schedule_run: %s: %s", weft_status_name(st), weft_last_error(w));
     }
@@ -398,7 +398,7 @@ static void conflicting_systems_never_overlap(void **state)
     term(q, vel, WEFT_ACCESS_WRITE, WEFT_OPER_AND);
     term(q, enemy, WEFT_ACCESS_NONE, WEFT_OPER_WITHOUT);
     sb_add(w, s, &b);
-    assert_int_equal(weft_schedule_build(w, s), WEFT_OK);
+    assert_int_equal(weft_schedule_build(s), WEFT_OK);
     int runs = 10;
     for (int r = 0; r < runs; r++) {
         o.target = 2 * (r + 1);
@@ -539,7 +539,7 @@ static void par_setup(par_world *p, weft_world *w)
     term(q, p->val, WEFT_ACCESS_WRITE, WEFT_OPER_AND);
     term(q, p->a, WEFT_ACCESS_NONE, WEFT_OPER_WITH);
     weft_node n2 = sb_add(w, p->s, &b);
-    assert_int_equal(weft_schedule_order(p->s, n1, n2, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(p->s, n1, n2, 0), WEFT_OK);
 }
 
 static int64_t count_of(weft_world *w, weft_component c)
@@ -808,11 +808,11 @@ static void failing_system_among_fifty(void **state)
         }
         nodes[i] = sb_add(w, s, &b);
         if (i > 0 && i % 7 == 0) {
-            assert_int_equal(weft_schedule_order(s, nodes[i - 5], nodes[i], 0), WEFT_OK);
+            assert_int_equal(weft_schedule_add_order(s, nodes[i - 5], nodes[i], 0), WEFT_OK);
         }
     }
     for (int run = 1; run <= 3; run++) {
-        weft_status st = weft_schedule_run(w, s, 0.0);
+        weft_status st = weft_schedule_run(s, 0.0);
         assert_int_equal(st, WEFT_ERR_NOT_FOUND);
         const char *msg = weft_last_error(w);
         if (strstr(msg, "sys_25") == NULL || strstr(msg, "the needle went missing") == NULL) {
@@ -856,14 +856,14 @@ static void executor_settings(void **state)
     weft_status inner = WEFT_OK;
     weft_schedule *s = weft_schedule_create(w, "s");
     add1(w, s, "setter", sys_set_threads, &inner, WEFT_SYSTEM_EXCLUSIVE, 0, WEFT_ACCESS_READ);
-    (void)weft_schedule_run(w, s, 0.0);
+    (void)weft_schedule_run(s, 0.0);
     assert_int_equal(inner, WEFT_ERR_WRONG_PHASE);
     assert_int_equal(weft_world_threads(w), 4);
     // Switching executors between runs keeps the world usable.
     for (int t = 1; t <= 4; t++) {
         assert_int_equal(weft_world_set_threads(w, t), WEFT_OK);
         weft_clear_error(w);
-        (void)weft_schedule_run(w, s, 0.0);
+        (void)weft_schedule_run(s, 0.0);
     }
     weft_world_destroy(w);
 }

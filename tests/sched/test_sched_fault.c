@@ -150,7 +150,7 @@ static bool scenario(weft_world *w, scen *s, int threads)
     d.resources = &ru;
     d.resource_count = 1;
     d.local.size = 64;
-    weft_node nmove = weft_system_add(sc, &d);
+    weft_node nmove = weft_schedule_add_system(sc, &d);
     memset(&d, 0, sizeof d);
     d.name = "spawn";
     d.fn = spawn;
@@ -158,14 +158,14 @@ static bool scenario(weft_world *w, scen *s, int threads)
     d.flags = WEFT_SYSTEM_COMMANDS;
     d.messages = &mw;
     d.message_count = 1;
-    weft_node nspawn = weft_system_add(sc, &d);
+    weft_node nspawn = weft_schedule_add_system(sc, &d);
     memset(&d, 0, sizeof d);
     d.name = "par";
     d.fn = par;
     d.user = s;
     d.queries = &tq;
     d.query_count = 1;
-    weft_node npar = weft_system_add(sc, &d);
+    weft_node npar = weft_schedule_add_system(sc, &d);
     memset(&d, 0, sizeof d);
     d.name = "reader";
     d.fn = reader;
@@ -174,16 +174,16 @@ static bool scenario(weft_world *w, scen *s, int threads)
     d.message_count = 1;
     d.removed = &s->tag;
     d.removed_count = 1;
-    weft_node nread = weft_system_add(sc, &d);
+    weft_node nread = weft_schedule_add_system(sc, &d);
     if (!got(w, nmove && nspawn && npar && nread)) {
         return false;
     }
-    weft_node set = weft_schedule_set(sc, "sim");
+    weft_node set = weft_schedule_ensure_set(sc, "sim");
     if (!got(w, set != 0)) {
         return false;
     }
-    expect_ok_or_oom(w, weft_schedule_in_set(sc, nmove, set));
-    expect_ok_or_oom(w, weft_schedule_order(sc, nspawn, npar, 0));
+    expect_ok_or_oom(w, weft_schedule_add_to_set(sc, nmove, set));
+    expect_ok_or_oom(w, weft_schedule_add_order(sc, nspawn, npar, 0));
     weft_condition_desc cd;
     memset(&cd, 0, sizeof cd);
     cd.name = "has_movers";
@@ -196,11 +196,11 @@ static bool scenario(weft_world *w, scen *s, int threads)
         weft_condition *once = weft_condition_run_once(sc);
         weft_condition *both = once ? weft_condition_or(sc, c, once) : NULL;
         if (got(w, both != NULL)) {
-            expect_ok_or_oom(w, weft_run_if(sc, set, both));
+            expect_ok_or_oom(w, weft_schedule_add_condition(sc, set, both));
         }
     }
     for (int r = 0; r < 3; r++) {
-        weft_status st = weft_schedule_run(w, sc, 0.016);
+        weft_status st = weft_schedule_run(sc, 0.016);
         expect_ok_or_oom(w, st);
         if (st != WEFT_OK) {
             return false;
@@ -258,7 +258,7 @@ static void fault_every_allocation(void **state)
                     /* memory is back: the schedule built so far still runs */
                     weft_schedule *sc = weft_schedule_lookup(w, "update");
                     if (sc) {
-                        assert_int_equal(weft_schedule_run(w, sc, 0.016), WEFT_OK);
+                        assert_int_equal(weft_schedule_run(sc, 0.016), WEFT_OK);
                     }
                     assert_int_equal(weft_world_check(w), WEFT_OK);
                 }

@@ -44,7 +44,7 @@ static void run_inner(weft_system_ctx *ctx, void *user)
 {
     nest *n = user;
     weft_world *w = weft_system_world(ctx);
-    if (!w || weft_schedule_run(w, n->inner, 0.0) != WEFT_OK) {
+    if (!w || weft_schedule_run(n->inner, 0.0) != WEFT_OK) {
         n->inner_fail++;
     }
 }
@@ -58,7 +58,7 @@ static weft_node add(weft_schedule *s, const char *name, weft_system_fn fn, void
     d.fn = fn;
     d.user = user;
     d.flags = flags;
-    return weft_system_add(s, &d);
+    return weft_schedule_add_system(s, &d);
 }
 
 static void nested_runs_on_threads(void **state)
@@ -86,7 +86,7 @@ static void nested_runs_on_threads(void **state)
         inner_runs = 0;
         outer_runs = 0;
         for (int f = 0; f < 200; f++) {
-            assert_int_equal(weft_schedule_run(w, outer, 0.0), WEFT_OK);
+            assert_int_equal(weft_schedule_run(outer, 0.0), WEFT_OK);
         }
         assert_int_equal(n.inner_fail, 0);
         assert_int_equal(inner_runs, 200 * 40);
@@ -105,7 +105,7 @@ static void same_schedule_reentry_refused(void **state)
     assert_int_not_equal(add(n.inner, "again", run_inner, &n, WEFT_SYSTEM_EXCLUSIVE), 0);
     /* the inner call fails with WRONG_PHASE, and an error inside a system
      * fails that system, so the run reports it */
-    assert_int_equal(weft_schedule_run(w, n.inner, 0.0), WEFT_ERR_WRONG_PHASE);
+    assert_int_equal(weft_schedule_run(n.inner, 0.0), WEFT_ERR_WRONG_PHASE);
     assert_int_equal(n.inner_fail, 1);
     assert_non_null(strstr(weft_last_error(w), "again"));
     weft_world_destroy(w);
@@ -131,7 +131,7 @@ static void two_worlds_one_driver(void **state)
     }
     weft_world_destroy(a);
     inner_runs = 0;
-    assert_int_equal(weft_schedule_run(b, s, 0.0), WEFT_OK);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_OK);
     assert_int_equal(inner_runs, 8);
     weft_world_destroy(b);
 }

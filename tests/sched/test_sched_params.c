@@ -102,11 +102,11 @@ static void param_set_allows_conflicting_queries(void **state)
     d.user = &u;
     d.queries = qs;
     d.query_count = 2;
-    assert_int_equal(weft_system_add(s, &d), 0);
+    assert_int_equal(weft_schedule_add_system(s, &d), 0);
     assert_int_equal(weft_last_status(w), WEFT_ERR_ACCESS_VIOLATION);
     int32_t groups[2] = {7, 7};
     d.query_groups = groups;
-    weft_node n = weft_system_add(s, &d);
+    weft_node n = weft_schedule_add_system(s, &d);
     assert_int_not_equal(n, 0);
     /* the union access: a reader of Pos elsewhere conflicts with it */
     weft_query_desc rq = q_pos(pos, WEFT_ACCESS_READ);
@@ -117,28 +117,28 @@ static void param_set_allows_conflicting_queries(void **state)
     r.user = &u;
     r.queries = &rq;
     r.query_count = 1;
-    weft_node reader = weft_system_add(s, &r);
+    weft_node reader = weft_schedule_add_system(s, &r);
     assert_int_not_equal(reader, 0);
-    assert_int_equal(weft_schedule_build(w, s), WEFT_OK);
+    assert_int_equal(weft_schedule_build(s), WEFT_OK);
     assert_int_equal(weft_schedule_ambiguity_count(s), 1);
     weft_ambiguity a;
     assert_int_equal(weft_schedule_ambiguity(s, 0, &a), WEFT_OK);
     assert_int_equal(a.a, n);
     assert_int_equal(a.b, reader);
-    weft_schedule_destroy(w, s);
+    weft_schedule_destroy(s);
 
     /* one member at a time: sequential use works, nesting is refused */
     s = weft_schedule_create(w, "s2");
     param_user ok = {0, 0.0f, WEFT_OK};
     d.user = &ok;
-    assert_int_not_equal(weft_system_add(s, &d), 0);
-    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_OK);
+    assert_int_not_equal(weft_schedule_add_system(s, &d), 0);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_OK);
     assert_true(ok.sum > 19.5f && ok.sum < 20.5f); /* 10 x (1 + 1) */
     param_user bad = {1, 0.0f, WEFT_OK};
     d.name = "nesting";
     d.user = &bad;
-    assert_int_not_equal(weft_system_add(s, &d), 0);
-    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_ERR_ACCESS_VIOLATION);
+    assert_int_not_equal(weft_schedule_add_system(s, &d), 0);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_ERR_ACCESS_VIOLATION);
     assert_int_equal(bad.nested, WEFT_ERR_ACCESS_VIOLATION);
     assert_non_null(strstr(weft_last_error(w), "nesting"));
     assert_non_null(strstr(weft_last_error(w), "param set"));
@@ -187,10 +187,10 @@ static void removed_components_per_system(void **state)
     d.user = &a;
     d.removed = &enemy;
     d.removed_count = 1;
-    assert_int_not_equal(weft_system_add(s, &d), 0);
+    assert_int_not_equal(weft_schedule_add_system(s, &d), 0);
     d.name = "b";
     d.user = &b;
-    assert_int_not_equal(weft_system_add(s, &d), 0);
+    assert_int_not_equal(weft_schedule_add_system(s, &d), 0);
     weft_frame_desc fd;
     memset(&fd, 0, sizeof fd);
     fd.schedules = &s;
@@ -220,8 +220,8 @@ static void removed_components_per_system(void **state)
     d.name = "sneaky";
     d.fn = read_undeclared;
     d.user = &u;
-    assert_int_not_equal(weft_system_add(s2, &d), 0);
-    assert_int_equal(weft_schedule_run(w, s2, 0.0), WEFT_ERR_ACCESS_VIOLATION);
+    assert_int_not_equal(weft_schedule_add_system(s2, &d), 0);
+    assert_int_equal(weft_schedule_run(s2, 0.0), WEFT_ERR_ACCESS_VIOLATION);
     assert_int_equal(u.undeclared, 1);
     assert_non_null(strstr(weft_last_error(w), "sneaky"));
     assert_non_null(strstr(weft_last_error(w), "Enemy"));
@@ -230,15 +230,15 @@ static void removed_components_per_system(void **state)
     weft_component dup[2] = {enemy, enemy};
     d.removed = dup;
     d.removed_count = 2;
-    assert_int_equal(weft_system_add(s2, &d), 0);
+    assert_int_equal(weft_schedule_add_system(s2, &d), 0);
     assert_int_equal(weft_last_status(w), WEFT_ERR_DUPLICATE_COMPONENT);
     weft_component unknown = 999;
     d.removed = &unknown;
     d.removed_count = 1;
-    assert_int_equal(weft_system_add(s2, &d), 0);
+    assert_int_equal(weft_schedule_add_system(s2, &d), 0);
     assert_int_equal(weft_last_status(w), WEFT_ERR_UNKNOWN_COMPONENT);
     d.removed = NULL;
-    assert_int_equal(weft_system_add(s2, &d), 0);
+    assert_int_equal(weft_schedule_add_system(s2, &d), 0);
     assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
     assert_int_equal(weft_world_check(w), WEFT_OK);
     weft_world_destroy(w);
@@ -278,27 +278,27 @@ static void single_and_populated_queries(void **state)
     d.fn = count_single;
     d.queries = &q;
     d.query_count = 1;
-    weft_node ns = weft_system_add(s, &d);
+    weft_node ns = weft_schedule_add_system(s, &d);
     assert_int_not_equal(ns, 0);
     weft_query_desc qp = q;
     qp.flags = WEFT_QUERY_POPULATED;
     d.name = "any_enemy";
     d.fn = count_populated;
     d.queries = &qp;
-    weft_node np = weft_system_add(s, &d);
+    weft_node np = weft_schedule_add_system(s, &d);
     assert_int_not_equal(np, 0);
     g_single_runs = g_populated_runs = 0;
-    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_OK); /* none */
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_OK); /* none */
     assert_int_equal(g_single_runs, 0);
     assert_int_equal(g_populated_runs, 0);
     weft_entity e1 = weft_spawn(w);
     assert_int_equal(weft_insert(w, e1, enemy, NULL, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_OK); /* one */
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_OK); /* one */
     assert_int_equal(g_single_runs, 1);
     assert_int_equal(g_populated_runs, 1);
     weft_entity e2 = weft_spawn(w);
     assert_int_equal(weft_insert(w, e2, enemy, NULL, 0), WEFT_OK);
-    assert_int_equal(weft_schedule_run(w, s, 0.0), WEFT_OK); /* two */
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_OK); /* two */
     assert_int_equal(g_single_runs, 1);
     assert_int_equal(g_populated_runs, 2);
     weft_system_stats st;
@@ -329,25 +329,25 @@ static void run_skip_hook(void **state)
     memset(&d, 0, sizeof d);
     d.name = "a";
     d.fn = count_single;
-    weft_node a = weft_system_add(s, &d);
+    weft_node a = weft_schedule_add_system(s, &d);
     d.name = "b";
     d.fn = count_populated;
-    weft_node b = weft_system_add(s, &d);
-    assert_int_equal(weft_schedule_order(s, a, b, 0), WEFT_OK);
+    weft_node b = weft_schedule_add_system(s, &d);
+    assert_int_equal(weft_schedule_add_order(s, a, b, 0), WEFT_OK);
     g_single_runs = g_populated_runs = 0;
-    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, &a, 1), WEFT_OK);
+    assert_int_equal(weft_schedule_run_skip(s, 0.0, &a, 1), WEFT_OK);
     assert_int_equal(g_single_runs, 0);
     assert_int_equal(g_populated_runs, 1);
-    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, NULL, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_run_skip(s, 0.0, NULL, 0), WEFT_OK);
     assert_int_equal(g_single_runs, 1); /* only once */
     assert_int_equal(g_populated_runs, 2);
     weft_system_stats st;
     assert_int_equal(weft_schedule_system_stats(s, a, &st), WEFT_OK);
     assert_int_equal(st.skipped, 1);
-    weft_node set = weft_schedule_set(s, "set");
-    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, &set, 1), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, NULL, 1), WEFT_ERR_INVALID_ARG);
-    assert_int_equal(weft_schedule_run_skip(w, s, 0.0, &a, -1), WEFT_ERR_INVALID_ARG);
+    weft_node set = weft_schedule_ensure_set(s, "set");
+    assert_int_equal(weft_schedule_run_skip(s, 0.0, &set, 1), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_run_skip(s, 0.0, NULL, 1), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_schedule_run_skip(s, 0.0, &a, -1), WEFT_ERR_INVALID_ARG);
     assert_int_equal(g_single_runs, 1); /* refused calls ran nothing */
     weft_world_destroy(w);
 }

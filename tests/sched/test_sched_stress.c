@@ -426,10 +426,10 @@ static weft_node add_system(weft_world *w, weft_schedule *s, rsys *r)
     d.resources = r->nres ? res : NULL;
     d.resource_count = r->nres;
     d.flags = r->flags;
-    weft_node n = weft_system_add(s, &d);
+    weft_node n = weft_schedule_add_system(s, &d);
     if (n == WEFT_NODE_NONE) {
-        fail_msg("weft_system_add(%s): %s: %s", r->name, weft_status_name(weft_last_status(w)),
-                 weft_last_error(w));
+        fail_msg("weft_schedule_add_system(%s): %s: %s", r->name,
+                 weft_status_name(weft_last_status(w)), weft_last_error(w));
     }
     if (r->cond_res >= 0) {
         weft_condition_desc cd;
@@ -442,7 +442,7 @@ static weft_node add_system(weft_world *w, weft_schedule *s, rsys *r)
         cd.resource_count = 1;
         weft_condition *c = weft_condition_create(s, &cd);
         assert_non_null(c);
-        assert_int_equal(weft_run_if(s, n, c), WEFT_OK);
+        assert_int_equal(weft_schedule_add_condition(s, n, c), WEFT_OK);
     }
     return n;
 }
@@ -507,11 +507,11 @@ static void stress_500_random_systems(void **state)
         for (int k = 0; k < ne; k++) {
             int span = NSYS - 1 - i < 40 ? NSYS - 1 - i : 40;
             int j = i + 1 + (int)tw_rng_below(&rng, (uint32_t)span);
-            assert_int_equal(weft_schedule_order(s, g_sys[i].node, g_sys[j].node, 0), WEFT_OK);
+            assert_int_equal(weft_schedule_add_order(s, g_sys[i].node, g_sys[j].node, 0), WEFT_OK);
             edges++;
         }
     }
-    weft_status st = weft_schedule_build(w, s);
+    weft_status st = weft_schedule_build(s);
     if (st != WEFT_OK) {
         fail_msg("build: %s: %s", weft_status_name(st), weft_last_error(w));
     }
@@ -526,7 +526,7 @@ static void stress_500_random_systems(void **state)
     assert_int_equal(weft_schedule_set_profiling(s, true), WEFT_OK); /* max_concurrency */
     for (int f = 0; f < FRAMES; f++) {
         g_watch_frame_what = "a stress frame";
-        st = weft_schedule_run(w, s, 1.0 / 60.0);
+        st = weft_schedule_run(s, 1.0 / 60.0);
         if (st != WEFT_OK) {
             fail_msg("frame %d: %s: %s", f, weft_status_name(st), weft_last_error(w));
         }

@@ -349,11 +349,11 @@ class TestOrdering(ScheduleCase):
         c = s.add_system(self.logger(log, "c"))
         d = s.add_system(self.logger(log, "d"))
         e = s.add_system(self.logger(log, "e"))
-        s.chain(c, b, a)                      # c, b, a
-        early, late = s.set("early"), s.set("late")
+        s.add_chain(c, b, a)                      # c, b, a
+        early, late = s.ensure_set("early"), s.ensure_set("late")
         e.in_set(early)
         d.in_set(late)
-        s.order(early, late)                  # e before d
+        s.add_order(early, late)                  # e before d
         late.after(a)                         # d after a
         s.run()
         self.assertLess(log.index("c"), log.index("b"))
@@ -386,10 +386,10 @@ class TestOrdering(ScheduleCase):
         counts = []
         spawn = s.add_system(lambda ctx: ctx.commands.spawn(Position(0, 0)),
                              name="spawner", commands=True)
-        ap = s.apply_point("apply")
+        ap = s.add_apply_point("apply")
         look = s.add_system(lambda ctx: counts.append(ctx.count(0)), name="counter",
                             query=[read(Position)])
-        s.chain(spawn, ap, look)
+        s.add_chain(spawn, ap, look)
         s.run()
         self.assertEqual(counts, [1])
 
@@ -441,7 +441,7 @@ class TestConditions(ScheduleCase):
     def test_condition_on_a_set(self):
         s = self.w.schedule("update")
         ran = []
-        group = s.set("group")
+        group = s.ensure_set("group")
         s.add_system(lambda ctx: ran.append("x"), name="x", in_set=group)
         s.add_system(lambda ctx: ran.append("y"), name="y", in_set=group)
         group.run_if(s.run_once())
@@ -575,8 +575,8 @@ class TestDiagnostics(ScheduleCase):
         self.assertEqual(amb[("push", "pull")].a, a)
         self.assertEqual(amb[("push", "pull")].b, b)
         self.assertIn("Position", repr(amb[("push", "pull")]))
-        s.ambiguous_with(a, b)
-        s.ignore_ambiguity(Score)
+        s.add_ambiguous_pair(a, b)
+        s.add_ambiguous_component(Score)
         s.build()
         self.assertEqual(s.ambiguities(), [])
         self.assertLess(a.position, b.position)   # still ordered by registration

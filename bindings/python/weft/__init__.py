@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 #: WEFT_VERSION this module was written for (0.2.0).
-ABI_VERSION = 200
+ABI_VERSION = 300
 
 # ---------------------------------------------------------------- C types
 
@@ -504,18 +504,18 @@ _PROTOTYPES = {
     # systems and schedules
     "weft_schedule_create": (_sch, [_w, _cstr]),
     "weft_schedule_lookup": (_sch, [_w, _cstr]),
-    "weft_schedule_destroy": (c_status, [_w, _sch]),
-    "weft_system_add": (_node, [_sch, _P(WeftSystemDesc)]),
-    "weft_schedule_apply_point": (_node, [_sch, _cstr]),
-    "weft_schedule_set": (_node, [_sch, _cstr]),
-    "weft_schedule_in_set": (c_status, [_sch, _node, _node]),
-    "weft_schedule_order": (c_status, [_sch, _node, _node, _u32]),
-    "weft_schedule_chain": (c_status, [_sch, _P(_node), _i32, _u32]),
-    "weft_schedule_ambiguous_with": (c_status, [_sch, _node, _node]),
-    "weft_schedule_ignore_ambiguity": (c_status, [_sch, c_component]),
+    "weft_schedule_destroy": (c_status, [_sch]),
+    "weft_schedule_add_system": (_node, [_sch, _P(WeftSystemDesc)]),
+    "weft_schedule_add_apply_point": (_node, [_sch, _cstr]),
+    "weft_schedule_ensure_set": (_node, [_sch, _cstr]),
+    "weft_schedule_add_to_set": (c_status, [_sch, _node, _node]),
+    "weft_schedule_add_order": (c_status, [_sch, _node, _node, _u32]),
+    "weft_schedule_add_chain": (c_status, [_sch, _P(_node), _i32, _u32]),
+    "weft_schedule_add_ambiguous_pair": (c_status, [_sch, _node, _node]),
+    "weft_schedule_add_ambiguous_component": (c_status, [_sch, c_component]),
     "weft_schedule_set_auto_sync": (c_status, [_sch, _bool]),
     "weft_schedule_set_apply_final": (c_status, [_sch, _bool]),
-    "weft_schedule_apply_pending": (c_status, [_w, _sch]),
+    "weft_schedule_apply_pending": (c_status, [_sch]),
     "weft_schedule_set_profiling": (c_status, [_sch, _bool]),
     "weft_condition_create": (_cond, [_sch, _P(WeftConditionDesc)]),
     "weft_condition_and": (_cond, [_sch, _cond, _cond]),
@@ -526,10 +526,10 @@ _PROTOTYPES = {
     "weft_condition_resource_changed": (_cond, [_sch, c_component]),
     "weft_condition_resource_exists": (_cond, [_sch, c_component]),
     "weft_condition_on_message": (_cond, [_sch, c_message_type]),
-    "weft_run_if": (c_status, [_sch, _node, _cond]),
-    "weft_schedule_build": (c_status, [_w, _sch]),
+    "weft_schedule_add_condition": (c_status, [_sch, _node, _cond]),
+    "weft_schedule_build": (c_status, [_sch]),
     "weft_schedule_build_count": (_u32, [_sch]),
-    "weft_schedule_run": (c_status, [_w, _sch, ctypes.c_double]),
+    "weft_schedule_run": (c_status, [_sch, ctypes.c_double]),
     "weft_schedule_node_count": (_i32, [_sch]),
     "weft_schedule_node_name": (_cstr, [_sch, _node]),
     "weft_schedule_position": (_i32, [_sch, _node]),
@@ -575,7 +575,8 @@ _PROTOTYPES = {
 def _candidate_paths():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.normpath(os.path.join(here, "..", "..", ".."))
-    names = ["libweft.so.0", "libweft.so", "libweft.dylib", "weft.dll"]
+    soname = "libweft.so.0.%d" % (ABI_VERSION // 100 % 100)   # see CMakeLists.txt
+    names = [soname, "libweft.so", "libweft.dylib", "weft.dll"]
     dirs = [os.path.join(root, d) for d in
             ("build", "build/Release", "build/release", "cmake-build-release",
              "build/Debug", "cmake-build-debug", "out/build")]
@@ -2447,27 +2448,27 @@ class Node:
 
     def before(self, *others, ignore_deferred=False):
         for o in others:
-            self.schedule.order(self, o, ignore_deferred=ignore_deferred)
+            self.schedule.add_order(self, o, ignore_deferred=ignore_deferred)
         return self
 
     def after(self, *others, ignore_deferred=False):
         for o in others:
-            self.schedule.order(o, self, ignore_deferred=ignore_deferred)
+            self.schedule.add_order(o, self, ignore_deferred=ignore_deferred)
         return self
 
     def in_set(self, *sets):
         for st in sets:
-            self.schedule.in_set(self, st)
+            self.schedule.add_to_set(self, st)
         return self
 
     def run_if(self, *conditions):
         for c in conditions:
-            self.schedule.run_if(self, c)
+            self.schedule.add_condition(self, c)
         return self
 
     def ambiguous_with(self, *others):
         for o in others:
-            self.schedule.ambiguous_with(self, o)
+            self.schedule.add_ambiguous_pair(self, o)
         return self
 
     @property
@@ -2563,7 +2564,7 @@ class Schedule:
         """Destroys the schedule (its systems, conditions and unapplied
         commands) and releases its trampolines."""
         if self._ptr and self.world._ptr:
-            self.world._check(_lib.weft_schedule_destroy(self.world._ptr, self._ptr))
+            self.world._check(_lib.weft_schedule_destroy(self._ptr))
             self.world._schedules.pop(self._ptr, None)
         self._forget()
 
@@ -2802,7 +2803,7 @@ class Schedule:
             cfn = SYSTEM_FN(self._system_trampoline(fn, info))
             pyfn = fn
         desc.fn = cfn
-        nid = self.world._handle(_lib.weft_system_add(self._p(), ctypes.byref(desc)))
+        nid = self.world._handle(_lib.weft_schedule_add_system(self._p(), ctypes.byref(desc)))
         del keep
         self._callbacks.append((cfn, pyfn))
         self._systems[nid] = info
@@ -2826,46 +2827,46 @@ class Schedule:
             return self.add_system(fn, *args, **kwargs)
         return deco
 
-    def apply_point(self, name):
+    def add_apply_point(self, name):
         """Adds an explicit apply point (commands of every system before it
         are applied when it runs)."""
-        nid = self.world._handle(_lib.weft_schedule_apply_point(self._p(),
-                                                                name.encode("utf-8")))
+        nid = self.world._handle(_lib.weft_schedule_add_apply_point(self._p(),
+                                                                    name.encode("utf-8")))
         return self._add_node(nid, name)
 
-    def set(self, name):
+    def ensure_set(self, name):
         """The set named `name` (created on first use)."""
-        nid = self.world._handle(_lib.weft_schedule_set(self._p(), name.encode("utf-8")))
+        nid = self.world._handle(_lib.weft_schedule_ensure_set(self._p(), name.encode("utf-8")))
         n = self._nodes.get(nid)
         return n if n is not None else self._add_node(nid, name)
 
-    def in_set(self, node, set_):
-        self.world._check(_lib.weft_schedule_in_set(self._p(), self._node(node),
-                                                    self._node(set_)))
+    def add_to_set(self, node, set_):
+        self.world._check(_lib.weft_schedule_add_to_set(self._p(), self._node(node),
+                                                        self._node(set_)))
 
-    def order(self, before, after, ignore_deferred=False):
+    def add_order(self, before, after, ignore_deferred=False):
         """`before` finishes before `after` starts (nodes or sets)."""
-        self.world._check(_lib.weft_schedule_order(
-            self._p(), self._node(before), self._node(after),
-            ORDER_IGNORE_DEFERRED if ignore_deferred else 0))
+        self.world._check(_lib.weft_schedule_add_order(
+                self._p(), self._node(before), self._node(after),
+                ORDER_IGNORE_DEFERRED if ignore_deferred else 0))
 
-    def chain(self, *nodes, ignore_deferred=False):
+    def add_chain(self, *nodes, ignore_deferred=False):
         """Orders nodes[0] before nodes[1] before ..."""
         if len(nodes) == 1 and isinstance(nodes[0], (list, tuple)):
             nodes = nodes[0]
         arr = (ctypes.c_uint32 * max(1, len(nodes)))(*[self._node(n) for n in nodes])
-        self.world._check(_lib.weft_schedule_chain(
-            self._p(), arr, len(nodes), ORDER_IGNORE_DEFERRED if ignore_deferred else 0))
+        self.world._check(_lib.weft_schedule_add_chain(
+                self._p(), arr, len(nodes), ORDER_IGNORE_DEFERRED if ignore_deferred else 0))
 
-    def ambiguous_with(self, a, b):
+    def add_ambiguous_pair(self, a, b):
         """a and b may run in either order: left out of the ambiguity report."""
-        self.world._check(_lib.weft_schedule_ambiguous_with(self._p(), self._node(a),
-                                                            self._node(b)))
+        self.world._check(_lib.weft_schedule_add_ambiguous_pair(self._p(), self._node(a),
+                                                                self._node(b)))
 
-    def ignore_ambiguity(self, component):
+    def add_ambiguous_component(self, component):
         """Leaves a component or resource out of the ambiguity report."""
-        self.world._check(_lib.weft_schedule_ignore_ambiguity(
-            self._p(), self.world.component_of(component).id))
+        self.world._check(_lib.weft_schedule_add_ambiguous_component(
+                   self._p(), self.world.component_of(component).id))
 
     def set_auto_sync(self, on):
         self.world._check(_lib.weft_schedule_set_auto_sync(self._p(), bool(on)))
@@ -2879,7 +2880,7 @@ class Schedule:
 
     def apply_pending(self):
         """Applies every queued command of the schedule's systems."""
-        self.world._check(_lib.weft_schedule_apply_pending(self.world._p(), self._p()))
+        self.world._check(_lib.weft_schedule_apply_pending(self._p()))
 
     # -- run conditions
     def _cond(self, ptr, name):
@@ -2956,19 +2957,19 @@ class Schedule:
         a = self._as_condition(a)
         return self._cond(_lib.weft_condition_not(self._p(), a._ptr), "not %s" % a.name)
 
-    def run_if(self, node, condition):
+    def add_condition(self, node, condition):
         """Attaches a Condition (or a Python callable, made a condition) to
         a system or set. Every condition of a node must be true."""
         nid = self._node(node)
         c = self._as_condition(condition, name="run_if(%s)" % self.node(nid).name)
-        self.world._check(_lib.weft_run_if(self._p(), nid, c._ptr))
+        self.world._check(_lib.weft_schedule_add_condition(self._p(), nid, c._ptr))
         return c
 
     # -- build and run
     def build(self):
         """Builds now (run() builds when something changed). Raises
         WeftError SCHEDULE_CYCLE naming the nodes of a cycle."""
-        self.world._check(_lib.weft_schedule_build(self.world._p(), self._p()))
+        self.world._check(_lib.weft_schedule_build(self._p()))
 
     @property
     def build_count(self):
@@ -2983,7 +2984,7 @@ class Schedule:
         wp, p = w._p(), self._p()
         outer, w._system_exc = w._system_exc, None
         try:
-            status = _lib.weft_schedule_run(wp, p, dt)
+            status = _lib.weft_schedule_run(p, dt)
             failures = w._system_exc
         finally:
             w._system_exc = outer
