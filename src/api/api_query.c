@@ -60,35 +60,7 @@ WEFT_API weft_query *weft_query_create(weft_world *world, const weft_query_desc 
         wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_create: desc is NULL");
         return NULL;
     }
-    weft_query *q = wf_calloc(&world->alloc, sizeof *q, _Alignof(weft_query));
-    if (!q) {
-        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating a query");
-        return NULL;
-    }
-    wf_query_env env = wf_world_query_env(world);
-    int32_t bad = -1;
-    const char *why = "";
-    weft_status st = wf_query_compile(q, &env, desc, &bad, &why);
-    if (st != WEFT_OK) {
-        wf_free(&world->alloc, q, sizeof *q, _Alignof(weft_query));
-        if (bad >= 0) {
-            wf_error(world, st, "weft_query_create: term %d (component id %u, '%s'): %s",
-                     bad, desc->terms[bad].id, wf_component_name(world, desc->terms[bad].id),
-                     why);
-        } else {
-            wf_error(world, st, "weft_query_create: %s", why);
-        }
-        return NULL;
-    }
-    q->world = world;
-    /* "minus infinity": the first run sees everything as added and changed */
-    q->last_run = world->change_tick - WEFT_MAX_CHANGE_AGE;
-    q->next = world->queries;
-    if (world->queries) {
-        world->queries->prev = q;
-    }
-    world->queries = q;
-    return q;
+    return wf_world_query_create(world, desc, "weft_query_create");
 }
 
 WEFT_API weft_status weft_query_destroy(weft_world *world, weft_query *query)
@@ -104,16 +76,7 @@ WEFT_API weft_status weft_query_destroy(weft_world *world, weft_query *query)
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_query_destroy: the query is being iterated");
     }
-    if (query->prev) {
-        query->prev->next = query->next;
-    } else {
-        world->queries = query->next;
-    }
-    if (query->next) {
-        query->next->prev = query->prev;
-    }
-    wf_query_fini(query, &world->alloc);
-    wf_free(&world->alloc, query, sizeof *query, _Alignof(weft_query));
+    wf_world_query_destroy(world, query);
     return WEFT_OK;
 }
 
@@ -170,24 +133,6 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_
     return WEFT_OK;
 }
 
-/* Ends an active iteration; `completed` advances the query's last run. */
-static void iter_end(wf_iter *it, bool completed)
-{
-    weft_world *w = it->world;
-    weft_query *q = it->query;
-    it->state = WF_ITER_DONE;
-    if (it->mode == WF_ITER_TASK) {
-        return; /* the dispatching system owns the query's state */
-    }
-    if (completed && it->mode == WF_ITER_WORLD) {
-        q->last_run = it->this_run;
-    }
-    q->iterating--;
-    if (it->mode != WF_ITER_SYSTEM && --w->iter_depth == 0) {
-        wf_world_settle(w); /* what the iteration deferred */
-    }
-}
-
 WEFT_API bool weft_iter_next(weft_iter *pub)
 {
     wf_iter *it = iter_of(pub);
@@ -197,7 +142,7 @@ WEFT_API bool weft_iter_next(weft_iter *pub)
     if (wf_iter_step(it)) {
         return true;
     }
-    iter_end(it, true);
+    wf_world_iter_end(it, true);
     return false;
 }
 
@@ -205,7 +150,7 @@ WEFT_API void weft_iter_fini(weft_iter *pub)
 {
     wf_iter *it = iter_of(pub);
     if (pub && it->state == WF_ITER_ACTIVE) {
-        iter_end(it, false);
+        wf_world_iter_end(it, false);
     }
 }
 

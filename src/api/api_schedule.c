@@ -2,7 +2,7 @@
  * diagnostics, executor choice and frames.
  * SPDX-License-Identifier: MIT
  */
-#include "system/system.h"
+#include "schedule/schedule.h"
 
 #include <string.h>
 
@@ -173,7 +173,7 @@ WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_
                  desc->name ? desc->name : "");
         return 0;
     }
-    wf_system *sys = wf_system_create(schedule, desc, NULL);
+    wf_system *sys = wf_system_create(schedule->world, schedule, desc, NULL);
     if (!sys) {
         return 0;
     }
@@ -418,7 +418,7 @@ WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
                  "weft_condition_create: desc NULL, canary not 0 or fn missing");
         return NULL;
     }
-    wf_system *sys = wf_system_create(schedule, NULL, desc);
+    wf_system *sys = wf_system_create(schedule->world, schedule, NULL, desc);
     if (!sys) {
         return NULL;
     }

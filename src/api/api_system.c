@@ -8,64 +8,13 @@
  * wf_error_sink), never to the world's, so systems on other threads do not
  * race on it.
  */
-#include "system/system.h"
+#include "schedule/schedule.h"
 
 #include <string.h>
 
 static bool ctx_ok(const weft_system_ctx *ctx)
 {
     return ctx && ctx->world && ctx->sys;
-}
-
-/* Records an access violation: fails the run, returns NULL-able status. */
-static weft_status violation(weft_system_ctx *ctx, const char *fn, const char *what,
-                             weft_component c)
-{
-    char msg[WF_ERROR_LEN];
-    snprintf(msg, sizeof msg, "%s: %s '%s' touched '%s' (%s)", fn,
-             ctx->condition ? "condition" : "system", ctx->sys->name,
-             wf_component_name(ctx->world, c), what);
-    wf_ctx_fail(ctx, WEFT_ERR_ACCESS_VIOLATION, msg);
-    return wf_error(ctx->world, WEFT_ERR_ACCESS_VIOLATION, "%s", msg);
-}
-
-static weft_query *ctx_query(weft_system_ctx *ctx, int32_t query, const char *fn)
-{
-    if (!ctx_ok(ctx)) {
-        return NULL;
-    }
-    if (query < 0 || query >= ctx->sys->nqueries) {
-        wf_error(ctx->world, WEFT_ERR_INVALID_ARG, "%s: '%s' has no query %d (it declared %d)",
-                 fn, ctx->sys->name, query, ctx->sys->nqueries);
-        return NULL;
-    }
-    weft_query *q = ctx->sys->queries[query];
-    wf_query_env env = wf_world_query_env(ctx->world);
-    if (!wf_query_update(q, &env)) {
-        wf_error(ctx->world, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory matching archetypes",
-                 fn);
-        return NULL;
-    }
-    return q;
-}
-
-/* Param sets: is another query of `query`'s group being iterated? */
-static bool group_busy(weft_system_ctx *ctx, int32_t query, const char *fn)
-{
-    const wf_system *sys = ctx->sys;
-    if (!sys->groups || sys->groups[query] == 0) {
-        return false;
-    }
-    for (int32_t j = 0; j < sys->nqueries; j++) {
-        if (j != query && sys->groups[j] == sys->groups[query] && sys->queries[j]->iterating) {
-            char what[96];
-            snprintf(what, sizeof what, "query %d iterated while query %d of its param set "
-                     "is open", query, j);
-            violation(ctx, fn, what, sys->queries[query]->terms[0].id);
-            return true;
-        }
-    }
-    return false;
 }
 
 WEFT_API const char *weft_system_name(const weft_system_ctx *ctx)
@@ -128,26 +77,15 @@ WEFT_API weft_status weft_system_iter(weft_system_ctx *ctx, int32_t query, weft_
     if (!it) {
         return wf_error(ctx->world, WEFT_ERR_INVALID_ARG, "weft_system_iter: it is NULL");
     }
-    weft_query *q = ctx_query(ctx, query, "weft_system_iter");
-    if (!q || group_busy(ctx, query, "weft_system_iter")) {
-        memset(it, 0, sizeof *it);
-        return wf_error_last(ctx->world);
-    }
-    weft_world *w = ctx->world;
-    wf_query_env env = wf_world_query_env(w);
-    wf_iter *wi = (wf_iter *)(void *)it;
-    wf_iter_init(wi, w, q, &env, q->last_run, ctx->this_run, false);
-    wi->mode = ctx->exclusive ? WF_ITER_EXCL : WF_ITER_SYSTEM;
-    q->iterating++;
-    if (ctx->exclusive) {
-        w->iter_depth++;
-    }
-    return WEFT_OK;
+    return wf_ctx_iter(ctx, query, it, "weft_system_iter");
 }
 
 WEFT_API int64_t weft_system_count(weft_system_ctx *ctx, int32_t query)
 {
-    weft_query *q = ctx_query(ctx, query, "weft_system_count");
+    if (!ctx_ok(ctx)) {
+        return -1;
+    }
+    weft_query *q = wf_ctx_query(ctx, query, "weft_system_count");
     return q ? wf_system_query_count(ctx->world, q) : -1;
 }
 
@@ -172,7 +110,10 @@ static const wf_match *ctx_entity(weft_system_ctx *ctx, weft_query *q, weft_enti
 static void *ctx_get(weft_system_ctx *ctx, int32_t query, weft_entity e, int32_t term,
                      size_t size, bool write, const char *fn)
 {
-    weft_query *q = ctx_query(ctx, query, fn);
+    if (!ctx_ok(ctx)) {
+        return NULL;
+    }
+    weft_query *q = wf_ctx_query(ctx, query, fn);
     if (!q) {
         return NULL;
     }
@@ -183,11 +124,11 @@ static void *ctx_get(weft_system_ctx *ctx, int32_t query, weft_entity e, int32_t
     }
     const wf_term *t = &q->terms[term];
     if (t->access == WEFT_ACCESS_NONE) {
-        violation(ctx, fn, "a term without access", t->id);
+        wf_ctx_violation(ctx, fn, "a term without access", t->id);
         return NULL;
     }
     if (write && t->access != WEFT_ACCESS_WRITE) {
-        violation(ctx, fn, "write through a READ term", t->id);
+        wf_ctx_violation(ctx, fn, "write through a READ term", t->id);
         return NULL;
     }
     if (size != t->size) {
@@ -231,9 +172,9 @@ WEFT_API void *weft_system_get_mut(weft_system_ctx *ctx, int32_t query, weft_ent
                                    int32_t term, size_t size)
 {
     if (ctx_ok(ctx) && ctx->condition) {
-        weft_query *q = ctx_query(ctx, query, "weft_system_get_mut");
+        weft_query *q = wf_ctx_query(ctx, query, "weft_system_get_mut");
         if (q && term >= 0 && (uint32_t)term < q->term_count) {
-            violation(ctx, "weft_system_get_mut", "write from a condition", q->terms[term].id);
+            wf_ctx_violation(ctx, "weft_system_get_mut", "write from a condition", q->terms[term].id);
         }
         return NULL;
     }
@@ -256,11 +197,11 @@ static const weft_resource_use *ctx_res(weft_system_ctx *ctx, weft_component r, 
         }
     }
     if (!use) {
-        violation(ctx, fn, "resource not declared", r);
+        wf_ctx_violation(ctx, fn, "resource not declared", r);
         return NULL;
     }
     if (write && use->access != WEFT_ACCESS_WRITE) {
-        violation(ctx, fn, "resource declared READ", r);
+        wf_ctx_violation(ctx, fn, "resource declared READ", r);
         return NULL;
     }
     const wf_type_info *ti = wf_registry_get(&ctx->world->registry, r);
@@ -367,7 +308,7 @@ WEFT_API weft_entity weft_system_removed_read(weft_system_ctx *ctx, weft_compone
             return e ? *e : WEFT_ENTITY_NONE;
         }
     }
-    violation(ctx, "weft_system_removed_read", "removals not declared", c);
+    wf_ctx_violation(ctx, "weft_system_removed_read", "removals not declared", c);
     return WEFT_ENTITY_NONE;
 }
 
@@ -387,8 +328,8 @@ WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
     if (!fn) {
         return wf_error(ctx->world, WEFT_ERR_INVALID_ARG, "weft_system_par_each: fn is NULL");
     }
-    if (!ctx_query(ctx, query, "weft_system_par_each") ||
-        group_busy(ctx, query, "weft_system_par_each")) {
+    if (!wf_ctx_query(ctx, query, "weft_system_par_each") ||
+        wf_ctx_group_busy(ctx, query, "weft_system_par_each")) {
         return wf_error_last(ctx->world);
     }
     return wf_par_each(ctx, query, fn, user, min_rows);

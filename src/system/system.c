@@ -14,52 +14,9 @@
 
 #include <string.h>
 
-/* ---- the world's system state ---- */
-
-static void sys_world_fini(weft_world *w)
-{
-    wf_sys_world *sw = w->sys;
-    while (sw->schedules) {
-        weft_schedule *s = sw->schedules;
-        sw->schedules = s->next;
-        wf_schedule_free(w, s);
-    }
-    wf_exec_release(w);
-    if (sw->frame) {
-        wf_free(&w->alloc, sw->frame, (size_t)sw->nframe * sizeof *sw->frame,
-                _Alignof(weft_schedule *));
-    }
-    wf_free(&w->alloc, sw, sizeof *sw, _Alignof(wf_sys_world));
-    w->sys = NULL;
-    w->sys_fini = NULL;
-}
-
-wf_sys_world *wf_sys_get(weft_world *w)
-{
-    if (!w->sys) {
-        wf_sys_world *sw = wf_calloc(&w->alloc, sizeof *sw, _Alignof(wf_sys_world));
-        if (!sw) {
-            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating scheduler state");
-            return NULL;
-        }
-        sw->threads = 1;
-        sw->step = 1.0 / 64.0;
-        sw->max_delta = 0.25;
-        w->sys = sw;
-        w->sys_fini = sys_world_fini;
-    }
-    return w->sys;
-}
-
 /* ---- access of one query ---- */
 
-typedef struct wf_qacc {
-    uint32_t reads[WEFT_MAX_TERMS], writes[WEFT_MAX_TERMS];
-    uint32_t with[WEFT_MAX_TERMS], without[WEFT_MAX_TERMS];
-    uint32_t nr, nw, nwith, nwithout;
-} wf_qacc;
-
-static void query_access(const weft_query *q, wf_qacc *a)
+void wf_query_access(const weft_query *q, wf_qacc *a)
 {
     memset(a, 0, sizeof *a);
     for (uint32_t i = 0; i < q->term_count; i++) {
@@ -109,54 +66,6 @@ static uint32_t qacc_conflict(const wf_qacc *x, const wf_qacc *y)
         return id;
     }
     return 0;
-}
-
-weft_status wf_system_access(const wf_system *sys, wf_sgraph *g, uint32_t node,
-                             bool reads_only)
-{
-    for (int32_t i = 0; i < sys->nqueries; i++) {
-        wf_qacc a;
-        query_access(sys->queries[i], &a);
-        uint32_t reads[2 * WEFT_MAX_TERMS];
-        uint32_t nr = a.nr;
-        memcpy(reads, a.reads, nr * sizeof *reads);
-        if (reads_only) {
-            memcpy(reads + nr, a.writes, a.nw * sizeof *reads);
-            nr += a.nw;
-        }
-        wf_sg_access acc = {reads, nr, a.writes, reads_only ? 0 : a.nw,
-                            a.with, a.nwith, a.without, a.nwithout};
-        weft_status st = wf_sg_add_access(g, node, &acc);
-        if (st != WEFT_OK) {
-            return st;
-        }
-    }
-    uint32_t n = (uint32_t)(sys->nres + sys->nmsgs);
-    if (n == 0) {
-        return WEFT_OK;
-    }
-    uint32_t ids_r[WEFT_MAX_SYSTEM_RESOURCES + WEFT_MAX_SYSTEM_MESSAGES];
-    uint32_t ids_w[WEFT_MAX_SYSTEM_RESOURCES + WEFT_MAX_SYSTEM_MESSAGES];
-    uint32_t nr = 0, nw = 0;
-    for (int32_t i = 0; i < sys->nres; i++) {
-        if (sys->res[i].access == WEFT_ACCESS_WRITE && !reads_only) {
-            ids_w[nw++] = sys->res[i].id;
-        } else {
-            ids_r[nr++] = sys->res[i].id;
-        }
-    }
-    for (int32_t i = 0; i < sys->nmsgs; i++) {
-        uint32_t id = WF_MSG_ACCESS(sys->msgs[i].type);
-        /* a reader advances only its own cursor: reading a message type is
-         * a read of the queue */
-        if (sys->msgs[i].access == WEFT_ACCESS_WRITE && !reads_only) {
-            ids_w[nw++] = id;
-        } else {
-            ids_r[nr++] = id;
-        }
-    }
-    wf_sg_access acc = {ids_r, nr, ids_w, nw, NULL, 0, NULL, 0};
-    return wf_sg_add_access(g, node, &acc);
 }
 
 int64_t wf_system_query_count(const weft_world *w, const weft_query *q)
@@ -345,7 +254,7 @@ static weft_status sys_check_queries(weft_world *w, const sys_args *a, weft_quer
     const char *fn = sys_label(a);
     for (int32_t i = 0; i < a->nq; i++) {
         wf_qacc x;
-        query_access(qs[i], &x);
+        wf_query_access(qs[i], &x);
         if (a->condition && x.nw) {
             return wf_error(w, WEFT_ERR_ACCESS_VIOLATION,
                             "%s '%s': conditions are read-only, query %d writes '%s'", fn,
@@ -353,7 +262,7 @@ static weft_status sys_check_queries(weft_world *w, const sys_args *a, weft_quer
         }
         for (int32_t j = 0; j < i; j++) {
             wf_qacc y;
-            query_access(qs[j], &y);
+            wf_query_access(qs[j], &y);
             uint32_t id = qacc_conflict(&x, &y);
             bool same_set = a->groups && a->groups[i] != 0 && a->groups[i] == a->groups[j];
             if (id && !qacc_disjoint(&x, &y) && !same_set) {
@@ -402,7 +311,7 @@ void wf_system_destroy(weft_world *w, wf_system *sys)
     }
     for (int32_t i = 0; i < sys->nqueries; i++) {
         if (sys->queries[i]) {
-            weft_query_destroy(w, sys->queries[i]);
+            wf_world_query_destroy(w, sys->queries[i]);
         }
     }
     if (sys->queries) {
@@ -462,10 +371,9 @@ void wf_system_destroy(weft_world *w, wf_system *sys)
     wf_free(&w->alloc, sys, sizeof *sys, _Alignof(wf_system));
 }
 
-wf_system *wf_system_create(weft_schedule *s, const weft_system_desc *desc,
+wf_system *wf_system_create(weft_world *w, weft_schedule *s, const weft_system_desc *desc,
                             const weft_condition_desc *cdesc)
 {
-    weft_world *w = s->world;
     sys_args a;
     memset(&a, 0, sizeof a);
     if (desc) {
@@ -517,7 +425,7 @@ wf_system *wf_system_create(weft_schedule *s, const weft_system_desc *desc,
         }
         sys->nqueries = a.nq;
         for (int32_t i = 0; i < a.nq; i++) {
-            sys->queries[i] = weft_query_create(w, &a.queries[i]);
+            sys->queries[i] = wf_world_query_create(w, &a.queries[i], "weft_query_create");
             if (!sys->queries[i]) {
                 wf_system_destroy(w, sys); /* the query's error stays recorded */
                 return NULL;

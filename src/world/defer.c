@@ -350,3 +350,20 @@ void wf_defer_fini(weft_world *w)
     }
     wf_cmds_fini(&w->cmds);
 }
+
+void wf_world_iter_end(wf_iter *it, bool completed)
+{
+    weft_world *w = it->world;
+    weft_query *q = it->query;
+    it->state = WF_ITER_DONE;
+    if (it->mode == WF_ITER_TASK) {
+        return; /* the dispatching system owns the query's state */
+    }
+    if (completed && it->mode == WF_ITER_WORLD) {
+        q->last_run = it->this_run;
+    }
+    q->iterating--;
+    if (it->mode != WF_ITER_SYSTEM && --w->iter_depth == 0) {
+        wf_world_settle(w); /* what the iteration deferred */
+    }
+}

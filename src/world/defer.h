@@ -14,6 +14,7 @@
 #ifndef WF_DEFER_H
 #define WF_DEFER_H
 
+#include "query/iter.h"
 #include "world/world.h"
 
 /* Records a deferred structural call in the world buffer. For WF_CMD_SPAWN
@@ -45,6 +46,10 @@ static inline weft_status wf_cmds_record_small(weft_world *w, weft_commands *b, 
 weft_status wf_cmds_apply(weft_world *w, weft_commands *b);
 /* Applies the world buffer if nothing is deferring and it holds records. */
 void wf_world_settle(weft_world *w);
+/* Ends an active iteration; `completed` advances the query's last run
+ * (world iterations only). The outermost end of a world or exclusive
+ * iteration settles what it deferred. */
+void wf_world_iter_end(wf_iter *it, bool completed);
 /* True when e may be the subject of a deferred command: live, or a
  * reserved id waiting for its flush. */
 bool wf_defer_entity_ok(const weft_world *w, weft_entity e);

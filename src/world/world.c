@@ -203,3 +203,52 @@ weft_status wf_values_check(const weft_world *w, const weft_value *values, int32
     }
     return WEFT_OK;
 }
+
+/* ---- queries ---- */
+
+weft_query *wf_world_query_create(weft_world *world, const weft_query_desc *desc,
+                                  const char *fn)
+{
+    weft_query *q = wf_calloc(&world->alloc, sizeof *q, _Alignof(weft_query));
+    if (!q) {
+        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating a query");
+        return NULL;
+    }
+    wf_query_env env = wf_world_query_env(world);
+    int32_t bad = -1;
+    const char *why = "";
+    weft_status st = wf_query_compile(q, &env, desc, &bad, &why);
+    if (st != WEFT_OK) {
+        wf_free(&world->alloc, q, sizeof *q, _Alignof(weft_query));
+        if (bad >= 0) {
+            wf_error(world, st, "%s: term %d (component id %u, '%s'): %s", fn, bad,
+                     desc->terms[bad].id, wf_component_name(world, desc->terms[bad].id), why);
+        } else {
+            wf_error(world, st, "%s: %s", fn, why);
+        }
+        return NULL;
+    }
+    q->world = world;
+    /* "minus infinity": the first run sees everything as added and changed */
+    q->last_run = world->change_tick - WEFT_MAX_CHANGE_AGE;
+    q->next = world->queries;
+    if (world->queries) {
+        world->queries->prev = q;
+    }
+    world->queries = q;
+    return q;
+}
+
+void wf_world_query_destroy(weft_world *world, weft_query *query)
+{
+    if (query->prev) {
+        query->prev->next = query->next;
+    } else {
+        world->queries = query->next;
+    }
+    if (query->next) {
+        query->next->prev = query->prev;
+    }
+    wf_query_fini(query, &world->alloc);
+    wf_free(&world->alloc, query, sizeof *query, _Alignof(weft_query));
+}

@@ -120,6 +120,13 @@ wf_error_sink *wf_error_sink_for(const weft_world *w);
 weft_world *wf_world_create(const weft_world_desc *desc);
 void wf_world_destroy(weft_world *w);
 
+/* Compiles desc into a query owned by the world (errors recorded, their
+ * messages prefixed with `fn`); NULL on failure. */
+weft_query *wf_world_query_create(weft_world *world, const weft_query_desc *desc,
+                                  const char *fn);
+/* Unlinks and frees a query that is not being iterated. */
+void wf_world_query_destroy(weft_world *world, weft_query *query);
+
 /* Name of component c for messages ("#<id>" when unknown). */
 const char *wf_component_name(const weft_world *w, weft_component c);
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "sched/deque.h"
+#include "task/deque.h"
 
 // Items are small non-NULL integers disguised as pointers.
 static void *item(uintptr_t i) { return (void *)(i + 1); }

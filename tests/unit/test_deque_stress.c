@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "sched/deque.h"
+#include "task/deque.h"
 
 // 1M items take ~3 s under TSan on 2 cores, so no sanitizer scaling is needed.
 #define STRESS_ITEMS 1000000u

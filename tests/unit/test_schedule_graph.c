@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "sched/schedule_graph.h"
+#include "schedule/schedule_graph.h"
 #include "test_world.h"
 
 typedef struct fx {

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "sched/thread_pool.h"
+#include "task/thread_pool.h"
 
 #define POOL_TASKS 100000u
 #define POOL_GROUPS 10u

@@ -1,4 +1,4 @@
-/* src/sched/deque.c - Chase-Lev work-stealing deque (Le et al. 2013 orders).
+/* src/task/deque.c - Chase-Lev work-stealing deque (Le et al. 2013 orders).
  * SPDX-License-Identifier: MIT
  *
  * Invariants: top only increases, and only by a successful CAS; bottom is
@@ -19,7 +19,7 @@
  * owner (pop) continue that release sequence (C11 5.1.2.4), so a thief that
  * reads them still synchronizes with every earlier push.
  */
-#include "sched/deque.h"
+#include "task/deque.h"
 
 #include "core/check.h"
 

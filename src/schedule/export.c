@@ -1,11 +1,11 @@
-/* src/system/export.c - the last run as Chrome trace-event JSON and the
+/* src/schedule/export.c - the last run as Chrome trace-event JSON and the
  * built schedule as Graphviz DOT.
  * SPDX-License-Identifier: MIT
  *
  * Both write into a caller buffer snprintf-style: the full length is
  * returned, the text is cut (and NUL terminated) at the capacity.
  */
-#include "system/system.h"
+#include "schedule/schedule.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* src/sched/thread_pool.h - work-stealing thread pool; the caller is worker 0.
+/* src/task/thread_pool.h - work-stealing thread pool; the caller is worker 0.
  * SPDX-License-Identifier: MIT
  *
  * A pool of N workers: N-1 threads it starts plus the thread that created
@@ -25,7 +25,7 @@
 
 #include "core/alloc.h"
 #include "core/atomic.h"
-#include "sched/deque.h"
+#include "task/deque.h"
 
 /* Most workers a pool will start (the rest of a larger request is ignored). */
 #define WF_POOL_MAX_WORKERS 256u

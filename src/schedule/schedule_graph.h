@@ -1,4 +1,4 @@
-/* src/sched/schedule_graph.h - the pure graph-building layer of a schedule.
+/* src/schedule/schedule_graph.h - the pure graph-building layer of a schedule.
  * SPDX-License-Identifier: MIT
  *
  * A wf_sgraph holds what the public schedule API will collect: nodes

@@ -1,4 +1,4 @@
-/* src/sched/schedule_graph.c - flatten, sort, detect conflicts, insert syncs.
+/* src/schedule/schedule_graph.c - flatten, sort, detect conflicts, insert syncs.
  * SPDX-License-Identifier: MIT
  *
  * wf_sg_build runs these passes (spec/schedule.md §2.4, §3.1-3.4):
@@ -62,7 +62,7 @@
  * table and freed before wf_sg_build returns; results live until the next
  * build or wf_sg_fini. Threads: driver thread only.
  */
-#include "sched/schedule_graph.h"
+#include "schedule/schedule_graph.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* src/sched/deque.h - Chase-Lev work-stealing deque of task pointers.
+/* src/task/deque.h - Chase-Lev work-stealing deque of task pointers.
  * SPDX-License-Identifier: MIT
  *
  * One owner thread pushes and pops at the bottom (LIFO, cache-warm work);
@@ -25,7 +25,7 @@
 
 #include "core/alloc.h"
 #include "core/atomic.h"
-#include "core/thread.h"
+#include "task/thread.h"
 
 #define WF_CACHE_LINE 64
 

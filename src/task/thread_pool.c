@@ -1,4 +1,4 @@
-/* src/sched/thread_pool.c - workers, stealing, parking and task groups.
+/* src/task/thread_pool.c - workers, stealing, parking and task groups.
  * SPDX-License-Identifier: MIT
  *
  * Parking protocol (no lost wake-ups, no busy idle). `parked` counts
@@ -20,10 +20,10 @@
  * deque, as the deque's owner; other workers only steal. The pool header is
  * written at create and destroy by the driving thread only.
  */
-#include "sched/thread_pool.h"
+#include "task/thread_pool.h"
 
 #include "core/check.h"
-#include "core/thread.h"
+#include "task/thread.h"
 
 typedef struct pool_worker {
     wf_deque deque;        /* this worker is its owner; everyone may steal */

@@ -1,4 +1,4 @@
-/* src/core/thread.h - the one door to the OS threading API.
+/* src/task/thread.h - the one door to the OS threading API.
  * SPDX-License-Identifier: MIT
  *
  * Thin pthread wrappers: thread create/join, mutex, condition variable, a

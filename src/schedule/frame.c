@@ -1,4 +1,4 @@
-/* src/system/frame.c - the frame helper: an ordered list of schedules and
+/* src/schedule/frame.c - the frame helper: an ordered list of schedules and
  * a fixed-timestep schedule driven by an accumulator (spec/schedule.md
  * §3.5).
  * SPDX-License-Identifier: MIT
@@ -8,7 +8,7 @@
  * fixed one run floor(acc / step) times at its place (each run sees
  * dt = step), keeping the remainder for the next frame.
  */
-#include "system/system.h"
+#include "schedule/schedule.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* src/core/thread.c - pthread backend of core/thread.h.
+/* src/task/thread.c - pthread backend of task/thread.h.
  * SPDX-License-Identifier: MIT
  *
  * The semaphore is a mutex, a condition variable and a count rather than
@@ -10,7 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "core/thread.h"
+#include "task/thread.h"
 
 #include <sched.h>
 #include <unistd.h>

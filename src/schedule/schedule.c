@@ -1,4 +1,4 @@
-/* src/system/schedule.c - building a schedule into a plan.
+/* src/schedule/schedule.c - building a schedule into a plan.
  * SPDX-License-Identifier: MIT
  *
  * A build starts from the declarations each time (they are small): it
@@ -8,11 +8,99 @@
  * and orderings, and lets the graph order conflicting pairs, report
  * ambiguities and insert sync points. The plan then turns the graph's
  * topological order into steps and adds the barrier edges that make sync
- * points and exclusive systems run alone (see system.h).
+ * points and exclusive systems run alone (see schedule.h).
  */
-#include "system/system.h"
+#include "schedule/schedule.h"
 
 #include <string.h>
+
+/* ---- the world's system state ---- */
+
+static void sys_world_fini(weft_world *w)
+{
+    wf_sys_world *sw = w->sys;
+    while (sw->schedules) {
+        weft_schedule *s = sw->schedules;
+        sw->schedules = s->next;
+        wf_schedule_free(w, s);
+    }
+    wf_exec_release(w);
+    if (sw->frame) {
+        wf_free(&w->alloc, sw->frame, (size_t)sw->nframe * sizeof *sw->frame,
+                _Alignof(weft_schedule *));
+    }
+    wf_free(&w->alloc, sw, sizeof *sw, _Alignof(wf_sys_world));
+    w->sys = NULL;
+    w->sys_fini = NULL;
+}
+
+wf_sys_world *wf_sys_get(weft_world *w)
+{
+    if (!w->sys) {
+        wf_sys_world *sw = wf_calloc(&w->alloc, sizeof *sw, _Alignof(wf_sys_world));
+        if (!sw) {
+            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating scheduler state");
+            return NULL;
+        }
+        sw->threads = 1;
+        sw->step = 1.0 / 64.0;
+        sw->max_delta = 0.25;
+        w->sys = sw;
+        w->sys_fini = sys_world_fini;
+    }
+    return w->sys;
+}
+
+/* Appends the system's access blocks (queries, resources, messages) to
+ * node `node` of g; `reads_only` turns writes into reads (conditions). */
+static weft_status system_access(const wf_system *sys, wf_sgraph *g, uint32_t node,
+                                 bool reads_only)
+{
+    for (int32_t i = 0; i < sys->nqueries; i++) {
+        wf_qacc a;
+        wf_query_access(sys->queries[i], &a);
+        uint32_t reads[2 * WEFT_MAX_TERMS];
+        uint32_t nr = a.nr;
+        memcpy(reads, a.reads, nr * sizeof *reads);
+        if (reads_only) {
+            memcpy(reads + nr, a.writes, a.nw * sizeof *reads);
+            nr += a.nw;
+        }
+        wf_sg_access acc = {reads, nr, a.writes, reads_only ? 0 : a.nw,
+                            a.with, a.nwith, a.without, a.nwithout};
+        weft_status st = wf_sg_add_access(g, node, &acc);
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    uint32_t n = (uint32_t)(sys->nres + sys->nmsgs);
+    if (n == 0) {
+        return WEFT_OK;
+    }
+    uint32_t ids_r[WEFT_MAX_SYSTEM_RESOURCES + WEFT_MAX_SYSTEM_MESSAGES];
+    uint32_t ids_w[WEFT_MAX_SYSTEM_RESOURCES + WEFT_MAX_SYSTEM_MESSAGES];
+    uint32_t nr = 0, nw = 0;
+    for (int32_t i = 0; i < sys->nres; i++) {
+        if (sys->res[i].access == WEFT_ACCESS_WRITE && !reads_only) {
+            ids_w[nw++] = sys->res[i].id;
+        } else {
+            ids_r[nr++] = sys->res[i].id;
+        }
+    }
+    for (int32_t i = 0; i < sys->nmsgs; i++) {
+        uint32_t id = WF_MSG_ACCESS(sys->msgs[i].type);
+        /* a reader advances only its own cursor: reading a message type is
+         * a read of the queue */
+        if (sys->msgs[i].access == WEFT_ACCESS_WRITE && !reads_only) {
+            ids_w[nw++] = id;
+        } else {
+            ids_r[nr++] = id;
+        }
+    }
+    wf_sg_access acc = {ids_r, nr, ids_w, nw, NULL, 0, NULL, 0};
+    return wf_sg_add_access(g, node, &acc);
+}
+
 
 #define SCHED_ALIGN _Alignof(uint64_t)
 
@@ -126,7 +214,7 @@ static weft_status cond_access(weft_condition *c, wf_sgraph *g, uint32_t node)
     }
     switch (c->kind) {
     case WF_COND_USER:
-        return wf_system_access(c->sys, g, node, true);
+        return system_access(c->sys, g, node, true);
     case WF_COND_RES_CHANGED:
     case WF_COND_RES_EXISTS: {
         uint32_t id = c->res;
@@ -169,7 +257,7 @@ static weft_status feed_graph(weft_schedule *s, wf_sgraph *g, uint8_t *mark)
             return WEFT_ERR_OUT_OF_MEMORY;
         }
         if (d->sys) {
-            st = wf_system_access(d->sys, g, id, false);
+            st = system_access(d->sys, g, id, false);
         }
         for (uint32_t c = 0; c < d->conds.n && st == WEFT_OK; c++) {
             st = cond_access(d->conds.v[c], g, id);

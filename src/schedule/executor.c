@@ -1,4 +1,4 @@
-/* src/system/executor.c - running a built schedule: one thread, the
+/* src/schedule/executor.c - running a built schedule: one thread, the
  * built-in pool, or a host job system; parallel iteration inside systems.
  * SPDX-License-Identifier: MIT
  *
@@ -23,7 +23,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
-#include "system/system.h"
+#include "schedule/schedule.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,19 +84,6 @@ static int32_t host_worker(void)
 
 /* ---- failure ---- */
 
-void wf_ctx_fail(weft_system_ctx *ctx, weft_status st, const char *msg)
-{
-    wf_system *sys = ctx->sys;
-    if (!sys || sys->fail_status != WEFT_OK) {
-        return;
-    }
-    sys->fail_status = st == WEFT_OK ? WEFT_ERR_INTERNAL : st;
-    snprintf(sys->fail_msg, sizeof sys->fail_msg, "%s", msg ? msg : weft_status_str(st));
-    if (ctx->sched && ctx->sched->exec) {
-        wf_atomic_store_relaxed_u32(&ctx->sched->exec->failed, 1);
-    }
-}
-
 /* ---- applying buffers ---- */
 
 static void apply_buffer(weft_world *w, weft_commands *b)
@@ -145,8 +132,8 @@ static bool set_eval(wf_exec *x, uint32_t set, int32_t worker)
     }
     uint32_t expected = 0;
     if (wf_atomic_cas_seq_cst_u32(state, &expected, 1)) {
-        weft_system_ctx ctx = {x->w, NULL, s, tick_of(x, s->plan.set_first[set]), worker,
-                               x->dt, false, true};
+        weft_system_ctx ctx = {x->w, NULL, &x->failed, tick_of(x, s->plan.set_first[set]),
+                               worker, x->dt, false, true};
         bool r = true;
         const wf_conds *c = &s->sets[set].conds;
         for (uint32_t i = 0; i < c->n; i++) {
@@ -167,7 +154,7 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
 {
     weft_schedule *s = x->s;
     wf_system *sys = st->sys;
-    weft_system_ctx ctx = {x->w, sys, s, tick_of(x, st->pos), worker, x->dt,
+    weft_system_ctx ctx = {x->w, sys, &x->failed, tick_of(x, st->pos), worker, x->dt,
                            st->kind == WF_STEP_EXCLUSIVE, false};
     sys->fail_status = WEFT_OK;
     sys->ran = false;
@@ -796,7 +783,9 @@ static void par_task_body(wf_par_task *t)
     wf_iter_init(wi, pc->w, pc->q, &env, pc->q->last_run, pc->this_run, false);
     wf_iter_restrict(wi, t->match, t->row, t->row_end);
     pc->fn(&it, sys->chunks[t->buf].cmds, pc->user);
-    weft_iter_fini(&it);
+    if (wi->state == WF_ITER_ACTIVE) {
+        wf_world_iter_end(wi, false);
+    }
     wf_error_sink_swap(prev);
 }
 
@@ -898,7 +887,7 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
     }
     if (workers <= 1 || total < 2u * (uint64_t)min || ctx->condition) {
         weft_iter it;
-        weft_status st = weft_system_iter(ctx, query, &it);
+        weft_status st = wf_ctx_iter(ctx, query, &it, "weft_system_par_each");
         if (st != WEFT_OK) {
             return st;
         }
@@ -906,7 +895,10 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
             sys->cmds_used = true;
         }
         fn(&it, ctx->condition ? NULL : sys->cmds, user);
-        weft_iter_fini(&it);
+        wf_iter *wi = (wf_iter *)(void *)&it;
+        if (wi->state == WF_ITER_ACTIVE) {
+            wf_world_iter_end(wi, false);
+        }
         return WEFT_OK;
     }
     uint64_t target = (total + (uint64_t)workers * 4u - 1u) / ((uint64_t)workers * 4u);

@@ -1,0 +1,175 @@
+/* src/schedule/schedule.h - schedules: declarations, the built plan, the
+ * executor that runs it, frames and exports.
+ * SPDX-License-Identifier: MIT
+ *
+ * A schedule keeps what the user declared (systems, apply points, sets,
+ * orderings, conditions) and, after a build, a plan: one step per position
+ * of the topological order computed by the schedule graph
+ * (schedule/schedule_graph.h), with successor lists and predecessor
+ * counts. Sync points and exclusive systems are barriers in the plan:
+ * every earlier step finishes before one starts and no later step starts
+ * before it ends, so a sync point applies exactly the buffers of the steps
+ * before it, in order, and the result of a run never depends on the
+ * thread count.
+ *
+ * Ticks: a run reserves one tick per position, tick(p) = base + 1 + p, so
+ * each system's this_run is fixed by its place in the order. The world's
+ * change tick ("now" for tick ages) is held at the tick of the next
+ * barrier while a segment runs, and set to tick(p) during barrier p, so it
+ * never runs behind a stamped tick and commands applied at a sync point
+ * are stamped before every later system's this_run (seen as Added/Changed
+ * in the same run).
+ *
+ * Threads: declaration and build on the driver thread. During a run,
+ * steps execute on pool workers (or host jobs); main-thread systems,
+ * exclusive systems and sync points only on the thread that called
+ * weft_schedule_run.
+ */
+#ifndef WF_SCHEDULE_H
+#define WF_SCHEDULE_H
+
+#include "system/system.h"
+#include "schedule/schedule_graph.h"
+#include "task/thread_pool.h"
+
+typedef struct wf_exec wf_exec;
+
+typedef struct wf_decl_node {
+    wf_system *sys;            /* NULL: an apply point */
+    char *name;                /* apply points */
+    wf_conds conds;
+} wf_decl_node;
+
+typedef struct wf_decl_set {
+    char *name;
+    wf_conds conds;
+} wf_decl_set;
+
+typedef struct wf_decl_edge {
+    weft_node a, b;
+    uint32_t flags;
+} wf_decl_edge;
+
+enum wf_step_kind { WF_STEP_SYSTEM = 0, WF_STEP_SYNC = 1, WF_STEP_EXCLUSIVE = 2 };
+
+/* One position of the built order. */
+typedef struct wf_step {
+    weft_schedule *sched;
+    uint32_t pos;              /* this step's position */
+    wf_system *sys;            /* NULL for sync points */
+    uint8_t kind;              /* wf_step_kind */
+    bool main_only;            /* runs on the calling thread */
+    uint32_t node;             /* schedule-graph node id */
+    uint32_t pred;             /* predecessors (barrier edges included) */
+    uint32_t succ0, succ1;     /* successors: plan.succ[succ0 .. succ1) */
+    uint32_t sets0, sets1;     /* conditioned sets: plan.sets[sets0 .. sets1) */
+    uint32_t seg_end;          /* position of the next barrier, or n */
+    const wf_conds *conds;     /* own conditions, or NULL when none */
+} wf_step;
+
+typedef struct wf_plan {
+    uint32_t n;
+    wf_step *steps;
+    uint32_t *succ;
+    uint32_t nsucc;
+    uint32_t *sets;            /* conditioned set indices per step */
+    uint32_t nsets_ref;
+    uint32_t *set_first;       /* [nset_slots] first member position of each set */
+    uint32_t nset_slots;       /* sets when built */
+    uint32_t nsync;
+    /* ambiguity report (after filtering) */
+    weft_ambiguity *amb;
+    uint32_t namb;
+    weft_component *amb_ids;
+    uint32_t namb_ids;
+} wf_plan;
+
+struct weft_schedule {
+    weft_world *world;
+    char *name;
+    wf_decl_node *nodes;
+    uint32_t nnodes, cap_nodes;
+    wf_decl_set *sets;
+    uint32_t nsets, cap_sets;
+    wf_decl_edge *members;     /* (child, set) */
+    uint32_t nmembers, cap_members;
+    wf_decl_edge *edges;       /* (before, after, flags) */
+    uint32_t nedges, cap_edges;
+    wf_decl_edge *amb_ok;      /* ambiguous_with pairs */
+    uint32_t namb_ok, cap_amb_ok;
+    weft_component *ignored;
+    uint32_t nignored, cap_ignored;
+    weft_condition *conds;     /* every condition (list) */
+    bool auto_sync;
+    bool apply_final;
+    bool profiling;
+    bool dirty;                /* declarations changed since the last build */
+    bool running;
+    uint32_t builds;
+    wf_sgraph graph;           /* the last successful build's graph */
+    bool built;
+    wf_plan plan;
+    /* run state, sized by the plan */
+    wf_atomic_u32 *remaining;  /* [n] */
+    wf_atomic_u32 *set_state;  /* [nsets]: 0 unevaluated, 1 busy, 2 true, 3 false */
+    wf_atomic_u32 *readyq;     /* [n] ready steps of a run: position + 1,
+                                  0 until published (each step enters once) */
+    uint32_t *mq;              /* [n] main-thread queue (ring) */
+    uint8_t *pending;          /* [n] the step's buffer holds commands */
+    wf_atomic_u32 mq_lock;     /* spin lock of mq */
+    uint32_t mq_head, mq_tail;
+    wf_exec *exec;             /* the run in progress, or NULL */
+    uint32_t applied;          /* positions whose buffers are applied */
+    bool carry;                /* the last run skipped its final apply: the
+                                  next sync point applies every buffer */
+    int32_t max_conc;
+    uint64_t run_t0;           /* profiling: clock at the run's start */
+    uint32_t trace_workers;
+    struct weft_schedule *next; /* world's list */
+};
+
+/* The world's system-layer state (w->sys). */
+typedef struct wf_sys_world {
+    weft_schedule *schedules;
+    int32_t threads;           /* workers of the executor (1: single) */
+    wf_thread_pool *pool;
+    bool host;
+    weft_job_system jobs;
+    int32_t depth;             /* schedules running (nested runs) */
+    /* frame plan */
+    weft_schedule **frame;
+    int32_t nframe;
+    weft_schedule *fixed;
+    int32_t fixed_before;
+    double step, max_delta, acc;
+    bool no_msg_update;
+    int32_t fixed_steps;
+} wf_sys_world;
+
+/* ---- schedule.c ---- */
+wf_sys_world *wf_sys_get(weft_world *w);            /* creates on first use */
+weft_status wf_schedule_build(weft_schedule *s);
+void wf_schedule_free(weft_world *w, weft_schedule *s);
+bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok);
+bool wf_conds_push(weft_world *w, wf_conds *c, weft_condition *cond);
+
+/* ---- executor.c ---- */
+weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt);
+weft_status wf_schedule_apply_pending(weft_world *w, weft_schedule *s);
+weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, void *user,
+                        int32_t min_rows);
+weft_status wf_exec_set_threads(weft_world *w, int32_t threads);
+weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs);
+/* Stops the pool and returns to single-threaded. */
+void wf_exec_release(weft_world *w);
+uint64_t wf_now_ns(void);
+
+/* ---- export.c ---- */
+size_t wf_schedule_trace(const weft_schedule *s, char *buf, size_t cap);
+size_t wf_schedule_dot(const weft_schedule *s, char *buf, size_t cap);
+
+/* ---- frame.c ---- */
+weft_status wf_frame_configure(weft_world *w, const weft_frame_desc *d);
+weft_status wf_frame_run(weft_world *w, double dt);
+
+#endif

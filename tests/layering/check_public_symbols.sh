@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tests/layering/check_public_symbols.sh - public entry points live only in
+# src/api/: no object compiled from outside src/api/ may define or reference
+# a weft_* symbol (internal code calls wf_* functions, so the api layer's
+# armor never runs twice and lower layers never call upward).
+# SPDX-License-Identifier: MIT
+#
+# Usage: check_public_symbols.sh <nm> <object>|<object>|...
+# (the objects of the weft_obj library, joined with '|').
+set -euo pipefail
+nm_tool=$1
+IFS='|' read -r -a objects <<< "$2"
+
+api=0
+other=0
+bad=""
+for o in "${objects[@]}"; do
+    syms=$("$nm_tool" "$o" | awk '$NF ~ /^weft_/ {print $(NF-1), $NF}')
+    case "$o" in
+    */src/api/*)
+        api=$((api + 1))
+        if [ -n "$syms" ]; then api_syms=1; fi
+        ;;
+    *)
+        other=$((other + 1))
+        if [ -n "$syms" ]; then
+            bad+="$(echo "$syms" | sed "s|^|  ${o##*/src/}: |")"$'\n'
+        fi
+        ;;
+    esac
+done
+
+# Guard against a vacuous pass (wrong object list, nm printing nothing).
+if [ "$api" -eq 0 ] || [ "$other" -eq 0 ] || [ "${api_syms:-0}" -ne 1 ]; then
+    echo "check_public_symbols: expected objects inside and outside src/api/ and weft_*" \
+         "symbols in src/api/ (got $api api objects, $other others)" >&2
+    exit 1
+fi
+if [ -n "$bad" ]; then
+    echo "objects outside src/api/ define or reference weft_* symbols" \
+         "(T: defines, U: calls):" >&2
+    printf '%s' "$bad" >&2
+    exit 1
+fi
+echo "ok: $other objects outside src/api/ use no weft_* symbol; $api api objects"
