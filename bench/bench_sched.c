@@ -19,9 +19,11 @@
  *                  2 threads vs 1 (target >= 1.9x speedup, flecs 1.00x), and
  *                  1 thread vs the two kernels called directly.
  *  par_iter        one system, weft_system_par_each of a sqrt/sin/cos kernel
- *                  over 1M and over 1,000 entities: 2 threads vs 1 (target
- *                  >= 1.95x at 1M; <= 1.1x the 1-thread time at 1,000), and
- *                  vs a plain C loop and a plain C 2-way split on a persistent
+ *                  over 1M and over 4,096 entities (the smallest size the
+ *                  default min_rows splits; the bench fails unless the
+ *                  2-thread run used >= 2 chunk tasks): 2 threads vs 1
+ *                  (target >= 1.95x at 1M, >= 1.25x at 4,096), and vs a
+ *                  plain C loop and a plain C 2-way split on a persistent
  *                  pthread (condition-variable handoff per pass).
  *  par_sweep       N26: par_each on 2 threads vs the same system on 1 thread,
  *                  N = 2^6 .. the smallest power of two >= min(--n, 2^20)
@@ -54,6 +56,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,26 +499,30 @@ void bench_sched_heavy2(const bench_cfg *cfg, const bench_data *data)
     bench_world_fini(&b);
 }
 
-/* ---- par_iter: par_each of a heavy kernel, 1M and 1,000 entities ---- */
+/* ---- par_iter: par_each of a heavy kernel, 1M and 4,096 entities ---- */
 
 typedef struct sch_par_sys {
     weft_chunk_fn fn;
     int32_t min_rows;
+    void *user; /* passed to fn */
 } sch_par_sys;
 
 static void sch_par_system(weft_system_ctx *ctx, void *user)
 {
     const sch_par_sys *p = user;
-    weft_status st = weft_system_par_each(ctx, 0, p->fn, NULL, p->min_rows);
+    weft_status st = weft_system_par_each(ctx, 0, p->fn, p->user, p->min_rows);
     if (st != WEFT_OK) {
         weft_system_fail(ctx, st, "weft_system_par_each");
     }
 }
 
+/* user: an atomic counter of the chunk tasks run, or NULL. */
 static void sch_trig_chunk(weft_iter *it, weft_commands *cmds, void *user)
 {
     (void)cmds;
-    (void)user;
+    if (user != NULL) {
+        atomic_fetch_add_explicit((atomic_int *)user, 1, memory_order_relaxed);
+    }
     while (weft_iter_next(it)) {
         const bench_position *p = weft_iter_field(it, 0, sizeof *p);
         float *o = weft_iter_field_mut(it, 1, sizeof *o);
@@ -606,6 +613,7 @@ static void sch_split_stop(sch_split *sp)
 
 typedef struct sch_par_result {
     double w1, w2, loop, split; /* ns per entity */
+    int32_t tasks2;             /* chunk tasks of one 2-thread run */
 } sch_par_result;
 
 static sch_par_result sch_par_case(const bench_cfg *cfg, int32_t n, uint64_t seed)
@@ -631,7 +639,9 @@ static sch_par_result sch_par_case(const bench_cfg *cfg, int32_t n, uint64_t see
     q.terms[0].access = WEFT_ACCESS_READ;
     q.terms[1].id = out;
     q.terms[1].access = WEFT_ACCESS_WRITE;
-    sch_par_sys sys = {sch_trig_chunk, 0};
+    atomic_int tasks;
+    atomic_init(&tasks, 0);
+    sch_par_sys sys = {sch_trig_chunk, 0, &tasks};
     sch_add_system(&b, s, "par_trig", sch_par_system, &sys, &q, 1, NULL, 0, 0);
     bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(s));
     sch_split sp;
@@ -699,9 +709,25 @@ static sch_par_result sch_par_case(const bench_cfg *cfg, int32_t n, uint64_t see
     if (row != n) {
         bench_fail("par_iter", "result check", "wrong row count");
     }
+    /* One counted run per thread count: the 2-thread figure must come from
+     * a run the pool really split (a single chunk would be the 1-thread
+     * inline path measured twice). */
+    int32_t counted[3] = {0, 0, 0};
+    for (int32_t t = 1; t <= 2; t++) {
+        sch_threads(&b, t);
+        atomic_store(&tasks, 0);
+        sch_run(&b, s);
+        counted[t] = atomic_load(&tasks);
+    }
+    if (counted[1] != 1 || counted[2] < 2) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "%d chunk task(s) on 1 thread, %d on 2 (want 1, >= 2)",
+                 (int)counted[1], (int)counted[2]);
+        bench_fail("par_iter", "split check", detail);
+    }
     sch_threads(&b, 1);
     sch_par_result res = {bench_median(v1, total), bench_median(v2, total),
-                          bench_median(vl, total), bench_median(vs, total)};
+                          bench_median(vl, total), bench_median(vs, total), counted[2]};
     sch_split_stop(&sp);
     free(v1);
     free(v2);
@@ -717,7 +743,9 @@ void bench_sched_par_iter(const bench_cfg *cfg, const bench_data *data)
 {
     (void)data;
     sch_par_result big = sch_par_case(cfg, 1000000, cfg->seed ^ 0x1111u);
-    sch_par_result small = sch_par_case(cfg, 1000, cfg->seed ^ 0x2222u);
+    /* The smallest size the pool splits with the default min_rows (1024):
+     * par_each runs inline below 2 x min_rows rows. */
+    sch_par_result small = sch_par_case(cfg, 4096, cfg->seed ^ 0x2222u);
     bench_report_ratio("par_iter 1M heavy, 2 threads vs 1 thread", "ns", big.w2, big.w1,
                        1.0 / 1.95);
     bench_report_ratio("par_iter 1M heavy, 2 threads vs plain C 2-way split", "ns", big.w2,
@@ -726,19 +754,19 @@ void bench_sched_par_iter(const bench_cfg *cfg, const bench_data *data)
                        0.0);
     bench_report_ratio("par_iter 1M heavy, plain C: 2-way split vs loop", "ns", big.split,
                        big.loop, 0.0);
-    bench_report_ratio("par_iter 1000 heavy, 2 threads vs 1 thread", "ns", small.w2, small.w1,
-                       1.1);
-    bench_report_ratio("par_iter 1000 heavy, 2 threads vs plain C loop", "ns", small.w2,
+    bench_report_ratio("par_iter 4096 heavy, 2 threads vs 1 thread", "ns", small.w2, small.w1,
+                       0.8);
+    bench_report_ratio("par_iter 4096 heavy, 2 threads vs plain C 2-way split", "ns", small.w2,
+                       small.split, 0.0);
+    bench_report_ratio("par_iter 4096 heavy, 1 thread vs plain C loop", "ns", small.w1,
                        small.loop, 0.0);
-    bench_report_ratio("par_iter 1000 heavy, 1 thread vs plain C loop", "ns", small.w1,
+    bench_report_ratio("par_iter 4096 heavy, plain C: 2-way split vs loop", "ns", small.split,
                        small.loop, 0.0);
-    bench_report_ratio("par_iter 1000 heavy, plain C: 2-way split vs loop", "ns", small.split,
-                       small.loop, 0.0);
-    bench_note("par_iter: speedup on 2 threads %.2fx at 1M (target >= 1.95x; plain C split "
-               "%.2fx; flecs 2.01x), %.2fx at 1,000 (target >= 1/1.1 = 0.91x; plain C "
-               "split %.2fx)",
-               big.w1 / big.w2, big.loop / big.split, small.w1 / small.w2,
-               small.loop / small.split);
+    bench_note("par_iter: speedup on 2 threads %.2fx at 1M in %d chunk tasks (target >= 1.95x; "
+               "plain C split %.2fx; flecs 2.01x), %.2fx at 4,096 in %d tasks (target >= "
+               "1.25x; plain C split %.2fx)",
+               big.w1 / big.w2, (int)big.tasks2, big.loop / big.split, small.w1 / small.w2,
+               (int)small.tasks2, small.loop / small.split);
 }
 
 /* ---- par_sweep (N26): break-even over N and kernel weight ---- */
@@ -821,6 +849,7 @@ void bench_sched_par_sweep(const bench_cfg *cfg, const bench_data *data)
         sch[k] = sch_create(&b, name);
         sys[k].fn = fns[k % 3];
         sys[k].min_rows = k < 3 ? 0 : 64;
+        sys[k].user = NULL;
         sch_add_system(&b, sch[k], name, sch_par_system, &sys[k], &q, 1, NULL, 0, 0);
         bench_world_expect(&b, "weft_schedule_build", weft_schedule_build(sch[k]));
     }

@@ -10,7 +10,8 @@
  * target. A target is either an upper bound on the weft figure ("<= 20 ns")
  * or on the ratio ("<= 1.05x"). Notes (formulas, derived figures) follow
  * the table. The exit status is 0 unless a call failed (1), a usage error (2),
- * or --strict was given and a target was missed (3).
+ * --strict was given and a target was missed (3), or --check failed (4: a
+ * missed target, a malformed line, or a target that matches no row).
  *
  * Warm heap (the default on glibc): the process keeps freed memory (no
  * trimming, no per-allocation mmap), so after the warm-up repetition both
@@ -310,7 +311,7 @@ static const bench_scenario g_scenarios[] = {
     {"field", "one loop over a table or sparse field vs plain arrays", bench_field},
     {"sched_empty", "1,000 / 6,000 empty systems per run, 1 and 2 threads", bench_sched_empty},
     {"sched_heavy2", "two independent ~1.5 ms systems, 2 threads vs 1", bench_sched_heavy2},
-    {"par_iter", "par_each of a sqrt/sin kernel over 1M and 1,000 entities", bench_sched_par_iter},
+    {"par_iter", "par_each of a sqrt/sin kernel over 1M and 4,096 entities", bench_sched_par_iter},
     {"par_sweep", "N26: par_each 2 vs 1 thread over N x kernel weight", bench_sched_par_sweep},
     {"sched_overhead", "N25: ns per empty system, 10 .. 6,000 systems", bench_sched_overhead},
     {"sched_sync", "N24: interleaved vs grouped command systems (sync points)", bench_sched_sync},
@@ -342,7 +343,8 @@ static void bench_usage(FILE *f)
             "  --csv FILE    write every row as CSV (with compiler, flags, CPU, date)\n"
             "  --json FILE   the same as JSON\n"
             "  --check FILE  compare ratios with a targets file (bench/targets.txt);\n"
-            "                exit 4 on a miss\n"
+            "                exit 4 on a miss, a malformed line or a target that\n"
+            "                matches no row of the run\n"
             "  --n N         entities per scenario\n"
             "  --reps K      measured repetitions, median reported (default 5)\n"
             "  --warmup W    discarded repetitions first (default 1)\n"
@@ -500,8 +502,12 @@ static bool bench_write_results(const char *path, bool json, const bench_cfg *cf
 
 /* Targets file: one line per scenario, "name, max ratio" (the last comma
  * splits); "name @ param, max ratio" limits a line to one swept value.
- * '#' starts a comment. Every matching row must have weft / baseline at or
- * below the max ratio. Returns the number of misses, or -1 if unreadable. */
+ * '#' starts a comment; blank lines are skipped. Every matching row must
+ * have weft / baseline at or below the max ratio. A line that cannot be
+ * parsed, or that matches no row of this run (a renamed or removed
+ * scenario, or one that was not run), is a failure, not a skip: a target
+ * nobody checks would read as met. Returns the number of failures (misses,
+ * dead and malformed lines), or -1 if the file cannot be read. */
 static int32_t bench_check_targets(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -510,37 +516,57 @@ static int32_t bench_check_targets(const char *path)
         return -1;
     }
     char line[512];
+    int32_t targets = 0;
     int32_t misses = 0;
-    int32_t checked = 0;
+    int32_t dead = 0;
+    int32_t malformed = 0;
+    int32_t rows_checked = 0;
     int32_t lineno = 0;
     printf("\ncheck against %s:\n", path);
     while (fgets(line, sizeof line, f) != NULL) {
         lineno++;
         line[strcspn(line, "#\r\n")] = '\0';
-        char *comma = strrchr(line, ',');
-        if (comma == NULL) {
-            continue;
-        }
-        *comma = '\0';
-        double max_ratio = strtod(comma + 1, NULL);
         char *name = line;
         while (*name == ' ' || *name == '\t') {
             name++;
         }
+        if (*name == '\0') {
+            continue;
+        }
+        char *comma = strrchr(name, ',');
+        char *end = NULL;
+        double max_ratio = 0.0;
+        if (comma != NULL) {
+            *comma = '\0';
+            max_ratio = strtod(comma + 1, &end);
+            while (end != NULL && (*end == ' ' || *end == '\t')) {
+                end++;
+            }
+        }
         long long param = -1;
-        char *at = strchr(name, '@');
+        bool bad_param = false;
+        char *at = comma != NULL ? strchr(name, '@') : NULL;
         if (at != NULL) {
-            param = strtoll(at + 1, NULL, 0);
+            char *pend = NULL;
+            param = strtoll(at + 1, &pend, 0);
+            while (pend != NULL && (*pend == ' ' || *pend == '\t')) {
+                pend++;
+            }
+            bad_param = pend == at + 1 || pend == NULL || *pend != '\0' || param < 0;
             *at = '\0';
         }
         size_t len = strlen(name);
         while (len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t')) {
             name[--len] = '\0';
         }
-        if (len == 0 || max_ratio <= 0.0) {
-            fprintf(stderr, "weft_bench: %s:%d: bad target line\n", path, (int)lineno);
+        if (comma == NULL || end == comma + 1 || end == NULL || *end != '\0' ||
+            !(max_ratio > 0.0) || bad_param || len == 0) {
+            malformed++;
+            printf("  BAD  %s:%d: not \"name [@ param], max ratio\"\n", path, (int)lineno);
             continue;
         }
+        targets++;
+        int32_t matched = 0;
         for (int32_t i = 0; i < g_row_count; i++) {
             const bench_row *r = &g_rows[i];
             if (strcmp(r->scenario, name) != 0 || (param >= 0 && r->param != param)) {
@@ -548,17 +574,29 @@ static int32_t bench_check_targets(const char *path)
             }
             double ratio = r->baseline > 0.0 ? r->weft / r->baseline : 0.0;
             bool ok = r->baseline > 0.0 && ratio <= max_ratio;
-            checked++;
+            matched++;
             if (!ok) {
                 misses++;
                 printf("  MISS %s [%lld]: %.3f > %.3f\n", r->scenario, (long long)r->param,
                        ratio, max_ratio);
             }
         }
+        if (matched == 0) {
+            dead++;
+            if (param >= 0) {
+                printf("  DEAD %s:%d: no row \"%s\" at %lld in this run\n", path, (int)lineno,
+                       name, param);
+            } else {
+                printf("  DEAD %s:%d: no row \"%s\" in this run\n", path, (int)lineno, name);
+            }
+        }
+        rows_checked += matched;
     }
     fclose(f);
-    printf("  %d row(s) checked, %d miss(es)\n", (int)checked, (int)misses);
-    return misses;
+    printf("  %d target(s) checked against %d row(s): %d miss(es), %d without a row, "
+           "%d malformed\n",
+           (int)targets, (int)rows_checked, (int)misses, (int)dead, (int)malformed);
+    return misses + dead + malformed;
 }
 
 int main(int argc, char **argv)

@@ -416,7 +416,8 @@ void bench_get(const bench_cfg *cfg, const bench_data *d)
 
 /* ---- memory ---- */
 
-/* A counting allocator hook, to cross-check the world's live_bytes. */
+/* A counting allocator hook, to cross-check the world's live_bytes: a
+ * mismatch, or a byte still allocated after destroy, fails the bench. */
 typedef struct bench_counter {
     int64_t bytes;
 } bench_counter;
@@ -474,16 +475,19 @@ static void memory_case(const bench_cfg *cfg, const bench_data *d, bool ticks,
     int64_t hook_delta = counter.bytes - hook_before;
     int64_t stats_delta = after.live_bytes - before.live_bytes;
     if (hook_delta != stats_delta) {
-        fprintf(stderr,
-                "  note: %s: live_bytes grew by %lld but the allocator hook saw "
-                "%lld bytes\n",
-                label, (long long)stats_delta, (long long)hook_delta);
+        char detail[160];
+        snprintf(detail, sizeof detail,
+                 "live_bytes grew by %lld but the allocator hook saw %lld bytes",
+                 (long long)stats_delta, (long long)hook_delta);
+        bench_fail(label, "live-byte accounting", detail);
     }
     bench_world_verify(&b, n);
     bench_world_fini(&b);
     if (counter.bytes != 0) {
-        fprintf(stderr, "  note: %s: %lld bytes still allocated after destroy\n",
-                label, (long long)counter.bytes);
+        char detail[160];
+        snprintf(detail, sizeof detail, "%lld bytes still allocated after weft_world_destroy",
+                 (long long)counter.bytes);
+        bench_fail(label, "leak check", detail);
     }
 
     bl_store *s = bl_create(ticks);

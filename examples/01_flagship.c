@@ -19,15 +19,16 @@
  *     present:  propagate -> census -> report (report once a second)
  *
  * Prints the entity count, the mean frame time, how many systems ran at
- * the same time, the final state (the same for every thread count), the
- * world hash, and
- * writes the last frame's update run as a Chrome trace (flagship_trace.json:
+ * the same time, how many chunk tasks the two par_each systems ran (one per
+ * call on one thread; more once rows split across workers), the final
+ * state and the world hash (the same for every thread count), and writes the last frame's update run as a Chrome trace (flagship_trace.json:
  * open it in https://ui.perfetto.dev) and the update schedule as Graphviz
  * (flagship_schedule.dot: `dot -Tsvg`). Any failure exits non-zero.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,16 @@ typedef struct game {
     weft_component clock, population, hud;
     weft_message_type damage, died;
     int64_t units; /* population target */
+    /* par_each calls and the chunk tasks they ran (on any worker), so a run
+     * can show that its parallel systems really split their rows */
+    atomic_llong move_calls, move_chunks, age_calls, age_chunks;
 } game;
+
+/* What a chunk task gets: the time step and the counter of its system. */
+typedef struct chunk_args {
+    float dt;
+    atomic_llong *chunks;
+} chunk_args;
 
 /* ---- error handling: every status is checked ---- */
 
@@ -211,7 +221,9 @@ static float wrap(float x)
 static void move_chunk(weft_iter *it, weft_commands *cmds, void *user)
 {
     (void)cmds;
-    float dt = *(const float *)user;
+    const chunk_args *args = user;
+    float dt = args->dt;
+    atomic_fetch_add_explicit(args->chunks, 1, memory_order_relaxed);
     while (weft_iter_next(it)) {
         Position *p = weft_iter_field_mut(it, 0, sizeof *p);
         const Velocity *v = weft_iter_field(it, 1, sizeof *v);
@@ -224,9 +236,10 @@ static void move_chunk(weft_iter *it, weft_commands *cmds, void *user)
 
 static void sys_movement(weft_system_ctx *ctx, void *user)
 {
-    (void)user;
-    float dt = (float)weft_system_delta(ctx);
-    weft_status st = weft_system_par_each(ctx, 0, move_chunk, &dt, 4096);
+    game *g = user;
+    chunk_args a = {(float)weft_system_delta(ctx), &g->move_chunks};
+    atomic_fetch_add_explicit(&g->move_calls, 1, memory_order_relaxed);
+    weft_status st = weft_system_par_each(ctx, 0, move_chunk, &a, 4096);
     if (st != WEFT_OK) {
         weft_system_fail(ctx, st, "movement: par_each");
     }
@@ -336,7 +349,9 @@ static void sys_hazard(weft_system_ctx *ctx, void *user)
 static void age_chunk(weft_iter *it, weft_commands *cmds, void *user)
 {
     (void)cmds;
-    float dt = *(const float *)user;
+    const chunk_args *args = user;
+    float dt = args->dt;
+    atomic_fetch_add_explicit(args->chunks, 1, memory_order_relaxed);
     while (weft_iter_next(it)) {
         Age *a = weft_iter_field_mut(it, 0, sizeof *a);
         for (int32_t i = 0, n = weft_iter_count(it); i < n; i++) {
@@ -347,9 +362,10 @@ static void age_chunk(weft_iter *it, weft_commands *cmds, void *user)
 
 static void sys_aging(weft_system_ctx *ctx, void *user)
 {
-    (void)user;
-    float dt = (float)weft_system_delta(ctx);
-    weft_status st = weft_system_par_each(ctx, 0, age_chunk, &dt, 0);
+    game *g = user;
+    chunk_args a = {(float)weft_system_delta(ctx), &g->age_chunks};
+    atomic_fetch_add_explicit(&g->age_calls, 1, memory_order_relaxed);
+    weft_status st = weft_system_par_each(ctx, 0, age_chunk, &a, 0);
     if (st != WEFT_OK) {
         weft_system_fail(ctx, st, "aging: par_each");
     }
@@ -763,6 +779,10 @@ int main(int argc, char **argv)
 {
     game g;
     memset(&g, 0, sizeof g);
+    atomic_init(&g.move_calls, 0);
+    atomic_init(&g.move_chunks, 0);
+    atomic_init(&g.age_calls, 0);
+    atomic_init(&g.age_chunks, 0);
     g.units = arg(argc, argv, 1, 100000, 16, 50000000);
     int64_t frames = arg(argc, argv, 2, 120, 1, 1000000);
     const char *outdir = argc > 3 ? argv[3] : ".";
@@ -879,7 +899,11 @@ int main(int argc, char **argv)
             printf(" %s %.2f", weft_schedule_node_name(update, n), (double)ss.last_ns * 1e-6);
         }
     }
-    printf("\nworld hash: %016llx\n", (unsigned long long)weft_world_hash(w));
+    printf("\npar_each (whole run): movement %lld calls, %lld chunk tasks; "
+           "aging %lld calls, %lld chunk tasks\n",
+           (long long)atomic_load(&g.move_calls), (long long)atomic_load(&g.move_chunks),
+           (long long)atomic_load(&g.age_calls), (long long)atomic_load(&g.age_chunks));
+    printf("world hash: %016llx\n", (unsigned long long)weft_world_hash(w));
     write_export(update, weft_schedule_trace_json, outdir, "flagship_trace.json");
     write_export(update, weft_schedule_dot, outdir, "flagship_schedule.dot");
 

@@ -430,7 +430,9 @@ WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *column
  *  Deferred while an iteration, hook or observer is running.
  *  Thread: driver.
  *  Errors: INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY (also when
- *  despawned twice). */
+ *  despawned twice), OUT_OF_MEMORY (only for a relationship target: the
+ *  records of its cascade, such as a LINKED_DESPAWN subtree, are reserved
+ *  first; on failure nothing is despawned). */
 WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e);
 
 /** True if `e` is live in this world (false for 0, stale handles, reserved
@@ -889,7 +891,11 @@ WEFT_API weft_status weft_cmd_custom(weft_commands *cmds, weft_command_fn fn,
  *  (called from inside a hook, observer or query iteration: apply only from
  *  the normal phase). Per-command failures are reported through the error
  *  slot and do not stop the rest; the call then returns the first such
- *  status. */
+ *  status. Each command applies whole or not at all: a spawn whose values
+ *  cannot be placed is undone (its id turns stale). One exception: when
+ *  the flush that makes a spawn's reserved id live runs out of memory, the
+ *  id stays reserved, and a later flush makes it an entity with no
+ *  components. */
 WEFT_API weft_status weft_commands_apply(weft_world *world, weft_commands *cmds);
 
 /* ---- events and observers ---- */
@@ -1090,8 +1096,10 @@ WEFT_API weft_component weft_child_of(weft_world *world);
  *  target: the source moves to the end of the new target's list).
  *  Errors: INVALID_HANDLE, UNKNOWN_COMPONENT/INVALID_ARG (not a
  *  relationship), STALE_ENTITY, RELATIONSHIP (source == target, or target
- *  is a descendant of source through rel). Deferred like other structural
- *  calls when called from hooks, observers or iterations. Thread: driver. */
+ *  is a descendant of source through rel), OUT_OF_MEMORY (nothing changed:
+ *  the target's source list is grown before the source changes). Deferred
+ *  like other structural calls when called from hooks, observers or
+ *  iterations. Thread: driver. */
 WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_component rel,
                                  weft_entity target);
 

@@ -88,7 +88,26 @@ WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_com
                         (uint32_t)source, (uint32_t)(source >> 32), (uint32_t)target,
                         (uint32_t)(target >> 32), ti->name);
     }
-    return weft_insert(world, source, rel, &target, sizeof target);
+    if (world->iter_depth) {
+        return weft_insert(world, source, rel, &target, sizeof target); /* deferred */
+    }
+    wf_record *srec;
+    st = wf_entity_check(world, source, &srec);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    /* The target's list and the hooks' records are reserved first, so the
+     * relationship lands in both directions or not at all. */
+    bool added = false;
+    st = wf_rel_prepare_relate(world, ti, target, &added);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    st = weft_insert(world, source, rel, &target, sizeof target);
+    if (st != WEFT_OK) {
+        wf_rel_unprepare_relate(world, ti, target, added);
+    }
+    return st;
 }
 
 WEFT_API weft_status weft_unrelate(weft_world *world, weft_entity source, weft_component rel)

@@ -85,6 +85,28 @@ uint8_t *wf_cmds_room_slow(weft_commands *b, size_t bytes)
     return k->data;
 }
 
+bool wf_cmds_reserve(weft_commands *b, uint64_t records, size_t rec_bytes)
+{
+    /* room_slow moves to the next chunk when a record does not fit the
+     * tail, so each chunk holds floor(free / rec_bytes) such records */
+    uint64_t fit = b->tail ? (b->tail->cap - b->tail->used) / rec_bytes : 0;
+    for (wf_cmd_chunk *k = b->spare; k && fit < records; k = k->next) {
+        fit += k->cap / rec_bytes;
+    }
+    while (fit < records) {
+        wf_cmd_chunk *k = wf_alloc(b->alloc, sizeof *k + WF_CMD_CHUNK_SIZE, 64);
+        if (!k) {
+            return false;
+        }
+        k->cap = WF_CMD_CHUNK_SIZE;
+        k->used = 0;
+        k->next = b->spare;
+        b->spare = k;
+        fit += k->cap / rec_bytes;
+    }
+    return true;
+}
+
 static void cmds_drop_values(weft_commands *b, wf_cmd *cmd, int32_t n)
 {
     wf_cmd_value *vals = wf_cmd_values(cmd);

@@ -153,6 +153,16 @@ void wf_cmds_reset(weft_commands *b);
 /* Room for `bytes` (a multiple of 8) at the tail; NULL on OOM. */
 uint8_t *wf_cmds_room_slow(weft_commands *b, size_t bytes);
 
+/* Bytes of a record without values (despawn, remove, flush). */
+#define WF_CMD_PLAIN_BYTES ((sizeof(wf_cmd) + 7u) & ~(size_t)7u)
+
+/* Makes sure `records` more records of at most `rec_bytes` bytes each (a
+ * multiple of 8, at most WF_CMD_CHUNK_SIZE) can be appended without
+ * allocating, adding spare chunks as needed; false on OOM (the chunks
+ * added so far stay as spares: benign). A caller that must not fail
+ * halfway reserves first, then records. */
+bool wf_cmds_reserve(weft_commands *b, uint64_t records, size_t rec_bytes);
+
 static inline wf_cmd *wf_cmds_push_small(weft_commands *b, wf_cmd_op op, uint8_t flags,
                                          weft_entity e, weft_component c,
                                          const wf_type_info *ti, const void *value)

@@ -13,6 +13,7 @@
 #include "core/check.h"
 #include "world/lifecycle.h"
 #include "world/messages.h"
+#include "world/relationship.h"
 #include "world/require.h"
 
 #include <string.h>
@@ -579,6 +580,12 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
     uint32_t idx = (uint32_t)e;
     wf_archetype *arch = wf_world_archetype(w, rec->arch);
     if (WF_UNLIKELY(arch->event_mask)) {
+        /* the only step that can fail: room for the relationship hooks'
+         * records (a linked subtree is queued whole or not at all) */
+        weft_status st = wf_rel_prepare_despawn(w, e, arch);
+        if (st != WEFT_OK) {
+            return st;
+        }
         /* despawn for every component, then replace, then remove: values are
          * readable throughout; structural calls from hooks are deferred */
         wf_fire_archetype(w, WEFT_EVENT_DESPAWN, arch, e);

@@ -31,8 +31,9 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
 /* Removes a registered component (present or not) from a live entity. */
 weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
                              const wf_type_info *ti);
-/* Despawns a live entity, destroying its values. Pending reservations are
- * flushed first (the free list changes), which is the only way it fails. */
+/* Despawns a live entity, destroying its values. Fails only with
+ * OUT_OF_MEMORY, before anything happens, when the records its
+ * relationship hooks will queue (a linked subtree) cannot be reserved. */
 weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec);
 
 #endif

@@ -145,13 +145,46 @@ static weft_status prov_map_record(weft_world *w, weft_commands *b, wf_cmd *cmd)
     return WEFT_OK;
 }
 
+/* Inserts the values of a spawn or insert record on its live entity: one
+ * placement, so it lands whole or (failing) not at all. */
+static weft_status apply_insert(weft_world *w, wf_cmd *cmd)
+{
+    wf_record *rec = NULL;
+    weft_value small[16];
+    weft_value *vals = small;
+    weft_status st = apply_entity(w, cmd, &rec);
+    if (st != WEFT_OK) {
+        return (cmd->flags & WF_CMD_TRY) ? WEFT_OK : st;
+    }
+    if (cmd->count == 1) {
+        const wf_cmd_value *v = wf_cmd_values(cmd);
+        return wf_commit_insert_one(w, cmd->e, rec, wf_registry_get(&w->registry, v->id),
+                                    wf_cmd_value_ptr(cmd, v));
+    }
+    if (cmd->count > 16) {
+        vals = wf_alloc(&w->alloc, (size_t)cmd->count * sizeof *vals, _Alignof(weft_value));
+        if (!vals) {
+            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory applying an insert");
+        }
+    }
+    const wf_cmd_value *cv = wf_cmd_values(cmd);
+    for (int32_t i = 0; i < cmd->count; i++) {
+        vals[i].id = cv[i].id;
+        vals[i].size = wf_registry_get(&w->registry, cv[i].id)->size;
+        vals[i].ptr = wf_cmd_value_ptr(cmd, &cv[i]);
+    }
+    st = wf_commit_insert(w, cmd->e, rec, vals, cmd->count);
+    if (vals != small) {
+        wf_free(&w->alloc, vals, (size_t)cmd->count * sizeof *vals, _Alignof(weft_value));
+    }
+    return st;
+}
+
 /* Runs one record. */
 static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
 {
     wf_record *rec = NULL;
     weft_status st = WEFT_OK;
-    weft_value small[16];
-    weft_value *vals = small;
     if (b->provisional && (st = prov_map_record(w, b, cmd)) != WEFT_OK) {
         return st;
     }
@@ -161,40 +194,19 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
         if (st != WEFT_OK || cmd->count == 0) {
             break;
         }
-        /* insert the values on the now-live entity */
-        WF_FALLTHROUGH;
-    case WF_CMD_INSERT: {
-        st = apply_entity(w, cmd, &rec);
-        if (st != WEFT_OK) {
-            st = (cmd->flags & WF_CMD_TRY) ? WEFT_OK : st;
-            break;
-        }
-        if (cmd->count == 1) {
-            const wf_cmd_value *v = wf_cmd_values(cmd);
-            st = wf_commit_insert_one(w, cmd->e, rec, wf_registry_get(&w->registry, v->id),
-                                      wf_cmd_value_ptr(cmd, v));
-            break;
-        }
-        if (cmd->count > 16) {
-            vals = wf_alloc(&w->alloc, (size_t)cmd->count * sizeof *vals,
-                            _Alignof(weft_value));
-            if (!vals) {
-                st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory applying an insert");
-                break;
-            }
-        }
-        const wf_cmd_value *cv = wf_cmd_values(cmd);
-        for (int32_t i = 0; i < cmd->count; i++) {
-            vals[i].id = cv[i].id;
-            vals[i].size = wf_registry_get(&w->registry, cv[i].id)->size;
-            vals[i].ptr = wf_cmd_value_ptr(cmd, &cv[i]);
-        }
-        st = wf_commit_insert(w, cmd->e, rec, vals, cmd->count);
-        if (vals != small) {
-            wf_free(&w->alloc, vals, (size_t)cmd->count * sizeof *vals, _Alignof(weft_value));
+        /* The flush made the id live and empty; should its values fail to
+         * land, the spawn is undone (an empty entity fires nothing and its
+         * despawn cannot fail), so a spawn command applies whole or not at
+         * all and its handle turns stale. */
+        st = apply_insert(w, cmd);
+        if (st != WEFT_OK && (rec = wf_entity_live(w, cmd->e)) != NULL &&
+            wf_commit_despawn(w, cmd->e, rec) != WEFT_OK) {
+            st = wf_error(w, WEFT_ERR_INTERNAL, "could not undo a failed spawn command");
         }
         break;
-    }
+    case WF_CMD_INSERT:
+        st = apply_insert(w, cmd);
+        break;
     case WF_CMD_REMOVE:
         st = apply_entity(w, cmd, &rec);
         if (st == WEFT_OK) {

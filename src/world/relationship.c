@@ -60,6 +60,29 @@ bool wf_rel_would_cycle(const weft_world *w, weft_entity source, const wf_type_i
 
 /* ---- list editing ---- */
 
+/* Room for one more source without allocating at append time. */
+static bool rel_list_reserve_one(weft_world *w, wf_rel_list *l)
+{
+    if (l->count < l->cap) {
+        return true;
+    }
+    if (l->cap > INT32_MAX / 2) {
+        return false;
+    }
+    int32_t cap = l->cap ? l->cap * 2 : 4;
+    weft_entity *n = wf_alloc(&w->alloc, (size_t)cap * sizeof *n, _Alignof(weft_entity));
+    if (!n) {
+        return false;
+    }
+    if (l->count) {
+        memcpy(n, l->items, (size_t)l->count * sizeof *n);
+    }
+    wf_free(&w->alloc, l->items, (size_t)l->cap * sizeof *n, _Alignof(weft_entity));
+    l->items = n;
+    l->cap = cap;
+    return true;
+}
+
 /* Appends e; `dedup` first looks for it (only the deferred attach can meet
  * a source twice: the direct path runs right after on_replace erased it). */
 static bool rel_list_append(weft_world *w, wf_rel_list *l, weft_entity e, bool dedup)
@@ -69,18 +92,8 @@ static bool rel_list_append(weft_world *w, wf_rel_list *l, weft_entity e, bool d
             return true;
         }
     }
-    if (l->count == l->cap) {
-        int32_t cap = l->cap ? l->cap * 2 : 4;
-        weft_entity *n = wf_alloc(&w->alloc, (size_t)cap * sizeof *n, _Alignof(weft_entity));
-        if (!n) {
-            return false;
-        }
-        if (l->count) {
-            memcpy(n, l->items, (size_t)l->count * sizeof *n);
-        }
-        wf_free(&w->alloc, l->items, (size_t)l->cap * sizeof *n, _Alignof(weft_entity));
-        l->items = n;
-        l->cap = cap;
+    if (!rel_list_reserve_one(w, l)) {
+        return false;
     }
     l->items[l->count++] = e;
     return true;
@@ -297,6 +310,126 @@ static void rel_on_despawn(weft_world *w, weft_entity t, weft_component c, void 
         cur = next->e;
         cl = wf_rel_list_of(w, cur, rel);
     }
+}
+
+/* ---- preparation: what the hooks will need, reserved before a change ---- */
+
+/* Bytes of a deferred relationship step (a custom record of a rel_step). */
+#define REL_STEP_BYTES 128u
+
+weft_status wf_rel_prepare_relate(weft_world *w, const wf_type_info *rel, weft_entity target,
+                                  bool *added)
+{
+    *added = false;
+    /* on_replace of an old target may queue a prune; the refusal path a
+     * remove (both small records) */
+    if (!wf_cmds_reserve(&w->cmds, 2, REL_STEP_BYTES)) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory preparing a relationship");
+    }
+    wf_rel_list *l = (wf_rel_list *)wf_rel_list_of(w, target, rel);
+    if (!l) {
+        wf_record *rec = wf_entity_live(w, target);
+        const wf_type_info *tt = wf_registry_get(&w->registry, rel->rel_targets);
+        weft_status st = wf_commit_insert_one(w, target, rec, tt, NULL);
+        if (st != WEFT_OK) {
+            return st;
+        }
+        *added = true;
+        l = (wf_rel_list *)wf_rel_list_of(w, target, rel);
+    }
+    if (!rel_list_reserve_one(w, l)) {
+        wf_rel_unprepare_relate(w, rel, target, *added);
+        *added = false;
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory listing a relationship source");
+    }
+    return WEFT_OK;
+}
+
+void wf_rel_unprepare_relate(weft_world *w, const wf_type_info *rel, weft_entity target,
+                             bool added)
+{
+    const wf_rel_list *l = wf_rel_list_of(w, target, rel);
+    if (!added || !l || l->count != 0) {
+        return;
+    }
+    /* The target goes back to the table it just left, which still has the
+     * row's capacity, through a cached edge: this move allocates nothing. */
+    wf_record *rec = wf_entity_live(w, target);
+    if (wf_commit_remove(w, target, rec, wf_registry_get(&w->registry, rel->rel_targets)) !=
+        WEFT_OK) {
+        wf_error(w, WEFT_ERR_INTERNAL, "could not undo a relationship preparation");
+    }
+}
+
+/* Appends the sources in `l` to the scratch queue (grown in the world's
+ * allocator). */
+static bool rel_queue_push(weft_world *w, weft_entity **q, uint32_t *cap, uint32_t *len,
+                           const wf_rel_list *l)
+{
+    if ((uint64_t)*len + (uint64_t)l->count > UINT32_MAX) {
+        return false;
+    }
+    if (!wf_grow(&w->alloc, (void **)q, cap, *len + (uint32_t)l->count, sizeof **q,
+                 _Alignof(weft_entity))) {
+        return false;
+    }
+    memcpy(*q + *len, l->items, (size_t)l->count * sizeof **q);
+    *len += (uint32_t)l->count;
+    return true;
+}
+
+weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archetype *arch)
+{
+    /* Records the target hooks will queue: a try-remove per source of a
+     * plain relationship, a try-despawn per node of a linked subtree (and
+     * the try-removes of the subtree's own plain lists). A node whose
+     * linked parent is already dead belongs to a cascade whose root
+     * reserved for it. Walked breadth first with a scratch queue. */
+    uint64_t records = 0;
+    weft_entity *q = NULL;
+    uint32_t cap = 0;
+    uint32_t len = 0;
+    bool ok = true;
+    weft_entity node = e;
+    const wf_archetype *na = arch;
+    for (uint32_t next = 0; ok;) {
+        for (uint32_t i = 0; na && i < na->id_count && ok; i++) {
+            const wf_type_info *tt = wf_registry_get(&w->registry, na->ids[i]);
+            if (!tt->rel_source) {
+                continue;
+            }
+            const wf_type_info *rel = wf_registry_get(&w->registry, tt->rel_source);
+            const wf_rel_list *l = wf_rel_list_of(w, node, rel);
+            if (!l || l->count == 0) {
+                continue;
+            }
+            records += (uint64_t)l->count;
+            if (rel->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN) {
+                weft_entity parent = wf_rel_target(w, node, rel);
+                if (node == e && parent && !wf_entity_live(w, parent)) {
+                    records -= (uint64_t)l->count; /* a cascade member */
+                    continue;
+                }
+                ok = rel_queue_push(w, &q, &cap, &len, l);
+            }
+        }
+        if (next == len) {
+            break;
+        }
+        node = q[next++];
+        const wf_record *r = wf_entity_live(w, node);
+        na = r ? wf_world_archetype(w, r->arch) : NULL;
+    }
+    if (q) {
+        wf_free(&w->alloc, q, (size_t)cap * sizeof *q, _Alignof(weft_entity));
+    }
+    if (!ok || (records && !wf_cmds_reserve(&w->cmds, records, WF_CMD_PLAIN_BYTES))) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
+                        "out of memory preparing the despawn of entity %u:%u (relationship "
+                        "cascade)",
+                        (uint32_t)e, (uint32_t)(e >> 32));
+    }
+    return WEFT_OK;
 }
 
 /* ---- registration ---- */

@@ -40,4 +40,20 @@ const wf_rel_list *wf_rel_list_of(const weft_world *w, weft_entity target,
 bool wf_rel_would_cycle(const weft_world *w, weft_entity source, const wf_type_info *rel,
                         weft_entity target);
 
+/* Before relating a source to `target` (not deferred): gives the target
+ * its list (*added tells) with room for one more source, and the world
+ * buffer room for the hooks' deferred steps, so the hooks of the insert
+ * that follows cannot fail for memory. OUT_OF_MEMORY: nothing changed. */
+weft_status wf_rel_prepare_relate(weft_world *w, const wf_type_info *rel, weft_entity target,
+                                  bool *added);
+/* Undoes wf_rel_prepare_relate after the insert failed (the list is still
+ * empty): removes the list again when it was added. */
+void wf_rel_unprepare_relate(weft_world *w, const wf_type_info *rel, weft_entity target,
+                             bool added);
+/* Before despawning e (in archetype arch) outside a cascade: reserves the
+ * world-buffer records its relationship hooks will queue (the whole linked
+ * subtree), so the despawn either fails first with OUT_OF_MEMORY or queues
+ * every record. */
+weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archetype *arch);
+
 #endif

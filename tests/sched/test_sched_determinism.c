@@ -82,8 +82,10 @@ static int32_t wrap(int32_t v)
     return v < 0 ? v + WORLD_SIZE : v;
 }
 
-// A deadlocked run fails after WATCHDOG_S seconds instead of hanging until
-// ctest's timeout; g_watch_* say where.
+// A deadlocked run fails after WATCHDOG_S seconds without finishing a frame
+// instead of hanging until ctest's timeout (the alarm is re-armed at every
+// frame, so a slow but progressing run under a sanitizer on a loaded
+// machine is not taken for a deadlock); g_watch_* say where.
 #define WATCHDOG_S 240
 static volatile int g_watch_threads = -1, g_watch_frame = -1;
 
@@ -979,6 +981,7 @@ static void sim_run(int32_t threads, uint64_t *hashes, uint64_t *canon, int64_t 
         double dt = (1.0 + (double)(f % 3)) / 64.0 + 0.001;
         g_watch_threads = threads;
         g_watch_frame = f;
+        alarm(WATCHDOG_S);
         weft_status st = weft_frame_run(s.w, dt);
         if (st != WEFT_OK) {
             fail_msg("%d threads, frame %d: %s: %s", threads, f, weft_status_name(st),
