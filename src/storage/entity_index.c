@@ -13,9 +13,10 @@ void wf_entities_init(wf_entity_index *ix)
 
 void wf_entities_fini(wf_entity_index *ix, wf_allocator *a)
 {
-    wf_free(a, ix->records, ix->cap * sizeof *ix->records, _Alignof(wf_record));
-    wf_free(a, ix->free_stack, ix->free_cap * sizeof *ix->free_stack, _Alignof(uint32_t));
-    wf_free(a, ix->later, ix->later_cap * sizeof *ix->later, _Alignof(uint32_t));
+    wf_free(a, ix->records, (size_t)ix->cap * sizeof *ix->records, _Alignof(wf_record));
+    wf_free(a, ix->free_stack, (size_t)ix->free_cap * sizeof *ix->free_stack,
+            _Alignof(uint32_t));
+    wf_free(a, ix->later, (size_t)ix->later_cap * sizeof *ix->later, _Alignof(uint32_t));
     ix->later = NULL;
     ix->later_len = ix->later_cap = 0;
     ix->records = NULL;
@@ -34,21 +35,18 @@ bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra)
         return true;
     }
     /* max(need, 2 * cap): a bulk reservation gets exactly what it asks. */
-    uint32_t cap = ix->cap > WF_MAX_ENTITIES / 2 ? WF_MAX_ENTITIES : ix->cap * 2;
-    if (cap < need) {
-        cap = need;
+    uint32_t cap = wf_grow_cap(ix->cap, need, 64, WF_MAX_ENTITIES, sizeof(wf_record));
+    if (cap == 0) {
+        return false;
     }
-    if (cap < 64) {
-        cap = 64;
-    }
-    wf_record *records = wf_alloc(a, cap * sizeof *records, _Alignof(wf_record));
+    wf_record *records = wf_alloc(a, (size_t)cap * sizeof *records, _Alignof(wf_record));
     if (!records) {
         return false;
     }
     if (ix->count) {
-        memcpy(records, ix->records, ix->count * sizeof *records);
+        memcpy(records, ix->records, (size_t)ix->count * sizeof *records);
     }
-    wf_free(a, ix->records, ix->cap * sizeof *ix->records, _Alignof(wf_record));
+    wf_free(a, ix->records, (size_t)ix->cap * sizeof *ix->records, _Alignof(wf_record));
     ix->records = records;
     ix->cap = cap;
     return true;
@@ -67,18 +65,9 @@ void wf_entities_pending(const wf_entity_index *ix, uint32_t *out_free,
 static bool entities_push(uint32_t **list, uint32_t *len, uint32_t *cap, wf_allocator *a,
                           uint32_t idx)
 {
-    if (*len == *cap) {
-        uint32_t ncap = *cap ? *cap * 2 : 64;
-        uint32_t *n = wf_alloc(a, ncap * sizeof *n, _Alignof(uint32_t));
-        if (!n) {
-            return false;
-        }
-        if (*len) {
-            memcpy(n, *list, *len * sizeof *n);
-        }
-        wf_free(a, *list, *cap * sizeof *n, _Alignof(uint32_t));
-        *list = n;
-        *cap = ncap;
+    if (*len == *cap && !wf_grow_ex(a, (void **)list, cap, (uint64_t)*len + 1, 64,
+                                    UINT32_MAX, sizeof **list, _Alignof(uint32_t))) {
+        return false;
     }
     (*list)[(*len)++] = idx;
     return true;

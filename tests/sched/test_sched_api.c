@@ -2374,6 +2374,33 @@ static void local_state_lifecycle(void **state)
     assert_int_equal(g_fini_sum, 1001);
 }
 
+// An absurd local size is out of memory, not a crash: the default
+// allocator rounded SIZE_MAX up to the alignment, wrapped to a zero-byte
+// block and the zero-fill then wrote past it. The schedule is unchanged.
+static void local_state_absurd_size_is_out_of_memory(void **state)
+{
+    (void)state;
+    weft_world *w = weft_world_create(NULL); // the default allocator
+    assert_non_null(w);
+    weft_schedule *s = mksched(w, "absurd");
+    static const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX / 2 + 1};
+    local_user lu = {16};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        sysb b;
+        sb_init(&b, "huge_local", sys_local, &lu);
+        b.d.local.size = sizes[i];
+        b.d.local.align = 4096;
+        assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+        assert_int_equal(weft_last_status(w), WEFT_ERR_OUT_OF_MEMORY);
+    }
+    assert_int_equal(weft_schedule_node_count(s), 0);
+    g_inits = 0;
+    add_local_sys(w, s, "fits", 0, &lu);
+    assert_int_equal(g_inits, 1);
+    expect_ok(w, weft_schedule_run(s, 0.0), "run");
+    weft_world_destroy(w);
+}
+
 // ---- stats, profiling, trace and DOT ----
 
 static void sys_spin(weft_system_ctx *ctx, void *user)
@@ -2535,6 +2562,7 @@ int main(void)
         T(schedule_api_misuse),
         T(build_count_and_rebuild),
         T(local_state_lifecycle),
+        T(local_state_absurd_size_is_out_of_memory),
         T(stats_trace_and_dot),
         T(exclusive_ambiguity_has_no_components),
     };
