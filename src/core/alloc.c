@@ -40,7 +40,7 @@ void wf_allocator_init(wf_allocator *a, const weft_allocator *hook)
         a->hook.free = free_default;
         a->hook.user = NULL;
     }
-    atomic_init(&a->live_bytes, 0);
+    wf_atomic_init_i64(&a->live_bytes, 0);
 }
 
 void *wf_alloc(wf_allocator *a, size_t size, size_t align)
@@ -50,7 +50,8 @@ void *wf_alloc(wf_allocator *a, size_t size, size_t align)
     }
     void *p = a->hook.alloc(size, align, a->hook.user);
     if (p) {
-        atomic_fetch_add_explicit(&a->live_bytes, (int64_t)size, memory_order_relaxed);
+        /* relaxed: a statistic, pairs with nothing (alloc.h) */
+        wf_atomic_fetch_add_relaxed_i64(&a->live_bytes, (int64_t)size);
     }
     return p;
 }
@@ -135,7 +136,8 @@ void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align)
     if (!ptr) {
         return;
     }
-    atomic_fetch_sub_explicit(&a->live_bytes, (int64_t)size, memory_order_relaxed);
+    /* relaxed: a statistic, pairs with nothing (alloc.h) */
+    wf_atomic_fetch_sub_relaxed_i64(&a->live_bytes, (int64_t)size);
     a->hook.free(ptr, size, align, a->hook.user);
 }
 

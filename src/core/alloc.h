@@ -11,15 +11,15 @@
 #ifndef WF_ALLOC_H
 #define WF_ALLOC_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/atomic.h"
 #include "weft.h"
 
 typedef struct wf_allocator {
     weft_allocator hook; /* user hook, or the defaults below */
-    _Atomic int64_t live_bytes; /* bytes currently held; worker threads may
+    wf_atomic_i64 live_bytes; /* bytes currently held; worker threads may
                                    allocate too (thread pool rings), so it is
                                    counted atomically (relaxed: a statistic,
                                    no ordering hangs on it) */
@@ -80,7 +80,8 @@ static inline size_t wf_default_align(size_t size)
 /* Bytes currently held. */
 static inline int64_t wf_alloc_live(const wf_allocator *a)
 {
-    return atomic_load_explicit(&a->live_bytes, memory_order_relaxed);
+    /* relaxed: a statistic; pairs with nothing (see live_bytes) */
+    return wf_atomic_load_relaxed_i64(&a->live_bytes);
 }
 
 /* Copy of a NUL-terminated string, or NULL. Free with wf_free(len + 1, 1). */

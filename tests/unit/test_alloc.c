@@ -167,7 +167,7 @@ static void alloc_entity_free_stack_growth_at_2_31(void **state)
     ix.free_stack = &fake_slot;
     ix.free_len = 0x80000000u;
     ix.free_cap = 0x80000000u;
-    atomic_store_explicit(&ix.cursor, (int64_t)ix.free_len, memory_order_relaxed);
+    wf_atomic_store_relaxed_i64(&ix.cursor, (int64_t)ix.free_len);
     uint32_t retired = ix.retired;
     wf_entities_release(&ix, &a, (uint32_t)e);
     assert_int_equal(ix.retired, retired + 1);
