@@ -867,6 +867,16 @@ static bool par_buffers(weft_world *w, wf_system *sys, uint32_t count, uint32_t 
     return true;
 }
 
+/* Tasks for a table of `rows` rows with at least `target` rows each. */
+static uint32_t par_table_tasks(uint32_t rows, uint64_t target)
+{
+    if (rows == 0) {
+        return 0;
+    }
+    uint64_t n = rows / target;
+    return n ? (uint32_t)n : 1u;
+}
+
 weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, void *user,
                         int32_t min_rows)
 {
@@ -905,10 +915,12 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
     if (target < min) {
         target = min;
     }
+    /* A table of `rows` rows becomes floor(rows / target) tasks (one when
+     * it is smaller) of near-equal size: each holds at least target >= min
+     * rows, so no short tail is left (weft.h's min_rows promise). */
     uint32_t ntasks = 0;
     for (uint32_t m = 0; m < q->match_count; m++) {
-        uint64_t rows = q->matches[m].table->count;
-        ntasks += (uint32_t)((rows + target - 1) / target);
+        ntasks += par_table_tasks(q->matches[m].table->count, target);
     }
     if (!wf_grow(&w->alloc, (void **)&sys->tasks, &sys->cap_tasks, ntasks, sizeof *sys->tasks,
                  _Alignof(wf_par_task))) {
@@ -929,12 +941,13 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
     uint32_t k = 0;
     for (uint32_t m = 0; m < q->match_count; m++) {
         uint32_t rows = q->matches[m].table->count;
-        for (uint32_t r = 0; r < rows; r += (uint32_t)target) {
+        uint32_t n = par_table_tasks(rows, target);
+        for (uint32_t i = 0; i < n; i++) {
             wf_par_task *t = &sys->tasks[k];
             t->par = &pc;
             t->match = m;
-            t->row = r;
-            t->row_end = rows - r > target ? r + (uint32_t)target : rows;
+            t->row = (uint32_t)((uint64_t)rows * i / n);
+            t->row_end = (uint32_t)((uint64_t)rows * (i + 1) / n);
             t->buf = first + k;
             sys->chunks[first + k].busy = true;
             k++;
