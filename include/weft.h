@@ -785,8 +785,9 @@ WEFT_API weft_status weft_query_single(weft_world *world, weft_query *query,
 /** Oldest age a stored tick can have: u32 max - (2 * threshold - 1). */
 #define WEFT_MAX_CHANGE_AGE (0xFFFFFFFFu - (2u * WEFT_CHECK_TICK_THRESHOLD - 1u))
 
-/** Clamps every stored tick (columns, sparse sets, resources, query last
- *  runs) older than WEFT_MAX_CHANGE_AGE to change_tick - MAX_CHANGE_AGE.
+/** Clamps every stored tick (columns, sparse sets, resources, the last
+ *  runs of queries, systems and run conditions) older than
+ *  WEFT_MAX_CHANGE_AGE to change_tick - MAX_CHANGE_AGE.
  *  Without `force` it only runs when WEFT_CHECK_TICK_THRESHOLD ticks have
  *  passed since the last clamp (query iteration calls it that way).
  *  Returns true when it ran. Thread: driver. */

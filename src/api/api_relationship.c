@@ -228,11 +228,12 @@ WEFT_API int64_t weft_descendants(weft_world *world, weft_entity e, weft_compone
         return -1;
     }
     /* breadth first over a scratch queue from the world's allocator */
-    size_t qcap = 64;
-    size_t qlen = 0;
-    size_t head = 0;
-    weft_entity *queue = wf_alloc(&world->alloc, qcap * sizeof *queue, _Alignof(weft_entity));
-    if (!queue) {
+    uint32_t qcap = 0;
+    uint32_t qlen = 0;
+    uint32_t head = 0;
+    weft_entity *queue = NULL;
+    if (!wf_grow_ex(&world->alloc, (void **)&queue, &qcap, 1, 64, UINT32_MAX, sizeof *queue,
+                    _Alignof(weft_entity))) {
         wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "weft_descendants: no scratch memory");
         return -1;
     }
@@ -256,19 +257,12 @@ WEFT_API int64_t weft_descendants(weft_world *world, weft_entity e, weft_compone
                          ti->name);
                 return -1;
             }
-            if (qlen == qcap) {
-                weft_entity *bigger = wf_alloc(&world->alloc, 2 * qcap * sizeof *queue,
-                                               _Alignof(weft_entity));
-                if (!bigger) {
-                    wf_free(&world->alloc, queue, qcap * sizeof *queue, _Alignof(weft_entity));
-                    wf_error(world, WEFT_ERR_OUT_OF_MEMORY,
-                             "weft_descendants: no scratch memory");
-                    return -1;
-                }
-                memcpy(bigger, queue, qlen * sizeof *queue);
+            if (qlen == qcap &&
+                !wf_grow_ex(&world->alloc, (void **)&queue, &qcap, (uint64_t)qlen + 1, 64,
+                            UINT32_MAX, sizeof *queue, _Alignof(weft_entity))) {
                 wf_free(&world->alloc, queue, qcap * sizeof *queue, _Alignof(weft_entity));
-                queue = bigger;
-                qcap *= 2;
+                wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "weft_descendants: no scratch memory");
+                return -1;
             }
             queue[qlen++] = child;
         }

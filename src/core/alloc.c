@@ -16,6 +16,9 @@ static void *alloc_default(size_t size, size_t align, void *user)
     if (align < sizeof(void *)) {
         align = sizeof(void *);
     }
+    if (size > SIZE_MAX - (align - 1)) {
+        return NULL; /* the rounding below would wrap to a tiny block */
+    }
     size_t rounded = (size + align - 1) & ~(align - 1);
     return aligned_alloc(align, rounded);
 }
@@ -37,14 +40,18 @@ void wf_allocator_init(wf_allocator *a, const weft_allocator *hook)
         a->hook.free = free_default;
         a->hook.user = NULL;
     }
-    atomic_init(&a->live_bytes, 0);
+    wf_atomic_init_i64(&a->live_bytes, 0);
 }
 
 void *wf_alloc(wf_allocator *a, size_t size, size_t align)
 {
+    if (size > WF_ALLOC_MAX) {
+        return NULL;
+    }
     void *p = a->hook.alloc(size, align, a->hook.user);
     if (p) {
-        atomic_fetch_add_explicit(&a->live_bytes, (int64_t)size, memory_order_relaxed);
+        /* relaxed: a statistic, pairs with nothing (alloc.h) */
+        wf_atomic_fetch_add_relaxed_i64(&a->live_bytes, (int64_t)size);
     }
     return p;
 }
@@ -58,15 +65,58 @@ void *wf_calloc(wf_allocator *a, size_t size, size_t align)
     return p;
 }
 
-bool wf_grow(wf_allocator *a, void **data, uint32_t *cap, uint32_t need, size_t elem,
-             size_t align)
+uint32_t wf_grow_cap(uint32_t cap, uint64_t need, uint32_t first, uint32_t limit,
+                     size_t elem)
+{
+    if (need <= cap) {
+        return cap;
+    }
+    uint64_t max = limit;
+    if (elem > 0 && WF_ALLOC_MAX / elem < max) {
+        max = WF_ALLOC_MAX / elem;
+    }
+    if (need > max) {
+        return 0;
+    }
+    /* 64-bit arithmetic: 2 * cap cannot wrap */
+    uint64_t n = cap ? (uint64_t)cap * 2u : first;
+    if (n < need) {
+        n = need;
+    }
+    if (n > max) {
+        n = max;
+    }
+    return (uint32_t)n;
+}
+
+uint32_t wf_grow_cap_pow2(uint32_t cap, uint64_t need, uint32_t first, size_t elem)
+{
+    if (need <= cap) {
+        return cap;
+    }
+    uint64_t max = UINT32_MAX;
+    if (elem > 0 && WF_ALLOC_MAX / elem < max) {
+        max = WF_ALLOC_MAX / elem;
+    }
+    if (need > max) {
+        return 0;
+    }
+    uint64_t n = cap ? cap : (first ? first : 1u);
+    while (n < need) {
+        n *= 2u; /* need < 2^32, so n stays below 2^33 */
+    }
+    return n > max ? 0 : (uint32_t)n;
+}
+
+bool wf_grow_ex(wf_allocator *a, void **data, uint32_t *cap, uint64_t need, uint32_t first,
+                uint32_t limit, size_t elem, size_t align)
 {
     if (need <= *cap) {
         return true;
     }
-    uint32_t ncap = *cap ? *cap : 8u;
-    while (ncap < need) {
-        ncap *= 2u;
+    uint32_t ncap = wf_grow_cap(*cap, need, first, limit, elem);
+    if (ncap == 0) {
+        return false;
     }
     void *nd = wf_alloc(a, (size_t)ncap * elem, align);
     if (nd == NULL) {
@@ -86,7 +136,8 @@ void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align)
     if (!ptr) {
         return;
     }
-    atomic_fetch_sub_explicit(&a->live_bytes, (int64_t)size, memory_order_relaxed);
+    /* relaxed: a statistic, pairs with nothing (alloc.h) */
+    wf_atomic_fetch_sub_relaxed_i64(&a->live_bytes, (int64_t)size);
     a->hook.free(ptr, size, align, a->hook.user);
 }
 

@@ -11,13 +11,15 @@
 #ifndef WF_ALLOC_H
 #define WF_ALLOC_H
 
-#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 
+#include "core/atomic.h"
 #include "weft.h"
 
 typedef struct wf_allocator {
     weft_allocator hook; /* user hook, or the defaults below */
-    _Atomic int64_t live_bytes; /* bytes currently held; worker threads may
+    wf_atomic_i64 live_bytes; /* bytes currently held; worker threads may
                                    allocate too (thread pool rings), so it is
                                    counted atomically (relaxed: a statistic,
                                    no ordering hangs on it) */
@@ -31,12 +33,39 @@ void *wf_alloc(wf_allocator *a, size_t size, size_t align);
 void *wf_calloc(wf_allocator *a, size_t size, size_t align);
 /* ptr may be NULL (ignored); size/align as given to wf_alloc. */
 void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align);
+/* Largest byte count of one allocation: C objects must stay below
+ * PTRDIFF_MAX so that pointer differences inside them are defined. Larger
+ * requests fail like an exhausted allocator (the hook is not called). */
+#define WF_ALLOC_MAX ((size_t)PTRDIFF_MAX)
+
+/* The one growth policy for arrays, with every overflow checked. Returns
+ * the capacity an array of `elem`-byte elements that holds `cap` should
+ * grow to so that it holds `need`: `first` when it is empty, otherwise
+ * twice `cap`, and never less than `need`. The result is clamped to
+ * `limit` elements (the largest count the caller's index type can hold)
+ * and to WF_ALLOC_MAX bytes, so `result * elem` never wraps a size_t,
+ * even a 32-bit one. Returns `cap` when need <= cap, and 0 when `need`
+ * cannot be held: callers report that as out of memory. `need` is 64-bit
+ * so that callers compute `count + 1` or `2 * used` without wrapping. */
+uint32_t wf_grow_cap(uint32_t cap, uint64_t need, uint32_t first, uint32_t limit,
+                     size_t elem);
+/* Like wf_grow_cap for open-addressing tables, whose capacity must stay a
+ * power of two: doubles from `first` (a power of two) until it holds
+ * `need`. 0 when no power of two within the limits holds it. */
+uint32_t wf_grow_cap_pow2(uint32_t cap, uint64_t need, uint32_t first, size_t elem);
 /* Grows the array *data of *cap elements of `elem` bytes (allocated with
- * `align`) to hold at least `need`: capacity doubles from 8, the old
- * elements are copied, the new ones are left unset. False on out of
- * memory, with the array unchanged. */
-bool wf_grow(wf_allocator *a, void **data, uint32_t *cap, uint32_t need, size_t elem,
-             size_t align);
+ * `align`) to hold at least `need` (capacity from wf_grow_cap with the
+ * given `first` and `limit`): the old elements are copied, the new ones
+ * are left unset. False on overflow or out of memory, with the array
+ * unchanged. */
+bool wf_grow_ex(wf_allocator *a, void **data, uint32_t *cap, uint64_t need, uint32_t first,
+                uint32_t limit, size_t elem, size_t align);
+/* wf_grow_ex starting at 8 elements, limited by the uint32_t capacity. */
+static inline bool wf_grow(wf_allocator *a, void **data, uint32_t *cap, uint64_t need,
+                           size_t elem, size_t align)
+{
+    return wf_grow_ex(a, data, cap, need, 8u, UINT32_MAX, elem, align);
+}
 /* Default alignment of a value type: the largest power of two dividing
  * its size, at most 16 (1 for size 0). */
 static inline size_t wf_default_align(size_t size)
@@ -51,7 +80,8 @@ static inline size_t wf_default_align(size_t size)
 /* Bytes currently held. */
 static inline int64_t wf_alloc_live(const wf_allocator *a)
 {
-    return atomic_load_explicit(&a->live_bytes, memory_order_relaxed);
+    /* relaxed: a statistic; pairs with nothing (see live_bytes) */
+    return wf_atomic_load_relaxed_i64(&a->live_bytes);
 }
 
 /* Copy of a NUL-terminated string, or NULL. Free with wf_free(len + 1, 1). */

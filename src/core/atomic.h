@@ -87,6 +87,10 @@ static inline int64_t wf_atomic_fetch_add_relaxed_i64(wf_atomic_i64 *a, int64_t 
 {
     return atomic_fetch_add_explicit(a, v, memory_order_relaxed);
 }
+static inline int64_t wf_atomic_fetch_sub_relaxed_i64(wf_atomic_i64 *a, int64_t v)
+{
+    return atomic_fetch_sub_explicit(a, v, memory_order_relaxed);
+}
 static inline int64_t wf_atomic_fetch_sub_release_i64(wf_atomic_i64 *a, int64_t v)
 {
     return atomic_fetch_sub_explicit(a, v, memory_order_release);

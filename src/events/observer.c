@@ -30,7 +30,8 @@ void wf_events_fini(wf_events *ev, wf_allocator *a)
     for (uint32_t i = 0; i < ev->lifecycle_cap * WF_LIFECYCLE_EVENTS; i++) {
         obs_list_free(&ev->lifecycle[i], a);
     }
-    wf_free(a, ev->lifecycle, ev->lifecycle_cap * WF_LIFECYCLE_EVENTS * sizeof(wf_obs_list),
+    wf_free(a, ev->lifecycle,
+            (size_t)ev->lifecycle_cap * WF_LIFECYCLE_EVENTS * sizeof(wf_obs_list),
             _Alignof(wf_obs_list));
     for (uint32_t i = 0; i < ev->type_count; i++) {
         obs_list_free(&ev->types[i].observers, a);
@@ -43,18 +44,12 @@ void wf_events_fini(wf_events *ev, wf_allocator *a)
 weft_event wf_events_register(wf_events *ev, wf_allocator *a, const char *name,
                               size_t payload_size)
 {
-    if (ev->type_count == ev->type_cap) {
-        uint32_t cap = ev->type_cap ? ev->type_cap * 2 : 8;
-        wf_event_type *t = wf_calloc(a, cap * sizeof *t, _Alignof(wf_event_type));
-        if (!t) {
-            return 0;
-        }
-        if (ev->type_count) {
-            memcpy(t, ev->types, ev->type_count * sizeof *t);
-        }
-        wf_free(a, ev->types, ev->type_cap * sizeof *t, _Alignof(wf_event_type));
-        ev->types = t;
-        ev->type_cap = cap;
+    /* event ids are WF_EVENT_CUSTOM_BASE + index: the limit keeps them in range */
+    if (ev->type_count == ev->type_cap &&
+        !wf_grow_ex(a, (void **)&ev->types, &ev->type_cap, (uint64_t)ev->type_count + 1, 8,
+                    UINT32_MAX - WF_EVENT_CUSTOM_BASE, sizeof *ev->types,
+                    _Alignof(wf_event_type))) {
+        return 0;
     }
     wf_event_type *t = &ev->types[ev->type_count];
     memset(t, 0, sizeof *t);
@@ -102,9 +97,10 @@ static bool events_cover(wf_events *ev, wf_allocator *a, weft_component c)
     if (c < ev->lifecycle_cap) {
         return true;
     }
-    uint32_t cap = ev->lifecycle_cap ? ev->lifecycle_cap : 16;
-    while (cap <= c) {
-        cap *= 2;
+    uint32_t cap = wf_grow_cap(ev->lifecycle_cap, (uint64_t)c + 1, 16, UINT32_MAX,
+                               WF_LIFECYCLE_EVENTS * sizeof(wf_obs_list));
+    if (cap == 0) {
+        return false;
     }
     size_t n = (size_t)cap * WF_LIFECYCLE_EVENTS;
     wf_obs_list *l = wf_calloc(a, n * sizeof *l, _Alignof(wf_obs_list));
@@ -131,18 +127,10 @@ bool wf_events_add(wf_events *ev, wf_allocator *a, weft_observer *o)
     if (!l) {
         return false;
     }
-    if (l->count == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 4;
-        weft_observer **items = wf_alloc(a, cap * sizeof *items, _Alignof(weft_observer *));
-        if (!items) {
-            return false;
-        }
-        if (l->count) {
-            memcpy(items, l->items, l->count * sizeof *items);
-        }
-        wf_free(a, l->items, l->cap * sizeof *items, _Alignof(weft_observer *));
-        l->items = items;
-        l->cap = cap;
+    if (l->count == l->cap &&
+        !wf_grow_ex(a, (void **)&l->items, &l->cap, (uint64_t)l->count + 1, 4, UINT32_MAX,
+                    sizeof *l->items, _Alignof(weft_observer *))) {
+        return false;
     }
     l->items[l->count++] = o;
     o->next = ev->all;

@@ -195,55 +195,29 @@ bool wf_query_match_archetype(const weft_query *q, const wf_query_env *env,
 static bool query_reserve(weft_query *q, wf_allocator *a, uint32_t archs, uint32_t tables,
                           uint32_t matches)
 {
-    uint32_t words = (archs + 63) >> 6;
+    uint32_t words = (uint32_t)(((uint64_t)archs + 63) >> 6);
     if (words > q->arch_words) {
-        uint32_t n = q->arch_words ? q->arch_words * 2 : 4;
-        while (n < words) {
-            n *= 2;
-        }
-        uint64_t *bits = wf_calloc(a, n * sizeof *bits, _Alignof(uint64_t));
-        if (!bits) {
+        uint32_t old = q->arch_words;
+        if (!wf_grow_ex(a, (void **)&q->arch_bits, &q->arch_words, words, 4, UINT32_MAX,
+                        sizeof *q->arch_bits, _Alignof(uint64_t))) {
             return false;
         }
-        if (q->arch_words) {
-            memcpy(bits, q->arch_bits, q->arch_words * sizeof *bits);
-        }
-        wf_free(a, q->arch_bits, q->arch_words * sizeof *bits, _Alignof(uint64_t));
-        q->arch_bits = bits;
-        q->arch_words = n;
+        memset(q->arch_bits + old, 0, (size_t)(q->arch_words - old) * sizeof *q->arch_bits);
     }
     if (tables > q->table_match_len) {
-        uint32_t n = q->table_match_len ? q->table_match_len * 2 : 16;
-        while (n < tables) {
-            n *= 2;
-        }
-        int32_t *tm = wf_alloc(a, n * sizeof *tm, _Alignof(int32_t));
-        if (!tm) {
+        uint32_t old = q->table_match_len;
+        if (!wf_grow_ex(a, (void **)&q->table_match, &q->table_match_len, tables, 16,
+                        UINT32_MAX, sizeof *q->table_match, _Alignof(int32_t))) {
             return false;
         }
-        memset(tm, 0xFF, n * sizeof *tm);
-        if (q->table_match_len) {
-            memcpy(tm, q->table_match, q->table_match_len * sizeof *tm);
-        }
-        wf_free(a, q->table_match, q->table_match_len * sizeof *tm, _Alignof(int32_t));
-        q->table_match = tm;
-        q->table_match_len = n;
+        memset(q->table_match + old, 0xFF,
+               (size_t)(q->table_match_len - old) * sizeof *q->table_match);
     }
-    if (matches > q->match_cap) {
-        uint32_t n = q->match_cap ? q->match_cap * 2 : 8;
-        while (n < matches) {
-            n *= 2;
-        }
-        wf_match *m = wf_alloc(a, n * sizeof *m, _Alignof(wf_match));
-        if (!m) {
-            return false;
-        }
-        if (q->match_count) {
-            memcpy(m, q->matches, q->match_count * sizeof *m);
-        }
-        wf_free(a, q->matches, q->match_cap * sizeof *m, _Alignof(wf_match));
-        q->matches = m;
-        q->match_cap = n;
+    /* table_match stores match indices as int32_t: at most INT32_MAX matches */
+    if (matches > q->match_cap &&
+        !wf_grow_ex(a, (void **)&q->matches, &q->match_cap, matches, 8, INT32_MAX,
+                    sizeof *q->matches, _Alignof(wf_match))) {
+        return false;
     }
     return true;
 }

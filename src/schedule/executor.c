@@ -492,7 +492,10 @@ static void run_multi(wf_exec *x)
             t->fn = helper_pool;
             t->arg = x;
             t->group = &group;
-            wf_thread_pool_submit(sw->pool, t);
+            /* the caller entered the pool as worker 0 (wf_schedule_run) */
+            bool queued = wf_thread_pool_submit(sw->pool, t);
+            WF_ASSERT(queued);
+            (void)queued;
         }
     }
     work_loop(x, 0, false);
@@ -502,7 +505,9 @@ static void run_multi(wf_exec *x)
             sw->jobs.help(sw->jobs.user);
         }
     } else {
-        wf_thread_pool_wait(sw->pool, &group);
+        bool waited = wf_thread_pool_wait(sw->pool, &group);
+        WF_ASSERT(waited);
+        (void)waited;
     }
 }
 
@@ -601,8 +606,7 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
     /* even a one-step plan runs on the pool: its system may split a
      * parallel iteration over the workers */
     bool multi = (sw->pool || sw->host) && sw->threads > 1 && s->plan.n > 0;
-    int prev_index = wf_thread_worker_index();
-    if (multi && sw->pool && prev_index > 0) {
+    if (multi && sw->pool && wf_thread_pool_on_pool_thread()) {
         /* a pool worker: it owns a deque somewhere, it cannot be our 0 */
         return wf_error(w, WEFT_ERR_WRONG_THREAD,
                         "weft_schedule_run: not from a worker thread of a thread pool");
@@ -644,11 +648,14 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
         now_at_least(w, tick_of(&x, s0->kind != WF_STEP_SYSTEM ? 0 : s0->seg_end));
     }
     if (multi) {
-        /* the driving thread is worker 0 of this pool for the run (another
-         * world's pool being destroyed may have cleared its index) */
-        wf_thread_set_worker_index(0);
+        /* the driving thread is worker 0 of this pool for the run (it may
+         * not be the thread that created the pool); a nested run of another
+         * world binds that world's pool and leaves this one alone */
+        void *prev_owner = sw->pool ? wf_thread_pool_enter(sw->pool) : NULL;
         run_multi(&x);
-        wf_thread_set_worker_index(prev_index);
+        if (sw->pool) {
+            wf_thread_pool_leave(sw->pool, prev_owner);
+        }
         s->max_conc = s->profiling ? max_overlap(s) : -1;
     } else {
         for (uint32_t p = 0; p < plan->n; p++) {
@@ -867,6 +874,16 @@ static bool par_buffers(weft_world *w, wf_system *sys, uint32_t count, uint32_t 
     return true;
 }
 
+/* Tasks for a table of `rows` rows with at least `target` rows each. */
+static uint32_t par_table_tasks(uint32_t rows, uint64_t target)
+{
+    if (rows == 0) {
+        return 0;
+    }
+    uint64_t n = rows / target;
+    return n ? (uint32_t)n : 1u;
+}
+
 weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, void *user,
                         int32_t min_rows)
 {
@@ -905,10 +922,12 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
     if (target < min) {
         target = min;
     }
+    /* A table of `rows` rows becomes floor(rows / target) tasks (one when
+     * it is smaller) of near-equal size: each holds at least target >= min
+     * rows, so no short tail is left (weft.h's min_rows promise). */
     uint32_t ntasks = 0;
     for (uint32_t m = 0; m < q->match_count; m++) {
-        uint64_t rows = q->matches[m].table->count;
-        ntasks += (uint32_t)((rows + target - 1) / target);
+        ntasks += par_table_tasks(q->matches[m].table->count, target);
     }
     if (!wf_grow(&w->alloc, (void **)&sys->tasks, &sys->cap_tasks, ntasks, sizeof *sys->tasks,
                  _Alignof(wf_par_task))) {
@@ -929,12 +948,13 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
     uint32_t k = 0;
     for (uint32_t m = 0; m < q->match_count; m++) {
         uint32_t rows = q->matches[m].table->count;
-        for (uint32_t r = 0; r < rows; r += (uint32_t)target) {
+        uint32_t n = par_table_tasks(rows, target);
+        for (uint32_t i = 0; i < n; i++) {
             wf_par_task *t = &sys->tasks[k];
             t->par = &pc;
             t->match = m;
-            t->row = r;
-            t->row_end = rows - r > target ? r + (uint32_t)target : rows;
+            t->row = (uint32_t)((uint64_t)rows * i / n);
+            t->row_end = (uint32_t)((uint64_t)rows * (i + 1) / n);
             t->buf = first + k;
             sys->chunks[first + k].busy = true;
             k++;
@@ -957,10 +977,15 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
             t->fn = par_pool_task;
             t->arg = &sys->tasks[i];
             t->group = &group;
-            wf_thread_pool_submit(sw->pool, t);
+            if (!wf_thread_pool_submit(sw->pool, t)) {
+                /* not a worker of this pool (a thread the system started
+                 * itself): it owns no deque there, so run the task here;
+                 * the buffers still apply in task order */
+                par_task_body(&sys->tasks[i]);
+            }
         }
         par_task_body(&sys->tasks[0]);
-        wf_thread_pool_wait(sw->pool, &group);
+        (void)wf_thread_pool_wait(sw->pool, &group); /* false: nothing queued */
     }
     /* the shared column summaries the tasks left alone */
     uint32_t now = w->change_tick;

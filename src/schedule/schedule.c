@@ -32,6 +32,27 @@ static void sys_world_fini(weft_world *w)
     wf_free(&w->alloc, sw, sizeof *sw, _Alignof(wf_sys_world));
     w->sys = NULL;
     w->sys_fini = NULL;
+    w->sys_clamp = NULL;
+}
+
+/* The world's tick clamp reaches the ticks kept here through this hook:
+ * every system's and condition's last run (a system's queries are world
+ * queries, clamped by the world itself). */
+static void sys_world_clamp(weft_world *w, uint32_t now)
+{
+    for (weft_schedule *s = w->sys->schedules; s; s = s->next) {
+        for (uint32_t i = 0; i < s->nnodes; i++) {
+            if (s->nodes[i].sys) {
+                wf_tick_clamp(&s->nodes[i].sys->last_run, now);
+            }
+        }
+        for (weft_condition *c = s->conds; c; c = c->next) {
+            wf_tick_clamp(&c->last_run, now);
+            if (c->sys) {
+                wf_tick_clamp(&c->sys->last_run, now);
+            }
+        }
+    }
 }
 
 wf_sys_world *wf_sys_get(weft_world *w)
@@ -47,6 +68,7 @@ wf_sys_world *wf_sys_get(weft_world *w)
         sw->max_delta = 0.25;
         w->sys = sw;
         w->sys_fini = sys_world_fini;
+        w->sys_clamp = sys_world_clamp;
     }
     return w->sys;
 }

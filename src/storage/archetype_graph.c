@@ -14,13 +14,18 @@
 
 /* ---- id-set maps ---- */
 
+/* Keeps the load at most one half after one more entry. */
 static bool map_grow(wf_slot **map, uint32_t *cap, wf_allocator *a, uint32_t used)
 {
-    if ((used + 1) * 2 <= *cap) {
+    uint64_t need = ((uint64_t)used + 1) * 2;
+    if (need <= *cap) {
         return true;
     }
-    uint32_t ncap = *cap ? *cap * 2 : 64;
-    wf_slot *slots = wf_calloc(a, ncap * sizeof *slots, _Alignof(wf_slot));
+    uint32_t ncap = wf_grow_cap_pow2(*cap, need, 64, sizeof(wf_slot));
+    if (ncap == 0) {
+        return false;
+    }
+    wf_slot *slots = wf_calloc(a, (size_t)ncap * sizeof *slots, _Alignof(wf_slot));
     if (!slots) {
         return false;
     }
@@ -33,7 +38,7 @@ static bool map_grow(wf_slot **map, uint32_t *cap, wf_allocator *a, uint32_t use
             slots[j] = (*map)[i];
         }
     }
-    wf_free(a, *map, *cap * sizeof **map, _Alignof(wf_slot));
+    wf_free(a, *map, (size_t)*cap * sizeof **map, _Alignof(wf_slot));
     *map = slots;
     *cap = ncap;
     return true;
@@ -88,21 +93,8 @@ static wf_table *graph_find_table(const wf_graph *g, const weft_component *ids,
 
 static bool grow_ptr_array(void ***arr, uint32_t *cap, wf_allocator *a, uint32_t used)
 {
-    if (used < *cap) {
-        return true;
-    }
-    uint32_t ncap = *cap ? *cap * 2 : 16;
-    void **n = wf_alloc(a, ncap * sizeof *n, _Alignof(void *));
-    if (!n) {
-        return false;
-    }
-    if (used) {
-        memcpy(n, *arr, used * sizeof *n);
-    }
-    wf_free(a, *arr, *cap * sizeof **arr, _Alignof(void *));
-    *arr = n;
-    *cap = ncap;
-    return true;
+    return used < *cap || wf_grow_ex(a, (void **)arr, cap, (uint64_t)used + 1, 16, UINT32_MAX,
+                                     sizeof **arr, _Alignof(void *));
 }
 
 static void archetype_free(wf_archetype *arch, wf_allocator *a)
@@ -188,17 +180,8 @@ wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, wf_registry *reg,
         /* component index growth; benign if a later step fails */
         wf_type_info *ti = wf_registry_get(reg, ids[i]);
         if (ti->arch_count == ti->arch_cap) {
-            uint32_t ncap = ti->arch_cap ? ti->arch_cap * 2 : 8;
-            uint32_t *n = wf_alloc(a, ncap * sizeof *n, _Alignof(uint32_t));
-            index_ok = n != NULL;
-            if (n) {
-                if (ti->arch_count) {
-                    memcpy(n, ti->archs, ti->arch_count * sizeof *n);
-                }
-                wf_free(a, ti->archs, ti->arch_cap * sizeof *n, _Alignof(uint32_t));
-                ti->archs = n;
-                ti->arch_cap = ncap;
-            }
+            index_ok = wf_grow(a, (void **)&ti->archs, &ti->arch_cap, (uint64_t)ti->arch_count + 1,
+                               sizeof *ti->archs, _Alignof(uint32_t));
         }
     }
     if (!index_ok ||
@@ -278,9 +261,11 @@ bool wf_archetype_has(const wf_archetype *arch, weft_component c)
 /* Caches from --key--> target. Benign on OOM: the edge is simply not kept. */
 static void edge_put(wf_archetype *from, wf_allocator *a, uint32_t key, uint32_t target)
 {
-    if ((from->edge_count + 1) * 2 > from->edge_cap) {
-        uint32_t ncap = from->edge_cap ? from->edge_cap * 2 : 8;
-        wf_edge *edges = wf_calloc(a, ncap * sizeof *edges, _Alignof(wf_edge));
+    uint64_t need = ((uint64_t)from->edge_count + 1) * 2;
+    if (need > from->edge_cap) {
+        uint32_t ncap = wf_grow_cap_pow2(from->edge_cap, need, 8, sizeof(wf_edge));
+        wf_edge *edges =
+            ncap ? wf_calloc(a, (size_t)ncap * sizeof *edges, _Alignof(wf_edge)) : NULL;
         if (!edges) {
             return; /* benign */
         }

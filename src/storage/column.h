@@ -41,6 +41,13 @@ typedef struct wf_column {
 } wf_column;
 
 void wf_column_init(wf_column *c, const wf_type_info *ti);
+/* Bytes one row adds to the block (value and tick pair): the element size
+ * owners pass to wf_grow_cap, so that a block never exceeds WF_ALLOC_MAX
+ * by more than its 7 bytes of padding. */
+static inline size_t wf_column_row_bytes(const wf_type_info *ti)
+{
+    return (size_t)ti->size + (ti->has_ticks ? sizeof(weft_ticks) : 0u);
+}
 /* Bytes needed for `cap` rows (0 when the column stores nothing). */
 size_t wf_column_block_size(const wf_type_info *ti, uint32_t cap);
 /* Alignment of the column block. */

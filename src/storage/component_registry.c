@@ -84,20 +84,17 @@ wf_type_info *wf_registry_add(wf_registry *r, wf_allocator *a,
     /* Grow every container first: after this point nothing can fail. */
     uint32_t id = r->count + 1;
     if (id >= r->cap) {
-        uint32_t cap = r->cap ? r->cap * 2 : 16;
-        wf_type_info **infos = wf_calloc(a, cap * sizeof *infos, _Alignof(wf_type_info *));
-        if (!infos) {
+        uint32_t old = r->cap;
+        if (!wf_grow_ex(a, (void **)&r->infos, &r->cap, (uint64_t)id + 1, 16, UINT32_MAX,
+                        sizeof *r->infos, _Alignof(wf_type_info *))) {
             return NULL;
         }
-        if (r->infos) {
-            memcpy(infos, r->infos, r->cap * sizeof *infos);
-        }
-        wf_free(a, r->infos, r->cap * sizeof *infos, _Alignof(wf_type_info *));
-        r->infos = infos;
-        r->cap = cap;
+        memset(r->infos + old, 0, (size_t)(r->cap - old) * sizeof *r->infos);
     }
-    if ((r->count + 1) * 2 > r->name_cap) {
-        if (!registry_rehash(r, a, r->name_cap ? r->name_cap * 2 : 32)) {
+    uint64_t name_need = ((uint64_t)r->count + 1) * 2; /* load at most one half */
+    if (name_need > r->name_cap) {
+        uint32_t cap = wf_grow_cap_pow2(r->name_cap, name_need, 32, sizeof(uint32_t));
+        if (cap == 0 || !registry_rehash(r, a, cap)) {
             return NULL;
         }
     }

@@ -8,14 +8,15 @@
 void wf_entities_init(wf_entity_index *ix)
 {
     memset(ix, 0, sizeof *ix);
-    atomic_init(&ix->cursor, 0);
+    wf_atomic_init_i64(&ix->cursor, 0);
 }
 
 void wf_entities_fini(wf_entity_index *ix, wf_allocator *a)
 {
-    wf_free(a, ix->records, ix->cap * sizeof *ix->records, _Alignof(wf_record));
-    wf_free(a, ix->free_stack, ix->free_cap * sizeof *ix->free_stack, _Alignof(uint32_t));
-    wf_free(a, ix->later, ix->later_cap * sizeof *ix->later, _Alignof(uint32_t));
+    wf_free(a, ix->records, (size_t)ix->cap * sizeof *ix->records, _Alignof(wf_record));
+    wf_free(a, ix->free_stack, (size_t)ix->free_cap * sizeof *ix->free_stack,
+            _Alignof(uint32_t));
+    wf_free(a, ix->later, (size_t)ix->later_cap * sizeof *ix->later, _Alignof(uint32_t));
     ix->later = NULL;
     ix->later_len = ix->later_cap = 0;
     ix->records = NULL;
@@ -34,21 +35,18 @@ bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra)
         return true;
     }
     /* max(need, 2 * cap): a bulk reservation gets exactly what it asks. */
-    uint32_t cap = ix->cap > WF_MAX_ENTITIES / 2 ? WF_MAX_ENTITIES : ix->cap * 2;
-    if (cap < need) {
-        cap = need;
+    uint32_t cap = wf_grow_cap(ix->cap, need, 64, WF_MAX_ENTITIES, sizeof(wf_record));
+    if (cap == 0) {
+        return false;
     }
-    if (cap < 64) {
-        cap = 64;
-    }
-    wf_record *records = wf_alloc(a, cap * sizeof *records, _Alignof(wf_record));
+    wf_record *records = wf_alloc(a, (size_t)cap * sizeof *records, _Alignof(wf_record));
     if (!records) {
         return false;
     }
     if (ix->count) {
-        memcpy(records, ix->records, ix->count * sizeof *records);
+        memcpy(records, ix->records, (size_t)ix->count * sizeof *records);
     }
-    wf_free(a, ix->records, ix->cap * sizeof *ix->records, _Alignof(wf_record));
+    wf_free(a, ix->records, (size_t)ix->cap * sizeof *ix->records, _Alignof(wf_record));
     ix->records = records;
     ix->cap = cap;
     return true;
@@ -57,7 +55,8 @@ bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra)
 void wf_entities_pending(const wf_entity_index *ix, uint32_t *out_free,
                          uint32_t *out_fresh)
 {
-    int64_t c = atomic_load_explicit(&ix->cursor, memory_order_relaxed);
+    /* relaxed: driver only, while no reservation runs (file comment) */
+    int64_t c = wf_atomic_load_relaxed_i64(&ix->cursor);
     int64_t lo = c > 0 ? c : 0;
     *out_free = (uint32_t)((int64_t)ix->free_len - lo);
     *out_fresh = c < 0 ? (uint32_t)(-c) : 0;
@@ -67,18 +66,9 @@ void wf_entities_pending(const wf_entity_index *ix, uint32_t *out_free,
 static bool entities_push(uint32_t **list, uint32_t *len, uint32_t *cap, wf_allocator *a,
                           uint32_t idx)
 {
-    if (*len == *cap) {
-        uint32_t ncap = *cap ? *cap * 2 : 64;
-        uint32_t *n = wf_alloc(a, ncap * sizeof *n, _Alignof(uint32_t));
-        if (!n) {
-            return false;
-        }
-        if (*len) {
-            memcpy(n, *list, *len * sizeof *n);
-        }
-        wf_free(a, *list, *cap * sizeof *n, _Alignof(uint32_t));
-        *list = n;
-        *cap = ncap;
+    if (*len == *cap && !wf_grow_ex(a, (void **)list, cap, (uint64_t)*len + 1, 64,
+                                    UINT32_MAX, sizeof **list, _Alignof(uint32_t))) {
+        return false;
     }
     (*list)[(*len)++] = idx;
     return true;
@@ -91,7 +81,8 @@ void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
     r->arch = WF_ARCH_DEAD;
     r->row = 0;
     ix->live--;
-    int64_t cursor = atomic_load_explicit(&ix->cursor, memory_order_relaxed);
+    /* relaxed: driver only, while no reservation runs (file comment) */
+    int64_t cursor = wf_atomic_load_relaxed_i64(&ix->cursor);
     if (cursor != (int64_t)ix->free_len) {
         /* reservations point at the top of the stack: keep it still */
         if (!entities_push(&ix->later, &ix->later_len, &ix->later_cap, a, idx)) {
@@ -103,7 +94,8 @@ void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
         ix->retired++; /* benign */
         return;
     }
-    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    /* relaxed: driver only, outside reservation windows (file comment) */
+    wf_atomic_store_relaxed_i64(&ix->cursor, (int64_t)ix->free_len);
 }
 
 void wf_entities_release_later(wf_entity_index *ix, wf_allocator *a)
@@ -115,14 +107,15 @@ void wf_entities_release_later(wf_entity_index *ix, wf_allocator *a)
         }
     }
     ix->later_len = 0;
-    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    /* relaxed: driver only, outside reservation windows (file comment) */
+    wf_atomic_store_relaxed_i64(&ix->cursor, (int64_t)ix->free_len);
 }
 
 weft_entity wf_entities_reserve_id(wf_entity_index *ix)
 {
     /* relaxed: the counter only hands out distinct slots; the arrays read
      * below are not written while reservations may run (file comment). */
-    int64_t n = atomic_fetch_sub_explicit(&ix->cursor, 1, memory_order_relaxed);
+    int64_t n = wf_atomic_fetch_sub_relaxed_i64(&ix->cursor, 1);
     if (n > 0) {
         uint32_t idx = ix->free_stack[n - 1];
         return wf_make_entity(idx, ix->records[idx].gen);
@@ -130,7 +123,8 @@ weft_entity wf_entities_reserve_id(wf_entity_index *ix)
     int64_t fresh = (int64_t)ix->count - n;
     if (fresh >= (int64_t)WF_MAX_ENTITIES) {
         /* exhausted: give the slot back so flush never sees it */
-        atomic_fetch_add_explicit(&ix->cursor, 1, memory_order_relaxed);
+        /* relaxed: as the fetch_sub above; pairs with nothing */
+        wf_atomic_fetch_add_relaxed_i64(&ix->cursor, 1);
         return 0;
     }
     return wf_make_entity((uint32_t)fresh, WF_FIRST_GENERATION);

@@ -13,7 +13,10 @@
  * current generation; n <= 0 takes the fresh index count + (-n) with
  * generation 1. Reservers only read free_stack and records, which the
  * driver does not change while reservations may run (weft.h contract), so
- * relaxed ordering is enough: the atomic only hands out distinct slots.
+ * relaxed ordering is enough: the atomic only hands out distinct slots, and
+ * no access to it pairs with another; what publishes the arrays to the
+ * reserving threads is whatever the host used to start them (thread
+ * creation, a job queue), not this counter.
  * wf_entities_flush (driver) turns every reserved id into a live entity and
  * re-synchronises cursor with free_len. Outside reservation windows
  * cursor == free_len.
@@ -21,9 +24,8 @@
 #ifndef WF_ENTITY_INDEX_H
 #define WF_ENTITY_INDEX_H
 
-#include <stdatomic.h>
-
 #include "core/alloc.h"
+#include "core/atomic.h"
 #include "core/config.h"
 
 #define WF_ARCH_DEAD 0xFFFFFFFFu
@@ -48,7 +50,7 @@ typedef struct wf_entity_index {
                                 were pending; pushed at the next flush */
     uint32_t later_len;
     uint32_t later_cap;
-    _Atomic int64_t cursor;  /* reservation cursor, see file comment */
+    wf_atomic_i64 cursor;    /* reservation cursor, see file comment */
     int64_t live;            /* live entities */
 } wf_entity_index;
 
@@ -76,7 +78,8 @@ static inline weft_entity wf_entities_take(wf_entity_index *ix)
         idx = ix->count++;
         ix->records[idx].gen = WF_FIRST_GENERATION;
     }
-    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    /* relaxed: driver only, outside reservation windows (file comment) */
+    wf_atomic_store_relaxed_i64(&ix->cursor, (int64_t)ix->free_len);
     ix->live++;
     return wf_make_entity(idx, ix->records[idx].gen);
 }

@@ -23,8 +23,8 @@ void wf_sparse_destroy(wf_sparse_set *s, wf_allocator *a)
     for (uint32_t p = 0; p < s->page_count; p++) {
         wf_free(a, s->pages[p], WF_SPARSE_PAGE_SIZE * sizeof(uint32_t), _Alignof(uint32_t));
     }
-    wf_free(a, s->pages, s->page_count * sizeof *s->pages, _Alignof(uint32_t *));
-    wf_free(a, s->owners, s->cap * sizeof *s->owners, _Alignof(weft_entity));
+    wf_free(a, s->pages, (size_t)s->page_count * sizeof *s->pages, _Alignof(uint32_t *));
+    wf_free(a, s->owners, (size_t)s->cap * sizeof *s->owners, _Alignof(weft_entity));
     wf_free(a, s, sizeof *s, _Alignof(wf_sparse_set));
 }
 
@@ -32,20 +32,12 @@ bool wf_sparse_grow_pages(wf_sparse_set *s, wf_allocator *a, uint32_t idx)
 {
     uint32_t page = idx >> WF_SPARSE_PAGE_BITS;
     if (page >= s->page_count) {
-        uint32_t n = s->page_count ? s->page_count : 4;
-        while (n <= page) {
-            n *= 2;
-        }
-        uint32_t **pages = wf_calloc(a, n * sizeof *pages, _Alignof(uint32_t *));
-        if (!pages) {
+        uint32_t old = s->page_count;
+        if (!wf_grow_ex(a, (void **)&s->pages, &s->page_count, (uint64_t)page + 1, 4,
+                        UINT32_MAX, sizeof *s->pages, _Alignof(uint32_t *))) {
             return false;
         }
-        if (s->page_count) {
-            memcpy(pages, s->pages, s->page_count * sizeof *pages);
-        }
-        wf_free(a, s->pages, s->page_count * sizeof *s->pages, _Alignof(uint32_t *));
-        s->pages = pages;
-        s->page_count = n;
+        memset(s->pages + old, 0, (size_t)(s->page_count - old) * sizeof *s->pages);
     }
     if (!s->pages[page]) {
         uint32_t *p = wf_alloc(a, WF_SPARSE_PAGE_SIZE * sizeof(uint32_t), _Alignof(uint32_t));
@@ -60,13 +52,15 @@ bool wf_sparse_grow_pages(wf_sparse_set *s, wf_allocator *a, uint32_t idx)
 
 bool wf_sparse_grow_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
 {
-    uint32_t need = s->count + extra;
+    uint64_t need = (uint64_t)s->count + extra;
     if (need > s->cap) {
-        uint32_t cap = s->cap ? s->cap : 8;
-        while (cap < need) {
-            cap *= 2;
+        size_t row = wf_column_row_bytes(s->dense.ti);
+        uint32_t cap = wf_grow_cap(s->cap, need, 8, WF_MAX_ENTITIES,
+                                   row > sizeof(weft_entity) ? row : sizeof(weft_entity));
+        if (cap == 0) {
+            return false;
         }
-        weft_entity *owners = wf_alloc(a, cap * sizeof *owners, _Alignof(weft_entity));
+        weft_entity *owners = wf_alloc(a, (size_t)cap * sizeof *owners, _Alignof(weft_entity));
         if (!owners) {
             return false;
         }
@@ -75,14 +69,14 @@ bool wf_sparse_grow_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
         if (bytes) {
             block = wf_alloc(a, bytes, wf_column_block_align(s->dense.ti));
             if (!block) {
-                wf_free(a, owners, cap * sizeof *owners, _Alignof(weft_entity));
+                wf_free(a, owners, (size_t)cap * sizeof *owners, _Alignof(weft_entity));
                 return false;
             }
         }
         if (s->count) {
-            memcpy(owners, s->owners, s->count * sizeof *owners);
+            memcpy(owners, s->owners, (size_t)s->count * sizeof *owners);
         }
-        wf_free(a, s->owners, s->cap * sizeof *s->owners, _Alignof(weft_entity));
+        wf_free(a, s->owners, (size_t)s->cap * sizeof *s->owners, _Alignof(weft_entity));
         s->owners = owners;
         wf_column_adopt(&s->dense, a, block, s->count, cap);
         s->cap = cap;

@@ -65,17 +65,17 @@ bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
     if (need <= t->cap) {
         return true;
     }
-    if (need > WF_MAX_ROWS) {
-        return false;
-    }
     /* max(need, 2 * cap): amortised O(1) appends, and a bulk reservation
-     * gets exactly what it asks for. */
-    uint32_t cap = t->cap > WF_MAX_ROWS / 2 ? WF_MAX_ROWS : t->cap * 2;
-    if (cap < need) {
-        cap = need;
+     * gets exactly what it asks for. The widest row of any column bounds
+     * the byte size. */
+    size_t row = sizeof(weft_entity);
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        size_t r = wf_column_row_bytes(t->cols[i].ti);
+        row = r > row ? r : row;
     }
-    if (cap < 8) {
-        cap = 8;
+    uint32_t cap = wf_grow_cap(t->cap, need, 8, WF_MAX_ROWS, row);
+    if (cap == 0) {
+        return false;
     }
     /* Allocate everything before touching the table. Up to 16 blocks are
      * kept on the stack; wider tables use a second pass on failure. */

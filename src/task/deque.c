@@ -25,6 +25,8 @@
 
 /* ---- rings ---- */
 
+/* Ring capacities come from wf_grow_cap_pow2 with the slot size, so the
+ * byte count below cannot wrap a size_t (32-bit ones included). */
 static size_t ring_bytes(int64_t capacity)
 {
     return sizeof(wf_deque_ring) + (size_t)capacity * sizeof(wf_atomic_ptr);
@@ -66,9 +68,10 @@ static void ring_destroy(wf_deque *d, wf_deque_ring *r)
 bool wf_deque_init(wf_deque *d, wf_allocator *alloc, wf_mutex *alloc_lock,
                    int64_t capacity)
 {
-    int64_t cap = 2;
-    while (cap < capacity) {
-        cap *= 2;
+    uint32_t cap = wf_grow_cap_pow2(0, capacity > 2 ? (uint64_t)capacity : 2u, 2,
+                                    sizeof(wf_atomic_ptr));
+    if (cap == 0) {
+        return false;
     }
     d->alloc = alloc;
     d->alloc_lock = alloc_lock;
@@ -112,7 +115,9 @@ void wf_deque_fini(wf_deque *d)
 static wf_deque_ring *deque_grow(wf_deque *d, wf_deque_ring *old, int64_t top,
                                  int64_t bottom)
 {
-    wf_deque_ring *r = ring_create(d, (old->mask + 1) * 2);
+    uint64_t old_cap = (uint64_t)old->mask + 1;
+    uint32_t cap = wf_grow_cap_pow2((uint32_t)old_cap, old_cap + 1, 2, sizeof(wf_atomic_ptr));
+    wf_deque_ring *r = cap ? ring_create(d, cap) : NULL;
     if (!r) {
         return NULL; /* benign: push reports it and the caller runs inline */
     }

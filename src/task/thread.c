@@ -17,10 +17,6 @@
 
 #include "core/check.h"
 
-/* Plain int TLS: the worker index, never world state (a backend without
- * _Thread_local can keep an int per thread; see thread.h). */
-static _Thread_local int thread_worker_index = -1;
-
 /* ---- threads ---- */
 
 static void *thread_trampoline(void *p)
@@ -68,16 +64,6 @@ uint32_t wf_thread_cpu_count(void)
         n = 4096;
     }
     return (uint32_t)n;
-}
-
-int wf_thread_worker_index(void)
-{
-    return thread_worker_index;
-}
-
-void wf_thread_set_worker_index(int index)
-{
-    thread_worker_index = index;
 }
 
 /* ---- mutex and condition variable ---- */

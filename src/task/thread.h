@@ -2,14 +2,12 @@
  * SPDX-License-Identifier: MIT
  *
  * Thin pthread wrappers: thread create/join, mutex, condition variable, a
- * counting semaphore built on mutex + condition variable, the worker index
- * in thread-local storage, and the online CPU count. Nothing else in src/
- * includes <pthread.h>, so another backend (Win32, a console SDK) replaces
- * this file and thread.c only. All objects are caller-owned and
- * initialized in place; none allocates. Every function may be called from
- * any thread; a wf_thread is joined exactly once, by one thread. The
- * worker-index TLS holds only an integer (never world state): -1 on threads
- * that are not pool workers.
+ * counting semaphore built on mutex + condition variable, and the online
+ * CPU count. Nothing else in src/ includes <pthread.h>, so another backend
+ * (Win32, a console SDK) replaces this file and thread.c only. All objects
+ * are caller-owned and initialized in place; none allocates. Every function
+ * may be called from any thread; a wf_thread is joined exactly once, by one
+ * thread. (Pool membership lives in the pool: sched/thread_pool.c.)
  */
 #ifndef WF_THREAD_H
 #define WF_THREAD_H
@@ -72,10 +70,5 @@ void wf_semaphore_fini(wf_semaphore *s);
 void wf_semaphore_post(wf_semaphore *s, uint32_t n);
 /* Takes one token, blocking until one is available. */
 void wf_semaphore_wait(wf_semaphore *s);
-
-/* Worker index of the calling thread in the pool it belongs to, or -1.
- * Written only by the thread itself (pool start-up, pool create). */
-int wf_thread_worker_index(void);
-void wf_thread_set_worker_index(int index);
 
 #endif

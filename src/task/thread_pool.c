@@ -19,6 +19,15 @@
  * Threads: each pool_worker is written by its own thread (seed) and, for its
  * deque, as the deque's owner; other workers only steal. The pool header is
  * written at create and destroy by the driving thread only.
+ *
+ * Membership (who may use which worker's deque as its owner): a started
+ * thread points at its pool_worker from thread-local storage for its whole
+ * life. Worker 0 is whichever thread the pool's `owner0` names, by the
+ * address of that thread's thread-local `tls_token` (unique among live
+ * threads); create names the creator, enter/leave move the role. Nothing
+ * global is shared between pools, so one pool's create or destroy cannot
+ * change another's membership, and pool_self answers NULL for a thread
+ * that is not a worker of the pool instead of indexing its workers.
  */
 #include "task/thread_pool.h"
 
@@ -35,6 +44,8 @@ typedef struct pool_worker {
 
 struct wf_thread_pool {
     wf_allocator *alloc;   /* caller's allocator; everything below from it */
+    wf_atomic_ptr owner0;  /* &tls_token of the thread that is worker 0, or
+                              NULL; see the membership note above */
     pool_worker *workers;  /* count entries, cache-line aligned */
     uint32_t count;        /* workers including worker 0 */
     uint32_t started;      /* threads 1..started-1 are running */
@@ -45,6 +56,57 @@ struct wf_thread_pool {
     /* 1 once destroy has begun. */
     _Alignas(WF_CACHE_LINE) wf_atomic_u32 stop;
 };
+
+/* ---- membership ---- */
+
+/* The worker this thread was started as (NULL on threads no pool started). */
+static _Thread_local pool_worker *tls_worker;
+/* Only its address is used: a per-thread identity for owner0. */
+static _Thread_local char tls_token;
+
+/* The calling thread's worker in p, or NULL when it is not one of them. */
+static pool_worker *pool_self(wf_thread_pool *p)
+{
+    pool_worker *w = tls_worker;
+    if (w && w->pool == p) {
+        return w;
+    }
+    /* Relaxed: only the thread named there compares equal, and it wrote the
+     * value itself (enter/create); any other thread reads some other
+     * address, old or new, and is not worker 0 either way. Pairs with
+     * nothing. */
+    if (wf_atomic_load_relaxed_ptr(&p->owner0) == (void *)&tls_token) {
+        return &p->workers[0];
+    }
+    return NULL;
+}
+
+int32_t wf_thread_pool_self_index(const wf_thread_pool *pool)
+{
+    pool_worker *w = pool_self((wf_thread_pool *)(uintptr_t)pool);
+    return w ? (int32_t)w->index : -1;
+}
+
+bool wf_thread_pool_on_pool_thread(void)
+{
+    return tls_worker != NULL;
+}
+
+void *wf_thread_pool_enter(wf_thread_pool *pool)
+{
+    /* Relaxed: the role changes only while no task of the pool runs, on
+     * the thread that then submits; the workers learn about tasks through
+     * the deques' own release/acquire pairs. Pairs with nothing. */
+    void *prev = wf_atomic_load_relaxed_ptr(&pool->owner0);
+    wf_atomic_store_relaxed_ptr(&pool->owner0, &tls_token);
+    return prev;
+}
+
+void wf_thread_pool_leave(wf_thread_pool *pool, void *prev)
+{
+    /* Relaxed: as in enter. */
+    wf_atomic_store_relaxed_ptr(&pool->owner0, prev);
+}
 
 /* ---- running and finding tasks ---- */
 
@@ -160,7 +222,7 @@ static void worker_main(void *arg)
 {
     pool_worker *w = arg;
     wf_thread_pool *p = w->pool;
-    wf_thread_set_worker_index((int)w->index);
+    tls_worker = w; /* for the thread's whole life */
     uint32_t idle = 0;
     /* Acquire: pairs with the release store of stop in destroy. */
     while (!wf_atomic_load_acquire_u32(&p->stop)) {
@@ -175,7 +237,7 @@ static void worker_main(void *arg)
             pool_park(p);
         }
     }
-    wf_thread_set_worker_index(-1);
+    tls_worker = NULL;
 }
 
 /* ---- lifecycle ---- */
@@ -223,6 +285,7 @@ wf_thread_pool *wf_thread_pool_create(wf_allocator *alloc, uint32_t workers)
     p->started = 1; /* worker 0 is the caller */
     wf_atomic_init_u32(&p->parked, 0);
     wf_atomic_init_u32(&p->stop, 0);
+    wf_atomic_init_ptr(&p->owner0, &tls_token); /* the creator is worker 0 */
     if (!wf_mutex_init(&p->alloc_lock)) {
         wf_free(alloc, p, sizeof *p, _Alignof(wf_thread_pool));
         return NULL;
@@ -247,12 +310,10 @@ wf_thread_pool *wf_thread_pool_create(wf_allocator *alloc, uint32_t workers)
             return NULL;
         }
     }
-    wf_thread_set_worker_index(0);
     for (uint32_t i = 1; i < count; i++) {
         if (!wf_thread_create(&p->workers[i].thread, worker_main, &p->workers[i])) {
             pool_stop_threads(p);
             pool_free(p, count);
-            wf_thread_set_worker_index(-1);
             return NULL;
         }
         p->started = i + 1;
@@ -271,9 +332,6 @@ void wf_thread_pool_destroy(wf_thread_pool *pool)
         WF_ASSERT(wf_deque_size_hint(&pool->workers[i].deque) == 0);
     }
     pool_free(pool, pool->count);
-    if (wf_thread_worker_index() == 0) {
-        wf_thread_set_worker_index(-1);
-    }
 }
 
 uint32_t wf_thread_pool_worker_count(const wf_thread_pool *pool)
@@ -288,16 +346,12 @@ void wf_task_group_init(wf_task_group *group)
     wf_atomic_init_i64(&group->pending, 0);
 }
 
-static pool_worker *pool_self(wf_thread_pool *p)
-{
-    int i = wf_thread_worker_index();
-    WF_ASSERT(i >= 0 && (uint32_t)i < p->count);
-    return &p->workers[i];
-}
-
-void wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task)
+bool wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task)
 {
     pool_worker *w = pool_self(pool);
+    if (!w) {
+        return false; /* not a worker of this pool: it owns no deque here */
+    }
     if (task->group) {
         /* Relaxed: only the count matters here. This increment is
          * sequenced before the push (and, for a nested submit, before the
@@ -307,14 +361,18 @@ void wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task)
     }
     if (!wf_deque_push(&w->deque, task)) {
         pool_run(w, task); /* benign: out of memory growing the deque */
-        return;
+        return true;
     }
     pool_wake_one(pool);
+    return true;
 }
 
 bool wf_thread_pool_help(wf_thread_pool *pool)
 {
     pool_worker *w = pool_self(pool);
+    if (!w) {
+        return false;
+    }
     wf_task *task = pool_find(w);
     if (task) {
         pool_run(w, task);
@@ -323,9 +381,12 @@ bool wf_thread_pool_help(wf_thread_pool *pool)
     return false;
 }
 
-void wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group)
+bool wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group)
 {
     pool_worker *w = pool_self(pool);
+    if (!w) {
+        return false;
+    }
     uint32_t idle = 0;
     /* Acquire: pairs with the release decrement in pool_run, so the
      * group's results are visible once we read 0. */
@@ -341,4 +402,5 @@ void wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group)
             wf_thread_pause();
         }
     }
+    return true;
 }

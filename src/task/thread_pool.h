@@ -13,8 +13,15 @@
  * until the count is zero.
  *
  * Threads: create/destroy on the driving thread, which becomes worker 0;
- * submit and wait from worker 0 or from inside a task (the worker index is
- * in thread-local storage); never from unrelated threads. Memory: all of it
+ * submit and wait from worker 0 or from inside a task; never from unrelated
+ * threads. Membership is kept per pool: a started worker thread knows its
+ * pool worker through thread-local storage (it belongs to one pool for its
+ * whole life), and each pool records which thread is its worker 0
+ * (wf_thread_pool_enter/leave move that role, e.g. to the thread driving a
+ * run). A thread may be worker 0 of several pools; creating or destroying
+ * one pool never changes the membership of another. Calls from a thread
+ * that is not a worker of the pool are refused (false), never indexed.
+ * Memory: all of it
  * comes from the caller's wf_allocator at create, plus rare deque growth on
  * worker threads, which is serialized by the pool's allocation mutex.
  */
@@ -59,15 +66,30 @@ void wf_thread_pool_destroy(wf_thread_pool *pool);
 /* Number of workers including worker 0. */
 uint32_t wf_thread_pool_worker_count(const wf_thread_pool *pool);
 
+/* The calling thread's worker index in `pool` (0 .. count-1), or -1 when it
+ * is not one of its workers. */
+int32_t wf_thread_pool_self_index(const wf_thread_pool *pool);
+/* True on a thread a pool started (worker 1 or above of some pool). */
+bool wf_thread_pool_on_pool_thread(void);
+/* Makes the calling thread worker 0 of `pool` and returns an opaque token
+ * naming the previous worker 0 (NULL: none), for wf_thread_pool_leave.
+ * Only while no task of the pool runs (between runs, on the driver). */
+void *wf_thread_pool_enter(wf_thread_pool *pool);
+/* Makes `prev` (a token from enter, or NULL for nobody) worker 0 again. */
+void wf_thread_pool_leave(wf_thread_pool *pool, void *prev);
+
 void wf_task_group_init(wf_task_group *group);
-/* Queues `task` on the calling worker's deque and wakes one parked worker.
- * Never fails: if the deque cannot grow, the task runs inline. */
-void wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task);
+/* Queues `task` on the calling worker's deque and wakes one parked worker;
+ * if the deque cannot grow, the task runs inline. False, with nothing done,
+ * when the calling thread is not a worker of `pool`. */
+bool wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task);
 /* Runs one task (own deque first, then stolen) if there is one; false
- * when none was found. For waiters with their own exit condition. */
+ * when none was found or the caller is not a worker of `pool`. For
+ * waiters with their own exit condition. */
 bool wf_thread_pool_help(wf_thread_pool *pool);
 /* Runs tasks (own deque first, then stolen) until group has no pending
- * task. Everything the group's tasks wrote is visible on return. */
-void wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group);
+ * task. Everything the group's tasks wrote is visible on return. False at
+ * once, without waiting, when the caller is not a worker of `pool`. */
+bool wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group);
 
 #endif

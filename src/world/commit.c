@@ -79,8 +79,9 @@ static weft_status commit_prepare(weft_world *w, uint32_t new_ids, wf_table *t,
 
 static bool commit_pending(const weft_world *w)
 {
-    return atomic_load_explicit(&w->entities.cursor, memory_order_relaxed) !=
-           (int64_t)w->entities.free_len;
+    /* relaxed: the driver calls this while no reservation runs (weft.h);
+     * pairs with nothing (entity_index.h) */
+    return wf_atomic_load_relaxed_i64(&w->entities.cursor) != (int64_t)w->entities.free_len;
 }
 
 /* Makes every reserved id live in the empty archetype (room prepared). */
@@ -113,7 +114,8 @@ static void commit_flush_apply(weft_world *w)
     ix->count += fresh;
     ix->live += from_free + fresh;
     empty->entity_count += (int32_t)(from_free + fresh);
-    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    /* relaxed: no reservation runs during a flush; pairs with nothing */
+    wf_atomic_store_relaxed_i64(&ix->cursor, (int64_t)ix->free_len);
     if (ix->later_len) {
         wf_entities_release_later(ix, &w->alloc);
     }

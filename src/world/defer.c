@@ -26,20 +26,12 @@ weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint8_
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory recording a command");
     }
     if (op == WF_CMD_SPAWN && b->provisional) {
-        if (b->prov_count == b->prov_cap) {
-            uint32_t cap = b->prov_cap ? b->prov_cap * 2 : 64;
-            weft_entity *m = wf_alloc(b->alloc, (size_t)cap * sizeof *m, _Alignof(weft_entity));
-            if (!m) {
-                wf_cmd_release(b, cmd);
-                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory recording a spawn");
-            }
-            if (b->prov_map) {
-                memcpy(m, b->prov_map, (size_t)b->prov_count * sizeof *m);
-                wf_free(b->alloc, b->prov_map, (size_t)b->prov_cap * sizeof *m,
-                        _Alignof(weft_entity));
-            }
-            b->prov_map = m;
-            b->prov_cap = cap;
+        if (b->prov_count == b->prov_cap &&
+            !wf_grow_ex(b->alloc, (void **)&b->prov_map, &b->prov_cap,
+                        (uint64_t)b->prov_count + 1, 64, UINT32_MAX, sizeof *b->prov_map,
+                        _Alignof(weft_entity))) {
+            wf_cmd_release(b, cmd);
+            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory recording a spawn");
         }
         b->prov_map[b->prov_count] = 0;
         cmd->e = WF_CMD_PROV(++b->prov_count);

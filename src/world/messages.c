@@ -66,14 +66,8 @@ static wf_msg_stream *stream_create(wf_allocator *a, size_t size, size_t align)
 /* Makes room for at least `want` records in b (want > b.cap). */
 static bool stream_grow(wf_allocator *a, wf_msg_stream *s, uint32_t want)
 {
-    uint32_t cap = s->b.cap ? s->b.cap : WF_MSG_MIN_CAP;
-    while (cap < want) {
-        if (cap > UINT32_MAX / 2) {
-            return false;
-        }
-        cap *= 2;
-    }
-    if ((size_t)cap > SIZE_MAX / s->size) {
+    uint32_t cap = wf_grow_cap(s->b.cap, want, WF_MSG_MIN_CAP, UINT32_MAX, s->size);
+    if (cap == 0) {
         return false;
     }
     unsigned char *data = wf_alloc(a, (size_t)cap * s->size, s->align);
@@ -157,18 +151,9 @@ static void stream_update(wf_msg_stream *s)
 static bool stream_list_push(wf_allocator *a, wf_msg_stream ***list, uint32_t *count,
                              uint32_t *cap, wf_msg_stream *s)
 {
-    if (*count == *cap) {
-        uint32_t ncap = *cap ? *cap * 2 : 8;
-        wf_msg_stream **n = wf_alloc(a, ncap * sizeof *n, _Alignof(wf_msg_stream *));
-        if (!n) {
-            return false;
-        }
-        if (*count) {
-            memcpy(n, *list, *count * sizeof *n);
-        }
-        wf_free(a, *list, *cap * sizeof *n, _Alignof(wf_msg_stream *));
-        *list = n;
-        *cap = ncap;
+    if (*count == *cap && !wf_grow(a, (void **)list, cap, (uint64_t)*count + 1, sizeof **list,
+                                   _Alignof(wf_msg_stream *))) {
+        return false;
     }
     (*list)[(*count)++] = s;
     return true;

@@ -66,10 +66,12 @@ static bool rel_list_reserve_one(weft_world *w, wf_rel_list *l)
     if (l->count < l->cap) {
         return true;
     }
-    if (l->cap > INT32_MAX / 2) {
+    /* int32_t counts: the growth is limited to INT32_MAX */
+    uint32_t cap = wf_grow_cap((uint32_t)l->cap, (uint64_t)l->count + 1, 4, INT32_MAX,
+                               sizeof(weft_entity));
+    if (cap == 0) {
         return false;
     }
-    int32_t cap = l->cap ? l->cap * 2 : 4;
     weft_entity *n = wf_alloc(&w->alloc, (size_t)cap * sizeof *n, _Alignof(weft_entity));
     if (!n) {
         return false;
@@ -79,7 +81,7 @@ static bool rel_list_reserve_one(weft_world *w, wf_rel_list *l)
     }
     wf_free(&w->alloc, l->items, (size_t)l->cap * sizeof *n, _Alignof(weft_entity));
     l->items = n;
-    l->cap = cap;
+    l->cap = (int32_t)cap;
     return true;
 }
 

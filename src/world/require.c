@@ -128,18 +128,11 @@ static bool closure_append(weft_world *w, wf_type_info *ti, const wf_type_info *
         if (seen) {
             continue;
         }
-        if (ti->closure_count == ti->closure_cap) {
-            uint32_t cap = ti->closure_cap ? ti->closure_cap * 2 : 8;
-            wf_req_link *c = wf_alloc(&w->alloc, cap * sizeof *c, _Alignof(wf_req_link));
-            if (!c) {
-                return false;
-            }
-            if (ti->closure_count) {
-                memcpy(c, ti->closure, ti->closure_count * sizeof *c);
-            }
-            wf_free(&w->alloc, ti->closure, ti->closure_cap * sizeof *c, _Alignof(wf_req_link));
-            ti->closure = c;
-            ti->closure_cap = cap;
+        if (ti->closure_count == ti->closure_cap &&
+            !wf_grow(&w->alloc, (void **)&ti->closure, &ti->closure_cap,
+                     (uint64_t)ti->closure_count + 1, sizeof *ti->closure,
+                     _Alignof(wf_req_link))) {
+            return false;
         }
         ti->closure[ti->closure_count].id = r->id;
         ti->closure[ti->closure_count].depth = depth;
@@ -167,9 +160,15 @@ static bool require_closure(weft_world *w, wf_type_info *ti)
     return true;
 }
 
-static bool scratch_grow(weft_world *w, wf_req_scratch *s)
+/* Makes room for `need` values (kept: the first s->count). */
+static bool scratch_grow(weft_world *w, wf_req_scratch *s, uint64_t need)
 {
-    int32_t cap = s->cap * 2;
+    /* int32_t counts: the growth is limited to INT32_MAX */
+    uint32_t ucap = wf_grow_cap((uint32_t)s->cap, need, 8, INT32_MAX, sizeof(weft_value));
+    if (ucap == 0) {
+        return false;
+    }
+    int32_t cap = (int32_t)ucap;
     weft_value *v = wf_alloc(&w->alloc, (size_t)cap * sizeof *v, _Alignof(weft_value));
     bool *o = wf_calloc(&w->alloc, (size_t)cap * sizeof *o, _Alignof(bool));
     if (!v || !o) {
@@ -205,17 +204,14 @@ static weft_status require_append(weft_world *w, wf_req_scratch *s, const weft_v
                                   int32_t count, const wf_req_link *l)
 {
     if (s->count == 0) {
-        while (s->cap < count + 1) {
-            if (!scratch_grow(w, s)) {
-                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
-                                "out of memory resolving requirements");
-            }
+        if (s->cap < (int64_t)count + 1 && !scratch_grow(w, s, (uint64_t)count + 1)) {
+            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory resolving requirements");
         }
         memcpy(s->vals, values, (size_t)count * sizeof *values);
         memset(s->owned, 0, (size_t)count * sizeof *s->owned);
         s->count = count;
     }
-    if (s->count == s->cap && !scratch_grow(w, s)) {
+    if (s->count == s->cap && !scratch_grow(w, s, (uint64_t)s->count + 1)) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory resolving requirements");
     }
     const wf_type_info *ri = wf_registry_get(&w->registry, l->id);

@@ -7,20 +7,15 @@
  * WEFT_CHECK_TICK_THRESHOLD ticks this walk moves every tick older than
  * WEFT_MAX_CHANGE_AGE up to exactly that age: such a change can no longer be
  * detected, but it can never look new. It covers table columns (rows and
- * summaries), sparse sets, resources and query last runs.
+ * summaries), sparse sets, resources and query last runs here, and through
+ * the world's sys_clamp hook the last runs the system layer keeps (systems,
+ * user conditions, resource_changed conditions), which this layer cannot
+ * see. A tick left out would, once more than 2^32 ticks old, wrap around
+ * and look younger than changes made after it.
  */
 #include "world/ticks.h"
 
 #include "query/query.h"
-
-static inline bool ticks_clamp(uint32_t *t, uint32_t now)
-{
-    if (now - *t > WEFT_MAX_CHANGE_AGE) {
-        *t = now - WEFT_MAX_CHANGE_AGE;
-        return true;
-    }
-    return false;
-}
 
 static void ticks_clamp_column(wf_column *c, uint32_t rows, uint32_t now)
 {
@@ -28,12 +23,12 @@ static void ticks_clamp_column(wf_column *c, uint32_t rows, uint32_t now)
         return;
     }
     for (uint32_t r = 0; r < rows; r++) {
-        ticks_clamp(&c->ticks[r].added, now);
-        ticks_clamp(&c->ticks[r].changed, now);
+        wf_tick_clamp(&c->ticks[r].added, now);
+        wf_tick_clamp(&c->ticks[r].changed, now);
     }
-    ticks_clamp(&c->latest_change, now);
+    wf_tick_clamp(&c->latest_change, now);
     if (c->bulk) {
-        ticks_clamp(&c->bulk_tick, now);
+        wf_tick_clamp(&c->bulk_tick, now);
     }
 }
 
@@ -56,12 +51,15 @@ bool wf_world_clamp_ticks(weft_world *w, bool force)
             ticks_clamp_column(&ti->sparse->dense, ti->sparse->count, now);
         }
         if (ti->res_present) {
-            ticks_clamp(&ti->res_ticks.added, now);
-            ticks_clamp(&ti->res_ticks.changed, now);
+            wf_tick_clamp(&ti->res_ticks.added, now);
+            wf_tick_clamp(&ti->res_ticks.changed, now);
         }
     }
     for (weft_query *q = w->queries; q; q = q->next) {
-        ticks_clamp(&q->last_run, now);
+        wf_tick_clamp(&q->last_run, now);
+    }
+    if (w->sys_clamp) {
+        w->sys_clamp(w, now); /* systems' and conditions' last runs */
     }
     return true;
 }

@@ -6,6 +6,17 @@
 
 #include "world/world.h"
 
+/* Moves *t up to now - WEFT_MAX_CHANGE_AGE when it is older than that.
+ * True when it moved. */
+static inline bool wf_tick_clamp(uint32_t *t, uint32_t now)
+{
+    if (now - *t > WEFT_MAX_CHANGE_AGE) {
+        *t = now - WEFT_MAX_CHANGE_AGE;
+        return true;
+    }
+    return false;
+}
+
 /* Clamps every stored tick older than WEFT_MAX_CHANGE_AGE; without force
  * only once WEFT_CHECK_TICK_THRESHOLD ticks passed since the last clamp.
  * Returns true when it ran. */

@@ -112,7 +112,8 @@ weft_world *wf_world_create(const weft_world_desc *desc)
     }
     memset(w, 0, sizeof *w);
     w->alloc = alloc;
-    atomic_store_explicit(&w->alloc.live_bytes, (int64_t)sizeof *w, memory_order_relaxed);
+    /* relaxed: the world is not shared yet; pairs with nothing */
+    wf_atomic_store_relaxed_i64(&w->alloc.live_bytes, (int64_t)sizeof *w);
     w->logger = desc->logger;
     w->change_tick = 1;
     wf_registry_init(&w->registry);

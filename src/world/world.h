@@ -79,6 +79,8 @@ struct weft_world {
                                     removal tracking */
     wf_sys_world *sys;           /* NULL until the first schedule */
     void (*sys_fini)(weft_world *w); /* frees `sys` (set with it) */
+    void (*sys_clamp)(weft_world *w, uint32_t now); /* clamps the ticks
+                                    the system layer stores (set with it) */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };

@@ -1206,6 +1206,89 @@ static void condition_builtins(void **state)
     assert_int_equal(r_once, 1);
 }
 
+// Counts runs and records the system's last and this run ticks.
+typedef struct seen_res {
+    int runs;
+    uint32_t last_run, this_run;
+} seen_res;
+
+static void sys_seen_res(weft_system_ctx *ctx, void *user)
+{
+    seen_res *sr = user;
+    sr->last_run = weft_system_last_run(ctx);
+    sr->this_run = weft_system_this_run(ctx);
+    sr->runs++;
+}
+
+// Did resource r change since the system's recorded last run?
+static bool res_newer(weft_world *w, weft_component r, const seen_res *sr)
+{
+    weft_ticks t;
+    assert_int_equal(weft_resource_get_ticks(w, r, &t), WEFT_OK);
+    return weft_tick_is_newer(t.changed, sr->last_run, sr->this_run);
+}
+
+// The periodic clamp covers the last-run ticks of systems and conditions.
+// A resource_changed condition behind a short-circuited AND, and a system
+// gated off, wait more than 2^32 ticks; the resource changes shortly before
+// the tick counter passes their last run again. Unclamped, the wrapped age
+// of their last run looked younger than the change, and both missed it.
+static void clamp_covers_system_and_condition_last_runs(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component res = tw_comp(w, "Res", sizeof(int32_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    int32_t zero = 0;
+    assert_int_equal(weft_resource_insert(w, res, &zero, sizeof zero), WEFT_OK);
+    weft_schedule *s = mksched(w, "long_pause");
+    cnd gate = {0, true};
+    int r_changed = 0;
+    gated_counter(w, s, "changed", &r_changed,
+                  weft_condition_and(s, mkcond(w, s, "gate", &gate),
+                                     weft_condition_resource_changed(s, res)));
+    cnd gate2 = {0, true};
+    seen_res sr = {0, 0, 0};
+    sysb b;
+    sb_init(&b, "seen", sys_seen_res, &sr);
+    sb_res(&b, res, WEFT_ACCESS_READ);
+    weft_node seen_node = sb_add(w, s, &b);
+    assert_int_equal(
+        weft_schedule_add_condition(s, seen_node, mkcond(w, s, "gate2", &gate2)), WEFT_OK);
+
+    RUN(w, s); // both see the insert
+    assert_int_equal(r_changed, 1);
+    assert_int_equal(sr.runs, 1);
+    assert_true(res_newer(w, res, &sr));
+    uint32_t t0 = weft_world_change_tick(w);
+
+    // Gates closed: time passes in clamp-sized steps, the world clamps.
+    gate.result = false;
+    gate2.result = false;
+    for (uint32_t k = 1; k <= 8; k++) {
+        weft_world_set_change_tick(w, t0 + k * WEFT_CHECK_TICK_THRESHOLD);
+        RUN(w, s);
+    }
+    // The resource changes 1000 ticks before t0 + 2^32 ...
+    weft_world_set_change_tick(w, t0 - 1000u);
+    RUN(w, s);
+    int32_t *v = weft_resource_get_mut(w, res, sizeof(int32_t));
+    assert_non_null(v);
+    *v = 1;
+    // ... and the gates open 500 ticks after it.
+    weft_world_set_change_tick(w, t0 + 500u);
+    gate.result = true;
+    gate2.result = true;
+    RUN(w, s);
+    assert_int_equal(r_changed, 2);
+    assert_int_equal(sr.runs, 2);
+    assert_true(res_newer(w, res, &sr));
+    // Nothing changed since: both say so.
+    RUN(w, s);
+    assert_int_equal(r_changed, 2);
+    assert_int_equal(sr.runs, 3);
+    assert_false(res_newer(w, res, &sr));
+}
+
 // ---- change detection across systems ----
 
 // Counts the rows its query 0 yields (filters applied with this run's
@@ -2374,6 +2457,33 @@ static void local_state_lifecycle(void **state)
     assert_int_equal(g_fini_sum, 1001);
 }
 
+// An absurd local size is out of memory, not a crash: the default
+// allocator rounded SIZE_MAX up to the alignment, wrapped to a zero-byte
+// block and the zero-fill then wrote past it. The schedule is unchanged.
+static void local_state_absurd_size_is_out_of_memory(void **state)
+{
+    (void)state;
+    weft_world *w = weft_world_create(NULL); // the default allocator
+    assert_non_null(w);
+    weft_schedule *s = mksched(w, "absurd");
+    static const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX / 2 + 1};
+    local_user lu = {16};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        sysb b;
+        sb_init(&b, "huge_local", sys_local, &lu);
+        b.d.local.size = sizes[i];
+        b.d.local.align = 4096;
+        assert_int_equal(sb_try(s, &b), WEFT_NODE_NONE);
+        assert_int_equal(weft_last_status(w), WEFT_ERR_OUT_OF_MEMORY);
+    }
+    assert_int_equal(weft_schedule_node_count(s), 0);
+    g_inits = 0;
+    add_local_sys(w, s, "fits", 0, &lu);
+    assert_int_equal(g_inits, 1);
+    expect_ok(w, weft_schedule_run(s, 0.0), "run");
+    weft_world_destroy(w);
+}
+
 // ---- stats, profiling, trace and DOT ----
 
 static void sys_spin(weft_system_ctx *ctx, void *user)
@@ -2521,6 +2631,7 @@ int main(void)
         T(set_condition_skips_members),
         T(condition_combinators),
         T(condition_builtins),
+        T(clamp_covers_system_and_condition_last_runs),
         T(change_detection_across_systems),
         T(command_order),
         T(final_apply_and_apply_pending),
@@ -2535,6 +2646,7 @@ int main(void)
         T(schedule_api_misuse),
         T(build_count_and_rebuild),
         T(local_state_lifecycle),
+        T(local_state_absurd_size_is_out_of_memory),
         T(stats_trace_and_dot),
         T(exclusive_ambiguity_has_no_components),
     };

@@ -581,6 +581,83 @@ static void par_run(weft_world *w, uint64_t h[2])
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
+// ---- par_each: every task holds at least min_rows rows ----
+
+#define MINROWS 1000
+#define MINROWS_TASKS 256
+
+typedef struct minrows {
+    atomic_int ntasks;
+    atomic_int bad;
+    int32_t rows[MINROWS_TASKS]; // rows of task k (slot from ntasks)
+    int32_t min_rows;
+} minrows;
+
+static void chunk_count(weft_iter *it, weft_commands *cmds, void *user)
+{
+    minrows *m = user;
+    (void)cmds;
+    int32_t rows = 0;
+    while (weft_iter_next(it)) {
+        rows += weft_iter_count(it);
+    }
+    int k = atomic_fetch_add(&m->ntasks, 1);
+    if (k < MINROWS_TASKS) {
+        m->rows[k] = rows; // read by the driver after the run
+    } else {
+        atomic_fetch_add(&m->bad, 1);
+    }
+}
+
+static void sys_par_count(weft_system_ctx *ctx, void *user)
+{
+    minrows *m = user;
+    if (weft_system_par_each(ctx, 0, chunk_count, m, m->min_rows) != WEFT_OK) {
+        atomic_fetch_add(&m->bad, 1);
+    }
+}
+
+// weft.h: tasks never cross a table and hold at least min_rows rows unless
+// a table is smaller. Tables of 2,500, 999, 1,000, 3,001 and 10,000 rows
+// with min_rows 1,000 on 4 threads: the split used to end each table with
+// a short tail task (2,500 gave 1,094 + 1,094 + 312).
+static void par_each_tasks_hold_min_rows(void **state)
+{
+    (void)state;
+    static const int32_t sizes[5] = {2500, 999, 1000, 3001, 10000};
+    weft_world *w = mkworld(4);
+    weft_component val = comp(w, "Val", sizeof(uint32_t));
+    weft_component tags[5];
+    static const char *names[5] = {"T0", "T1", "T2", "T3", "T4"};
+    int64_t total = 0;
+    for (int t = 0; t < 5; t++) {
+        tags[t] = comp(w, names[t], 0);
+        weft_value cols[2] = {{val, sizeof(uint32_t), NULL}, {tags[t], 0, NULL}};
+        assert_int_equal(weft_spawn_bulk(w, cols, 2, sizes[t], NULL), WEFT_OK);
+        total += sizes[t];
+    }
+    minrows *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    m->min_rows = MINROWS;
+    weft_schedule *s = weft_schedule_create(w, "minrows");
+    assert_non_null(s);
+    add1(w, s, "count", sys_par_count, m, 0, val, WEFT_ACCESS_READ);
+    run_ok(w, s);
+    assert_int_equal(atomic_load(&m->bad), 0);
+    int n = atomic_load(&m->ntasks);
+    assert_true(n > 5); // the big tables did split
+    int64_t seen = 0;
+    for (int k = 0; k < n; k++) {
+        seen += m->rows[k];
+        if (m->rows[k] < MINROWS && m->rows[k] != 999) {
+            fail_msg("a task got %d rows, fewer than min_rows %d", m->rows[k], MINROWS);
+        }
+    }
+    assert_int_equal(seen, total);
+    free(m);
+    weft_world_destroy(w);
+}
+
 static void par_each_same_result_on_any_thread_count(void **state)
 {
     (void)state;
@@ -1081,6 +1158,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(conflicting_systems_never_overlap, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(par_each_same_result_on_any_thread_count, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(par_each_sparse_field, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(par_each_tasks_hold_min_rows, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(host_job_system_same_hash, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(failing_system_among_fifty, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(executor_settings, watch_setup, watch_teardown),

@@ -239,6 +239,111 @@ static void pool_idle_workers_park(void **state)
     }
 }
 
+// ---- worker identity is per pool ----
+
+// Destroying one pool leaves the caller worker 0 of another: the worker
+// index used to be one thread-local shared by every pool, and destroy
+// reset it, so the next submit to the surviving pool indexed worker -1.
+static void pool_destroy_keeps_other_pools_worker0(void **state)
+{
+    (void)state;
+    wf_allocator a;
+    wf_allocator_init(&a, NULL);
+    wf_thread_pool *pa = wf_thread_pool_create(&a, 2);
+    assert_non_null(pa);
+    wf_thread_pool *pb = wf_thread_pool_create(&a, 2);
+    assert_non_null(pb);
+    assert_int_equal(wf_thread_pool_self_index(pa), 0);
+    assert_int_equal(wf_thread_pool_self_index(pb), 0);
+    wf_thread_pool_destroy(pb);
+    assert_int_equal(wf_thread_pool_self_index(pa), 0);
+    slot slots[64];
+    wf_task tasks[64];
+    memset(slots, 0, sizeof slots);
+    wf_task_group g;
+    wf_task_group_init(&g);
+    for (uint32_t i = 0; i < 64; i++) {
+        tasks[i] = (wf_task){count_task, &slots[i], &g};
+        assert_true(wf_thread_pool_submit(pa, &tasks[i]));
+    }
+    assert_true(wf_thread_pool_wait(pa, &g));
+    for (uint32_t i = 0; i < 64; i++) {
+        assert_int_equal(slots[i].runs, 1);
+    }
+    wf_thread_pool_destroy(pa);
+    assert_int_equal(wf_alloc_live(&a), 0);
+}
+
+typedef struct foreign {
+    wf_thread_pool *other;   // a pool the task's thread does not belong to
+    int32_t self_in_other;   // its index there (-1 expected)
+    bool helped;             // wf_thread_pool_help(other) result
+    bool submitted;          // wf_thread_pool_submit(other) result
+    bool waited;             // wf_thread_pool_wait(other) result
+    uint32_t worker;
+} foreign;
+
+static void foreign_task(void *arg, uint32_t worker)
+{
+    foreign *f = arg;
+    wf_task t = {count_task, NULL, NULL};
+    f->worker = worker;
+    f->self_in_other = wf_thread_pool_self_index(f->other);
+    f->helped = wf_thread_pool_help(f->other);
+    f->submitted = wf_thread_pool_submit(f->other, &t);
+    wf_task_group g;
+    wf_task_group_init(&g);
+    f->waited = wf_thread_pool_wait(f->other, &g);
+}
+
+// A worker thread of one pool is not a worker of another: there it gets
+// index -1 and every call is refused, instead of indexing the other pool's
+// workers with its own index (out of bounds when that pool is smaller).
+static void pool_refuses_threads_of_other_pools(void **state)
+{
+    (void)state;
+    wf_allocator a;
+    wf_allocator_init(&a, NULL);
+    wf_thread_pool *small = wf_thread_pool_create(&a, 1);
+    assert_non_null(small);
+    wf_thread_pool *big = wf_thread_pool_create(&a, 4);
+    assert_non_null(big);
+    // the creator is worker 0 of both; make it a stranger to `small`
+    wf_thread_pool_leave(small, NULL);
+    assert_int_equal(wf_thread_pool_self_index(small), -1);
+    wf_task t = {count_task, NULL, NULL};
+    assert_false(wf_thread_pool_submit(small, &t));
+    assert_false(wf_thread_pool_help(small));
+    foreign f[256];
+    wf_task tasks[256];
+    memset(f, 0, sizeof f);
+    wf_task_group g;
+    wf_task_group_init(&g);
+    for (uint32_t i = 0; i < 256; i++) {
+        f[i].other = small;
+        f[i].self_in_other = 7;
+        f[i].helped = f[i].submitted = f[i].waited = true;
+        tasks[i] = (wf_task){foreign_task, &f[i], &g};
+        assert_true(wf_thread_pool_submit(big, &tasks[i]));
+    }
+    assert_true(wf_thread_pool_wait(big, &g));
+    for (uint32_t i = 0; i < 256; i++) {
+        assert_int_equal(f[i].self_in_other, -1);
+        assert_false(f[i].helped);
+        assert_false(f[i].submitted);
+        assert_false(f[i].waited);
+    }
+    // entering binds the caller as worker 0 again; leaving restores
+    void *before = wf_thread_pool_enter(small);
+    assert_null(before);
+    assert_int_equal(wf_thread_pool_self_index(small), 0);
+    wf_thread_pool_leave(small, before);
+    assert_int_equal(wf_thread_pool_self_index(small), -1);
+    wf_thread_pool_destroy(big);
+    wf_thread_pool_destroy(small);
+    assert_int_equal(wf_alloc_live(&a), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +351,8 @@ int main(void)
         cmocka_unit_test(pool_nested_submits),
         cmocka_unit_test(pool_shutdown_with_nothing_queued),
         cmocka_unit_test(pool_idle_workers_park),
+        cmocka_unit_test(pool_destroy_keeps_other_pools_worker0),
+        cmocka_unit_test(pool_refuses_threads_of_other_pools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,9 @@
 # bindings/python/tests/test_schedule.py - systems written in Python run by weft's executors (run by ctest).
 # SPDX-License-Identifier: MIT
 import ctypes
-import ctypes.util
 import gc
 import json
-import platform
+import os
 import threading
 import unittest
 import weakref
@@ -215,6 +214,34 @@ class TestPythonSystems(ScheduleCase):
         s.run()
         self.assertEqual(counts, [0, 1])
         self.assertEqual(w.stats().live_entities, 2)
+
+    def test_context_views_die_with_the_run(self):
+        # Views a system hands out are valid during its run only: kept
+        # past it, they raise instead of touching the world's memory.
+        w = self.w
+        es = self.movers(3)
+        w.resource_insert(Score(0))
+        s = w.schedule("update")
+        kept = []
+
+        def keeper(ctx):
+            r = ctx.resource_mut(Score)
+            r.value += 1
+            p = ctx.get_mut(0, es[0], 0)
+            p.x += 1
+            kept[:] = [r, p]
+            self.assertEqual(r.value, 1)
+        s.add_system(keeper, query=[write(Position)], resources=[write(Score)])
+        s.run()
+        self.assertEqual(w.resource_get(Score).value, 1)
+        self.assertEqual(len(kept), 2)
+        for v, field in zip(kept, ("value", "x")):
+            with self.assertRaises(weft.WeftError) as cm:
+                getattr(v, field)
+            self.assertEqual(cm.exception.name, "WEFT_ERR_INVALID_HANDLE")
+            with self.assertRaises(weft.WeftError):
+                setattr(v, field, 5)
+        self.assertEqual(w.resource_get(Score).value, 1)
 
     def test_resources_and_messages(self):
         w = self.w
@@ -742,26 +769,29 @@ class TestThreads(unittest.TestCase):
         self.assertEqual(one, two)
         self.assertGreater(one[1], 64)     # the spawner did spawn
 
-    @unittest.skipUnless(platform.machine() in ("x86_64", "AMD64", "aarch64", "arm64")
-                         and ctypes.util.find_library("c"), "needs a C no-op function")
+    @unittest.skipUnless(os.environ.get("WEFT_TEST_C_SYSTEM"),
+                         "needs the test C system (WEFT_TEST_C_SYSTEM, set by ctest)")
     def test_c_system_beside_python_systems(self):
-        # sched_yield(void) stands in for a C system: the calling convention
-        # ignores the (ctx, user) arguments on these ABIs.
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        c_fn = ctypes.cast(libc.sched_yield, ctypes.c_void_p).value
+        # pytest_count_runs (bindings/python/tests/c_system.c) has the exact
+        # weft_system_fn type and counts its runs in `user`.
+        lib = ctypes.CDLL(os.environ["WEFT_TEST_C_SYSTEM"])
+        c_fn = ctypes.cast(lib.pytest_count_runs, ctypes.c_void_p).value
+        runs = ctypes.c_int32(0)
         with weft.World() as w:
             for t in (Position, Velocity, Score):
                 w.register(t)
             w.set_threads(2)
             s, seen = build_sim(w)
-            c_node = s.add_system(c_fn, name="c_noop")
+            c_node = s.add_system(c_fn, name="c_count", user=ctypes.addressof(runs))
             for _ in range(3):
                 s.run(0.5)
             self.assertEqual(c_node.stats().runs, 3)
+            self.assertEqual(runs.value, 3)
             self.assertEqual(seen, {True})
             w.set_threads(1)
             s.run(0.5)
             self.assertEqual(c_node.stats().runs, 4)
+            self.assertEqual(runs.value, 4)
 
 
 if __name__ == "__main__":

@@ -131,6 +131,85 @@ class TestEntities(WorldCase):
         self.assertEqual(w.get(e, Position).x, 42)
         self.assertGreater(w.ticks(e, Position)[1], tick0)
 
+    def test_stale_get_mut_view_raises(self):
+        # A view used after the value moved or died raises instead of
+        # reading (or writing) memory the world no longer holds there.
+        w = self.w
+        e = w.spawn(Position(1, 2))
+        v = w.get_mut(e, Position)
+        v.x = 5
+        self.assertEqual((v.x, v.y), (5, 2))
+        w.despawn(e)
+        with self.assertRaises(weft.WeftError) as cm:
+            v.x
+        self.assertEqual(cm.exception.name, "WEFT_ERR_INVALID_HANDLE")
+        with self.assertRaises(weft.WeftError):
+            v.y = 1
+        # moved to another table by an insert
+        a = w.spawn(Position(1, 1))
+        b = w.spawn(Position(2, 2))
+        vb = w.get_mut(b, Position)
+        w.insert(b, Velocity(0, 0))
+        with self.assertRaises(weft.WeftError):
+            vb.y
+        # its table grown (reallocated) by spawns
+        c = w.spawn(Position(3, 3))
+        vc = w.get_mut(c, Position)
+        for _ in range(2000):
+            w.spawn(Position(0, 0))
+        with self.assertRaises(weft.WeftError):
+            vc.x += 1
+        with self.assertRaises(weft.WeftError):
+            w.spawn(vc)                     # a stale view is no value either
+        # a fresh view works, and so does a view of an untouched entity
+        self.assertEqual(w.get_mut(c, Position).x, 3)
+        self.assertEqual(w.get(a, Position).x, 1)
+        # a resource view dies with its resource
+        w.register(Time)
+        w.resource_insert(Time(0.5, 1))
+        t = w.resource_get_mut(Time)
+        t.frame += 1
+        self.assertEqual(w.resource_get(Time).frame, 2)
+        w.resource_remove(Time)
+        with self.assertRaises(weft.WeftError):
+            t.frame
+        # and every view dies with the world
+        v2 = w.get_mut(a, Position)
+        w.close()
+        with self.assertRaises(weft.WeftError):
+            v2.x
+        self.w = weft.World()               # for tearDown
+
+    def test_view_of_nested_struct_and_array_fields(self):
+        class Inner(ctypes.Structure):
+            _fields_ = [("a", ctypes.c_int32), ("b", ctypes.c_int32)]
+
+        class Outer(ctypes.Structure):
+            _fields_ = [("inner", Inner), ("arr", ctypes.c_int32 * 3),
+                        ("pts", Inner * 2)]
+
+        w = self.w
+        w.register(Outer)
+        e = w.spawn(Outer())
+        v = w.get_mut(e, Outer)
+        v.inner.a = 4
+        v.arr[1] = 7
+        v.pts[1].b = 9
+        self.assertEqual(len(v.arr), 3)
+        self.assertEqual(list(v.arr), [0, 7, 0])
+        got = w.get(e, Outer)
+        self.assertEqual((got.inner.a, got.arr[1], got.pts[1].b), (4, 7, 9))
+        inner, arr, pt = v.inner, v.arr, v.pts[0]
+        copy = v.copy()
+        self.assertEqual(copy.inner.a, 4)
+        w.despawn(e)
+        # views of fields die with the value they belong to
+        for use in (lambda: inner.a, lambda: arr[0], lambda: pt.b,
+                    lambda: setattr(inner, "b", 1)):
+            with self.assertRaises(weft.WeftError):
+                use()
+        self.assertEqual(copy.arr[1], 7)    # a copy owns its memory
+
     def test_value_from_world_storage_is_copied_before_writing(self):
         w = self.w
         a = w.spawn(Position(7, 8))

@@ -13,9 +13,10 @@ weft failure raises WeftError(status name, world's message).
 
 Lifetimes (the C rules, see docs/bindings.md):
 - World.get() returns a copy; World.get_mut() and resource_get_mut()
-  return a struct *view* over the world's memory, valid only until the next
+  return a View over the world's memory, valid only until the next
   structural change (spawn, despawn, insert, remove, flush, applying
-  commands, the end of an iteration). Using it later reads freed memory.
+  commands, the end of an iteration). A View checks where the value lives
+  before every use and raises WeftError once it is stale.
 - Chunk columns/entities are zero-copy views valid until the next chunk.
 - Trigger objects passed to observers are valid only during the callback.
 
@@ -41,7 +42,7 @@ __all__ = [
     "entity_index", "entity_generation",
     "Schedule", "Node", "Condition", "SystemContext", "Ambiguity", "QuerySpec",
     "terms", "SYSTEM_EXCLUSIVE", "SYSTEM_MAIN_THREAD", "SYSTEM_COMMANDS",
-    "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED",
+    "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
 ]
 
 #: WEFT_VERSION this module was written for (0.2.0).
@@ -731,9 +732,89 @@ def _copy(ctype, addr):
 def _owned(value):
     """`value` itself if it owns its buffer, else a copy: the C ABI forbids
     passing pointers into the world's storage as the source of a write."""
+    if isinstance(value, View):
+        return value.copy()
     if getattr(value, "_b_needsfree_", 1):
         return value
     return type(value).from_buffer_copy(value)
+
+
+class View:
+    """A writable view of one value in the world's storage (what get_mut
+    and resource_get_mut return), checked on every use.
+
+    Attribute and item access read and write the world's memory directly,
+    as a ctypes struct over it would, but first ask weft where the value
+    lives now: once it has moved (a structural change, a table grown), died
+    (despawn, remove) or its world or system run has ended, the view raises
+    WeftError(WEFT_ERR_INVALID_HANDLE) instead of touching memory the world
+    no longer holds there. Fields that are structs or arrays come back as
+    views sharing the same check. copy() returns an owned ctypes copy;
+    passing a view where weft takes a value copies it the same way."""
+
+    __slots__ = ("_obj", "_live", "_what")
+
+    def __init__(self, obj, live, what):
+        object.__setattr__(self, "_obj", obj)
+        object.__setattr__(self, "_live", live)    # () -> bool, no side effects
+        object.__setattr__(self, "_what", what)
+
+    def _get(self):
+        if not self._live():
+            raise WeftError(ERR_INVALID_HANDLE,
+                            "stale view of %s: the value moved or is gone (views last "
+                            "until the next structural change, or the end of the "
+                            "system run that made them); take a new one" % self._what)
+        return self._obj
+
+    def _wrap(self, v):
+        if isinstance(v, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+            return View(v, self._live, self._what)
+        return v
+
+    @property
+    def type(self):
+        """The ctypes type viewed."""
+        return type(self._obj)
+
+    def copy(self):
+        """An owned copy (a ctypes object that no longer refers to the world)."""
+        obj = self._get()
+        return type(obj).from_buffer_copy(obj)
+
+    def __getattr__(self, name):
+        return self._wrap(getattr(self._get(), name))
+
+    def __setattr__(self, name, value):
+        setattr(self._get(), name, _owned(value) if isinstance(value, View) else value)
+
+    def __getitem__(self, i):
+        return self._wrap(self._get()[i])
+
+    def __setitem__(self, i, value):
+        self._get()[i] = _owned(value) if isinstance(value, View) else value
+
+    def __len__(self):
+        return len(self._get())
+
+    def __iter__(self):
+        obj = self._get()
+        return iter([self._wrap(obj[i]) for i in range(len(obj))])
+
+    def __repr__(self):
+        state = "live" if self._live() else "stale"
+        return "<weft.View of %s (%s)>" % (self._what, state)
+
+
+def _checked_view(ctype, addr, what, resolve):
+    """A View of `ctype` at `addr`, live while resolve() (the value's
+    current address, or None; it must have no side effects) equals addr."""
+    def live():
+        try:
+            return resolve() == addr
+        except WeftError:
+            return False
+    return View(ctype.from_address(addr), live, what)
 
 
 # ------------------------------------------------------------ queries
@@ -1454,7 +1535,8 @@ class World:
             if isinstance(r, tuple):
                 c, value = r
                 c = self.component_of(c)
-                value = type(value).from_buffer_copy(value)
+                value = value.copy() if isinstance(value, View) \
+                    else type(value).from_buffer_copy(value)
                 keep.append(value)
                 arr[i].value = ctypes.addressof(value)
                 arr[i].size = ctypes.sizeof(value)
@@ -1525,6 +1607,8 @@ class World:
         if isinstance(v, tuple):
             comp, val = v
             comp = self.component_of(comp)
+        elif isinstance(v, View):
+            comp, val = self.component_of(v.type), v
         elif isinstance(v, (ctypes.Structure, ctypes.Union)):
             comp, val = self.component_of(type(v)), v
         else:
@@ -1634,17 +1718,23 @@ class World:
         return _copy(c.type, ptr)
 
     def get_mut(self, e, component):
-        """A writable struct *view* over e's value (stamps it changed), or
-        None when e lacks it. The view is valid only until the next
-        structural change (spawn, despawn, insert, remove, flush, applying
-        commands, the end of an iteration); do not keep it longer."""
+        """A writable View over e's value (stamps it changed), or None when
+        e lacks it. The view is valid only until the next structural change
+        (spawn, despawn, insert, remove, flush, applying commands, the end
+        of an iteration); used later it raises WeftError (see View)."""
         c = self.component_of(component)
         self._clear()
         ptr = _lib.weft_get_mut(self._p(), e, c.id, c.size)
         if not ptr:
             self._check_slot()
             return None
-        return _view(c.type, ptr)
+
+        def resolve():
+            # neither call records an error: a dead entity or a missing
+            # component is an expected outcome (weft.h)
+            p = self._ptr
+            return p and _lib.weft_is_alive(p, e) and _lib.weft_get(p, e, c.id, c.size)
+        return _checked_view(c.type, ptr, "%s of entity %#x" % (c.name, e), resolve)
 
     def ticks(self, e, component):
         """(added, changed) change ticks of e's component."""
@@ -1676,15 +1766,19 @@ class World:
         return _copy(c.type, ptr)
 
     def resource_get_mut(self, component):
-        """Writable view of the resource (valid until it is removed or
-        replaced), or None when absent."""
+        """Writable View of the resource (valid until it is removed or
+        replaced; raises WeftError when used later), or None when absent."""
         c = self.component_of(component)
         self._clear()
         ptr = _lib.weft_resource_get_mut(self._p(), c.id, c.size)
         if not ptr:
             self._check_slot()
             return None
-        return _view(c.type, ptr)
+
+        def resolve():
+            p = self._ptr
+            return p and _lib.weft_resource_get(p, c.id, c.size)
+        return _checked_view(c.type, ptr, "resource %s" % c.name, resolve)
 
     def resource_has(self, component):
         return bool(_lib.weft_resource_has(self._p(), self.component_of(component).id))
@@ -2334,7 +2428,14 @@ class SystemContext:
         sq = self._query(query)
         comp = sq.terms[term].component
         ptr = _lib.weft_system_get_mut(self._p(), sq.index, e, term, comp.size)
-        return _view(comp.type, ptr) if ptr else None
+        if not ptr:
+            return None
+
+        def resolve():
+            # weft_system_get: the same lookup without the change mark
+            p = self._ptr
+            return p and _lib.weft_system_get(p, sq.index, e, term, comp.size)
+        return _checked_view(comp.type, ptr, "%s of entity %#x" % (comp.name, e), resolve)
 
     def _resource_comp(self, component, want_write):
         comp = self.schedule.world.component_of(component)
@@ -2356,7 +2457,13 @@ class SystemContext:
         or None when it is absent."""
         comp = self._resource_comp(component, True)
         ptr = _lib.weft_system_resource_mut(self._p(), comp.id, comp.size)
-        return _view(comp.type, ptr) if ptr else None
+        if not ptr:
+            return None
+
+        def resolve():
+            p = self._ptr
+            return p and _lib.weft_system_resource(p, comp.id, comp.size)
+        return _checked_view(comp.type, ptr, "resource %s" % comp.name, resolve)
 
     def _message(self, mtype, want_write):
         entry = self._info.messages.get(mtype.id)
