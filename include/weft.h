@@ -87,6 +87,10 @@ typedef enum weft_status {
                                          form a cycle */
     WEFT_ERR_CALLBACK = 24,         /**< a user callback (system, condition, job)
                                          failed, e.g. a binding's exception */
+    WEFT_ERR_BAD_FORMAT = 25,       /**< input data (snapshot, JSON) is malformed,
+                                         corrupt, truncated or of another version */
+    WEFT_ERR_TYPE_MISMATCH = 26,    /**< a value's kind differs from the described
+                                         field's */
     WEFT_STATUS_NUM,
     WEFT_STATUS_FORCE_U32 = 0x7FFFFFFF
 } weft_status;
@@ -1680,6 +1684,127 @@ WEFT_API weft_status weft_frame_run(weft_world *world, double dt);
 WEFT_API int32_t weft_frame_fixed_steps(const weft_world *world);
 /** Time left in the fixed accumulator, seconds. Thread: driver. */
 WEFT_API double weft_frame_accumulator(const weft_world *world);
+
+/* ==================================================================== */
+/* ---- reflection: type descriptions, field paths, snapshots ----      */
+/* (src/reflect/; entry points in src/api/api_reflect.c)                */
+/* ==================================================================== */
+
+/** Kind of a described field. Integers and floats are stored in the host's
+ *  byte order; ENTITY is a weft_entity (8 bytes); STRING is a fixed buffer
+ *  of `count` chars holding a NUL-terminated string; STRUCT is a nested
+ *  described struct; ENUM is an integer (`enum_base`, default I32) whose
+ *  values have names. */
+typedef enum weft_kind {
+    WEFT_KIND_NONE = 0,
+    WEFT_KIND_BOOL = 1,   /**< 1 byte, 0 or 1 */
+    WEFT_KIND_I8 = 2,
+    WEFT_KIND_I16 = 3,
+    WEFT_KIND_I32 = 4,
+    WEFT_KIND_I64 = 5,
+    WEFT_KIND_U8 = 6,
+    WEFT_KIND_U16 = 7,
+    WEFT_KIND_U32 = 8,
+    WEFT_KIND_U64 = 9,
+    WEFT_KIND_F32 = 10,
+    WEFT_KIND_F64 = 11,
+    WEFT_KIND_ENTITY = 12,
+    WEFT_KIND_STRING = 13,
+    WEFT_KIND_STRUCT = 14,
+    WEFT_KIND_ENUM = 15,
+    WEFT_KIND_NUM,
+    WEFT_KIND_FORCE_U32 = 0x7FFFFFFF
+} weft_kind;
+
+/** One named value of an enum field. */
+typedef struct weft_enum_value {
+    const char *name;   /**< non-empty, unique within the enum; copied */
+    int64_t value;      /**< must fit the enum's base kind */
+} weft_enum_value;
+
+typedef struct weft_type_desc weft_type_desc;
+
+/** One field of a described struct. */
+typedef struct weft_field {
+    const char *name;      /**< non-empty, unique in its struct, made of
+                                letters, digits and '_'; copied */
+    weft_kind kind;
+    size_t offset;         /**< bytes from the start of the struct */
+    int32_t count;         /**< 0 or 1: one value; n > 1: fixed array of n.
+                                STRING: the buffer's bytes (>= 1) */
+    const weft_type_desc *type;          /**< STRUCT: its description (copied) */
+    weft_kind enum_base;                 /**< ENUM: I8..U64 storing it; 0: I32 */
+    const weft_enum_value *enum_values;  /**< ENUM: its names (copied) */
+    int32_t enum_count;
+} weft_field;
+
+/** A struct layout: the component's (top level) or a nested one. */
+struct weft_type_desc {
+    const char *name;          /**< optional, used in messages; copied */
+    size_t size;               /**< bytes; top level: 0 or the component's size */
+    size_t align;              /**< 0: derived from size as for components */
+    const weft_field *fields;  /**< must not overlap; gaps (padding) are fine */
+    int32_t field_count;
+};
+
+/** Describes the layout of component (or resource) `c` so that field
+ *  paths, JSON and scenes can read and write it. Opt-in: undescribed
+ *  components keep working and are saved as opaque bytes by binary
+ *  snapshots. The description is validated against the component's size
+ *  and alignment and copied: every field lies inside the struct, is
+ *  aligned for its kind, overlaps no other field, and nested structs are
+ *  validated the same way (at most 16 levels deep). Entity fields are
+ *  recorded so that loaders can remap them.
+ *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (desc NULL, a tag,
+ *  a relationship's target list, bad field name, unknown kind, negative or
+ *  huge count, nesting too deep, bad enum), UNKNOWN_COMPONENT,
+ *  SIZE_MISMATCH (desc->size differs, or a field lies outside),
+ *  BAD_ALIGNMENT (misaligned field or bad nested alignment),
+ *  ALREADY_EXISTS (already described), INVALID_ARG (overlapping fields),
+ *  OUT_OF_MEMORY. The message names the offending field path. */
+WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c,
+                                             const weft_type_desc *desc);
+
+/** Describes message type `type` (same rules as weft_component_describe).
+ *  Thread: driver. Errors: as weft_component_describe, NOT_FOUND (no such
+ *  message type). */
+WEFT_API weft_status weft_message_describe(weft_world *world, weft_message_type type,
+                                           const weft_type_desc *desc);
+
+/** True when component c has a description. Thread: driver. */
+WEFT_API bool weft_component_is_described(const weft_world *world, weft_component c);
+
+/** Static name of a kind ("i32", "entity", ...; "?" when unknown).
+ *  Thread: any. Lifetime: static. */
+WEFT_API const char *weft_kind_name(weft_kind kind);
+
+/** Reads one field of component c on entity e by path: `.name` selects a
+ *  field (the first dot may be left out), `[i]` an element of an array
+ *  field, e.g. ".position.x" or "slots[2].count". The path must end on one
+ *  value (an array field must be indexed). `kind` and `size` must match
+ *  the field: its kind (ENUM for enums, STRUCT for nested structs) and its
+ *  byte size (STRING: the buffer's bytes). Copies the bytes to `out`.
+ *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (NULLs, bad path
+ *  syntax), INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT, NOT_FOUND
+ *  (component absent from e, or no such field), CAPACITY (index out of
+ *  range), TYPE_MISMATCH (kind differs), SIZE_MISMATCH; the message
+ *  names the path. */
+WEFT_API weft_status weft_field_get(const weft_world *world, weft_entity e, weft_component c,
+                                    const char *path, weft_kind kind, void *out,
+                                    size_t size);
+
+/** Writes one field by path (same path and type rules as weft_field_get).
+ *  The value is checked first: a BOOL must be 0 or 1, an ENUM one of its
+ *  named values, a STRING NUL-terminated within its buffer. A mutable
+ *  component is written in place and marked changed (as weft_get_mut).
+ *  An immutable one is re-inserted with the new field (as weft_insert:
+ *  on_replace and on_insert hooks and observers run, relationships
+ *  follow); while an iteration is open that insert is deferred.
+ *  Thread: driver. Errors: as weft_field_get, INVALID_ARG (value out of
+ *  the kind's domain), OUT_OF_MEMORY. On error nothing is written. */
+WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_component c,
+                                    const char *path, weft_kind kind, const void *value,
+                                    size_t size);
 
 #ifdef __cplusplus
 }

@@ -79,6 +79,9 @@ struct weft_world {
                                     removal tracking */
     wf_sys_world *sys;           /* NULL until the first schedule */
     void (*sys_fini)(weft_world *w); /* frees `sys` (set with it) */
+    struct wf_reflect *reflect;  /* type descriptions (src/reflect), NULL
+                                    until the first one */
+    void (*reflect_fini)(weft_world *w); /* frees `reflect` (set with it) */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };

@@ -1,0 +1,108 @@
+/* src/api/api_reflect.c - type descriptions, field paths, snapshots.
+ * SPDX-License-Identifier: MIT
+ *
+ * Armor (world handle, ids, phase), then one call into src/reflect/.
+ */
+#include "internal.h"
+#include "reflect/reflect.h"
+#include "world/messages.h"
+
+WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c,
+                                             const weft_type_desc *desc)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!desc) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_component_describe: desc is NULL");
+    }
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (!ti) {
+        return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
+                        "weft_component_describe: component id %u is not registered", c);
+    }
+    if (ti->size == 0) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_component_describe: '%s' is a tag and has no fields", ti->name);
+    }
+    if (ti->rel_source) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_component_describe: '%s' is a relationship's source list, "
+                        "kept by weft",
+                        ti->name);
+    }
+    if (wf_reflect_component(world, c)) {
+        return wf_error(world, WEFT_ERR_ALREADY_EXISTS, "component '%s' is already described",
+                        ti->name);
+    }
+    weft_status st;
+    wf_rdesc *d = wf_rdesc_compile(world, desc, ti->size, ti->align, ti->name, &st);
+    if (!d) {
+        return st;
+    }
+    if (!wf_reflect_install(world, false, c, d)) {
+        return wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory describing '%s'",
+                        ti->name);
+    }
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_message_describe(weft_world *world, weft_message_type type,
+                                           const weft_type_desc *desc)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!desc) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_message_describe: desc is NULL");
+    }
+    const wf_msg_stream *s = wf_messages_type(world, type);
+    if (!s) {
+        return wf_error(world, WEFT_ERR_NOT_FOUND,
+                        "weft_message_describe: message type %u is not registered", type);
+    }
+    if (wf_reflect_message(world, type)) {
+        return wf_error(world, WEFT_ERR_ALREADY_EXISTS,
+                        "message type '%s' is already described", s->name);
+    }
+    weft_status st;
+    wf_rdesc *d = wf_rdesc_compile(world, desc, (uint32_t)s->size, (uint32_t)s->align,
+                                   s->name, &st);
+    if (!d) {
+        return st;
+    }
+    if (!wf_reflect_install(world, true, type, d)) {
+        return wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory describing '%s'",
+                        s->name);
+    }
+    return WEFT_OK;
+}
+
+WEFT_API bool weft_component_is_described(const weft_world *world, weft_component c)
+{
+    return wf_world_ok(world) && wf_reflect_component(world, c) != NULL;
+}
+
+WEFT_API const char *weft_kind_name(weft_kind kind)
+{
+    return wf_kind_name(kind);
+}
+
+WEFT_API weft_status weft_field_get(const weft_world *world, weft_entity e, weft_component c,
+                                    const char *path, weft_kind kind, void *out, size_t size)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_field_get(world, e, c, path, kind, out, size);
+}
+
+WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_component c,
+                                    const char *path, weft_kind kind, const void *value,
+                                    size_t size)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_field_set(world, e, c, path, kind, value, size);
+}
