@@ -1806,6 +1806,54 @@ WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_compo
                                     const char *path, weft_kind kind, const void *value,
                                     size_t size);
 
+/* -- binary snapshots -- */
+
+/** Snapshot format version written by this library; restore accepts only
+ *  this version. */
+#define WEFT_SNAPSHOT_VERSION 1u
+
+/** Writes the whole world into `buf` as a binary snapshot: every entity
+ *  index with its generation, the free list, every component value
+ *  (described or not, as bytes) with its change ticks, in table and row
+ *  order, sparse sets in slot order, relationship lists, resources, the
+ *  message queues and removal streams, the change tick, every query's last
+ *  run and the tick state of every schedule (system and condition last
+ *  runs, message cursors, the frame accumulator). The blob starts with a
+ *  header (magic, version, byte-order mark, sizes) and carries an XXH3-64
+ *  checksum over header and payload. Components with copy, move or dtor
+ *  hooks (other than relationship lists) and message types with a drop
+ *  callback cannot be saved: their bytes own something.
+ *  When `buf` is NULL or `cap` is too small nothing is written, *out_len
+ *  receives the size needed and CAPACITY is returned (no error recorded
+ *  when buf is NULL). Nothing is allocated.
+ *  Thread: driver, outside schedule runs and iterations. Errors:
+ *  INVALID_HANDLE, INVALID_ARG (out_len NULL, unsavable component or
+ *  message type), WRONG_PHASE (iterating, commands or reservations
+ *  pending), CAPACITY. */
+WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t cap,
+                                         size_t *out_len);
+
+/** Restores a snapshot into `world`, which must hold no entity (none
+ *  spawned or reserved since creation) and no resource, with the same
+ *  registrations as the saved world: components and message types are
+ *  matched by name and must have the same size, alignment and storage;
+ *  schedules are matched by name and must have the same systems. Saved
+ *  schedules or queries the target lacks are an error unless the target
+ *  has no schedule or query at all (a tool world), in which case their
+ *  state is skipped. No hook or observer runs. Running the same schedules
+ *  afterwards gives, frame after frame, the same weft_world_hash as the
+ *  saved world (rollback). The whole blob is validated before anything
+ *  changes; on any error the world is left as it was (archetypes created
+ *  on the way may remain, as after any failed call).
+ *  `data` is read only during the call.
+ *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (NULL data),
+ *  WRONG_PHASE (world not empty, iterating), BAD_FORMAT (bad magic,
+ *  version, byte order, checksum, truncated or inconsistent content),
+ *  UNKNOWN_COMPONENT / NOT_FOUND (a saved component, message type,
+ *  schedule or system the world lacks), SIZE_MISMATCH, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, size_t len);
+
+
 #ifdef __cplusplus
 }
 #endif

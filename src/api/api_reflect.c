@@ -106,3 +106,26 @@ WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_compo
     }
     return wf_field_set(world, e, c, path, kind, value, size);
 }
+
+WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t cap,
+                                         size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_snapshot_write: out_len is NULL");
+    }
+    return wf_snapshot_write(world, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!data) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_snapshot_restore: data is NULL");
+    }
+    return wf_snapshot_restore(world, data, len);
+}

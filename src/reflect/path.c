@@ -235,11 +235,11 @@ weft_status wf_field_get(const weft_world *w, weft_entity e, weft_component c,
         return wf_error(w, WEFT_ERR_INVALID_ARG, "weft_field_get: out is NULL");
     }
     wf_rplace pl;
-    wf_record *rec;
-    const wf_type_info *ti;
-    uint8_t *ptr;
-    wf_column *col;
-    uint32_t row;
+    wf_record *rec = NULL;
+    const wf_type_info *ti = NULL;
+    uint8_t *ptr = NULL;
+    wf_column *col = NULL;
+    uint32_t row = 0;
     weft_status st = locate(w, e, c, path, kind, size, &pl, &rec, &ti, &ptr, &col, &row);
     if (st == WEFT_OK) {
         memcpy(out, ptr + pl.offset, pl.size);
@@ -254,11 +254,11 @@ weft_status wf_field_set(weft_world *w, weft_entity e, weft_component c, const c
         return wf_error(w, WEFT_ERR_INVALID_ARG, "weft_field_set: value is NULL");
     }
     wf_rplace pl;
-    wf_record *rec;
-    const wf_type_info *ti;
-    uint8_t *ptr;
-    wf_column *col;
-    uint32_t row;
+    wf_record *rec = NULL;
+    const wf_type_info *ti = NULL;
+    uint8_t *ptr = NULL;
+    wf_column *col = NULL;
+    uint32_t row = 0;
     weft_status st = locate(w, e, c, path, kind, size, &pl, &rec, &ti, &ptr, &col, &row);
     if (st != WEFT_OK) {
         return st;

@@ -114,4 +114,13 @@ weft_status wf_field_get(const weft_world *w, weft_entity e, weft_component c,
 weft_status wf_field_set(weft_world *w, weft_entity e, weft_component c, const char *path,
                          weft_kind kind, const void *value, size_t size);
 
+/* ---- snapshot.c ---- */
+
+/* Writes the world into buf (NULL or too small: *out_len = size needed,
+ * CAPACITY). Allocates nothing. */
+weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_len);
+/* Validates a snapshot completely, then restores it into an empty world;
+ * on error the world is unchanged (archetypes aside). */
+weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len);
+
 #endif
