@@ -586,7 +586,7 @@ typedef struct st_table {
     uint32_t ncols;
     const uint8_t *ents;      /* rows * 8 */
     wf_table *dst;            /* target table */
-    st_col *cols;             /* into the shared column array */
+    uint32_t col0;            /* first column in restore.cols */
 } st_table;
 
 typedef struct st_sparse {
@@ -637,7 +637,7 @@ typedef struct restore {
     uint32_t ntables;
     uint8_t *table_seen;      /* [ntable_seen] target table already used */
     uint32_t ntable_seen;
-    st_col *cols;
+    st_col *cols;             /* [ncols capacity] columns of every table */
     uint32_t ncols;
     st_sparse *sparse;
     uint32_t nsparse;
@@ -1046,16 +1046,10 @@ static bool parse_tables(restore *r, rd *s)
         return TRUNC(r, "table list");
     }
     r->tables = scratch(r, r->ntables, sizeof *r->tables);
-    r->ncols = (uint32_t)(s->len / 8);
     r->ntable_seen = r->w->graph.table_count;
     r->table_seen = scratch(r, r->ntable_seen, 1);
-    if ((r->ntables && !r->tables) || !r->table_seen) {
-        return false;
-    }
-    /* columns: counted in a first walk would need a second parse; bound
-     * them by the section size instead (a column takes at least 8 bytes) */
-    r->cols = scratch(r, r->ncols, sizeof *r->cols);
-    if (r->ncols && !r->cols) {
+    r->arch_live = scratch(r, r->narch, sizeof *r->arch_live);
+    if ((r->ntables && !r->tables) || !r->table_seen || !r->arch_live) {
         return false;
     }
     uint32_t col_used = 0;
@@ -1063,14 +1057,24 @@ static bool parse_tables(restore *r, rd *s)
     for (uint32_t t = 0; t < r->ntables; t++) {
         st_table *tb = &r->tables[t];
         if (!rd_u32(s, &tb->rows) || !rd_u32(s, &tb->ncols) || tb->rows == 0 ||
-            tb->ncols > r->ncomps || tb->ncols > r->ncols - col_used) {
+            tb->ncols > r->ncomps || tb->ncols > (s->len - s->pos) / 8) {
             return TRUNC(r, "table header");
         }
         tb->ents = rd_array(s, tb->rows, 8);
         if (!tb->ents) {
             return TRUNC(r, "table entities");
         }
-        tb->cols = r->cols + col_used;
+        if (col_used + tb->ncols > r->ncols) {
+            void *data = r->cols;
+            uint32_t old = r->ncols;
+            if (!wf_grow(&r->w->alloc, &data, &r->ncols, col_used + tb->ncols, sizeof *r->cols,
+                         16)) {
+                return bad(r, WEFT_ERR_OUT_OF_MEMORY, "out of memory staging the snapshot");
+            }
+            r->cols = data;
+            (void)old;
+        }
+        tb->col0 = col_used;
         col_used += tb->ncols;
         /* every row's entity is live, has this row, and an archetype whose
          * table is this one */
@@ -1088,6 +1092,7 @@ static bool parse_tables(restore *r, rd *s)
                            (uint32_t)e, row, rec.row);
             }
             r->state[(uint32_t)e] = 2;
+            r->arch_live[rec.arch]++;
             wf_table *at = r->arch_dst[rec.arch]->table;
             if (dst && at != dst) {
                 return bad(r, WEFT_ERR_BAD_FORMAT, "table %u mixes entities of other tables",
@@ -1120,12 +1125,12 @@ static bool parse_tables(restore *r, rd *s)
                            "lacks", t, ti->name);
             }
             for (uint32_t k = 0; k < i; k++) {
-                if (tb->cols[k].ti == ti) {
+                if (r->cols[tb->col0 + k].ti == ti) {
                     return bad(r, WEFT_ERR_BAD_FORMAT, "table %u lists '%s' twice", t,
                                ti->name);
                 }
             }
-            st_col *c = &tb->cols[i];
+            st_col *c = &r->cols[tb->col0 + i];
             c->ti = ti;
             if (!column_values(r, s, ti, tb->rows, &c->vals) ||
                 !column_ticks(r, s, has, ti, tb->rows, &c->ticks)) {
@@ -1161,15 +1166,8 @@ static bool parse_sparse(restore *r, rd *s)
         return TRUNC(r, "sparse list");
     }
     r->sparse = scratch(r, r->nsparse, sizeof *r->sparse);
-    r->arch_live = scratch(r, r->narch, sizeof *r->arch_live);
-    if ((r->nsparse && !r->sparse) || !r->arch_live) {
+    if (r->nsparse && !r->sparse) {
         return false;
-    }
-    for (uint32_t i = 0; i < r->count; i++) {
-        wf_record rec = rec_at(r, i);
-        if (rec.arch != WF_ARCH_DEAD) {
-            r->arch_live[rec.arch]++; /* < narch: checked by parse_tables */
-        }
     }
     for (uint32_t k = 0; k < r->nsparse; k++) {
         st_sparse *sp = &r->sparse[k];
@@ -1579,10 +1577,10 @@ static bool reserve(restore *r)
         for (uint32_t t = 0; t < r->ntables; t++) {
             const st_table *tb = &r->tables[t];
             for (uint32_t i = 0; i < tb->ncols; i++) {
-                if (!tb->cols[i].ti->rel_source) {
+                if (!r->cols[tb->col0 + i].ti->rel_source) {
                     continue;
                 }
-                rd v = {tb->cols[i].vals, SIZE_MAX - (size_t)(uintptr_t)tb->cols[i].vals, 0};
+                rd v = {r->cols[tb->col0 + i].vals, SIZE_MAX - (size_t)(uintptr_t)r->cols[tb->col0 + i].vals, 0};
                 for (uint32_t row = 0; row < tb->rows; row++) {
                     uint32_t cnt = 0;
                     uint32_t zero = 0;
@@ -1709,7 +1707,7 @@ static void commit(restore *r)
         memcpy(dst->entities, tb->ents, (size_t)tb->rows * 8);
         dst->count = tb->rows;
         for (uint32_t i = 0; i < tb->ncols; i++) {
-            fill_column(r, wf_table_column(dst, tb->cols[i].ti->id), &tb->cols[i], tb->rows,
+            fill_column(r, wf_table_column(dst, r->cols[tb->col0 + i].ti->id), &r->cols[tb->col0 + i], tb->rows,
                         &li);
         }
     }
