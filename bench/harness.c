@@ -309,6 +309,8 @@ static const bench_scenario g_scenarios[] = {
      bench_suite_memsets},
     {"snapshot", "binary snapshot write and restore of N Pos+Vel vs memcpy",
      bench_snapshot},
+    {"json", "JSON text of 100k described Pos+Vel entities vs snprintf by hand",
+     bench_json},
     {"sched_empty", "1,000 / 6,000 empty systems per run, 1 and 2 threads", bench_sched_empty},
     {"sched_heavy2", "two independent ~1.5 ms systems, 2 threads vs 1", bench_sched_heavy2},
     {"par_iter", "par_each of a sqrt/sin kernel over 1M and 1,000 entities", bench_sched_par_iter},

@@ -17,6 +17,9 @@
  *    the first touch of that memory, which on a virtual machine costs
  *    more than the copy itself. The write's pre-touched memcpy is
  *    printed in the note for the restore too.
+ * json: weft_json_write_query of min(N, 100,000) described Pos+Vel entities
+ * (ids and both components) vs a hand-written snprintf loop printing the
+ * same text from plain arrays; ns per entity, and MB/s in the note.
  * Rows report ns per entity and the ratio to the memcpy; targets: snapshot
  * at least 0.5x memcpy speed (ratio <= 2.0), restore at least 0.3x
  * (ratio <= 3.33). The first repetition verifies that the restored world's
@@ -122,5 +125,87 @@ void bench_snapshot(const bench_cfg *cfg, const bench_data *data)
     free(blob);
     free(src);
     free(dst);
+    bench_world_fini(&b);
+}
+
+static const weft_field xy_fields[] = {
+    {.name = "x", .kind = WEFT_KIND_F32, .offset = 0},
+    {.name = "y", .kind = WEFT_KIND_F32, .offset = 4},
+};
+static const weft_type_desc xy_desc = {"xy", 8, 0, xy_fields, 2};
+
+/* The baseline: the same JSON text from plain arrays. */
+static size_t json_by_hand(char *buf, size_t cap, const weft_entity *ids,
+                           const bench_position *p, const bench_velocity *v, int32_t n)
+{
+    size_t len = 0;
+    buf[len++] = '[';
+    for (int32_t i = 0; i < n && len + 160 < cap; i++) {
+        int k = snprintf(buf + len, cap - len,
+                         "%s{\"id\":%llu,\"components\":{\"Position\":{\"x\":%.9g,"
+                         "\"y\":%.9g},\"Velocity\":{\"x\":%.9g,\"y\":%.9g}}}",
+                         i ? "," : "", (unsigned long long)ids[i], (double)p[i].x,
+                         (double)p[i].y, (double)v[i].x, (double)v[i].y);
+        len += (size_t)(k > 0 ? k : 0);
+    }
+    buf[len++] = ']';
+    buf[len] = '\0';
+    return len;
+}
+
+void bench_json(const bench_cfg *cfg, const bench_data *data)
+{
+    const char *name = "json";
+    int32_t n = cfg->n < 100000 ? cfg->n : 100000;
+    bench_world b;
+    bench_world_init(&b, name, 0, WEFT_STORAGE_DEFAULT, NULL);
+    bench_world_expect(&b, "weft_component_describe", weft_component_describe(b.w, b.pos, &xy_desc));
+    bench_world_expect(&b, "weft_component_describe", weft_component_describe(b.w, b.vel, &xy_desc));
+    weft_entity *ids = bench_xmalloc(sizeof(weft_entity) * (size_t)n);
+    bench_world_spawn_bulk(&b, data, n, ids);
+    weft_query_desc qd;
+    memset(&qd, 0, sizeof qd);
+    qd.terms[0].id = b.pos;
+    qd.terms[1].id = b.vel;
+    qd.term_count = 2;
+    weft_query *q = weft_query_create(b.w, &qd);
+    size_t len = 0;
+    if (!q || weft_json_write_query(b.w, q, NULL, 0, &len) != WEFT_ERR_CAPACITY) {
+        bench_fail(name, "weft_json_write_query", "no size");
+    }
+    char *out = bench_xmalloc(len + 1024);
+    char *hand = bench_xmalloc(len + 1024);
+    memset(out, 1, len + 1024);
+    memset(hand, 1, len + 1024);
+    int32_t reps = cfg->reps;
+    double *vw = bench_xmalloc(sizeof(double) * (size_t)reps);
+    double *vh = bench_xmalloc(sizeof(double) * (size_t)reps);
+    for (int32_t r = -cfg->warmup; r < reps; r++) {
+        size_t got = 0;
+        uint64_t t0 = bench_cpu_ns();
+        bench_world_expect(&b, "weft_json_write_query",
+                           weft_json_write_query(b.w, q, out, len + 1024, &got));
+        uint64_t t1 = bench_cpu_ns();
+        size_t hl = json_by_hand(hand, len + 1024, ids, data->pos, data->vel, n);
+        uint64_t t2 = bench_cpu_ns();
+        if (r == -cfg->warmup && (hl + 1 != got || memcmp(out, hand, hl) != 0)) {
+            bench_fail(name, "weft_json_write_query", "text differs from the hand-written one");
+        }
+        if (r >= 0) {
+            vw[r] = snap_per(t0, t1, n);
+            vh[r] = snap_per(t1, t2, n);
+        }
+    }
+    double w = bench_median(vw, reps);
+    double h = bench_median(vh, reps);
+    bench_report("json write of Pos+Vel entities vs snprintf by hand", "ns", w, h, 0.0);
+    bench_note("json: %d entities, %zu bytes of text; weft %.1f MB/s, by hand %.1f MB/s", (int)n,
+               len, (double)len / (w * n) * 1e3, (double)len / (h * n) * 1e3);
+    free(vw);
+    free(vh);
+    free(out);
+    free(hand);
+    free(ids);
+    weft_query_destroy(b.w, q);
     bench_world_fini(&b);
 }

@@ -1854,6 +1854,72 @@ WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t ca
 WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, size_t len);
 
 
+/* -- JSON -- */
+
+/** Writes component c of entity e as JSON through its description: an
+ *  object of the described fields (arrays as arrays, enums by name,
+ *  strings as strings, nested structs as objects, entities as numbers; a
+ *  u64 above INT64_MAX as a decimal string; NaN and infinities as null).
+ *  The text is NUL-terminated; *out_len receives its size including the
+ *  NUL. When `buf` is NULL or `cap` is too small nothing is written and
+ *  CAPACITY is returned (no error recorded when buf is NULL). Allocates
+ *  nothing. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (out_len
+ *  NULL), INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT, NOT_FOUND (no
+ *  description, or e lacks c), CAPACITY. */
+WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_entity e,
+                                               weft_component c, char *buf, size_t cap,
+                                               size_t *out_len);
+
+/** Writes entity e as {"id": <e>, "components": {"<name>": <value>, ...}}
+ *  with every described component, every tag (as {}) and relationship
+ *  sources (as {"target": <entity>}), in archetype order; undescribed
+ *  components and relationship lists (kept by weft) are left out. Buffer
+ *  rules as weft_json_write_component. Thread: driver. Errors:
+ *  INVALID_HANDLE, INVALID_ARG, INVALID_ENTITY, STALE_ENTITY, CAPACITY. */
+WEFT_API weft_status weft_json_write_entity(const weft_world *world, weft_entity e, char *buf,
+                                            size_t cap, size_t *out_len);
+
+/** Writes the entities `query` matches as a JSON array of entity objects
+ *  (as weft_json_write_entity), in iteration order. Does not count as a
+ *  run of the query (its last run is unchanged). Buffer rules as
+ *  weft_json_write_component. Thread: driver, not while the query is
+ *  iterated. Errors: INVALID_HANDLE, INVALID_ARG, WRONG_PHASE,
+ *  OUT_OF_MEMORY (matching archetypes), CAPACITY. */
+WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query, char *buf,
+                                           size_t cap, size_t *out_len);
+
+/** Reads component c of entity e from JSON (`len` bytes of text, no NUL
+ *  needed): an object with any subset of the described fields; the others
+ *  keep the entity's current value (or the default when e lacks c). Every
+ *  member must be a known field of the right JSON type and range; enums
+ *  by name (or a named value's number); entity fields 0 or a live entity.
+ *  The value is then inserted as by weft_insert (hooks and observers
+ *  run). On error nothing changes and the message names the path
+ *  ("body.slots[2].count: ..."). Parsed with jansson; without it (see
+ *  docs/architecture.md) every reader returns INVALID_ARG.
+ *  Thread: driver, not while iterating. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (NULL text, undescribed component), INVALID_ENTITY,
+ *  STALE_ENTITY (e, or a dangling entity field), UNKNOWN_COMPONENT,
+ *  WRONG_PHASE, BAD_FORMAT (malformed or too deeply nested JSON),
+ *  NOT_FOUND (unknown field), TYPE_MISMATCH, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_json_read_component(weft_world *world, weft_entity e,
+                                              weft_component c, const char *text, size_t len);
+
+/** Reads an entity object ({"components": {...}}, an "id" member is
+ *  ignored) and inserts every listed component on e in one structural
+ *  step (as weft_insert_many); fields rules as weft_json_read_component,
+ *  tags as {}, relationship sources as {"target": <entity>}. All or
+ *  nothing. Thread: driver, not while iterating. Errors: as
+ *  weft_json_read_component, CAPACITY (more than 256 components). */
+WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, const char *text,
+                                           size_t len);
+
+/** Spawns an entity from an entity object (as weft_json_read_entity) in
+ *  one structural step. Returns the entity, or 0 on error (nothing
+ *  spawned). Thread: driver, not while iterating. Errors: as
+ *  weft_json_read_entity. */
+WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -129,3 +129,84 @@ WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, 
     }
     return wf_snapshot_restore(world, data, len);
 }
+
+/* ---- JSON ---- */
+
+WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_entity e,
+                                               weft_component c, char *buf, size_t cap,
+                                               size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_write_component: out_len is NULL");
+    }
+    return wf_json_write_component(world, e, c, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_json_write_entity(const weft_world *world, weft_entity e, char *buf,
+                                            size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_write_entity: out_len is NULL");
+    }
+    return wf_json_write_entity(world, e, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query, char *buf,
+                                           size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!query || query->world != world || !out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_json_write_query: query or out_len is NULL or of another world");
+    }
+    if (query->iterating) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_json_write_query: the query is being iterated");
+    }
+    return wf_json_write_query(world, query, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_json_read_component(weft_world *world, weft_entity e,
+                                              weft_component c, const char *text, size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!text) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_read_component: text is NULL");
+    }
+    return wf_json_read_component(world, e, c, text, len);
+}
+
+WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, const char *text,
+                                           size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!text) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_read_entity: text is NULL");
+    }
+    return wf_json_read_entity(world, e, text, len);
+}
+
+WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (!text) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_spawn: text is NULL");
+        return 0;
+    }
+    weft_entity e = 0;
+    return wf_json_spawn(world, text, len, &e) == WEFT_OK ? e : 0;
+}

@@ -123,4 +123,21 @@ weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_
  * on error the world is unchanged (archetypes aside). */
 weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len);
 
+/* ---- json.c ---- */
+
+/* Writers: into buf (NULL or too small: *out_len = size needed with the
+ * NUL, CAPACITY). Allocate nothing. */
+weft_status wf_json_write_component(const weft_world *w, weft_entity e, weft_component c,
+                                    char *buf, size_t cap, size_t *out_len);
+weft_status wf_json_write_entity(const weft_world *w, weft_entity e, char *buf, size_t cap,
+                                 size_t *out_len);
+/* Entities the query matches (an iteration that is not a run). */
+weft_status wf_json_write_query(weft_world *w, weft_query *q, char *buf, size_t cap,
+                                size_t *out_len);
+/* Readers (jansson): decode fully, then one insert or spawn. */
+weft_status wf_json_read_component(weft_world *w, weft_entity e, weft_component c,
+                                   const char *text, size_t len);
+weft_status wf_json_read_entity(weft_world *w, weft_entity e, const char *text, size_t len);
+weft_status wf_json_spawn(weft_world *w, const char *text, size_t len, weft_entity *out);
+
 #endif
