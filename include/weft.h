@@ -1920,6 +1920,63 @@ WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, con
  *  weft_json_read_entity. */
 WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t len);
 
+/* -- scenes and cloning -- */
+
+/** A saved set of entities: copies of their components (made with the
+ *  copy hooks; relationship lists left out, they follow from the
+ *  sources), owned by the scene, in the world that made it. */
+typedef struct weft_scene weft_scene;
+
+/** Saves the entities `query` matches, in iteration order (not counted
+ *  as a run of the query). Returns the scene, or NULL.
+ *  Thread: driver, not while the query is iterated. Lifetime: until
+ *  weft_scene_destroy or the world's destruction. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (query NULL or of another world), WRONG_PHASE,
+ *  OUT_OF_MEMORY. */
+WEFT_API weft_scene *weft_scene_from_query(weft_world *world, weft_query *query);
+
+/** Saves `root` and every entity below it through ChildOf, breadth first
+ *  (root first). Returns the scene, or NULL. Thread: driver. Lifetime: as
+ *  weft_scene_from_query. Errors: INVALID_HANDLE, INVALID_ENTITY,
+ *  STALE_ENTITY, OUT_OF_MEMORY. */
+WEFT_API weft_scene *weft_scene_from_tree(weft_world *world, weft_entity root);
+
+/** Number of entities in a scene (0 for NULL). Thread: driver. */
+WEFT_API int32_t weft_scene_count(const weft_scene *scene);
+
+/** Spawns the scene once more: one new entity per saved one, each in one
+ *  structural step with all its components (hooks and observers run as
+ *  for weft_spawn_with). Every reference into the saved set is remapped
+ *  to the new entities: relationship sources (ChildOf and others) and the
+ *  entity fields of described components; references to entities outside
+ *  the set are kept, and a relationship whose outside target is gone is
+ *  dropped. Relationship targets are spawned before their sources; an
+ *  entity field naming a set member spawned later is written in place
+ *  right after that member exists (and marked changed). Entity fields of
+ *  undescribed components are copied unchanged. `out` (may be NULL)
+ *  receives up to `out_cap` new ids, in scene order. On error the
+ *  entities spawned so far are despawned again.
+ *  Thread: driver, not while iterating. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (scene NULL or of another world, out_cap < 0),
+ *  WRONG_PHASE, CAPACITY, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_scene_spawn(weft_world *world, const weft_scene *scene,
+                                      weft_entity *out, int32_t out_cap);
+
+/** Destroys a scene and the values it holds. NULL is ignored.
+ *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (another world's
+ *  scene). */
+WEFT_API weft_status weft_scene_destroy(weft_world *world, weft_scene *scene);
+
+/** Clones entity e (recursive = false) or e and every entity below it
+ *  through ChildOf (recursive = true): a scene of them spawned once and
+ *  dropped. The clone of e keeps e's own relationships to entities
+ *  outside the subtree (a clone of a child is a sibling of it); inside the
+ *  subtree references are remapped as by weft_scene_spawn. Returns the
+ *  clone of e, or 0. Thread: driver, not while iterating. Errors:
+ *  INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY, WRONG_PHASE, CAPACITY,
+ *  OUT_OF_MEMORY. */
+WEFT_API weft_entity weft_clone(weft_world *world, weft_entity e, bool recursive);
+
 #ifdef __cplusplus
 }
 #endif

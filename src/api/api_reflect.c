@@ -210,3 +210,97 @@ WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t
     weft_entity e = 0;
     return wf_json_spawn(world, text, len, &e) == WEFT_OK ? e : 0;
 }
+
+/* ---- scenes and cloning ---- */
+
+static weft_status scene_phase(weft_world *w, const char *fn)
+{
+    if (w->iter_depth || w->settling) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE, "%s: not while iterating or in a hook", fn);
+    }
+    return WEFT_OK;
+}
+
+WEFT_API weft_scene *weft_scene_from_query(weft_world *world, weft_query *query)
+{
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    if (!query || query->world != world) {
+        wf_error(world, WEFT_ERR_INVALID_ARG,
+                 "weft_scene_from_query: query is NULL or of another world");
+        return NULL;
+    }
+    if (query->iterating || scene_phase(world, "weft_scene_from_query") != WEFT_OK) {
+        wf_error(world, WEFT_ERR_WRONG_PHASE,
+                 "weft_scene_from_query: not while iterating or in a hook");
+        return NULL;
+    }
+    return wf_scene_from_query(world, query);
+}
+
+WEFT_API weft_scene *weft_scene_from_tree(weft_world *world, weft_entity root)
+{
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    wf_record *rec;
+    if (wf_entity_check(world, root, &rec) != WEFT_OK) {
+        return NULL;
+    }
+    return wf_scene_from_tree(world, root, true);
+}
+
+WEFT_API int32_t weft_scene_count(const weft_scene *scene)
+{
+    return scene ? (int32_t)wf_scene_count(scene) : 0;
+}
+
+WEFT_API weft_status weft_scene_spawn(weft_world *world, const weft_scene *scene,
+                                      weft_entity *out, int32_t out_cap)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!scene || wf_scene_world(scene) != world || out_cap < 0) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_scene_spawn: scene NULL or of another world, or out_cap < 0");
+    }
+    return wf_scene_spawn(world, scene, out, (uint32_t)out_cap);
+}
+
+WEFT_API weft_status weft_scene_destroy(weft_world *world, weft_scene *scene)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!scene) {
+        return WEFT_OK;
+    }
+    if (wf_scene_world(scene) != world) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_scene_destroy: the scene belongs to another world");
+    }
+    wf_scene_destroy(world, scene);
+    return WEFT_OK;
+}
+
+WEFT_API weft_entity weft_clone(weft_world *world, weft_entity e, bool recursive)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    wf_record *rec;
+    if (wf_entity_check(world, e, &rec) != WEFT_OK ||
+        scene_phase(world, "weft_clone") != WEFT_OK) {
+        return 0;
+    }
+    weft_scene *s = wf_scene_from_tree(world, e, recursive);
+    if (!s) {
+        return 0;
+    }
+    weft_entity first = 0;
+    weft_status st = wf_scene_spawn(world, s, &first, 1);
+    wf_scene_destroy(world, s);
+    return st == WEFT_OK ? first : 0;
+}

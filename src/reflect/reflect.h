@@ -140,4 +140,21 @@ weft_status wf_json_read_component(weft_world *w, weft_entity e, weft_component 
 weft_status wf_json_read_entity(weft_world *w, weft_entity e, const char *text, size_t len);
 weft_status wf_json_spawn(weft_world *w, const char *text, size_t len, weft_entity *out);
 
+/* ---- scene.c ---- */
+
+/* Copies of the entities q matches (an iteration that is not a run), or
+ * NULL (error recorded). */
+weft_scene *wf_scene_from_query(weft_world *w, weft_query *q);
+/* Copies of root and, when recursive, its ChildOf descendants breadth
+ * first; root must be live. */
+weft_scene *wf_scene_from_tree(weft_world *w, weft_entity root, bool recursive);
+uint32_t wf_scene_count(const weft_scene *s);
+/* The world that made the scene. */
+weft_world *wf_scene_world(const weft_scene *s);
+/* Spawns one new entity per saved one, references into the set remapped;
+ * out (may be NULL) receives the new ids in scene order. */
+weft_status wf_scene_spawn(weft_world *w, const weft_scene *s, weft_entity *out,
+                           uint32_t out_cap);
+void wf_scene_destroy(weft_world *w, weft_scene *s);
+
 #endif
