@@ -17,6 +17,10 @@
  *    the first touch of that memory, which on a virtual machine costs
  *    more than the copy itself. The write's pre-touched memcpy is
  *    printed in the note for the restore too.
+ * delta: after one full snapshot, 1% of the entities (spread evenly) get
+ * a new Position; weft_snapshot_delta_write since the snapshot's tick vs
+ * the full weft_snapshot_write of the same world (target: <= 5% of the
+ * time), with the delta's size in the note.
  * json: weft_json_write_query of min(N, 100,000) described Pos+Vel entities
  * (ids and both components) vs a hand-written snprintf loop printing the
  * same text from plain arrays; ns per entity, and MB/s in the note.
@@ -47,6 +51,7 @@ void bench_snapshot(const bench_cfg *cfg, const bench_data *data)
     bench_world b;
     bench_world_init(&b, name, 0, WEFT_STORAGE_DEFAULT, NULL);
     bench_world_spawn_bulk(&b, data, cfg->n, NULL);
+    weft_world_increment_change_tick(b.w); /* the frame that spawned them ended */
     size_t len = 0;
     if (weft_snapshot_write(b.w, NULL, 0, &len) != WEFT_ERR_CAPACITY) {
         bench_fail(name, "weft_snapshot_write", "no size for a NULL buffer");
@@ -118,6 +123,55 @@ void bench_snapshot(const bench_cfg *cfg, const bench_data *data)
                len, (int)cfg->n, (double)len / (double)(cfg->n > 0 ? cfg->n : 1),
                (double)len / (m * cfg->n), (double)len / (s * cfg->n),
                (double)len / (rs * cfg->n));
+    /* delta after 1% changed */
+    uint32_t since = weft_world_change_tick(b.w);
+    weft_world_increment_change_tick(b.w);
+    weft_entity *ids = bench_xmalloc(sizeof(weft_entity) * (size_t)cfg->n);
+    {
+        weft_query_desc qd;
+        memset(&qd, 0, sizeof qd);
+        qd.terms[0].id = b.pos;
+        qd.term_count = 1;
+        weft_query *q = weft_query_create(b.w, &qd);
+        weft_iter it;
+        int32_t k = 0;
+        bench_world_expect(&b, "weft_query_iter", weft_query_iter(b.w, q, &it));
+        while (weft_iter_next(&it)) {
+            const weft_entity *es = weft_iter_entities(&it);
+            for (int32_t i = 0; i < weft_iter_count(&it) && k < cfg->n; i++) {
+                ids[k++] = es[i];
+            }
+        }
+        weft_query_destroy(b.w, q);
+        for (int32_t i = 0; i < k; i += 100) {
+            bench_position *p = weft_get_mut(b.w, ids[i], b.pos, sizeof *p);
+            p->x += 1.0f;
+        }
+    }
+    size_t dlen = 0;
+    weft_snapshot_delta_write(b.w, since, NULL, 0, &dlen);
+    uint8_t *dbuf = bench_xmalloc(dlen);
+    memset(dbuf, 1, dlen);
+    for (int32_t r = -cfg->warmup; r < reps; r++) {
+        size_t got = 0;
+        uint64_t t0 = bench_cpu_ns();
+        bench_world_expect(&b, "weft_snapshot_delta_write",
+                           weft_snapshot_delta_write(b.w, since, dbuf, dlen, &got));
+        uint64_t t1 = bench_cpu_ns();
+        bench_world_expect(&b, "weft_snapshot_write", weft_snapshot_write(b.w, blob, len, &got));
+        uint64_t t2 = bench_cpu_ns();
+        if (r >= 0) {
+            vs[r] = snap_per(t0, t1, cfg->n);
+            vm[r] = snap_per(t1, t2, cfg->n);
+        }
+    }
+    double dd = bench_median(vs, reps);
+    double df2 = bench_median(vm, reps);
+    bench_report_ratio("snapshot delta (1% changed) vs full write", "ns", dd, df2, 0.05);
+    bench_note("snapshot delta: %zu bytes (%.1f%% of the full %zu)", dlen,
+               100.0 * (double)dlen / (double)len, len);
+    free(ids);
+    free(dbuf);
     free(vs);
     free(vr);
     free(vm);

@@ -1854,6 +1854,36 @@ WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t ca
 WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, size_t len);
 
 
+/** Writes a delta snapshot: what changed since change tick `since` (the
+ *  world's weft_world_change_tick when the base snapshot was written).
+ *  Same sections as a full snapshot, but for every column only the rows
+ *  whose values were added or changed after `since` (an inclusion bitmap
+ *  per column), and only the resources that changed; the entity index,
+ *  table row order (so spawns, despawns and moves), messages and tick
+ *  state are always whole. Relationship lists and columns without change
+ *  ticks are written whole. A delta is not restored by itself: merge it
+ *  into its base with weft_snapshot_merge. Values written through
+ *  pointers without a change mark (weft_iter_field_mut_nomark without
+ *  weft_iter_mark) are invisible to deltas. After a tick clamp since
+ *  `since` every row counts as changed. Buffer rules, thread and errors
+ *  as weft_snapshot_write. */
+WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since, void *buf,
+                                               size_t cap, size_t *out_len);
+
+/** Applies a delta to its base: writes into `buf` the full snapshot equal
+ *  to one written when the delta was (byte for byte). The base is a full
+ *  snapshot whose change tick is the delta's `since` (so deltas chain:
+ *  merge the next delta into the result). `world` only provides the error
+ *  slot and scratch memory (it is not changed). Buffer rules as
+ *  weft_snapshot_write (a NULL buf measures). Both inputs are read only
+ *  during the call. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG
+ *  (NULL inputs or out_len), BAD_FORMAT (either input corrupt, of another
+ *  version, a full snapshot given as delta or the reverse, a delta of
+ *  another base), CAPACITY, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, size_t base_len,
+                                         const void *delta, size_t delta_len, void *buf,
+                                         size_t cap, size_t *out_len);
+
 /* -- JSON -- */
 
 /** Writes component c of entity e as JSON through its description: an

@@ -130,6 +130,33 @@ WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, 
     return wf_snapshot_restore(world, data, len);
 }
 
+WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since, void *buf,
+                                               size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_snapshot_delta_write: out_len is NULL");
+    }
+    return wf_snapshot_delta_write(world, since, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, size_t base_len,
+                                         const void *delta, size_t delta_len, void *buf,
+                                         size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!base || !delta || !out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_snapshot_merge: base, delta or out_len is NULL");
+    }
+    return wf_snapshot_merge(world, base, base_len, delta, delta_len, buf, cap, out_len);
+}
+
 /* ---- JSON ---- */
 
 WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_entity e,

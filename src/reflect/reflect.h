@@ -119,6 +119,13 @@ weft_status wf_field_set(weft_world *w, weft_entity e, weft_component c, const c
 /* Writes the world into buf (NULL or too small: *out_len = size needed,
  * CAPACITY). Allocates nothing. */
 weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_len);
+/* Writes only what changed since tick `since` (a delta). */
+weft_status wf_snapshot_delta_write(weft_world *w, uint32_t since, void *buf, size_t cap,
+                                    size_t *out_len);
+/* Full snapshot = base + delta (w: error slot and scratch memory only). */
+weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
+                              const void *delta, size_t delta_len, void *buf, size_t cap,
+                              size_t *out_len);
 /* Validates a snapshot completely, then restores it into an empty world;
  * on error the world is unchanged (archetypes aside). */
 weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len);

@@ -49,6 +49,7 @@
 #define SNAP_BOM 0x01020304u
 #define SNAP_CHUNK 65536u
 #define SNAP_SECTIONS 10u
+#define SNAP_FLAG_DELTA 1u
 
 static const char snap_magic[8] = {'W', 'E', 'F', 'T', 'S', 'N', 'A', 'P'};
 
@@ -78,6 +79,9 @@ typedef struct wr {
     uint64_t sec_len[SNAP_SECTIONS]; /* measured section lengths */
     uint32_t nsec;
     size_t sec_start;
+    bool delta;               /* write only what changed since `since` */
+    bool all;                 /* delta: every row counts as changed */
+    uint32_t since;
 } wr;
 
 static void put(wr *o, const void *src, size_t n)
@@ -179,6 +183,109 @@ static void put_ticks(wr *o, const wf_column *c, uint32_t n, uint32_t now)
         }
         put(o, tmp, (size_t)k * sizeof tmp[0]);
         r += k;
+    }
+}
+
+/* Delta: did row r of column c change since o->since? Columns without
+ * ticks and relationship lists are always written whole. */
+static bool row_changed(const wr *o, const wf_column *c, uint32_t r, uint32_t now)
+{
+    if (o->all || !c->ticks || c->ti->rel_source) {
+        return true;
+    }
+    if (!c->bulk) {
+        weft_ticks t = c->ticks[r];
+        return now - t.changed <= now - o->since || now - t.added <= now - o->since;
+    }
+    /* at or after `since`: a write at the very tick the base was taken
+     * may follow it, so such rows are included too */
+    weft_ticks t = wf_column_ticks(c, r, now);
+    return !wf_tick_after(o->since, t.changed, now) || !wf_tick_after(o->since, t.added, now);
+}
+
+/* One column's rows: whole (full snapshot), or in a delta an inclusion
+ * bitmap (64 rows per word) followed by the changed rows' values and
+ * ticks. */
+static void put_column(wr *o, const wf_column *c, uint32_t n, uint32_t now)
+{
+    if (!o->delta) {
+        put_values(o, c->ti, c, n);
+        put_ticks(o, c, n, now);
+        return;
+    }
+    if (c->ti->rel_source) {
+        for (uint32_t r0 = 0; r0 < n; r0 += 64) {
+            put_u64(o, n - r0 >= 64 ? UINT64_MAX : (UINT64_C(1) << (n - r0)) - 1u);
+        }
+        put_values(o, c->ti, c, n);
+        put_ticks(o, c, n, now);
+        return;
+    }
+    size_t words = ((size_t)n + 63) / 64;
+    if (!o->buf) {
+        /* measuring: only the count of changed rows matters */
+        size_t changed = 0;
+        for (uint32_t r = 0; r < n; r++) {
+            changed += row_changed(o, c, r, now) ? 1u : 0u;
+        }
+        o->len += words * 8 + changed * c->size;
+        put_pad(o);
+        o->len += c->ticks ? changed * sizeof(weft_ticks) : 0u;
+        return;
+    }
+    /* the bitmap is computed once, then read back from the output */
+    const uint8_t *bm = o->buf + o->len;
+    for (uint32_t r0 = 0; r0 < n; r0 += 64) {
+        uint64_t word = 0;
+        for (uint32_t r = r0; r < n && r < r0 + 64; r++) {
+            word |= (uint64_t)row_changed(o, c, r, now) << (r - r0);
+        }
+        put_u64(o, word);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if ((pass == 0 && !c->size) || (pass == 1 && !c->ticks)) {
+            if (pass == 0) {
+                put_pad(o);
+            }
+            continue;
+        }
+        uint32_t r = 0;
+        while (r < n) {
+            uint64_t word;
+            memcpy(&word, bm + (r / 64) * 8, 8);
+            word >>= r % 64;
+            if (!word) {
+                r = (r / 64 + 1) * 64;
+                continue;
+            }
+            while (!(word & 1u)) { /* word != 0: ends within this word */
+                word >>= 1;
+                r++;
+            }
+            uint32_t end = r + 1;
+            while (end < n) {
+                uint64_t w2;
+                memcpy(&w2, bm + (end / 64) * 8, 8);
+                if (!((w2 >> (end % 64)) & 1u)) {
+                    break;
+                }
+                end++;
+            }
+            if (pass == 0) {
+                put(o, c->data + (size_t)r * c->size, (size_t)(end - r) * c->size);
+            } else if (!c->bulk) {
+                put(o, c->ticks + r, (size_t)(end - r) * sizeof(weft_ticks));
+            } else {
+                for (uint32_t k = r; k < end; k++) {
+                    weft_ticks t = wf_column_ticks(c, k, now);
+                    put(o, &t, sizeof t);
+                }
+            }
+            r = end;
+        }
+        if (pass == 0) {
+            put_pad(o);
+        }
     }
 }
 
@@ -296,8 +403,7 @@ static void write_all(weft_world *w, wr *o)
             const wf_column *c = &tb->cols[i];
             put_u32(o, c->id);
             put_u32(o, c->ticks ? 1u : 0u);
-            put_values(o, c->ti, c, tb->count);
-            put_ticks(o, c, tb->count, now);
+            put_column(o, c, tb->count, now);
         }
     }
     sec_end(o);
@@ -319,8 +425,7 @@ static void write_all(weft_world *w, wr *o)
         put_u32(o, id);
         put_u32(o, s->count);
         put(o, s->owners, (size_t)s->count * sizeof(weft_entity));
-        put_values(o, ti, &s->dense, s->count);
-        put_ticks(o, &s->dense, s->count, now);
+        put_column(o, &s->dense, s->count, now);
     }
     sec_end(o);
 
@@ -332,8 +437,15 @@ static void write_all(weft_world *w, wr *o)
         if (!ti->res_present) {
             continue;
         }
+        /* a delta leaves out unchanged values: flag 1 = take the base's */
+        bool keep = o->delta && !o->all &&
+                    wf_tick_after(o->since, ti->res_ticks.changed, now) &&
+                    wf_tick_after(o->since, ti->res_ticks.added, now);
         put_u32(o, id);
-        put_u32(o, 0);
+        put_u32(o, keep ? 1u : 0u);
+        if (keep) {
+            continue;
+        }
         put(o, &ti->res_ticks, sizeof ti->res_ticks);
         if (ti->size) {
             put(o, ti->res_value, ti->size);
@@ -458,9 +570,12 @@ static weft_status snapshot_check(weft_world *w)
     return WEFT_OK;
 }
 
-static void write_header(uint8_t *h, size_t payload, uint64_t checksum)
+static void write_header(uint8_t *h, size_t payload, uint64_t checksum, uint32_t flags,
+                         uint64_t since)
 {
     memset(h, 0, SNAP_HEADER);
+    memcpy(h + 20, &flags, 4);
+    memcpy(h + 40, &since, 8);
     memcpy(h, snap_magic, 8);
     uint32_t v = WEFT_SNAPSHOT_VERSION;
     memcpy(h + 8, &v, 4);
@@ -473,7 +588,9 @@ static void write_header(uint8_t *h, size_t payload, uint64_t checksum)
     memcpy(h + 32, &checksum, 8);
 }
 
-weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_len)
+/* Full snapshot (delta false) or delta since `since`. */
+static weft_status snapshot_write(weft_world *w, bool delta, uint32_t since, void *buf,
+                                  size_t cap, size_t *out_len)
 {
     weft_status st = snapshot_check(w);
     if (st != WEFT_OK) {
@@ -481,6 +598,10 @@ weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_
     }
     wr o;
     memset(&o, 0, sizeof o);
+    o.delta = delta;
+    o.since = since;
+    /* a tick clamp since `since` rewrote old ticks: every row counts */
+    o.all = delta && !wf_tick_after(since, w->last_check_tick, w->change_tick);
     write_all(w, &o);
     size_t payload = o.len;
     size_t total = SNAP_HEADER + payload;
@@ -493,7 +614,7 @@ weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_
                         total, cap);
     }
     uint8_t *b = buf;
-    write_header(b, payload, 0);
+    write_header(b, payload, 0, delta ? SNAP_FLAG_DELTA : 0u, delta ? since : 0u);
     XXH3_64bits_reset(&o.hs);
     XXH3_64bits_update(&o.hs, b, SNAP_HEADER);
     o.buf = b + SNAP_HEADER;
@@ -502,6 +623,17 @@ weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_
     uint64_t sum = XXH3_64bits_digest(&o.hs);
     memcpy(b + 32, &sum, 8);
     return WEFT_OK;
+}
+
+weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_len)
+{
+    return snapshot_write(w, false, 0, buf, cap, out_len);
+}
+
+weft_status wf_snapshot_delta_write(weft_world *w, uint32_t since, void *buf, size_t cap,
+                                    size_t *out_len)
+{
+    return snapshot_write(w, true, since, buf, cap, out_len);
 }
 
 /* ==================================================================== */
@@ -671,7 +803,7 @@ static bool bad(restore *r, weft_status st, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     r->st = st;
-    wf_error(r->w, st, "snapshot restore: %s", msg);
+    wf_error(r->w, st, "snapshot: %s", msg);
     return false;
 }
 
@@ -1847,7 +1979,8 @@ static void restore_free(restore *r)
 }
 
 /* Checks the header and the checksum over header and payload. */
-static weft_status check_header(weft_world *w, const uint8_t *b, size_t len)
+static weft_status check_header(weft_world *w, const uint8_t *b, size_t len,
+                                uint32_t want_flags, uint64_t *since)
 {
     if (len < SNAP_HEADER) {
         return wf_error(w, WEFT_ERR_BAD_FORMAT,
@@ -1880,11 +2013,18 @@ static weft_status check_header(weft_world *w, const uint8_t *b, size_t len)
                         "snapshot restore: format version %u, this library reads %u", version,
                         WEFT_SNAPSHOT_VERSION);
     }
-    if (hsize != SNAP_HEADER || flags != 0) {
+    if (hsize != SNAP_HEADER || (flags & ~SNAP_FLAG_DELTA) != 0) {
         return wf_error(w, WEFT_ERR_BAD_FORMAT,
                         "snapshot restore: header size %u or flags 0x%x not understood", hsize,
                         flags);
     }
+    if (flags != want_flags) {
+        return wf_error(w, WEFT_ERR_BAD_FORMAT,
+                        want_flags ? "snapshot: a full snapshot where a delta was expected"
+                                   : "snapshot: a delta cannot be restored alone; merge it "
+                                     "into its base (weft_snapshot_merge)");
+    }
+    memcpy(since, b + 40, 8);
     if (plen != len - SNAP_HEADER) {
         return wf_error(w, WEFT_ERR_BAD_FORMAT,
                         "snapshot restore: the header announces %llu payload bytes, %zu given"
@@ -1920,7 +2060,8 @@ weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len)
                         "snapshot restore: the world must be empty (no entity ever spawned or "
                         "reserved, no resource)");
     }
-    weft_status st = check_header(w, data, len);
+    uint64_t since = 0;
+    weft_status st = check_header(w, data, len, 0, &since);
     if (st != WEFT_OK) {
         return st;
     }
@@ -1954,4 +2095,659 @@ weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len)
     }
     restore_free(&r);
     return ok ? WEFT_OK : r.st;
+}
+
+/* ==================================================================== */
+/* ---- merging a delta into its base ---- */
+
+static const uint32_t sec_tags[SNAP_SECTIONS] = {SEC_COMP, SEC_ENTS, SEC_ARCH, SEC_TABL,
+                                                 SEC_SPRS, SEC_RESO, SEC_MSGS, SEC_TICK,
+                                                 SEC_QRYS, SEC_SCHD};
+
+/* The ten sections of a payload. */
+typedef struct view {
+    rd sec[SNAP_SECTIONS];
+} view;
+
+static bool view_open(restore *r, const uint8_t *payload, size_t len, view *v)
+{
+    rd in = {payload, len, 0};
+    for (uint32_t k = 0; k < SNAP_SECTIONS; k++) {
+        if (!section(r, &in, sec_tags[k], &v->sec[k])) {
+            return false;
+        }
+    }
+    if (in.pos != in.len) {
+        return bad(r, WEFT_ERR_BAD_FORMAT, "%zu bytes follow the last section",
+                   in.len - in.pos);
+    }
+    return true;
+}
+
+/* A column of a base table section. */
+typedef struct mcol {
+    uint32_t id;
+    const uint8_t *vals;      /* NULL for relationship lists (never needed) */
+    const uint8_t *ticks;
+} mcol;
+
+typedef struct mtab {
+    uint32_t rows;
+    uint32_t ncols;
+    const uint8_t *ents;
+    uint32_t col0;
+} mtab;
+
+typedef struct merge {
+    restore r;                /* error slot and scratch allocator */
+    view b, d;
+    uint32_t ncomps;          /* delta's component table */
+    uint32_t *size;           /* [ncomps + 1] bytes per value */
+    uint8_t *role;            /* [ncomps + 1] */
+    uint32_t *bsize;          /* [nb + 1] the base's sizes */
+    uint32_t nb;
+    uint32_t bcount;          /* base entity indices */
+    uint32_t *loc_tab;        /* [bcount] base table section + 1 of each entity */
+    uint32_t *loc_row;        /* [bcount] its row there */
+    mtab *tabs;
+    uint32_t ntabs;
+    mcol *cols;
+    uint32_t ncols, cap_cols;
+    uint32_t *slot;           /* [bcount] scratch: base sparse slot by index */
+    uint64_t since;
+    /* the output run being coalesced */
+    const uint8_t *run;
+    size_t run_len;
+} merge;
+
+static void run_put(wr *o, merge *m, const uint8_t *p, size_t n)
+{
+    if (m->run && m->run + m->run_len == p) {
+        m->run_len += n;
+        return;
+    }
+    if (m->run_len) {
+        put(o, m->run, m->run_len);
+    }
+    m->run = p;
+    m->run_len = n;
+}
+
+static void run_flush(wr *o, merge *m)
+{
+    if (m->run_len) {
+        put(o, m->run, m->run_len);
+    }
+    m->run = NULL;
+    m->run_len = 0;
+}
+
+/* Reads a component table: sizes and roles by id. */
+static bool merge_comps(merge *m, rd s, uint32_t **size, uint8_t **role, uint32_t *n)
+{
+    uint32_t zero;
+    if (!rd_u32(&s, n) || !rd_u32(&s, &zero) || *n > WF_MAX_COMPONENTS || *n > s.len / 32) {
+        return TRUNC(&m->r, "component table");
+    }
+    *size = scratch(&m->r, (size_t)*n + 1, sizeof **size);
+    if (role) {
+        *role = scratch(&m->r, (size_t)*n + 1, 1);
+    }
+    if (!*size || (role && !*role)) {
+        return false;
+    }
+    for (uint32_t i = 0; i < *n; i++) {
+        uint32_t f[6];
+        const char *name;
+        uint32_t len;
+        for (int k = 0; k < 6; k++) {
+            if (!rd_u32(&s, &f[k])) {
+                return TRUNC(&m->r, "component table");
+            }
+        }
+        if (!rd_str(&s, &name, &len) || f[0] != i + 1 || f[1] > WF_MAX_COMPONENT_SIZE) {
+            return TRUNC(&m->r, "component table");
+        }
+        (*size)[f[0]] = f[1];
+        if (role) {
+            (*role)[f[0]] = (uint8_t)(f[5] == ROLE_REL_LIST);
+        }
+    }
+    return true;
+}
+
+/* Skips one column's values in a full section (relationship lists are
+ * walked). */
+static bool skip_values(merge *m, rd *s, uint32_t size, bool rel, uint32_t rows,
+                        const uint8_t **vals)
+{
+    *vals = s->p + s->pos;
+    if (rel) {
+        *vals = NULL;
+        for (uint32_t k = 0; k < rows; k++) {
+            uint32_t cnt;
+            uint32_t zero;
+            if (!rd_u32(s, &cnt) || !rd_u32(s, &zero) || !rd_array(s, cnt, 8)) {
+                return TRUNC(&m->r, "relationship list");
+            }
+        }
+        return true;
+    }
+    if (size && rows && (!rd_array(s, rows, size) || !rd_pad(s))) {
+        return TRUNC(&m->r, "column values");
+    }
+    return true;
+}
+
+/* Indexes the base's tables: where each live entity's row is. */
+static bool merge_index_base(merge *m)
+{
+    rd e = m->b.sec[1];
+    uint32_t free_len;
+    uint32_t retired;
+    uint32_t zero;
+    if (!rd_u32(&e, &m->bcount) || !rd_u32(&e, &free_len) || !rd_u32(&e, &retired) ||
+        !rd_u32(&e, &zero) || m->bcount > e.len / sizeof(wf_record)) {
+        return TRUNC(&m->r, "base entity index");
+    }
+    m->loc_tab = scratch(&m->r, m->bcount, sizeof *m->loc_tab);
+    m->loc_row = scratch(&m->r, m->bcount, sizeof *m->loc_row);
+    m->slot = scratch(&m->r, m->bcount, sizeof *m->slot);
+    if (m->bcount && (!m->loc_tab || !m->loc_row || !m->slot)) {
+        return false;
+    }
+    rd s = m->b.sec[3];
+    if (!rd_u32(&s, &m->ntabs) || !rd_u32(&s, &zero) || m->ntabs > s.len / 16) {
+        return TRUNC(&m->r, "base tables");
+    }
+    m->tabs = scratch(&m->r, m->ntabs, sizeof *m->tabs);
+    if (m->ntabs && !m->tabs) {
+        return false;
+    }
+    for (uint32_t t = 0; t < m->ntabs; t++) {
+        mtab *tb = &m->tabs[t];
+        if (!rd_u32(&s, &tb->rows) || !rd_u32(&s, &tb->ncols) ||
+            !(tb->ents = rd_array(&s, tb->rows, 8)) || tb->ncols > m->nb) {
+            return TRUNC(&m->r, "base table");
+        }
+        for (uint32_t row = 0; row < tb->rows; row++) {
+            uint64_t ent;
+            memcpy(&ent, tb->ents + (size_t)row * 8, 8);
+            if ((uint32_t)ent >= m->bcount) {
+                return bad(&m->r, WEFT_ERR_BAD_FORMAT, "base table row names index %u",
+                           (uint32_t)ent);
+            }
+            m->loc_tab[(uint32_t)ent] = t + 1;
+            m->loc_row[(uint32_t)ent] = row;
+        }
+        if (m->ncols + tb->ncols > m->cap_cols) {
+            void *data = m->cols;
+            uint32_t cap = m->cap_cols;
+            if (!wf_grow(&m->r.w->alloc, &data, &cap, m->ncols + tb->ncols, sizeof *m->cols,
+                         16)) {
+                return bad(&m->r, WEFT_ERR_OUT_OF_MEMORY, "out of memory merging");
+            }
+            m->cols = data;
+            m->cap_cols = cap;
+        }
+        tb->col0 = m->ncols;
+        for (uint32_t i = 0; i < tb->ncols; i++) {
+            mcol *c = &m->cols[m->ncols++];
+            uint32_t has;
+            if (!rd_u32(&s, &c->id) || !rd_u32(&s, &has) || c->id == 0 || c->id > m->nb) {
+                return TRUNC(&m->r, "base column");
+            }
+            bool rel = c->id <= m->ncomps && (m->role[c->id] & 1u);
+            if (!skip_values(m, &s, m->bsize[c->id], rel, tb->rows, &c->vals)) {
+                return false;
+            }
+            c->ticks = has ? rd_array(&s, tb->rows, sizeof(weft_ticks)) : NULL;
+            if (has && !c->ticks) {
+                return TRUNC(&m->r, "base ticks");
+            }
+        }
+    }
+    return true;
+}
+
+/* The base's value (or ticks) of component id for entity e, or NULL. */
+static const uint8_t *base_cell(merge *m, uint64_t e, uint32_t id, bool ticks)
+{
+    uint32_t idx = (uint32_t)e;
+    if (idx >= m->bcount || !m->loc_tab[idx]) {
+        return NULL;
+    }
+    const mtab *tb = &m->tabs[m->loc_tab[idx] - 1];
+    uint32_t row = m->loc_row[idx];
+    uint64_t there;
+    memcpy(&there, tb->ents + (size_t)row * 8, 8);
+    if (there != e) {
+        return NULL; /* another generation of the index */
+    }
+    for (uint32_t i = 0; i < tb->ncols; i++) {
+        const mcol *c = &m->cols[tb->col0 + i];
+        if (c->id == id) {
+            const uint8_t *p = ticks ? c->ticks : c->vals;
+            size_t w = ticks ? sizeof(weft_ticks) : m->bsize[id];
+            return p ? p + (size_t)row * w : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* Writes one delta column as a full one: changed rows from the delta,
+ * the others from `from_base(k)`. */
+typedef const uint8_t *(*base_fn)(merge *m, void *ctx, uint32_t row, bool ticks);
+
+static bool bit_at(const uint8_t *bits, uint32_t r)
+{
+    return ((unsigned)bits[r / 8] >> (r % 8)) & 1u;
+}
+
+static bool merge_column(wr *o, merge *m, rd *s, uint32_t id, uint32_t has, uint32_t rows,
+                         base_fn from_base, void *ctx)
+{
+    if (id == 0 || id > m->ncomps) {
+        return TRUNC(&m->r, "delta column");
+    }
+    uint32_t size = m->size[id];
+    const uint8_t *bits = rd_array(s, ((uint64_t)rows + 63) / 64, 8);
+    if (!bits) {
+        return TRUNC(&m->r, "delta bitmap");
+    }
+    if (m->role[id] & 1u) { /* relationship lists: always whole */
+        const uint8_t *start = s->p + s->pos;
+        const uint8_t *vals;
+        if (!skip_values(m, s, size, true, rows, &vals)) {
+            return false;
+        }
+        put(o, start, (size_t)(s->p + s->pos - start));
+        if (has) {
+            const uint8_t *t = rd_array(s, rows, sizeof(weft_ticks));
+            if (!t) {
+                return TRUNC(&m->r, "delta ticks");
+            }
+            put(o, t, (size_t)rows * sizeof(weft_ticks));
+        }
+        return true;
+    }
+    uint32_t changed = 0;
+    for (uint32_t r = 0; r < rows; r++) {
+        changed += bit_at(bits, r) ? 1u : 0u;
+    }
+    const uint8_t *dv = rd_array(s, changed, size);
+    if (!dv || !rd_pad(s)) {
+        return TRUNC(&m->r, "delta values");
+    }
+    const uint8_t *dt = has ? rd_array(s, changed, sizeof(weft_ticks)) : NULL;
+    if (has && !dt) {
+        return TRUNC(&m->r, "delta ticks");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        size_t w = pass == 0 ? size : sizeof(weft_ticks);
+        const uint8_t *next = pass == 0 ? dv : dt;
+        if ((pass == 0 && !size) || (pass == 1 && !has)) {
+            continue;
+        }
+        for (uint32_t r = 0; r < rows; r++) {
+            if (bit_at(bits, r)) {
+                run_put(o, m, next, w);
+                next += w;
+                continue;
+            }
+            const uint8_t *p = from_base(m, ctx, r, pass == 1);
+            if (!p) {
+                return bad(&m->r, WEFT_ERR_BAD_FORMAT,
+                           "the delta keeps a value of component %u its base lacks (a delta "
+                           "of another base?)",
+                           id);
+            }
+            run_put(o, m, p, w);
+        }
+        run_flush(o, m);
+        if (pass == 0) {
+            put_pad(o);
+        }
+    }
+    return true;
+}
+
+typedef struct tab_ctx {
+    const uint8_t *ents;
+    uint32_t id;
+} tab_ctx;
+
+static const uint8_t *from_base_table(merge *m, void *ctx, uint32_t row, bool ticks)
+{
+    const tab_ctx *c = ctx;
+    uint64_t e;
+    memcpy(&e, c->ents + (size_t)row * 8, 8);
+    return base_cell(m, e, c->id, ticks);
+}
+
+typedef struct sparse_ctx {
+    const uint8_t *owners;    /* delta owners */
+    const uint8_t *bowners;   /* base owners */
+    uint32_t bcount;
+    const uint8_t *bvals, *bticks;
+    uint32_t size;
+} sparse_ctx;
+
+static const uint8_t *from_base_sparse(merge *m, void *ctx, uint32_t row, bool ticks)
+{
+    const sparse_ctx *c = ctx;
+    uint64_t e;
+    memcpy(&e, c->owners + (size_t)row * 8, 8);
+    uint32_t idx = (uint32_t)e;
+    if (!c->bowners || idx >= m->bcount || m->slot[idx] >= c->bcount) {
+        return NULL;
+    }
+    uint32_t d = m->slot[idx];
+    uint64_t there;
+    memcpy(&there, c->bowners + (size_t)d * 8, 8);
+    if (there != e) {
+        return NULL;
+    }
+    if (ticks) {
+        return c->bticks ? c->bticks + (size_t)d * sizeof(weft_ticks) : NULL;
+    }
+    return c->bvals + (size_t)d * c->size;
+}
+
+static void put_raw_section(wr *o, uint32_t tag, const rd *s)
+{
+    sec_begin(o, tag);
+    put(o, s->p, s->len);
+    sec_end(o);
+}
+
+/* Finds the base's sparse set of component id. */
+static bool base_sparse(merge *m, uint32_t id, sparse_ctx *c)
+{
+    rd s = m->b.sec[4];
+    uint32_t n;
+    uint32_t zero;
+    c->bowners = NULL;
+    c->bcount = 0;
+    if (!rd_u32(&s, &n) || !rd_u32(&s, &zero)) {
+        return TRUNC(&m->r, "base sparse list");
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t sid;
+        uint32_t cnt;
+        if (!rd_u32(&s, &sid) || !rd_u32(&s, &cnt) || sid == 0 || sid > m->nb) {
+            return TRUNC(&m->r, "base sparse set");
+        }
+        const uint8_t *owners = rd_array(&s, cnt, 8);
+        const uint8_t *vals;
+        if (!owners || !rd_pad(&s) || !skip_values(m, &s, m->bsize[sid], false, cnt, &vals)) {
+            return TRUNC(&m->r, "base sparse set");
+        }
+        /* sparse sets carry ticks unless the component has none */
+        const uint8_t *ticks = NULL;
+        if (!(m->role[sid] & 2u)) {
+            ticks = rd_array(&s, cnt, sizeof(weft_ticks));
+            if (!ticks) {
+                return TRUNC(&m->r, "base sparse ticks");
+            }
+        }
+        if (sid == id) {
+            c->bowners = owners;
+            c->bcount = cnt;
+            c->bvals = vals;
+            c->bticks = ticks;
+            for (uint32_t d = 0; d < cnt; d++) {
+                uint64_t e;
+                memcpy(&e, owners + (size_t)d * 8, 8);
+                if ((uint32_t)e < m->bcount) {
+                    m->slot[(uint32_t)e] = d;
+                }
+            }
+            return true;
+        }
+    }
+    return true;
+}
+
+static bool merge_write(wr *o, merge *m)
+{
+    o->nsec = 0;
+    for (uint32_t k = 0; k < 3; k++) {
+        put_raw_section(o, sec_tags[k], &m->d.sec[k]);
+    }
+    /* tables */
+    rd s = m->d.sec[3];
+    uint32_t n;
+    uint32_t zero;
+    if (!rd_u32(&s, &n) || !rd_u32(&s, &zero) || n > s.len / 16) {
+        return TRUNC(&m->r, "delta tables");
+    }
+    sec_begin(o, SEC_TABL);
+    put_u32(o, n);
+    put_u32(o, 0);
+    for (uint32_t t = 0; t < n; t++) {
+        uint32_t rows;
+        uint32_t ncols;
+        const uint8_t *ents;
+        if (!rd_u32(&s, &rows) || !rd_u32(&s, &ncols) || !(ents = rd_array(&s, rows, 8)) ||
+            ncols > m->ncomps) {
+            return TRUNC(&m->r, "delta table");
+        }
+        put_u32(o, rows);
+        put_u32(o, ncols);
+        put(o, ents, (size_t)rows * 8);
+        for (uint32_t i = 0; i < ncols; i++) {
+            uint32_t id;
+            uint32_t has;
+            if (!rd_u32(&s, &id) || !rd_u32(&s, &has)) {
+                return TRUNC(&m->r, "delta column");
+            }
+            put_u32(o, id);
+            put_u32(o, has);
+            tab_ctx c = {ents, id};
+            if (!merge_column(o, m, &s, id, has, rows, from_base_table, &c)) {
+                return false;
+            }
+        }
+    }
+    sec_end(o);
+    /* sparse sets */
+    s = m->d.sec[4];
+    if (!rd_u32(&s, &n) || !rd_u32(&s, &zero) || n > s.len / 16) {
+        return TRUNC(&m->r, "delta sparse list");
+    }
+    sec_begin(o, SEC_SPRS);
+    put_u32(o, n);
+    put_u32(o, 0);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id;
+        uint32_t cnt;
+        const uint8_t *owners;
+        if (!rd_u32(&s, &id) || !rd_u32(&s, &cnt) || !(owners = rd_array(&s, cnt, 8)) ||
+            !rd_pad(&s) || id == 0 || id > m->ncomps || id > m->nb) {
+            return TRUNC(&m->r, "delta sparse set");
+        }
+        put_u32(o, id);
+        put_u32(o, cnt);
+        put(o, owners, (size_t)cnt * 8);
+        /* whether the set carries ticks follows from the component's
+         * NO_CHANGE_TICKS flag (role bit 2) */
+        sparse_ctx c;
+        memset(&c, 0, sizeof c);
+        c.owners = owners;
+        c.size = m->size[id];
+        uint32_t has = m->role[id] & 2u ? 0u : 1u;
+        if (!base_sparse(m, id, &c)) {
+            return false;
+        }
+        if (!merge_column(o, m, &s, id, has, cnt, from_base_sparse, &c)) {
+            return false;
+        }
+    }
+    sec_end(o);
+    /* resources */
+    s = m->d.sec[5];
+    if (!rd_u32(&s, &n) || !rd_u32(&s, &zero) || n > s.len / 8) {
+        return TRUNC(&m->r, "delta resources");
+    }
+    sec_begin(o, SEC_RESO);
+    put_u32(o, n);
+    put_u32(o, 0);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id;
+        uint32_t keep;
+        if (!rd_u32(&s, &id) || !rd_u32(&s, &keep) || id == 0 || id > m->ncomps) {
+            return TRUNC(&m->r, "delta resource");
+        }
+        uint32_t size = m->size[id];
+        const uint8_t *ticks = NULL;
+        const uint8_t *val = NULL;
+        if (!keep) {
+            ticks = rd_take(&s, sizeof(weft_ticks));
+            val = size ? rd_take(&s, size) : NULL;
+            if (!ticks || (size && (!val || !rd_pad(&s)))) {
+                return TRUNC(&m->r, "delta resource");
+            }
+        } else {
+            rd b = m->b.sec[5];
+            uint32_t bn;
+            if (!rd_u32(&b, &bn) || !rd_u32(&b, &zero)) {
+                return TRUNC(&m->r, "base resources");
+            }
+            for (uint32_t j = 0; j < bn && !ticks; j++) {
+                uint32_t bid;
+                uint32_t flag;
+                const uint8_t *bt;
+                if (!rd_u32(&b, &bid) || !rd_u32(&b, &flag) || flag != 0 || bid == 0 ||
+                    bid > m->nb || !(bt = rd_take(&b, sizeof(weft_ticks)))) {
+                    return TRUNC(&m->r, "base resource");
+                }
+                const uint8_t *bv = m->bsize[bid] ? rd_take(&b, m->bsize[bid]) : NULL;
+                if (m->bsize[bid] && (!bv || !rd_pad(&b))) {
+                    return TRUNC(&m->r, "base resource");
+                }
+                if (bid == id && m->bsize[bid] == size) {
+                    ticks = bt;
+                    val = bv;
+                }
+            }
+            if (!ticks) {
+                return bad(&m->r, WEFT_ERR_BAD_FORMAT,
+                           "the delta keeps resource %u, which its base lacks", id);
+            }
+        }
+        put_u32(o, id);
+        put_u32(o, 0);
+        put(o, ticks, sizeof(weft_ticks));
+        if (size) {
+            put(o, val, size);
+            put_pad(o);
+        }
+    }
+    sec_end(o);
+    for (uint32_t k = 6; k < SNAP_SECTIONS; k++) {
+        put_raw_section(o, sec_tags[k], &m->d.sec[k]);
+    }
+    return true;
+}
+
+weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
+                              const void *delta, size_t delta_len, void *buf, size_t cap,
+                              size_t *out_len)
+{
+    uint64_t bsince = 0;
+    uint64_t since = 0;
+    weft_status st = check_header(w, base, base_len, 0, &bsince);
+    if (st != WEFT_OK || (st = check_header(w, delta, delta_len, SNAP_FLAG_DELTA, &since)) !=
+                             WEFT_OK) {
+        return st;
+    }
+    merge m;
+    memset(&m, 0, sizeof m);
+    m.r.w = w;
+    m.since = since;
+    bool ok = view_open(&m.r, (const uint8_t *)base + SNAP_HEADER, base_len - SNAP_HEADER,
+                        &m.b) &&
+              view_open(&m.r, (const uint8_t *)delta + SNAP_HEADER, delta_len - SNAP_HEADER,
+                        &m.d) &&
+              merge_comps(&m, m.d.sec[0], &m.size, &m.role, &m.ncomps) &&
+              merge_comps(&m, m.b.sec[0], &m.bsize, NULL, &m.nb);
+    if (ok) {
+        /* the base's change tick is what the delta counts from */
+        rd t = m.b.sec[7];
+        uint32_t tick = 0;
+        if (!rd_u32(&t, &tick) || tick != since) {
+            ok = bad(&m.r, WEFT_ERR_BAD_FORMAT,
+                     "the delta counts from tick %llu, its base was taken at tick %u",
+                     (unsigned long long)since, tick);
+        }
+    }
+    if (ok && m.nb > m.ncomps) {
+        ok = bad(&m.r, WEFT_ERR_BAD_FORMAT, "the base knows more components than the delta");
+    }
+    for (uint32_t id = 1; ok && id <= m.nb; id++) {
+        if (m.bsize[id] != m.size[id]) {
+            ok = bad(&m.r, WEFT_ERR_BAD_FORMAT, "component %u changed size between base and "
+                     "delta", id);
+        }
+    }
+    /* flags of the delta's components: NO_CHANGE_TICKS tells whether a
+     * sparse set carries ticks (role bit 2) */
+    if (ok) {
+        rd s = m.d.sec[0];
+        uint32_t n = 0;
+        uint32_t zero = 0;
+        rd_u32(&s, &n);
+        rd_u32(&s, &zero);
+        for (uint32_t i = 0; i < n && i < m.ncomps; i++) {
+            uint32_t f[6] = {0, 0, 0, 0, 0, 0};
+            const char *name = NULL;
+            uint32_t len = 0;
+            for (int k = 0; k < 6; k++) {
+                rd_u32(&s, &f[k]);
+            }
+            rd_str(&s, &name, &len);
+            if (f[4] & WEFT_COMPONENT_NO_CHANGE_TICKS) {
+                m.role[i + 1] |= 2u;
+            }
+        }
+    }
+    ok = ok && merge_index_base(&m);
+    wr o;
+    memset(&o, 0, sizeof o);
+    ok = ok && merge_write(&o, &m);
+    if (ok) {
+        size_t total = SNAP_HEADER + o.len;
+        *out_len = total;
+        if (!buf) {
+            st = WEFT_ERR_CAPACITY;
+        } else if (cap < total) {
+            st = wf_error(w, WEFT_ERR_CAPACITY, "snapshot merge: needs %zu bytes, the buffer "
+                          "has %zu", total, cap);
+        } else {
+            uint8_t *b = buf;
+            size_t payload = o.len;
+            write_header(b, payload, 0, 0, 0);
+            XXH3_64bits_reset(&o.hs);
+            XXH3_64bits_update(&o.hs, b, SNAP_HEADER);
+            o.buf = b + SNAP_HEADER;
+            o.len = 0;
+            merge_write(&o, &m); /* the measuring pass checked everything */
+            uint64_t sum = XXH3_64bits_digest(&o.hs);
+            memcpy(b + 32, &sum, 8);
+        }
+    } else {
+        st = m.r.st;
+    }
+    scratch_free(&m.r, m.size, (size_t)m.ncomps + 1, sizeof *m.size);
+    scratch_free(&m.r, m.role, (size_t)m.ncomps + 1, 1);
+    scratch_free(&m.r, m.bsize, (size_t)m.nb + 1, sizeof *m.bsize);
+    scratch_free(&m.r, m.loc_tab, m.bcount, sizeof *m.loc_tab);
+    scratch_free(&m.r, m.loc_row, m.bcount, sizeof *m.loc_row);
+    scratch_free(&m.r, m.slot, m.bcount, sizeof *m.slot);
+    scratch_free(&m.r, m.tabs, m.ntabs, sizeof *m.tabs);
+    if (m.cols) {
+        wf_free(&w->alloc, m.cols, (size_t)m.cap_cols * sizeof *m.cols, 16);
+    }
+    return st;
 }

@@ -408,6 +408,93 @@ static void snapshot_rollback_resimulates_every_frame(void **state)
     tw_fixture_free(b.f);
 }
 
+// ---- deltas ----
+
+static void *take_delta(weft_world *w, uint32_t since, size_t *len)
+{
+    size_t need = 0;
+    assert_int_equal(weft_snapshot_delta_write(w, since, NULL, 0, &need), WEFT_ERR_CAPACITY);
+    void *buf = malloc(need);
+    assert_non_null(buf);
+    assert_int_equal(weft_snapshot_delta_write(w, since, buf, need, len), WEFT_OK);
+    return buf;
+}
+
+static void *merge_into(weft_world *w, const void *base, size_t blen, const void *d,
+                        size_t dlen, size_t *len)
+{
+    size_t need = 0;
+    weft_status st = weft_snapshot_merge(w, base, blen, d, dlen, NULL, 0, &need);
+    if (st != WEFT_ERR_CAPACITY) {
+        fail_msg("merge: %s", weft_last_error(w));
+    }
+    void *buf = malloc(need);
+    assert_non_null(buf);
+    assert_int_equal(weft_snapshot_merge(w, base, blen, d, dlen, buf, need, len), WEFT_OK);
+    return buf;
+}
+
+// base + d1 + ... + d50 (each merged into the previous result) is byte
+// for byte the full snapshot taken with the last delta, at every step.
+static void snapshot_delta_chain_equals_full(void **state)
+{
+    (void)state;
+    tw_fixture *a = second_fixture();
+    ids c = register_all(a->w);
+    tw_rng r;
+    tw_rng_seed(&r, 99);
+    weft_entity ents[64] = {0};
+    random_ops(a->w, &c, &r, ents, 64, 300);
+    size_t cur_len = 0;
+    void *cur = take_snapshot(a->w, &cur_len);
+    uint32_t since = weft_world_change_tick(a->w);
+    size_t smallest = SIZE_MAX;
+    size_t full_at_smallest = 0;
+    for (int k = 1; k <= 50; k++) {
+        random_ops(a->w, &c, &r, ents, 64, 1 + (int)tw_rng_below(&r, 30));
+        size_t dlen = 0;
+        void *d = take_delta(a->w, since, &dlen);
+        size_t mlen = 0;
+        void *merged = merge_into(a->w, cur, cur_len, d, dlen, &mlen);
+        size_t flen = 0;
+        void *full = take_snapshot(a->w, &flen);
+        if (mlen != flen || memcmp(merged, full, flen) != 0) {
+            fail_msg("delta %d: the merged snapshot differs from the full one", k);
+        }
+        if (dlen < smallest) {
+            smallest = dlen;
+            full_at_smallest = flen;
+        }
+        // a delta is not a snapshot, and only fits its own base
+        tw_fixture *t = second_fixture();
+        register_all(t->w);
+        assert_int_equal(weft_snapshot_restore(t->w, d, dlen), WEFT_ERR_BAD_FORMAT);
+        size_t n;
+        if (k > 1) {
+            assert_int_equal(weft_snapshot_merge(t->w, full, flen, d, dlen, NULL, 0, &n),
+                             WEFT_ERR_BAD_FORMAT);
+        }
+        assert_int_equal(weft_snapshot_merge(t->w, cur, cur_len, full, flen, NULL, 0, &n),
+                         WEFT_ERR_BAD_FORMAT);
+        tw_fixture_free(t);
+        free(cur);
+        free(d);
+        free(full);
+        cur = merged;
+        cur_len = mlen;
+        since = weft_world_change_tick(a->w);
+        weft_world_increment_change_tick(a->w);
+    }
+    assert_true(smallest < full_at_smallest);
+    tw_fixture *b = second_fixture();
+    register_all(b->w);
+    assert_int_equal(weft_snapshot_restore(b->w, cur, cur_len), WEFT_OK);
+    assert_int_equal(weft_world_hash(b->w), weft_world_hash(a->w));
+    free(cur);
+    tw_fixture_free(a);
+    tw_fixture_free(b);
+}
+
 // ---- bad input ----
 
 static void rechecksum(uint8_t *b, size_t len)
@@ -651,6 +738,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(snapshot_round_trip_random_worlds),
         cmocka_unit_test(snapshot_rollback_resimulates_every_frame),
+        cmocka_unit_test(snapshot_delta_chain_equals_full),
         cmocka_unit_test(snapshot_rejects_corrupt_input),
         cmocka_unit_test(snapshot_survives_lies_with_valid_checksum),
         cmocka_unit_test(snapshot_rejects_mismatched_targets),
