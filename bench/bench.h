@@ -146,6 +146,11 @@ void bench_suite_fragsweep(const bench_cfg *cfg, const bench_data *data);
 void bench_suite_changedpct(const bench_cfg *cfg, const bench_data *data);
 void bench_suite_memsets(const bench_cfg *cfg, const bench_data *data);
 
+/* ---- snapshots (scenarios_snapshot.c) ---- */
+
+void bench_snapshot(const bench_cfg *cfg, const bench_data *data);
+void bench_json(const bench_cfg *cfg, const bench_data *data);
+
 /* ---- scheduler (bench_sched.c) ---- */
 
 void bench_sched_empty(const bench_cfg *cfg, const bench_data *data);

@@ -87,6 +87,10 @@ typedef enum weft_status {
                                          form a cycle */
     WEFT_ERR_CALLBACK = 24,         /**< a user callback (system, condition, job)
                                          failed, e.g. a binding's exception */
+    WEFT_ERR_BAD_FORMAT = 25,       /**< input data (snapshot, JSON) is malformed,
+                                         corrupt, truncated or of another version */
+    WEFT_ERR_TYPE_MISMATCH = 26,    /**< a value's kind differs from the described
+                                         field's */
     WEFT_STATUS_NUM,
     WEFT_STATUS_FORCE_U32 = 0x7FFFFFFF
 } weft_status;
@@ -1696,6 +1700,328 @@ WEFT_API weft_status weft_frame_run(weft_world *world, double dt);
 WEFT_API int32_t weft_frame_fixed_steps(const weft_world *world);
 /** Time left in the fixed accumulator, seconds. Thread: driver. */
 WEFT_API double weft_frame_accumulator(const weft_world *world);
+
+/* ==================================================================== */
+/* ---- reflection: type descriptions, field paths, snapshots ----      */
+/* (src/reflect/; entry points in src/api/api_reflect.c)                */
+/* ==================================================================== */
+
+/** Kind of a described field. Integers and floats are stored in the host's
+ *  byte order; ENTITY is a weft_entity (8 bytes); STRING is a fixed buffer
+ *  of `count` chars holding a NUL-terminated string; STRUCT is a nested
+ *  described struct; ENUM is an integer (`enum_base`, default I32) whose
+ *  values have names. */
+typedef enum weft_kind {
+    WEFT_KIND_NONE = 0,
+    WEFT_KIND_BOOL = 1,   /**< 1 byte, 0 or 1 */
+    WEFT_KIND_I8 = 2,
+    WEFT_KIND_I16 = 3,
+    WEFT_KIND_I32 = 4,
+    WEFT_KIND_I64 = 5,
+    WEFT_KIND_U8 = 6,
+    WEFT_KIND_U16 = 7,
+    WEFT_KIND_U32 = 8,
+    WEFT_KIND_U64 = 9,
+    WEFT_KIND_F32 = 10,
+    WEFT_KIND_F64 = 11,
+    WEFT_KIND_ENTITY = 12,
+    WEFT_KIND_STRING = 13,
+    WEFT_KIND_STRUCT = 14,
+    WEFT_KIND_ENUM = 15,
+    WEFT_KIND_NUM,
+    WEFT_KIND_FORCE_U32 = 0x7FFFFFFF
+} weft_kind;
+
+/** One named value of an enum field. */
+typedef struct weft_enum_value {
+    const char *name;   /**< non-empty, unique within the enum; copied */
+    int64_t value;      /**< must fit the enum's base kind */
+} weft_enum_value;
+
+typedef struct weft_type_desc weft_type_desc;
+
+/** One field of a described struct. */
+typedef struct weft_field {
+    const char *name;      /**< non-empty, unique in its struct, made of
+                                letters, digits and '_'; copied */
+    weft_kind kind;
+    size_t offset;         /**< bytes from the start of the struct */
+    int32_t count;         /**< 0 or 1: one value; n > 1: fixed array of n.
+                                STRING: the buffer's bytes (>= 1) */
+    const weft_type_desc *type;          /**< STRUCT: its description (copied) */
+    weft_kind enum_base;                 /**< ENUM: I8..U64 storing it; 0: I32 */
+    const weft_enum_value *enum_values;  /**< ENUM: its names (copied) */
+    int32_t enum_count;
+} weft_field;
+
+/** A struct layout: the component's (top level) or a nested one. */
+struct weft_type_desc {
+    const char *name;          /**< optional, used in messages; copied */
+    size_t size;               /**< bytes; top level: 0 or the component's size */
+    size_t align;              /**< 0: derived from size as for components */
+    const weft_field *fields;  /**< must not overlap; gaps (padding) are fine */
+    int32_t field_count;
+};
+
+/** Describes the layout of component (or resource) `c` so that field
+ *  paths, JSON and scenes can read and write it. Opt-in: undescribed
+ *  components keep working and are saved as opaque bytes by binary
+ *  snapshots. The description is validated against the component's size
+ *  and alignment and copied: every field lies inside the struct, is
+ *  aligned for its kind, overlaps no other field, and nested structs are
+ *  validated the same way (at most 16 levels deep). Entity fields are
+ *  recorded so that loaders can remap them.
+ *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (desc NULL, a tag,
+ *  a relationship's target list, bad field name, unknown kind, negative or
+ *  huge count, nesting too deep, bad enum), UNKNOWN_COMPONENT,
+ *  SIZE_MISMATCH (desc->size differs, or a field lies outside),
+ *  BAD_ALIGNMENT (misaligned field or bad nested alignment),
+ *  ALREADY_EXISTS (already described), INVALID_ARG (overlapping fields),
+ *  OUT_OF_MEMORY. The message names the offending field path. */
+WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c,
+                                             const weft_type_desc *desc);
+
+/** Describes message type `type` (same rules as weft_component_describe).
+ *  Thread: driver. Errors: as weft_component_describe, NOT_FOUND (no such
+ *  message type). */
+WEFT_API weft_status weft_message_describe(weft_world *world, weft_message_type type,
+                                           const weft_type_desc *desc);
+
+/** True when component c has a description. Thread: driver. */
+WEFT_API bool weft_component_is_described(const weft_world *world, weft_component c);
+
+/** Static name of a kind ("i32", "entity", ...; "?" when unknown).
+ *  Thread: any. Lifetime: static. */
+WEFT_API const char *weft_kind_name(weft_kind kind);
+
+/** Reads one field of component c on entity e by path: `.name` selects a
+ *  field (the first dot may be left out), `[i]` an element of an array
+ *  field, e.g. ".position.x" or "slots[2].count". The path must end on one
+ *  value (an array field must be indexed). `kind` and `size` must match
+ *  the field: its kind (ENUM for enums, STRUCT for nested structs) and its
+ *  byte size (STRING: the buffer's bytes). Copies the bytes to `out`.
+ *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (NULLs, bad path
+ *  syntax), INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT, NOT_FOUND
+ *  (component absent from e, or no such field), CAPACITY (index out of
+ *  range), TYPE_MISMATCH (kind differs), SIZE_MISMATCH; the message
+ *  names the path. */
+WEFT_API weft_status weft_field_get(const weft_world *world, weft_entity e, weft_component c,
+                                    const char *path, weft_kind kind, void *out,
+                                    size_t size);
+
+/** Writes one field by path (same path and type rules as weft_field_get).
+ *  The value is checked first: a BOOL must be 0 or 1, an ENUM one of its
+ *  named values, a STRING NUL-terminated within its buffer. A mutable
+ *  component is written in place and marked changed (as weft_get_mut).
+ *  An immutable one is re-inserted with the new field (as weft_insert:
+ *  on_replace and on_insert hooks and observers run, relationships
+ *  follow); while an iteration is open that insert is deferred.
+ *  Thread: driver. Errors: as weft_field_get, INVALID_ARG (value out of
+ *  the kind's domain), OUT_OF_MEMORY. On error nothing is written. */
+WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_component c,
+                                    const char *path, weft_kind kind, const void *value,
+                                    size_t size);
+
+/* -- binary snapshots -- */
+
+/** Snapshot format version written by this library; restore accepts only
+ *  this version. */
+#define WEFT_SNAPSHOT_VERSION 1u
+
+/** Writes the whole world into `buf` as a binary snapshot: every entity
+ *  index with its generation, the free list, every component value
+ *  (described or not, as bytes) with its change ticks, in table and row
+ *  order, sparse sets in slot order, relationship lists, resources, the
+ *  message queues and removal streams, the change tick, every query's last
+ *  run and the tick state of every schedule (system and condition last
+ *  runs, message cursors, the frame accumulator). The blob starts with a
+ *  header (magic, version, byte-order mark, sizes) and carries an XXH3-64
+ *  checksum over header and payload. Components with copy, move or dtor
+ *  hooks (other than relationship lists) and message types with a drop
+ *  callback cannot be saved: their bytes own something.
+ *  When `buf` is NULL or `cap` is too small nothing is written, *out_len
+ *  receives the size needed and CAPACITY is returned (no error recorded
+ *  when buf is NULL). Nothing is allocated.
+ *  Thread: driver, outside schedule runs and iterations. Errors:
+ *  INVALID_HANDLE, INVALID_ARG (out_len NULL, unsavable component or
+ *  message type), WRONG_PHASE (iterating, commands or reservations
+ *  pending), CAPACITY. */
+WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t cap,
+                                         size_t *out_len);
+
+/** Restores a snapshot into `world`, which must hold no entity (none
+ *  spawned or reserved since creation) and no resource, with the same
+ *  registrations as the saved world: components and message types are
+ *  matched by name and must have the same size, alignment and storage;
+ *  schedules are matched by name and must have the same systems. Saved
+ *  schedules or queries the target lacks are an error unless the target
+ *  has no schedule or query at all (a tool world), in which case their
+ *  state is skipped. No hook or observer runs. Running the same schedules
+ *  afterwards gives, frame after frame, the same weft_world_hash as the
+ *  saved world (rollback). The whole blob is validated before anything
+ *  changes; on any error the world is left as it was (archetypes created
+ *  on the way may remain, as after any failed call).
+ *  `data` is read only during the call.
+ *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (NULL data),
+ *  WRONG_PHASE (world not empty, iterating), BAD_FORMAT (bad magic,
+ *  version, byte order, checksum, truncated or inconsistent content),
+ *  UNKNOWN_COMPONENT / NOT_FOUND (a saved component, message type,
+ *  schedule or system the world lacks), SIZE_MISMATCH, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, size_t len);
+
+
+/** Writes a delta snapshot: what changed since change tick `since` (the
+ *  world's weft_world_change_tick when the base snapshot was written).
+ *  Same sections as a full snapshot, but for every column only the rows
+ *  whose values were added or changed after `since` (an inclusion bitmap
+ *  per column), and only the resources that changed; the entity index,
+ *  table row order (so spawns, despawns and moves), messages and tick
+ *  state are always whole. Relationship lists and columns without change
+ *  ticks are written whole. A delta is not restored by itself: merge it
+ *  into its base with weft_snapshot_merge. Values written through
+ *  pointers without a change mark (weft_iter_field_mut_nomark without
+ *  weft_iter_mark) are invisible to deltas. After a tick clamp since
+ *  `since` every row counts as changed. Buffer rules, thread and errors
+ *  as weft_snapshot_write. */
+WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since, void *buf,
+                                               size_t cap, size_t *out_len);
+
+/** Applies a delta to its base: writes into `buf` the full snapshot equal
+ *  to one written when the delta was (byte for byte). The base is a full
+ *  snapshot whose change tick is the delta's `since` (so deltas chain:
+ *  merge the next delta into the result). `world` only provides the error
+ *  slot and scratch memory (it is not changed). Buffer rules as
+ *  weft_snapshot_write (a NULL buf measures). Both inputs are read only
+ *  during the call. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG
+ *  (NULL inputs or out_len), BAD_FORMAT (either input corrupt, of another
+ *  version, a full snapshot given as delta or the reverse, a delta of
+ *  another base), CAPACITY, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, size_t base_len,
+                                         const void *delta, size_t delta_len, void *buf,
+                                         size_t cap, size_t *out_len);
+
+/* -- JSON -- */
+
+/** Writes component c of entity e as JSON through its description: an
+ *  object of the described fields (arrays as arrays, enums by name,
+ *  strings as strings, nested structs as objects, entities as numbers; a
+ *  u64 above INT64_MAX as a decimal string; NaN and infinities as null).
+ *  The text is NUL-terminated; *out_len receives its size including the
+ *  NUL. When `buf` is NULL or `cap` is too small nothing is written and
+ *  CAPACITY is returned (no error recorded when buf is NULL). Allocates
+ *  nothing. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (out_len
+ *  NULL), INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT, NOT_FOUND (no
+ *  description, or e lacks c), CAPACITY. */
+WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_entity e,
+                                               weft_component c, char *buf, size_t cap,
+                                               size_t *out_len);
+
+/** Writes entity e as {"id": <e>, "components": {"<name>": <value>, ...}}
+ *  with every described component, every tag (as {}) and relationship
+ *  sources (as {"target": <entity>}), in archetype order; undescribed
+ *  components and relationship lists (kept by weft) are left out. Buffer
+ *  rules as weft_json_write_component. Thread: driver. Errors:
+ *  INVALID_HANDLE, INVALID_ARG, INVALID_ENTITY, STALE_ENTITY, CAPACITY. */
+WEFT_API weft_status weft_json_write_entity(const weft_world *world, weft_entity e, char *buf,
+                                            size_t cap, size_t *out_len);
+
+/** Writes the entities `query` matches as a JSON array of entity objects
+ *  (as weft_json_write_entity), in iteration order. Does not count as a
+ *  run of the query (its last run is unchanged). Buffer rules as
+ *  weft_json_write_component. Thread: driver, not while the query is
+ *  iterated. Errors: INVALID_HANDLE, INVALID_ARG, WRONG_PHASE,
+ *  OUT_OF_MEMORY (matching archetypes), CAPACITY. */
+WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query, char *buf,
+                                           size_t cap, size_t *out_len);
+
+/** Reads component c of entity e from JSON (`len` bytes of text, no NUL
+ *  needed): an object with any subset of the described fields; the others
+ *  keep the entity's current value (or the default when e lacks c). Every
+ *  member must be a known field of the right JSON type and range; enums
+ *  by name (or a named value's number); entity fields 0 or a live entity.
+ *  The value is then inserted as by weft_insert (hooks and observers
+ *  run). On error nothing changes and the message names the path
+ *  ("body.slots[2].count: ..."). Parsed with jansson; without it (see
+ *  docs/architecture.md) every reader returns INVALID_ARG.
+ *  Thread: driver, not while iterating. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (NULL text, undescribed component), INVALID_ENTITY,
+ *  STALE_ENTITY (e, or a dangling entity field), UNKNOWN_COMPONENT,
+ *  WRONG_PHASE, BAD_FORMAT (malformed or too deeply nested JSON),
+ *  NOT_FOUND (unknown field), TYPE_MISMATCH, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_json_read_component(weft_world *world, weft_entity e,
+                                              weft_component c, const char *text, size_t len);
+
+/** Reads an entity object ({"components": {...}}, an "id" member is
+ *  ignored) and inserts every listed component on e in one structural
+ *  step (as weft_insert_many); fields rules as weft_json_read_component,
+ *  tags as {}, relationship sources as {"target": <entity>}. All or
+ *  nothing. Thread: driver, not while iterating. Errors: as
+ *  weft_json_read_component, CAPACITY (more than 256 components). */
+WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, const char *text,
+                                           size_t len);
+
+/** Spawns an entity from an entity object (as weft_json_read_entity) in
+ *  one structural step. Returns the entity, or 0 on error (nothing
+ *  spawned). Thread: driver, not while iterating. Errors: as
+ *  weft_json_read_entity. */
+WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t len);
+
+/* -- scenes and cloning -- */
+
+/** A saved set of entities: copies of their components (made with the
+ *  copy hooks; relationship lists left out, they follow from the
+ *  sources), owned by the scene, in the world that made it. */
+typedef struct weft_scene weft_scene;
+
+/** Saves the entities `query` matches, in iteration order (not counted
+ *  as a run of the query). Returns the scene, or NULL.
+ *  Thread: driver, not while the query is iterated. Lifetime: until
+ *  weft_scene_destroy or the world's destruction. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (query NULL or of another world), WRONG_PHASE,
+ *  OUT_OF_MEMORY. */
+WEFT_API weft_scene *weft_scene_from_query(weft_world *world, weft_query *query);
+
+/** Saves `root` and every entity below it through ChildOf, breadth first
+ *  (root first). Returns the scene, or NULL. Thread: driver. Lifetime: as
+ *  weft_scene_from_query. Errors: INVALID_HANDLE, INVALID_ENTITY,
+ *  STALE_ENTITY, OUT_OF_MEMORY. */
+WEFT_API weft_scene *weft_scene_from_tree(weft_world *world, weft_entity root);
+
+/** Number of entities in a scene (0 for NULL). Thread: driver. */
+WEFT_API int32_t weft_scene_count(const weft_scene *scene);
+
+/** Spawns the scene once more: one new entity per saved one, each in one
+ *  structural step with all its components (hooks and observers run as
+ *  for weft_spawn_with). Every reference into the saved set is remapped
+ *  to the new entities: relationship sources (ChildOf and others) and the
+ *  entity fields of described components; references to entities outside
+ *  the set are kept, and a relationship whose outside target is gone is
+ *  dropped. Relationship targets are spawned before their sources; an
+ *  entity field naming a set member spawned later is written in place
+ *  right after that member exists (and marked changed). Entity fields of
+ *  undescribed components are copied unchanged. `out` (may be NULL)
+ *  receives up to `out_cap` new ids, in scene order. On error the
+ *  entities spawned so far are despawned again.
+ *  Thread: driver, not while iterating. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (scene NULL or of another world, out_cap < 0),
+ *  WRONG_PHASE, CAPACITY, OUT_OF_MEMORY. */
+WEFT_API weft_status weft_scene_spawn(weft_world *world, const weft_scene *scene,
+                                      weft_entity *out, int32_t out_cap);
+
+/** Destroys a scene and the values it holds. NULL is ignored.
+ *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (another world's
+ *  scene). */
+WEFT_API weft_status weft_scene_destroy(weft_world *world, weft_scene *scene);
+
+/** Clones entity e (recursive = false) or e and every entity below it
+ *  through ChildOf (recursive = true): a scene of them spawned once and
+ *  dropped. The clone of e keeps e's own relationships to entities
+ *  outside the subtree (a clone of a child is a sibling of it); inside the
+ *  subtree references are remapped as by weft_scene_spawn. Returns the
+ *  clone of e, or 0. Thread: driver, not while iterating. Errors:
+ *  INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY, WRONG_PHASE, CAPACITY,
+ *  OUT_OF_MEMORY. */
+WEFT_API weft_entity weft_clone(weft_world *world, weft_entity e, bool recursive);
 
 #ifdef __cplusplus
 }

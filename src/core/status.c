@@ -62,6 +62,10 @@ static const status_row status_table[WEFT_STATUS_NUM] = {
         "a relationship would point at itself or form a cycle"},
     [WEFT_ERR_CALLBACK] = {"WEFT_ERR_CALLBACK",
         "a user callback (system, condition, job) failed"},
+    [WEFT_ERR_BAD_FORMAT] = {"WEFT_ERR_BAD_FORMAT",
+        "input data is malformed, corrupt, truncated or of another version"},
+    [WEFT_ERR_TYPE_MISMATCH] = {"WEFT_ERR_TYPE_MISMATCH",
+        "the value's kind differs from the described field's"},
 };
 
 const char *wf_status_name(weft_status status)

@@ -142,6 +142,9 @@ void wf_world_destroy(weft_world *w)
     if (w->sys_fini) {
         w->sys_fini(w); /* schedules own queries and buffers: first */
     }
+    if (w->reflect_fini) {
+        w->reflect_fini(w);
+    }
     w->magic = 0;
     wf_defer_fini(w);
     wf_events_fini(&w->events, &w->alloc);

@@ -81,6 +81,9 @@ struct weft_world {
     void (*sys_fini)(weft_world *w); /* frees `sys` (set with it) */
     void (*sys_clamp)(weft_world *w, uint32_t now); /* clamps the ticks
                                     the system layer stores (set with it) */
+    struct wf_reflect *reflect;  /* type descriptions (src/reflect), NULL
+                                    until the first one */
+    void (*reflect_fini)(weft_world *w); /* frees `reflect` (set with it) */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };

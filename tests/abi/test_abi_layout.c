@@ -208,6 +208,21 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_frame_desc, max_delta, 48);
     ABI_OFF(weft_frame_desc, no_message_update, 56);
     ABI_OFF(weft_frame_desc, _end_canary, 60);
+    ABI_SIZE(weft_enum_value, 16);
+    ABI_OFF(weft_enum_value, value, 8);
+    ABI_SIZE(weft_field, 64);
+    ABI_OFF(weft_field, kind, 8);
+    ABI_OFF(weft_field, offset, 16);
+    ABI_OFF(weft_field, count, 24);
+    ABI_OFF(weft_field, type, 32);
+    ABI_OFF(weft_field, enum_base, 40);
+    ABI_OFF(weft_field, enum_values, 48);
+    ABI_OFF(weft_field, enum_count, 56);
+    ABI_SIZE(weft_type_desc, 40);
+    ABI_OFF(weft_type_desc, size, 8);
+    ABI_OFF(weft_type_desc, align, 16);
+    ABI_OFF(weft_type_desc, fields, 24);
+    ABI_OFF(weft_type_desc, field_count, 32);
 #else
     skip();
 #endif

@@ -1,0 +1,333 @@
+/* src/api/api_reflect.c - type descriptions, field paths, snapshots.
+ * SPDX-License-Identifier: MIT
+ *
+ * Armor (world handle, ids, phase), then one call into src/reflect/.
+ */
+#include "internal.h"
+#include "reflect/reflect.h"
+#include "world/messages.h"
+
+WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c,
+                                             const weft_type_desc *desc)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!desc) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_component_describe: desc is NULL");
+    }
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (!ti) {
+        return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
+                        "weft_component_describe: component id %u is not registered", c);
+    }
+    if (ti->size == 0) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_component_describe: '%s' is a tag and has no fields", ti->name);
+    }
+    if (ti->rel_source) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_component_describe: '%s' is a relationship's source list, "
+                        "kept by weft",
+                        ti->name);
+    }
+    if (wf_reflect_component(world, c)) {
+        return wf_error(world, WEFT_ERR_ALREADY_EXISTS, "component '%s' is already described",
+                        ti->name);
+    }
+    weft_status st;
+    wf_rdesc *d = wf_rdesc_compile(world, desc, ti->size, ti->align, ti->name, &st);
+    if (!d) {
+        return st;
+    }
+    if (!wf_reflect_install(world, false, c, d)) {
+        return wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory describing '%s'",
+                        ti->name);
+    }
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_message_describe(weft_world *world, weft_message_type type,
+                                           const weft_type_desc *desc)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!desc) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_message_describe: desc is NULL");
+    }
+    const wf_msg_stream *s = wf_messages_type(world, type);
+    if (!s) {
+        return wf_error(world, WEFT_ERR_NOT_FOUND,
+                        "weft_message_describe: message type %u is not registered", type);
+    }
+    if (wf_reflect_message(world, type)) {
+        return wf_error(world, WEFT_ERR_ALREADY_EXISTS,
+                        "message type '%s' is already described", s->name);
+    }
+    weft_status st;
+    wf_rdesc *d = wf_rdesc_compile(world, desc, (uint32_t)s->size, (uint32_t)s->align,
+                                   s->name, &st);
+    if (!d) {
+        return st;
+    }
+    if (!wf_reflect_install(world, true, type, d)) {
+        return wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory describing '%s'",
+                        s->name);
+    }
+    return WEFT_OK;
+}
+
+WEFT_API bool weft_component_is_described(const weft_world *world, weft_component c)
+{
+    return wf_world_ok(world) && wf_reflect_component(world, c) != NULL;
+}
+
+WEFT_API const char *weft_kind_name(weft_kind kind)
+{
+    return wf_kind_name(kind);
+}
+
+WEFT_API weft_status weft_field_get(const weft_world *world, weft_entity e, weft_component c,
+                                    const char *path, weft_kind kind, void *out, size_t size)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_field_get(world, e, c, path, kind, out, size);
+}
+
+WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_component c,
+                                    const char *path, weft_kind kind, const void *value,
+                                    size_t size)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return wf_field_set(world, e, c, path, kind, value, size);
+}
+
+WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t cap,
+                                         size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_snapshot_write: out_len is NULL");
+    }
+    return wf_snapshot_write(world, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!data) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_snapshot_restore: data is NULL");
+    }
+    return wf_snapshot_restore(world, data, len);
+}
+
+WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since, void *buf,
+                                               size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_snapshot_delta_write: out_len is NULL");
+    }
+    return wf_snapshot_delta_write(world, since, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, size_t base_len,
+                                         const void *delta, size_t delta_len, void *buf,
+                                         size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!base || !delta || !out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_snapshot_merge: base, delta or out_len is NULL");
+    }
+    return wf_snapshot_merge(world, base, base_len, delta, delta_len, buf, cap, out_len);
+}
+
+/* ---- JSON ---- */
+
+WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_entity e,
+                                               weft_component c, char *buf, size_t cap,
+                                               size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_write_component: out_len is NULL");
+    }
+    return wf_json_write_component(world, e, c, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_json_write_entity(const weft_world *world, weft_entity e, char *buf,
+                                            size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_write_entity: out_len is NULL");
+    }
+    return wf_json_write_entity(world, e, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query, char *buf,
+                                           size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!query || query->world != world || !out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_json_write_query: query or out_len is NULL or of another world");
+    }
+    if (query->iterating) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_json_write_query: the query is being iterated");
+    }
+    return wf_json_write_query(world, query, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_json_read_component(weft_world *world, weft_entity e,
+                                              weft_component c, const char *text, size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!text) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_read_component: text is NULL");
+    }
+    return wf_json_read_component(world, e, c, text, len);
+}
+
+WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, const char *text,
+                                           size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!text) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_read_entity: text is NULL");
+    }
+    return wf_json_read_entity(world, e, text, len);
+}
+
+WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (!text) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_spawn: text is NULL");
+        return 0;
+    }
+    weft_entity e = 0;
+    return wf_json_spawn(world, text, len, &e) == WEFT_OK ? e : 0;
+}
+
+/* ---- scenes and cloning ---- */
+
+static weft_status scene_phase(weft_world *w, const char *fn)
+{
+    if (w->iter_depth || w->settling) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE, "%s: not while iterating or in a hook", fn);
+    }
+    return WEFT_OK;
+}
+
+WEFT_API weft_scene *weft_scene_from_query(weft_world *world, weft_query *query)
+{
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    if (!query || query->world != world) {
+        wf_error(world, WEFT_ERR_INVALID_ARG,
+                 "weft_scene_from_query: query is NULL or of another world");
+        return NULL;
+    }
+    if (query->iterating || scene_phase(world, "weft_scene_from_query") != WEFT_OK) {
+        wf_error(world, WEFT_ERR_WRONG_PHASE,
+                 "weft_scene_from_query: not while iterating or in a hook");
+        return NULL;
+    }
+    return wf_scene_from_query(world, query);
+}
+
+WEFT_API weft_scene *weft_scene_from_tree(weft_world *world, weft_entity root)
+{
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    wf_record *rec;
+    if (wf_entity_check(world, root, &rec) != WEFT_OK) {
+        return NULL;
+    }
+    return wf_scene_from_tree(world, root, true);
+}
+
+WEFT_API int32_t weft_scene_count(const weft_scene *scene)
+{
+    return scene ? (int32_t)wf_scene_count(scene) : 0;
+}
+
+WEFT_API weft_status weft_scene_spawn(weft_world *world, const weft_scene *scene,
+                                      weft_entity *out, int32_t out_cap)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!scene || wf_scene_world(scene) != world || out_cap < 0) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_scene_spawn: scene NULL or of another world, or out_cap < 0");
+    }
+    return wf_scene_spawn(world, scene, out, (uint32_t)out_cap);
+}
+
+WEFT_API weft_status weft_scene_destroy(weft_world *world, weft_scene *scene)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!scene) {
+        return WEFT_OK;
+    }
+    if (wf_scene_world(scene) != world) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_scene_destroy: the scene belongs to another world");
+    }
+    wf_scene_destroy(world, scene);
+    return WEFT_OK;
+}
+
+WEFT_API weft_entity weft_clone(weft_world *world, weft_entity e, bool recursive)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    wf_record *rec;
+    if (wf_entity_check(world, e, &rec) != WEFT_OK ||
+        scene_phase(world, "weft_clone") != WEFT_OK) {
+        return 0;
+    }
+    weft_scene *s = wf_scene_from_tree(world, e, recursive);
+    if (!s) {
+        return 0;
+    }
+    weft_entity first = 0;
+    weft_status st = wf_scene_spawn(world, s, &first, 1);
+    wf_scene_destroy(world, s);
+    return st == WEFT_OK ? first : 0;
+}

@@ -1,0 +1,528 @@
+/* src/reflect/describe.c - validating and compiling type descriptions.
+ * SPDX-License-Identifier: MIT
+ *
+ * A description is checked and copied in two passes over the same code.
+ * The measuring pass (c->base == NULL) validates everything and adds up
+ * the bytes of the compiled tree; the filling pass writes the tree into
+ * one block of that size and cannot fail. Validation rules: a field lies
+ * inside its struct, is aligned for its element, overlaps no other field,
+ * has a unique identifier-like name and a known kind; nested structs are
+ * checked the same way up to WF_REFLECT_MAX_DEPTH levels; enum values fit
+ * their base integer and have unique names. Every error message carries
+ * the path of the field at fault ("Body.slots.count").
+ */
+#include "reflect/reflect.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- kinds ---- */
+
+uint32_t wf_kind_size(weft_kind k)
+{
+    switch (k) {
+    case WEFT_KIND_BOOL:
+    case WEFT_KIND_I8:
+    case WEFT_KIND_U8:
+        return 1;
+    case WEFT_KIND_I16:
+    case WEFT_KIND_U16:
+        return 2;
+    case WEFT_KIND_I32:
+    case WEFT_KIND_U32:
+    case WEFT_KIND_F32:
+        return 4;
+    case WEFT_KIND_I64:
+    case WEFT_KIND_U64:
+    case WEFT_KIND_F64:
+    case WEFT_KIND_ENTITY:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
+const char *wf_kind_name(weft_kind k)
+{
+    static const char *const names[WEFT_KIND_NUM] = {
+        "none", "bool", "i8",  "i16", "i32",    "i64",    "u8",     "u16",
+        "u32",  "u64",  "f32", "f64", "entity", "string", "struct", "enum"};
+    return (unsigned)k < (unsigned)WEFT_KIND_NUM ? names[k] : "?";
+}
+
+static bool kind_is_int(weft_kind k)
+{
+    return k >= WEFT_KIND_I8 && k <= WEFT_KIND_U64;
+}
+
+/* Does v fit integer kind k? */
+static bool int_fits(weft_kind k, int64_t v)
+{
+    switch (k) {
+    case WEFT_KIND_I8:
+        return v >= INT8_MIN && v <= INT8_MAX;
+    case WEFT_KIND_I16:
+        return v >= INT16_MIN && v <= INT16_MAX;
+    case WEFT_KIND_I32:
+        return v >= INT32_MIN && v <= INT32_MAX;
+    case WEFT_KIND_U8:
+        return v >= 0 && v <= UINT8_MAX;
+    case WEFT_KIND_U16:
+        return v >= 0 && v <= UINT16_MAX;
+    case WEFT_KIND_U32:
+        return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case WEFT_KIND_U64:
+        return v >= 0;
+    default:
+        return true;
+    }
+}
+
+/* ---- the two-pass compiler ---- */
+
+typedef struct compiler {
+    weft_world *w;
+    uint8_t *base;            /* NULL while measuring */
+    size_t used;              /* bytes taken so far */
+    weft_status st;
+    char path[WF_REFLECT_MAX_PATH];
+    size_t path_len;
+} compiler;
+
+static void *take(compiler *c, size_t size, size_t align)
+{
+    c->used = (c->used + align - 1) & ~(align - 1);
+    void *p = c->base ? c->base + c->used : NULL;
+    c->used += size;
+    return p;
+}
+
+static const char *copy_str(compiler *c, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = take(c, n, 1);
+    if (p) {
+        memcpy(p, s, n);
+    }
+    return p;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static bool fail(compiler *c, weft_status st, const char *fmt, ...);
+
+static bool fail(compiler *c, weft_status st, const char *fmt, ...)
+{
+    char msg[WF_ERROR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->st = st;
+    wf_error(c->w, st, "description of '%s': %s", c->path, msg);
+    return false;
+}
+
+/* Appends ".name" to the path; returns the old length to restore. */
+static size_t path_push(compiler *c, const char *name)
+{
+    size_t old = c->path_len;
+    int n = snprintf(c->path + old, sizeof c->path - old, ".%s", name);
+    if (n > 0) {
+        c->path_len = old + (size_t)n < sizeof c->path ? old + (size_t)n
+                                                        : sizeof c->path - 1;
+    }
+    return old;
+}
+
+static void path_pop(compiler *c, size_t old)
+{
+    c->path_len = old;
+    c->path[old] = '\0';
+}
+
+static bool name_ok(const char *s)
+{
+    if (!s || !s[0]) {
+        return false;
+    }
+    size_t n = 0;
+    for (; s[n]; n++) {
+        char ch = s[n];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+                  (n > 0 && ch >= '0' && ch <= '9');
+        if (!ok || n >= 63) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, uint32_t align,
+                         uint32_t depth, const wf_rtype **out, uint64_t *ents);
+
+static bool compile_enum(compiler *c, const weft_field *f, weft_kind base, wf_rfield *rf)
+{
+    if (f->enum_count <= 0 || !f->enum_values || (uint32_t)f->enum_count > 65536u) {
+        return fail(c, WEFT_ERR_INVALID_ARG, "an enum needs 1 to 65536 named values");
+    }
+    uint32_t n = (uint32_t)f->enum_count;
+    wf_renum *vals = take(c, n * sizeof *vals, _Alignof(wf_renum));
+    for (uint32_t i = 0; i < n; i++) {
+        const weft_enum_value *v = &f->enum_values[i];
+        if (!c->base) {
+            if (!name_ok(v->name)) {
+                return fail(c, WEFT_ERR_INVALID_ARG, "enum value %u has no valid name", i);
+            }
+            if (!int_fits(base, v->value)) {
+                return fail(c, WEFT_ERR_INVALID_ARG,
+                            "enum value '%s' = %lld does not fit its base %s", v->name,
+                            (long long)v->value, wf_kind_name(base));
+            }
+            for (uint32_t j = 0; j < i; j++) {
+                if (strcmp(f->enum_values[j].name, v->name) == 0) {
+                    return fail(c, WEFT_ERR_INVALID_ARG, "enum value '%s' is named twice",
+                                v->name);
+                }
+            }
+        }
+        const char *name = copy_str(c, v->name);
+        if (vals) {
+            vals[i].name = name;
+            vals[i].value = v->value;
+        }
+    }
+    if (rf) {
+        rf->enums = vals;
+        rf->enum_count = n;
+    }
+    return true;
+}
+
+/* Element alignment of a nested struct description (validated). */
+static uint32_t desc_align(const weft_type_desc *d)
+{
+    return (uint32_t)(d->align ? d->align : wf_default_align(d->size));
+}
+
+/* Validates (measuring) or writes (filling) one field; *ents receives the
+ * entity values it holds. */
+static bool compile_field(compiler *c, const weft_field *f, uint32_t struct_size,
+                          uint32_t depth, wf_rfield *rf, uint64_t *ents)
+{
+    weft_kind kind = f->kind;
+    *ents = 0;
+    if ((unsigned)kind == 0 || (unsigned)kind >= (unsigned)WEFT_KIND_NUM) {
+        return fail(c, WEFT_ERR_INVALID_ARG, "unknown kind %u", (unsigned)kind);
+    }
+    if (f->count < 0 || (uint32_t)f->count > WF_REFLECT_MAX_COUNT) {
+        return fail(c, WEFT_ERR_INVALID_ARG, "count %d is out of range 0..%u", f->count,
+                    WF_REFLECT_MAX_COUNT);
+    }
+    uint32_t count = f->count > 1 ? (uint32_t)f->count : 1u;
+    uint32_t elem = wf_kind_size(kind);
+    uint32_t align = elem;
+    weft_kind base = WEFT_KIND_NONE;
+    const wf_rtype *sub = NULL;
+    if (kind == WEFT_KIND_STRING) {
+        if (f->count < 1) {
+            return fail(c, WEFT_ERR_INVALID_ARG,
+                        "a string field needs count = its buffer's bytes (>= 1)");
+        }
+        elem = count;
+        count = 1;
+        align = 1;
+    } else if (kind == WEFT_KIND_STRUCT) {
+        if (!f->type) {
+            return fail(c, WEFT_ERR_INVALID_ARG, "a struct field needs its type description");
+        }
+        uint64_t sub_ents = 0;
+        if (!compile_type(c, f->type, 0, 0, depth + 1, &sub, &sub_ents)) {
+            return false;
+        }
+        elem = (uint32_t)f->type->size; /* validated by compile_type */
+        align = desc_align(f->type);
+        *ents = sub_ents * count;
+    } else if (kind == WEFT_KIND_ENUM) {
+        base = f->enum_base ? f->enum_base : WEFT_KIND_I32;
+        if (!kind_is_int(base)) {
+            return fail(c, WEFT_ERR_INVALID_ARG, "enum base %s is not an integer kind",
+                        wf_kind_name(base));
+        }
+        elem = wf_kind_size(base);
+        align = elem;
+    } else if (kind == WEFT_KIND_ENTITY) {
+        *ents = count;
+    }
+    if (!c->base) {
+        if (f->offset % align != 0) {
+            return fail(c, WEFT_ERR_BAD_ALIGNMENT,
+                        "offset %zu is not a multiple of the %s's alignment %u", f->offset,
+                        wf_kind_name(kind), align);
+        }
+        uint64_t end = (uint64_t)elem * count + f->offset;
+        if (f->offset > struct_size || end > struct_size) {
+            return fail(c, WEFT_ERR_SIZE_MISMATCH,
+                        "bytes %zu..%llu lie outside the %u-byte struct", f->offset,
+                        (unsigned long long)end, struct_size);
+        }
+    }
+    if (kind == WEFT_KIND_ENUM && !compile_enum(c, f, base, rf)) {
+        return false;
+    }
+    if (rf) {
+        rf->kind = kind;
+        rf->offset = (uint32_t)f->offset;
+        rf->count = count;
+        rf->elem_size = elem;
+        rf->base = base;
+        rf->sub = sub;
+    }
+    return true;
+}
+
+/* Bytes covered by a validated field. */
+static uint64_t field_bytes(const weft_field *f)
+{
+    uint64_t count = f->count > 1 ? (uint64_t)f->count : 1u;
+    switch (f->kind) {
+    case WEFT_KIND_STRING:
+        return (uint64_t)f->count;
+    case WEFT_KIND_STRUCT:
+        return f->type->size * count;
+    case WEFT_KIND_ENUM:
+        return wf_kind_size(f->enum_base ? f->enum_base : WEFT_KIND_I32) * count;
+    default:
+        return wf_kind_size(f->kind) * count;
+    }
+}
+
+/* Validates or writes a struct type. Top level: size/align are the
+ * component's (non-zero); nested: 0, taken from the description. */
+static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, uint32_t align,
+                         uint32_t depth, const wf_rtype **out, uint64_t *ents)
+{
+    *ents = 0;
+    if (!c->base) {
+        if (depth > WF_REFLECT_MAX_DEPTH) {
+            return fail(c, WEFT_ERR_INVALID_ARG, "structs nest deeper than %u levels",
+                        WF_REFLECT_MAX_DEPTH);
+        }
+        if (d->field_count < 0 || d->field_count > 4096 ||
+            (d->field_count > 0 && !d->fields)) {
+            return fail(c, WEFT_ERR_INVALID_ARG, "field_count %d with fields %s",
+                        d->field_count, d->fields ? "set" : "NULL");
+        }
+        if (size == 0) {
+            size_t a = d->align ? d->align : wf_default_align(d->size);
+            if (d->size == 0 || d->size > WF_MAX_COMPONENT_SIZE) {
+                return fail(c, WEFT_ERR_SIZE_MISMATCH,
+                            "a nested struct needs a size of 1..%u bytes",
+                            WF_MAX_COMPONENT_SIZE);
+            }
+            if ((a & (a - 1)) != 0 || a > WF_MAX_ALIGN || d->size % a != 0) {
+                return fail(c, WEFT_ERR_BAD_ALIGNMENT,
+                            "nested alignment %zu does not suit size %zu", a, d->size);
+            }
+        } else {
+            if (d->size && d->size != size) {
+                return fail(c, WEFT_ERR_SIZE_MISMATCH,
+                            "described size %zu differs from the registered %u", d->size,
+                            size);
+            }
+            if (d->align && d->align != align) {
+                return fail(c, WEFT_ERR_BAD_ALIGNMENT,
+                            "described alignment %zu differs from the registered %u",
+                            d->align, align);
+            }
+        }
+    }
+    if (size == 0) {
+        size = (uint32_t)d->size;
+        align = desc_align(d);
+    }
+    uint32_t n = (uint32_t)d->field_count;
+    wf_rtype *t = take(c, sizeof *t, _Alignof(wf_rtype));
+    wf_rfield *fields = take(c, n * sizeof *fields, _Alignof(wf_rfield));
+    const char *tname = copy_str(c, d->name ? d->name : "");
+    for (uint32_t i = 0; i < n; i++) {
+        const weft_field *f = &d->fields[i];
+        if (!c->base && !name_ok(f->name)) {
+            return fail(c, WEFT_ERR_INVALID_ARG,
+                        "field %u needs a name of letters, digits and '_' (at most 63)", i);
+        }
+        size_t old = path_push(c, f->name);
+        if (!c->base) {
+            for (uint32_t j = 0; j < i; j++) {
+                if (strcmp(d->fields[j].name, f->name) == 0) {
+                    return fail(c, WEFT_ERR_INVALID_ARG, "field name used twice");
+                }
+            }
+        }
+        wf_rfield *rf = fields ? &fields[i] : NULL;
+        if (rf) {
+            memset(rf, 0, sizeof *rf);
+            rf->name = copy_str(c, f->name);
+        } else {
+            copy_str(c, f->name);
+        }
+        uint64_t fe = 0;
+        if (!compile_field(c, f, size, depth, rf, &fe)) {
+            return false;
+        }
+        *ents += fe;
+        if (!c->base && *ents > WF_REFLECT_MAX_COUNT) {
+            return fail(c, WEFT_ERR_INVALID_ARG, "more than %u entity values",
+                        WF_REFLECT_MAX_COUNT);
+        }
+        path_pop(c, old);
+    }
+    if (!c->base) {
+        /* overlap: every pair of fields (at most 4096 per struct) */
+        for (uint32_t i = 0; i < n; i++) {
+            const weft_field *a = &d->fields[i];
+            uint64_t a_end = a->offset + field_bytes(a);
+            for (uint32_t j = i + 1; j < n; j++) {
+                const weft_field *b = &d->fields[j];
+                uint64_t b_end = b->offset + field_bytes(b);
+                if (a->offset < b_end && b->offset < a_end) {
+                    return fail(c, WEFT_ERR_INVALID_ARG, "fields '%s' and '%s' overlap",
+                                a->name, b->name);
+                }
+            }
+        }
+    }
+    if (t) {
+        t->name = tname;
+        t->size = size;
+        t->align = align;
+        t->fields = fields;
+        t->field_count = n;
+    }
+    *out = t;
+    return true;
+}
+
+/* Appends the offsets of every entity value of `t` placed at `at`. */
+static uint32_t gather_entities(const wf_rtype *t, uint32_t at, uint32_t *offs, uint32_t n)
+{
+    for (uint32_t i = 0; i < t->field_count; i++) {
+        const wf_rfield *f = &t->fields[i];
+        for (uint32_t k = 0; k < f->count; k++) {
+            uint32_t off = at + f->offset + k * f->elem_size;
+            if (f->kind == WEFT_KIND_ENTITY) {
+                offs[n++] = off;
+            } else if (f->kind == WEFT_KIND_STRUCT) {
+                n = gather_entities(f->sub, off, offs, n);
+            }
+        }
+    }
+    return n;
+}
+
+wf_rdesc *wf_rdesc_compile(weft_world *w, const weft_type_desc *desc, uint32_t size,
+                           uint32_t align, const char *what, weft_status *out_status)
+{
+    compiler c;
+    memset(&c, 0, sizeof c);
+    c.w = w;
+    snprintf(c.path, sizeof c.path, "%s", what);
+    c.path_len = strlen(c.path);
+    const wf_rtype *root = NULL;
+    uint64_t ents = 0;
+    /* measuring pass: rdesc header and entity offsets first, then the tree */
+    take(&c, sizeof(wf_rdesc), _Alignof(wf_rdesc));
+    if (!compile_type(&c, desc, size, align, 0, &root, &ents)) {
+        *out_status = c.st;
+        return NULL;
+    }
+    size_t tree = c.used;
+    size_t total = tree + 8 + ents * sizeof(uint32_t);
+    uint8_t *block = wf_alloc(&w->alloc, total, _Alignof(max_align_t));
+    if (!block) {
+        *out_status = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory describing '%s'",
+                               what);
+        return NULL;
+    }
+    memset(&c, 0, sizeof c);
+    c.w = w;
+    c.base = block;
+    wf_rdesc *d = take(&c, sizeof *d, _Alignof(wf_rdesc));
+    compile_type(&c, desc, size, align, 0, &root, &ents); /* validated: cannot fail */
+    d->root = root;
+    d->block = block;
+    d->block_size = total;
+    uint32_t *offs = (uint32_t *)(void *)(block + ((tree + 7) & ~(size_t)7));
+    d->entity_offs = offs;
+    d->entity_count = gather_entities(root, 0, offs, 0);
+    *out_status = WEFT_OK;
+    return d;
+}
+
+void wf_rdesc_free(weft_world *w, wf_rdesc *d)
+{
+    if (d) {
+        wf_free(&w->alloc, d->block, d->block_size, _Alignof(max_align_t));
+    }
+}
+
+/* ---- the per-world table ---- */
+
+static void reflect_fini(weft_world *w)
+{
+    wf_reflect *r = w->reflect;
+    for (uint32_t i = 0; i < r->comp_cap; i++) {
+        wf_rdesc_free(w, r->comps[i]);
+    }
+    for (uint32_t i = 0; i < r->msg_cap; i++) {
+        wf_rdesc_free(w, r->msgs[i]);
+    }
+    wf_free(&w->alloc, r->comps, r->comp_cap * sizeof *r->comps, _Alignof(wf_rdesc *));
+    wf_free(&w->alloc, r->msgs, r->msg_cap * sizeof *r->msgs, _Alignof(wf_rdesc *));
+    wf_free(&w->alloc, r, sizeof *r, _Alignof(wf_reflect));
+    w->reflect = NULL;
+    w->reflect_fini = NULL;
+}
+
+const wf_rdesc *wf_reflect_component(const weft_world *w, weft_component c)
+{
+    const wf_reflect *r = w->reflect;
+    return r && c < r->comp_cap ? r->comps[c] : NULL;
+}
+
+const wf_rdesc *wf_reflect_message(const weft_world *w, weft_message_type t)
+{
+    const wf_reflect *r = w->reflect;
+    return r && t < r->msg_cap ? r->msgs[t] : NULL;
+}
+
+bool wf_reflect_install(weft_world *w, bool msg, uint32_t id, wf_rdesc *d)
+{
+    if (!w->reflect) {
+        wf_reflect *r = wf_calloc(&w->alloc, sizeof *r, _Alignof(wf_reflect));
+        if (!r) {
+            wf_rdesc_free(w, d);
+            return false;
+        }
+        w->reflect = r;
+        w->reflect_fini = reflect_fini;
+    }
+    wf_reflect *r = w->reflect;
+    wf_rdesc ***table = msg ? &r->msgs : &r->comps;
+    uint32_t *cap = msg ? &r->msg_cap : &r->comp_cap;
+    if (id >= *cap) {
+        uint32_t old = *cap;
+        void *data = *table;
+        if (!wf_grow(&w->alloc, &data, cap, id + 1, sizeof(wf_rdesc *),
+                     _Alignof(wf_rdesc *))) {
+            wf_rdesc_free(w, d);
+            return false;
+        }
+        *table = data;
+        memset(*table + old, 0, (*cap - old) * sizeof **table);
+    }
+    (*table)[id] = d;
+    return true;
+}

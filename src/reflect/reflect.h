@@ -1,0 +1,167 @@
+/* src/reflect/reflect.h - type descriptions, field paths and snapshots.
+ * SPDX-License-Identifier: MIT
+ *
+ * The reflection layer sits above the world and the system layer (it reads
+ * schedule tick state for snapshots) and below the API. A description
+ * (weft_type_desc) is validated once and compiled into one allocation
+ * holding a tree of wf_rtype/wf_rfield nodes, their names and enum tables,
+ * plus the flattened byte offsets of every entity field (for remapping).
+ * Compilation runs twice over the same code: a measuring pass that
+ * validates and counts bytes, then a filling pass into the block, so a
+ * description costs one allocation and frees with one call.
+ *
+ * The per-world state (weft_world.reflect) maps component ids and message
+ * type ids to their compiled descriptions. It is created on first use and
+ * freed through weft_world.reflect_fini. Driver thread only.
+ */
+#ifndef WF_REFLECT_H
+#define WF_REFLECT_H
+
+#include "internal.h"
+
+/* Nesting limit of described structs (a description that refers to
+ * itself ends here instead of recursing forever). */
+#define WF_REFLECT_MAX_DEPTH 16u
+/* Elements of one array field, and entity fields of one description. */
+#define WF_REFLECT_MAX_COUNT (1u << 20)
+/* Length of a field path, and of one field name. */
+#define WF_REFLECT_MAX_PATH 256u
+
+typedef struct wf_rtype wf_rtype;
+
+typedef struct wf_renum {
+    const char *name;         /* in the description block */
+    int64_t value;
+} wf_renum;
+
+typedef struct wf_rfield {
+    const char *name;         /* in the block, NUL-terminated */
+    weft_kind kind;
+    uint32_t offset;          /* bytes from the struct's start */
+    uint32_t count;           /* elements, >= 1 (STRING: 1) */
+    uint32_t elem_size;       /* bytes per element (STRING: the buffer) */
+    weft_kind base;           /* ENUM: the storing integer kind */
+    const wf_rtype *sub;      /* STRUCT: the element type */
+    const wf_renum *enums;    /* ENUM: [enum_count] */
+    uint32_t enum_count;
+} wf_rfield;
+
+struct wf_rtype {
+    const char *name;         /* "" when unnamed */
+    uint32_t size;
+    uint32_t align;
+    const wf_rfield *fields;  /* [field_count], in description order */
+    uint32_t field_count;
+};
+
+/* One compiled description: everything lives in `block`. */
+typedef struct wf_rdesc {
+    const wf_rtype *root;
+    const uint32_t *entity_offs; /* [entity_count] byte offsets of every
+                                    entity value, in field order */
+    uint32_t entity_count;
+    void *block;
+    size_t block_size;
+} wf_rdesc;
+
+typedef struct wf_reflect {
+    wf_rdesc **comps;         /* [comp_cap] by component id, NULL: none */
+    uint32_t comp_cap;
+    wf_rdesc **msgs;          /* [msg_cap] by message type id */
+    uint32_t msg_cap;
+} wf_reflect;
+
+/* ---- describe.c ---- */
+
+/* Bytes of one value of a scalar kind (0 for STRING/STRUCT/NONE). */
+uint32_t wf_kind_size(weft_kind k);
+/* Static name of a kind. */
+const char *wf_kind_name(weft_kind k);
+/* Validates `desc` for a value of `size` bytes aligned to `align` and
+ * compiles it. `what` names the component or message for messages. On
+ * failure records the error and returns NULL. */
+wf_rdesc *wf_rdesc_compile(weft_world *w, const weft_type_desc *desc, uint32_t size,
+                           uint32_t align, const char *what, weft_status *out_status);
+void wf_rdesc_free(weft_world *w, wf_rdesc *d);
+/* Description of component c, or NULL. */
+const wf_rdesc *wf_reflect_component(const weft_world *w, weft_component c);
+/* Description of message type t, or NULL. */
+const wf_rdesc *wf_reflect_message(const weft_world *w, weft_message_type t);
+/* Installs a compiled description (takes ownership; false on OOM, d
+ * freed). `msg` selects the message table. */
+bool wf_reflect_install(weft_world *w, bool msg, uint32_t id, wf_rdesc *d);
+
+/* ---- path.c ---- */
+
+/* Where a path leads inside a described value. */
+typedef struct wf_rplace {
+    weft_kind kind;
+    uint32_t offset;          /* bytes from the value's start */
+    uint32_t size;            /* bytes of the addressed value */
+    const wf_rfield *field;   /* the field it belongs to */
+} wf_rplace;
+
+/* Resolves `path` in `root`. Records the error (naming the path) and
+ * returns its status on failure. */
+weft_status wf_path_resolve(const weft_world *w, const wf_rtype *root, const char *what,
+                            const char *path, wf_rplace *out);
+/* Checks that `value` is in the domain of the place (bool 0/1, a named
+ * enum value, a terminated string). */
+weft_status wf_place_check_value(const weft_world *w, const wf_rplace *pl, const char *path,
+                                 const void *value);
+weft_status wf_field_get(const weft_world *w, weft_entity e, weft_component c,
+                         const char *path, weft_kind kind, void *out, size_t size);
+weft_status wf_field_set(weft_world *w, weft_entity e, weft_component c, const char *path,
+                         weft_kind kind, const void *value, size_t size);
+
+/* ---- snapshot.c ---- */
+
+/* Writes the world into buf (NULL or too small: *out_len = size needed,
+ * CAPACITY). Allocates nothing. */
+weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_len);
+/* Writes only what changed since tick `since` (a delta). */
+weft_status wf_snapshot_delta_write(weft_world *w, uint32_t since, void *buf, size_t cap,
+                                    size_t *out_len);
+/* Full snapshot = base + delta (w: error slot and scratch memory only). */
+weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
+                              const void *delta, size_t delta_len, void *buf, size_t cap,
+                              size_t *out_len);
+/* Validates a snapshot completely, then restores it into an empty world;
+ * on error the world is unchanged (archetypes aside). */
+weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len);
+
+/* ---- json.c ---- */
+
+/* Writers: into buf (NULL or too small: *out_len = size needed with the
+ * NUL, CAPACITY). Allocate nothing. */
+weft_status wf_json_write_component(const weft_world *w, weft_entity e, weft_component c,
+                                    char *buf, size_t cap, size_t *out_len);
+weft_status wf_json_write_entity(const weft_world *w, weft_entity e, char *buf, size_t cap,
+                                 size_t *out_len);
+/* Entities the query matches (an iteration that is not a run). */
+weft_status wf_json_write_query(weft_world *w, weft_query *q, char *buf, size_t cap,
+                                size_t *out_len);
+/* Readers (jansson): decode fully, then one insert or spawn. */
+weft_status wf_json_read_component(weft_world *w, weft_entity e, weft_component c,
+                                   const char *text, size_t len);
+weft_status wf_json_read_entity(weft_world *w, weft_entity e, const char *text, size_t len);
+weft_status wf_json_spawn(weft_world *w, const char *text, size_t len, weft_entity *out);
+
+/* ---- scene.c ---- */
+
+/* Copies of the entities q matches (an iteration that is not a run), or
+ * NULL (error recorded). */
+weft_scene *wf_scene_from_query(weft_world *w, weft_query *q);
+/* Copies of root and, when recursive, its ChildOf descendants breadth
+ * first; root must be live. */
+weft_scene *wf_scene_from_tree(weft_world *w, weft_entity root, bool recursive);
+uint32_t wf_scene_count(const weft_scene *s);
+/* The world that made the scene. */
+weft_world *wf_scene_world(const weft_scene *s);
+/* Spawns one new entity per saved one, references into the set remapped;
+ * out (may be NULL) receives the new ids in scene order. */
+weft_status wf_scene_spawn(weft_world *w, const weft_scene *s, weft_entity *out,
+                           uint32_t out_cap);
+void wf_scene_destroy(weft_world *w, weft_scene *s);
+
+#endif

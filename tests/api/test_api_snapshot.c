@@ -1,0 +1,750 @@
+// tests/api/test_api_snapshot.c - binary snapshots: round trips over
+// random worlds (hash, invariants, and the same future: the same later
+// operations give the same hashes and ids), rollback of a deterministic
+// app with systems (300 frames, snapshot at 100, every later frame's hash
+// compared), and bad input: truncated, bit-flipped, wrong version, other
+// byte order, oversized, lying content with a valid checksum, mismatched
+// registrations, non-empty targets; each refused with the target world
+// unchanged. Allocation failures at every step of a restore.
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "test_world.h"
+#include "weft.h"
+
+// ---- a world with every kind of state ----
+
+typedef struct ids {
+    weft_component pos, vel, hp, tag, stag, child_of, gold;
+    weft_message_type hit;
+} ids;
+
+typedef struct vec3 {
+    float x, y, z;
+} vec3;
+
+static ids register_all(weft_world *w)
+{
+    ids c;
+    c.pos = tw_comp(w, "pos", sizeof(vec3), 4, WEFT_STORAGE_TABLE, 0);
+    c.vel = tw_comp(w, "vel", 8, 8, WEFT_STORAGE_TABLE, 0);
+    c.hp = tw_comp(w, "hp", 4, 4, WEFT_STORAGE_SPARSE, 0);
+    c.tag = tw_comp(w, "tag", 0, 0, WEFT_STORAGE_TABLE, 0);
+    c.stag = tw_comp(w, "stag", 0, 0, WEFT_STORAGE_SPARSE, 0);
+    c.gold = tw_comp(w, "gold", 8, 8, WEFT_STORAGE_TABLE, 0);
+    c.child_of = weft_child_of(w);
+    assert_true(c.child_of != 0);
+    weft_message_desc md = {0};
+    md.name = "hit";
+    md.size = 8;
+    c.hit = weft_message_register(w, &md);
+    assert_true(c.hit != 0);
+    assert_int_equal(weft_removed_track(w, c.hp), WEFT_OK);
+    return c;
+}
+
+static weft_entity pick_live(weft_world *w, weft_entity *ents, int n, tw_rng *r)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        weft_entity e = ents[tw_rng_below(r, (uint32_t)n)];
+        if (e && weft_is_alive(w, e)) {
+            return e;
+        }
+    }
+    return 0;
+}
+
+// Applies `steps` random operations; ents[0..n) remembers spawned ids.
+static void random_ops(weft_world *w, const ids *c, tw_rng *r, weft_entity *ents, int n,
+                       int steps)
+{
+    for (int s = 0; s < steps; s++) {
+        uint32_t op = tw_rng_below(r, 12);
+        weft_entity e = pick_live(w, ents, n, r);
+        uint64_t v = tw_rng_next(r);
+        vec3 p = {(float)(v & 0xFF), (float)((v >> 8) & 0xFF), 1.0f};
+        switch (op) {
+        case 0:
+        case 1: {
+            weft_value vals[3] = {{c->pos, sizeof p, &p}, {c->vel, 8, &v}, {c->tag, 0, NULL}};
+            int k = 1 + (int)tw_rng_below(r, 3);
+            weft_entity x = weft_spawn_with(w, vals, k);
+            assert_true(x != 0);
+            ents[tw_rng_below(r, (uint32_t)n)] = x;
+            break;
+        }
+        case 2:
+            if (e) {
+                uint32_t hp = (uint32_t)v;
+                assert_int_equal(weft_insert(w, e, c->hp, &hp, 4), WEFT_OK);
+            }
+            break;
+        case 3:
+            if (e) {
+                assert_int_equal(weft_insert(w, e, c->stag, NULL, 0), WEFT_OK);
+            }
+            break;
+        case 4:
+            if (e) {
+                assert_int_equal(weft_remove(w, e, tw_rng_chance(r, 50) ? c->hp : c->vel),
+                                 WEFT_OK);
+            }
+            break;
+        case 5:
+            if (e) {
+                assert_int_equal(weft_despawn(w, e), WEFT_OK);
+            }
+            break;
+        case 6: {
+            weft_entity parent = pick_live(w, ents, n, r);
+            if (e && parent && e != parent) {
+                weft_status st = weft_set_parent(w, e, parent);
+                assert_true(st == WEFT_OK || st == WEFT_ERR_RELATIONSHIP);
+            }
+            break;
+        }
+        case 7:
+            if (tw_rng_chance(r, 70)) {
+                assert_int_equal(weft_resource_insert(w, c->gold, &v, 8), WEFT_OK);
+            } else {
+                assert_int_equal(weft_resource_remove(w, c->gold), WEFT_OK);
+            }
+            break;
+        case 8:
+            assert_int_equal(weft_message_write(w, c->hit, &v, 8), WEFT_OK);
+            break;
+        case 9:
+            if (tw_rng_chance(r, 30)) {
+                weft_messages_update(w);
+            }
+            break;
+        case 10:
+            if (e) {
+                vec3 *q = weft_get_mut(w, e, c->pos, sizeof *q);
+                if (q) {
+                    q->x += 1.0f;
+                }
+            }
+            weft_world_increment_change_tick(w);
+            break;
+        default:
+            if (e) {
+                assert_int_equal(weft_remove(w, e, c->child_of), WEFT_OK);
+            }
+            break;
+        }
+    }
+}
+
+static tw_fixture *second_fixture(void)
+{
+    tw_fixture *f = tw_fixture_new();
+    assert_non_null(f);
+    return f;
+}
+
+static void *take_snapshot(weft_world *w, size_t *len)
+{
+    size_t need = 0;
+    assert_int_equal(weft_snapshot_write(w, NULL, 0, &need), WEFT_ERR_CAPACITY);
+    assert_true(need > 64);
+    void *buf = malloc(need);
+    assert_non_null(buf);
+    assert_int_equal(weft_snapshot_write(w, buf, need, len), WEFT_OK);
+    assert_int_equal(*len, need);
+    return buf;
+}
+
+// Order of a Pos query's iteration, hashed: equal iff same order.
+static uint64_t iteration_order(weft_world *w, weft_component pos)
+{
+    weft_query_desc qd = {0};
+    qd.terms[0].id = pos;
+    qd.term_count = 1;
+    weft_query *q = weft_query_create(w, &qd);
+    assert_non_null(q);
+    weft_iter it;
+    uint64_t h = 0;
+    assert_int_equal(weft_query_iter(w, q, &it), WEFT_OK);
+    while (weft_iter_next(&it)) {
+        const weft_entity *es = weft_iter_entities(&it);
+        for (int32_t i = 0; i < weft_iter_count(&it); i++) {
+            h = h * 1000003u ^ es[i];
+        }
+    }
+    assert_int_equal(weft_query_destroy(w, q), WEFT_OK);
+    return h;
+}
+
+static void snapshot_round_trip_random_worlds(void **state)
+{
+    (void)state;
+    bool overridden = false;
+    uint64_t seed0 = tw_seed_from_env(0x5EED5EEDull, &overridden);
+    for (uint64_t round = 0; round < 12; round++) {
+        uint64_t seed = seed0 + round;
+        tw_fixture *a = second_fixture();
+        ids ca = register_all(a->w);
+        tw_rng r;
+        tw_rng_seed(&r, seed);
+        weft_entity ents[64] = {0};
+        random_ops(a->w, &ca, &r, ents, 64, 200 + (int)(round * 40));
+        size_t len = 0;
+        void *blob = take_snapshot(a->w, &len);
+
+        tw_fixture *b = second_fixture();
+        ids cb = register_all(b->w);
+        assert_int_equal(weft_snapshot_restore(b->w, blob, len), WEFT_OK);
+        assert_int_equal(weft_world_check(b->w), WEFT_OK);
+        if (weft_world_hash(a->w) != weft_world_hash(b->w)) {
+            fail_msg("seed %llu: hash differs after restore", (unsigned long long)seed);
+        }
+        // a second snapshot of the restored world is byte-identical
+        size_t len2 = 0;
+        void *blob2 = take_snapshot(b->w, &len2);
+        assert_int_equal(len, len2);
+        assert_memory_equal(blob, blob2, len);
+        free(blob2);
+        weft_world_stats sa, sb;
+        assert_int_equal(weft_world_get_stats(a->w, &sa), WEFT_OK);
+        assert_int_equal(weft_world_get_stats(b->w, &sb), WEFT_OK);
+        assert_int_equal(sa.live_entities, sb.live_entities);
+        assert_int_equal(iteration_order(a->w, ca.pos), iteration_order(b->w, cb.pos));
+        assert_int_equal(weft_world_change_tick(a->w), weft_world_change_tick(b->w));
+        // the same future: same ids, same hashes
+        tw_rng ra, rb;
+        tw_rng_seed(&ra, seed * 31 + 7);
+        tw_rng_seed(&rb, seed * 31 + 7);
+        weft_entity ea[64], eb[64];
+        memcpy(ea, ents, sizeof ea);
+        memcpy(eb, ents, sizeof eb);
+        random_ops(a->w, &ca, &ra, ea, 64, 150);
+        random_ops(b->w, &cb, &rb, eb, 64, 150);
+        assert_memory_equal(ea, eb, sizeof ea);
+        if (weft_world_hash(a->w) != weft_world_hash(b->w)) {
+            fail_msg("seed %llu: hash differs after the same later operations",
+                     (unsigned long long)seed);
+        }
+        // messages and removals read the same
+        weft_message_cursor ka = {0}, kb = {0};
+        const uint64_t *ma, *mb;
+        while ((ma = weft_message_read(a->w, ca.hit, &ka, 8)) != NULL) {
+            mb = weft_message_read(b->w, cb.hit, &kb, 8);
+            assert_non_null(mb);
+            assert_true(*ma == *mb);
+        }
+        assert_null(weft_message_read(b->w, cb.hit, &kb, 8));
+        free(blob);
+        tw_fixture_free(a);
+        tw_fixture_free(b);
+    }
+}
+
+// ---- rollback: a deterministic app with systems ----
+
+typedef struct app {
+    tw_fixture *f;
+    ids c;
+    weft_schedule *sched;
+} app;
+
+static void sys_move(weft_system_ctx *ctx, void *user)
+{
+    (void)user;
+    weft_iter it;
+    if (weft_system_iter(ctx, 0, &it) != WEFT_OK) {
+        return;
+    }
+    while (weft_iter_next(&it)) {
+        // only some rows change, so Changed readers depend on their ticks
+        vec3 *p = weft_iter_field_mut_nomark(&it, 0, sizeof(vec3));
+        const uint64_t *v = weft_iter_field(&it, 1, 8);
+        for (int32_t i = 0; i < weft_iter_count(&it); i++) {
+            if ((v[i] & 3) == 0) {
+                continue;
+            }
+            p[i].x += (float)(v[i] & 7) * 0.25f;
+            p[i].y -= 0.5f;
+            weft_iter_mark(&it, 0, i);
+        }
+    }
+}
+
+// Counts Changed<pos> into the gold resource and writes a message per
+// changed entity that fell below zero: depends on last-run ticks.
+static void sys_watch(weft_system_ctx *ctx, void *user)
+{
+    (void)user;
+    weft_iter it;
+    uint64_t *gold = weft_system_resource_mut(ctx, *(weft_component *)user, 8);
+    if (!gold || weft_system_iter(ctx, 0, &it) != WEFT_OK) {
+        return;
+    }
+    while (weft_iter_next(&it)) {
+        const vec3 *p = weft_iter_field(&it, 0, sizeof(vec3));
+        const weft_entity *es = weft_iter_entities(&it);
+        for (int32_t i = 0; i < weft_iter_count(&it); i++) {
+            *gold += 1;
+            if (p[i].y < 0.0f) {
+                weft_commands *cmds = weft_system_commands(ctx);
+                weft_cmd_despawn(cmds, es[i]);
+            }
+        }
+    }
+}
+
+// Spawns a few entities per frame, deterministic from the gold count.
+static void sys_spawn(weft_system_ctx *ctx, void *user)
+{
+    const ids *c = user;
+    const uint64_t *gold = weft_system_resource(ctx, c->gold, 8);
+    uint64_t g = gold ? *gold : 0;
+    weft_commands *cmds = weft_system_commands(ctx);
+    for (uint64_t k = 0; k < 1 + g % 3; k++) {
+        vec3 p = {(float)k, (float)(g % 17), 0};
+        uint64_t v = g * 7 + k;
+        weft_value vals[2] = {{c->pos, sizeof p, &p}, {c->vel, 8, &v}};
+        weft_cmd_spawn(cmds, vals, 2);
+    }
+}
+
+static app app_new(void)
+{
+    app a;
+    a.f = second_fixture();
+    a.c = register_all(a.f->w);
+    a.sched = weft_schedule_create(a.f->w, "update");
+    assert_non_null(a.sched);
+    static ids cs; // systems read ids through user pointers
+    cs = a.c;
+    weft_query_desc mq = {0};
+    mq.terms[0] = (weft_term){.id = a.c.pos, .access = WEFT_ACCESS_WRITE};
+    mq.terms[1] = (weft_term){.id = a.c.vel, .access = WEFT_ACCESS_READ};
+    mq.term_count = 2;
+    weft_system_desc d1 = {0};
+    d1.name = "move";
+    d1.fn = sys_move;
+    d1.queries = &mq;
+    d1.query_count = 1;
+    weft_node n1 = weft_schedule_add_system(a.sched, &d1);
+    weft_query_desc wq = {0};
+    wq.terms[0] = (weft_term){.id = a.c.pos, .filter = WEFT_FILTER_CHANGED};
+    wq.term_count = 1;
+    weft_resource_use gold_w = {a.c.gold, WEFT_ACCESS_WRITE};
+    weft_system_desc d2 = {0};
+    d2.name = "watch";
+    d2.fn = sys_watch;
+    d2.user = &cs.gold;
+    d2.queries = &wq;
+    d2.query_count = 1;
+    d2.resources = &gold_w;
+    d2.resource_count = 1;
+    weft_node n2 = weft_schedule_add_system(a.sched, &d2);
+    weft_resource_use gold_r = {a.c.gold, WEFT_ACCESS_READ};
+    weft_system_desc d3 = {0};
+    d3.name = "spawn";
+    d3.fn = sys_spawn;
+    d3.user = &cs;
+    d3.resources = &gold_r;
+    d3.resource_count = 1;
+    weft_node n3 = weft_schedule_add_system(a.sched, &d3);
+    assert_true(n1 && n2 && n3);
+    weft_node chain[3] = {n1, n2, n3};
+    assert_int_equal(weft_schedule_add_chain(a.sched, chain, 3, 0), WEFT_OK);
+    return a;
+}
+
+static void app_frame(app *a)
+{
+    assert_int_equal(weft_schedule_run(a->sched, 1.0 / 60), WEFT_OK);
+    weft_messages_update(a->f->w);
+}
+
+static void snapshot_rollback_resimulates_every_frame(void **state)
+{
+    (void)state;
+    enum { FRAMES = 300, SNAP_AT = 100 };
+    app a = app_new();
+    uint64_t g0 = 0;
+    assert_int_equal(weft_resource_insert(a.f->w, a.c.gold, &g0, 8), WEFT_OK);
+    uint64_t hashes[FRAMES + 1];
+    void *blob = NULL;
+    size_t len = 0;
+    for (int frame = 1; frame <= FRAMES; frame++) {
+        app_frame(&a);
+        hashes[frame] = weft_world_hash(a.f->w);
+        if (frame == SNAP_AT) {
+            blob = take_snapshot(a.f->w, &len);
+        }
+    }
+    app b = app_new();
+    assert_int_equal(weft_snapshot_restore(b.f->w, blob, len), WEFT_OK);
+    assert_int_equal(weft_world_hash(b.f->w), hashes[SNAP_AT]);
+    for (int frame = SNAP_AT + 1; frame <= FRAMES; frame++) {
+        app_frame(&b);
+        if (weft_world_hash(b.f->w) != hashes[frame]) {
+            fail_msg("frame %d: the resimulated hash differs", frame);
+        }
+    }
+    // the same snapshot restored into a world without schedules (a tool)
+    tw_fixture *tool = second_fixture();
+    register_all(tool->w);
+    assert_int_equal(weft_snapshot_restore(tool->w, blob, len), WEFT_OK);
+    assert_int_equal(weft_world_hash(tool->w), hashes[SNAP_AT]);
+    free(blob);
+    tw_fixture_free(tool);
+    tw_fixture_free(a.f);
+    tw_fixture_free(b.f);
+}
+
+// ---- deltas ----
+
+static void *take_delta(weft_world *w, uint32_t since, size_t *len)
+{
+    size_t need = 0;
+    assert_int_equal(weft_snapshot_delta_write(w, since, NULL, 0, &need), WEFT_ERR_CAPACITY);
+    void *buf = malloc(need);
+    assert_non_null(buf);
+    assert_int_equal(weft_snapshot_delta_write(w, since, buf, need, len), WEFT_OK);
+    return buf;
+}
+
+static void *merge_into(weft_world *w, const void *base, size_t blen, const void *d,
+                        size_t dlen, size_t *len)
+{
+    size_t need = 0;
+    weft_status st = weft_snapshot_merge(w, base, blen, d, dlen, NULL, 0, &need);
+    if (st != WEFT_ERR_CAPACITY) {
+        fail_msg("merge: %s", weft_last_error(w));
+    }
+    void *buf = malloc(need);
+    assert_non_null(buf);
+    assert_int_equal(weft_snapshot_merge(w, base, blen, d, dlen, buf, need, len), WEFT_OK);
+    return buf;
+}
+
+// base + d1 + ... + d50 (each merged into the previous result) is byte
+// for byte the full snapshot taken with the last delta, at every step.
+static void snapshot_delta_chain_equals_full(void **state)
+{
+    (void)state;
+    tw_fixture *a = second_fixture();
+    ids c = register_all(a->w);
+    tw_rng r;
+    tw_rng_seed(&r, 99);
+    weft_entity ents[64] = {0};
+    random_ops(a->w, &c, &r, ents, 64, 300);
+    size_t cur_len = 0;
+    void *cur = take_snapshot(a->w, &cur_len);
+    uint32_t since = weft_world_change_tick(a->w);
+    size_t smallest = SIZE_MAX;
+    size_t full_at_smallest = 0;
+    for (int k = 1; k <= 50; k++) {
+        random_ops(a->w, &c, &r, ents, 64, 1 + (int)tw_rng_below(&r, 30));
+        size_t dlen = 0;
+        void *d = take_delta(a->w, since, &dlen);
+        size_t mlen = 0;
+        void *merged = merge_into(a->w, cur, cur_len, d, dlen, &mlen);
+        size_t flen = 0;
+        void *full = take_snapshot(a->w, &flen);
+        if (mlen != flen || memcmp(merged, full, flen) != 0) {
+            fail_msg("delta %d: the merged snapshot differs from the full one", k);
+        }
+        if (dlen < smallest) {
+            smallest = dlen;
+            full_at_smallest = flen;
+        }
+        // a delta is not a snapshot, and only fits its own base
+        tw_fixture *t = second_fixture();
+        register_all(t->w);
+        assert_int_equal(weft_snapshot_restore(t->w, d, dlen), WEFT_ERR_BAD_FORMAT);
+        size_t n;
+        if (k > 1) {
+            assert_int_equal(weft_snapshot_merge(t->w, full, flen, d, dlen, NULL, 0, &n),
+                             WEFT_ERR_BAD_FORMAT);
+        }
+        assert_int_equal(weft_snapshot_merge(t->w, cur, cur_len, full, flen, NULL, 0, &n),
+                         WEFT_ERR_BAD_FORMAT);
+        tw_fixture_free(t);
+        free(cur);
+        free(d);
+        free(full);
+        cur = merged;
+        cur_len = mlen;
+        since = weft_world_change_tick(a->w);
+        weft_world_increment_change_tick(a->w);
+    }
+    assert_true(smallest < full_at_smallest);
+    tw_fixture *b = second_fixture();
+    register_all(b->w);
+    assert_int_equal(weft_snapshot_restore(b->w, cur, cur_len), WEFT_OK);
+    assert_int_equal(weft_world_hash(b->w), weft_world_hash(a->w));
+    free(cur);
+    tw_fixture_free(a);
+    tw_fixture_free(b);
+}
+
+// ---- bad input ----
+
+static void rechecksum(uint8_t *b, size_t len)
+{
+    uint8_t h[64];
+    memcpy(h, b, 64);
+    memset(h + 32, 0, 8);
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
+    XXH3_64bits_update(&st, h, 64);
+    XXH3_64bits_update(&st, b + 64, len - 64);
+    uint64_t sum = XXH3_64bits_digest(&st);
+    memcpy(b + 32, &sum, 8);
+}
+
+typedef struct bad_fixture {
+    tw_fixture *src;
+    void *blob;
+    size_t len;
+} bad_fixture;
+
+static bad_fixture bad_setup(void)
+{
+    bad_fixture bf;
+    bf.src = second_fixture();
+    ids c = register_all(bf.src->w);
+    tw_rng r;
+    tw_rng_seed(&r, 42);
+    weft_entity ents[32] = {0};
+    random_ops(bf.src->w, &c, &r, ents, 32, 300);
+    bf.blob = take_snapshot(bf.src->w, &bf.len);
+    return bf;
+}
+
+// Restores `data` into a fresh registered world: expects `st` (any error
+// when st is -1) and an unchanged, empty, consistent world.
+static void expect_rejected(const void *data, size_t len, int st)
+{
+    tw_fixture *t = second_fixture();
+    register_all(t->w);
+    tw_snap before = tw_snap_take(t->w);
+    weft_status got = weft_snapshot_restore(t->w, data, len);
+    if (st >= 0) {
+        assert_int_equal(got, st);
+    } else {
+        assert_true(got != WEFT_OK);
+    }
+    assert_true(strlen(weft_last_error(t->w)) > 0);
+    tw_snap_expect_same_content(t->w, &before);
+    weft_world_stats s;
+    assert_int_equal(weft_world_get_stats(t->w, &s), WEFT_OK);
+    assert_int_equal(s.live_entities, 0);
+    tw_fixture_free(t);
+}
+
+static void snapshot_rejects_corrupt_input(void **state)
+{
+    (void)state;
+    bad_fixture bf = bad_setup();
+    uint8_t *b = malloc(bf.len + 64);
+    assert_non_null(b);
+    // truncated at many lengths, including inside the header
+    for (size_t cut = 0; cut < bf.len; cut += 1 + cut / 7) {
+        memcpy(b, bf.blob, bf.len);
+        expect_rejected(b, cut, WEFT_ERR_BAD_FORMAT);
+    }
+    // single bit flips anywhere: the checksum catches them
+    tw_rng r;
+    tw_rng_seed(&r, 7);
+    for (int k = 0; k < 64; k++) {
+        memcpy(b, bf.blob, bf.len);
+        size_t at = tw_rng_below(&r, (uint32_t)bf.len);
+        b[at] ^= (uint8_t)(1u << tw_rng_below(&r, 8));
+        expect_rejected(b, bf.len, WEFT_ERR_BAD_FORMAT);
+    }
+    // oversized: bytes appended
+    memcpy(b, bf.blob, bf.len);
+    memset(b + bf.len, 0, 64);
+    expect_rejected(b, bf.len + 64, WEFT_ERR_BAD_FORMAT);
+    // wrong version, even with a valid checksum
+    memcpy(b, bf.blob, bf.len);
+    uint32_t v = WEFT_SNAPSHOT_VERSION + 1;
+    memcpy(b + 8, &v, 4);
+    rechecksum(b, bf.len);
+    expect_rejected(b, bf.len, WEFT_ERR_BAD_FORMAT);
+    // the other byte order
+    memcpy(b, bf.blob, bf.len);
+    uint32_t bom = 0x04030201u;
+    memcpy(b + 12, &bom, 4);
+    expect_rejected(b, bf.len, WEFT_ERR_BAD_FORMAT);
+    // not a snapshot at all
+    memset(b, 'x', bf.len);
+    expect_rejected(b, bf.len, WEFT_ERR_BAD_FORMAT);
+    // a header announcing a huge payload
+    memcpy(b, bf.blob, bf.len);
+    uint64_t huge = UINT64_MAX / 2;
+    memcpy(b + 24, &huge, 8);
+    expect_rejected(b, bf.len, WEFT_ERR_BAD_FORMAT);
+    free(b);
+    free(bf.blob);
+    tw_fixture_free(bf.src);
+}
+
+// Lying content with a valid checksum (what a hostile or buggy writer
+// produces): every result is a clean error or a consistent world.
+static void snapshot_survives_lies_with_valid_checksum(void **state)
+{
+    (void)state;
+    bad_fixture bf = bad_setup();
+    uint8_t *b = malloc(bf.len);
+    assert_non_null(b);
+    tw_rng r;
+    tw_rng_seed(&r, 1234);
+    int refused = 0;
+    for (int k = 0; k < 600; k++) {
+        memcpy(b, bf.blob, bf.len);
+        int flips = 1 + (int)tw_rng_below(&r, 3);
+        for (int i = 0; i < flips; i++) {
+            size_t at = 64 + tw_rng_below(&r, (uint32_t)(bf.len - 64));
+            b[at] = (uint8_t)tw_rng_next(&r);
+        }
+        rechecksum(b, bf.len);
+        tw_fixture *t = second_fixture();
+        register_all(t->w);
+        tw_snap before = tw_snap_take(t->w);
+        weft_status st = weft_snapshot_restore(t->w, b, bf.len);
+        if (st != WEFT_OK) {
+            refused++;
+            tw_snap_expect_same_content(t->w, &before);
+        } else {
+            assert_int_equal(weft_world_check(t->w), WEFT_OK);
+        }
+        tw_fixture_free(t);
+    }
+    assert_true(refused > 0);
+    free(b);
+    free(bf.blob);
+    tw_fixture_free(bf.src);
+}
+
+static void snapshot_rejects_mismatched_targets(void **state)
+{
+    (void)state;
+    bad_fixture bf = bad_setup();
+    // a component registered with another size
+    tw_fixture *t = second_fixture();
+    tw_comp(t->w, "pos", 16, 4, WEFT_STORAGE_TABLE, 0);
+    assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_ERR_SIZE_MISMATCH);
+    tw_expect_error(t, WEFT_ERR_SIZE_MISMATCH, "pos");
+    tw_fixture_free(t);
+    // a component missing
+    t = second_fixture();
+    tw_comp(t->w, "pos", sizeof(vec3), 4, WEFT_STORAGE_TABLE, 0);
+    assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_ERR_UNKNOWN_COMPONENT);
+    tw_fixture_free(t);
+    // a sparse component registered as a table one
+    t = second_fixture();
+    tw_comp(t->w, "pos", sizeof(vec3), 4, WEFT_STORAGE_TABLE, 0);
+    tw_comp(t->w, "vel", 8, 8, WEFT_STORAGE_TABLE, 0);
+    tw_comp(t->w, "hp", 4, 4, WEFT_STORAGE_TABLE, 0);
+    assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_ERR_BAD_FORMAT);
+    tw_expect_error(t, WEFT_ERR_BAD_FORMAT, "hp");
+    tw_fixture_free(t);
+    // a target that is not empty
+    t = second_fixture();
+    register_all(t->w);
+    weft_entity e = weft_spawn(t->w);
+    assert_int_equal(weft_despawn(t->w, e), WEFT_OK);
+    assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_ERR_WRONG_PHASE);
+    tw_fixture_free(t);
+    // a schedule only the target has is left alone
+    t = second_fixture();
+    register_all(t->w);
+    weft_schedule *s = weft_schedule_create(t->w, "other");
+    assert_non_null(s);
+    assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_OK);
+    tw_fixture_free(t);
+    // argument armor
+    t = second_fixture();
+    size_t n;
+    assert_int_equal(weft_snapshot_restore(t->w, NULL, 10), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_snapshot_restore(NULL, bf.blob, bf.len), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_snapshot_write(t->w, NULL, 0, NULL), WEFT_ERR_INVALID_ARG);
+    char small[16];
+    assert_int_equal(weft_snapshot_write(t->w, small, sizeof small, &n), WEFT_ERR_CAPACITY);
+    assert_true(n > sizeof small);
+    tw_fixture_free(t);
+    free(bf.blob);
+    tw_fixture_free(bf.src);
+}
+
+static void snapshot_refuses_owning_components(void **state)
+{
+    tw_fixture *f = *state;
+    weft_component tr = tw_tracked_register(f->w, "tracked", WEFT_STORAGE_TABLE, &f->tracker);
+    tw_tracked v;
+    tw_tracked_make(&v, 5);
+    weft_value val = {tr, sizeof v, &v};
+    assert_true(weft_spawn_with(f->w, &val, 1) != 0);
+    size_t n;
+    assert_int_equal(weft_snapshot_write(f->w, NULL, 0, &n), WEFT_ERR_INVALID_ARG);
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, "tracked");
+}
+
+// Every allocation of a restore fails in turn: OUT_OF_MEMORY with the
+// world still empty and consistent, then success once memory is back;
+// nothing leaks (each fixture's teardown checks).
+static void snapshot_restore_survives_allocation_failures(void **state)
+{
+    (void)state;
+    bad_fixture bf = bad_setup();
+    uint64_t want = weft_world_hash(bf.src->w);
+    for (int64_t n = 1;; n++) {
+        tw_fixture *t = second_fixture();
+        register_all(t->w);
+        tw_snap before = tw_snap_take(t->w);
+        tw_alloc_fail_nth(&t->alloc, n, false);
+        weft_status st = weft_snapshot_restore(t->w, bf.blob, bf.len);
+        bool injected = tw_alloc_injected(&t->alloc) > 0;
+        tw_alloc_disarm(&t->alloc);
+        if (!injected) {
+            assert_int_equal(st, WEFT_OK);
+            assert_int_equal(weft_world_hash(t->w), want);
+            tw_fixture_free(t);
+            break;
+        }
+        assert_int_equal(st, WEFT_ERR_OUT_OF_MEMORY);
+        tw_snap_expect_same_content(t->w, &before);
+        // memory is back: the same world takes the snapshot
+        assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_OK);
+        assert_int_equal(weft_world_hash(t->w), want);
+        assert_int_equal(weft_world_check(t->w), WEFT_OK);
+        tw_fixture_free(t);
+    }
+    free(bf.blob);
+    tw_fixture_free(bf.src);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(snapshot_round_trip_random_worlds),
+        cmocka_unit_test(snapshot_rollback_resimulates_every_frame),
+        cmocka_unit_test(snapshot_delta_chain_equals_full),
+        cmocka_unit_test(snapshot_rejects_corrupt_input),
+        cmocka_unit_test(snapshot_survives_lies_with_valid_checksum),
+        cmocka_unit_test(snapshot_rejects_mismatched_targets),
+        cmocka_unit_test_setup_teardown(snapshot_refuses_owning_components, tw_setup,
+                                        tw_teardown),
+        cmocka_unit_test(snapshot_restore_survives_allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
