@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "core/hash.h"
-#include "system/system.h"
+#include "schedule/schedule.h"
 #include "world/messages.h"
 #include "world/relationship.h"
 
