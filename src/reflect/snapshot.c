@@ -1827,7 +1827,7 @@ static void commit(restore *r)
     ix->free_len = r->free_len;
     ix->retired = r->retired;
     ix->live = r->live;
-    atomic_store_explicit(&ix->cursor, (int64_t)ix->free_len, memory_order_relaxed);
+    wf_atomic_store_relaxed_i64(&ix->cursor, (int64_t)ix->free_len);
     for (uint32_t a = 0; a < r->narch; a++) {
         r->arch_dst[a]->entity_count += (int32_t)r->arch_live[a];
     }
