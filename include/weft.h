@@ -167,8 +167,12 @@ WEFT_API weft_world *weft_world_create(const weft_world_desc *desc);
 
 /** Destroys a world: runs the dtor hook of every live component value and of
  *  every resource, then frees all memory through the allocator hook.
- *  NULL is ignored. Thread: driver. */
-WEFT_API void weft_world_destroy(weft_world *world);
+ *  NULL is ignored (WEFT_OK). Refused while the world is running one of
+ *  your callbacks (a lifecycle hook, observer, system, run condition,
+ *  custom command or drop function, message drop): the world stays as it
+ *  is and the call returns WRONG_PHASE. Thread: driver.
+ *  Errors: INVALID_HANDLE (destroyed or foreign pointer), WRONG_PHASE. */
+WEFT_API weft_status weft_world_destroy(weft_world *world);
 
 /** Status of the world's most recent failure (WEFT_OK if none yet).
  *  A NULL world gives WEFT_ERR_INVALID_HANDLE. Thread: driver. */
@@ -238,7 +242,7 @@ WEFT_API int32_t weft_entity_archetype(const weft_world *world, weft_entity e);
 WEFT_API uint64_t weft_world_hash(const weft_world *world);
 
 /** Walks entity records, tables, archetypes, edges and sparse sets and
- *  verifies the storage invariants (docs/architecture.md, INV-1..INV-9).
+ *  verifies the invariants (docs/architecture.md, INV-1..INV-11).
  *  Returns WEFT_OK, or WEFT_ERR_CORRUPT with a message in the error slot
  *  naming the first broken invariant. O(everything); for tests and
  *  debugging. Thread: driver. Errors: INVALID_HANDLE, CORRUPT,
@@ -675,9 +679,10 @@ typedef struct weft_iter {
  *  is called; an iteration that ends by reaching its last chunk sets the
  *  query's last run to this_run. Stopping early without weft_iter_fini
  *  leaves the world deferring structural calls.
+ *  On failure `it` is zeroed: every weft_iter_* call on it is harmless.
  *  Thread: driver. Errors: INVALID_HANDLE (NULL world/query, query of
  *  another world), INVALID_ARG (it NULL), OUT_OF_MEMORY (matching new
- *  archetypes). */
+ *  archetypes), CAPACITY (64 iterations of this query already open). */
 WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query,
                                      weft_iter *it);
 
@@ -686,7 +691,9 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query,
 WEFT_API bool weft_iter_next(weft_iter *it);
 
 /** Ends an iteration early; harmless after weft_iter_next returned false
- *  (then it does nothing). The query's last run is not advanced.
+ *  (then it does nothing). The query's last run is not advanced. A copy of
+ *  an iterator is the same iteration: whichever of them ends first ends
+ *  it, and the other then does nothing (weft_iter_next returns false).
  *  Thread: driver. */
 WEFT_API void weft_iter_fini(weft_iter *it);
 
@@ -872,7 +879,10 @@ WEFT_API weft_status weft_cmd_resource_insert(weft_commands *cmds, weft_componen
 WEFT_API weft_status weft_cmd_resource_remove(weft_commands *cmds, weft_component r);
 /** Records a custom command: `size` payload bytes are copied (aligned to
  *  16), `fn` runs at apply, `drop` (optional) runs once afterwards or
- *  when the command is discarded.
+ *  when the command is discarded. Errors: INVALID_HANDLE, INVALID_ARG (fn
+ *  NULL, or payload NULL with a size), CAPACITY (size above 1 GiB),
+ *  DEPTH_LIMIT, OUT_OF_MEMORY; on failure nothing is recorded and `drop`
+ *  is not called.
  *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_custom(weft_commands *cmds, weft_command_fn fn,
                                      const void *payload, size_t size,
@@ -1073,8 +1083,13 @@ typedef struct weft_relationship_desc {
 
 /** Registers a relationship; returns the source component id (its value is
  *  a weft_entity, immutable: change it with weft_relate). The target
- *  component id is weft_relationship_targets(world, rel).
- *  Thread: driver. 0 on failure. */
+ *  component id is weft_relationship_targets(world, rel). The target
+ *  component belongs to weft: inserting, removing or requiring it by hand
+ *  (entity calls, commands, resources) is refused with RELATIONSHIP; it
+ *  goes when its last source does or with its entity.
+ *  Thread: driver. 0 on failure: INVALID_HANDLE, INVALID_ARG (desc),
+ *  ALREADY_EXISTS (name), CAPACITY (the two components would pass the
+ *  component limit), OUT_OF_MEMORY. */
 WEFT_API weft_component weft_relationship_register(weft_world *world,
                                                    const weft_relationship_desc *desc);
 
@@ -1658,6 +1673,14 @@ WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
 
 /* -- frames -- */
 
+/** Smallest fixed step weft_frame_configure accepts, seconds. */
+#define WEFT_FRAME_MIN_STEP 1e-6
+/** Most fixed steps one weft_frame_run runs. A frame that would need more
+ *  runs this many and drops the rest of its accumulated time, so a
+ *  simulation that cannot keep up slows down instead of falling further
+ *  behind with every frame. */
+#define WEFT_FRAME_MAX_FIXED_STEPS 1024
+
 /** What weft_frame_run runs. */
 typedef struct weft_frame_desc {
     uint32_t _start_canary;            /**< must be 0 */
@@ -1673,15 +1696,18 @@ typedef struct weft_frame_desc {
 } weft_frame_desc;
 
 /** Sets the frame plan (copied). Errors: INVALID_ARG (canary, count < 0,
- *  NULL schedules, fixed_before out of range, negative step or clamp,
- *  a schedule of another world). Thread: driver. */
+ *  NULL schedules, fixed_before out of range, negative, infinite or NaN
+ *  step or clamp, a step below WEFT_FRAME_MIN_STEP, a schedule of another
+ *  world), WRONG_PHASE (a schedule is running). Thread: driver. */
 WEFT_API weft_status weft_frame_configure(weft_world *world, const weft_frame_desc *desc);
 
 /** Runs one frame of `dt` seconds: updates messages (unless turned off),
  *  clamps dt to max_delta, adds it to the fixed accumulator, runs the
  *  schedules in order with the fixed schedule floor(acc / step) times at
- *  its place (each with dt = step), keeping the remainder. Returns the
- *  first failure; every schedule still runs. Thread: driver. */
+ *  its place (each with dt = step), keeping the remainder; at most
+ *  WEFT_FRAME_MAX_FIXED_STEPS fixed runs per frame (then the accumulator
+ *  is emptied). Returns the first failure; every schedule still runs.
+ *  Thread: driver. */
 WEFT_API weft_status weft_frame_run(weft_world *world, double dt);
 
 /** Fixed steps run by the last frame. Thread: driver. */

@@ -154,7 +154,7 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
         return st;
     }
     const wf_type_info *ti = wf_registry_get(&world->registry, c);
-    if (WF_UNLIKELY(!ti || ti->size != size)) {
+    if (WF_UNLIKELY(!ti || ti->size != size || wf_type_managed(ti))) {
         weft_value v = {c, size, value};
         return wf_values_check(world, &v, 1, "weft_insert");
     }
@@ -200,6 +200,9 @@ WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_componen
             st = wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
                           "weft_remove: component id %u is not registered in this world", c);
         }
+        if (st == WEFT_OK && wf_type_managed(ti)) {
+            st = wf_managed_refuse(world, ti, "weft_remove");
+        }
         return st != WEFT_OK ? st : wf_defer_push(world, WF_CMD_REMOVE, e, c, NULL, 0, NULL);
     }
     wf_record *rec;
@@ -210,6 +213,9 @@ WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_componen
     if (!ti) {
         return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
                         "weft_remove: component id %u is not registered in this world", c);
+    }
+    if (wf_type_managed(ti)) {
+        return wf_managed_refuse(world, ti, "weft_remove");
     }
     return entity_done(world, wf_commit_remove(world, e, rec, ti));
 }

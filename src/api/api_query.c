@@ -125,10 +125,15 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_
         memset(it, 0, sizeof *it);
         return st;
     }
-    uint32_t this_run = world->change_tick++;
     wf_query_env env = wf_world_query_env(world);
-    wf_iter_init(iter_of(it), world, query, &env, query->last_run, this_run, true);
-    query->iterating++;
+    wf_iter_init(iter_of(it), world, query, &env, query->last_run, world->change_tick, true);
+    if (!wf_iter_open(iter_of(it), true)) {
+        memset(it, 0, sizeof *it);
+        return wf_error(world, WEFT_ERR_CAPACITY,
+                        "weft_query_iter: %d iterations of this query are already open (end "
+                        "them with weft_iter_fini)", WF_QUERY_MAX_OPEN);
+    }
+    world->change_tick++;
     world->iter_depth++;
     return WEFT_OK;
 }
@@ -137,6 +142,10 @@ WEFT_API bool weft_iter_next(weft_iter *pub)
 {
     wf_iter *it = iter_of(pub);
     if (!pub || it->state != WF_ITER_ACTIVE) {
+        return false;
+    }
+    if (WF_UNLIKELY(it->mode != WF_ITER_TASK && !wf_iter_is_open(it))) {
+        it->state = WF_ITER_DONE; /* a copy of an iterator that has ended */
         return false;
     }
     if (wf_iter_step(it)) {
@@ -169,12 +178,29 @@ WEFT_API const weft_entity *weft_iter_entities(const weft_iter *pub)
     return it->table->entities + it->start;
 }
 
+/* True when `it` was set up by an iteration (running or ended) and so
+ * names its world; a zeroed iterator (what a failed weft_query_iter or
+ * weft_system_iter leaves) names none, and its errors go unrecorded. */
+static bool iter_has_world(const wf_iter *it)
+{
+    return it->state == WF_ITER_ACTIVE || it->state == WF_ITER_DONE;
+}
+
+/* The status of a failed iterator call: the one recorded, or WRONG_PHASE
+ * for an iterator that names no world. */
+static weft_status iter_failed(const wf_iter *it)
+{
+    return iter_has_world(it) ? wf_error_last(it->world) : WEFT_ERR_WRONG_PHASE;
+}
+
 /* Checks a field request; returns the term or NULL (error recorded). */
 static const wf_term *iter_term(const wf_iter *it, int32_t term, size_t size, bool write,
                                 const char *fn)
 {
     if (it->state != WF_ITER_ACTIVE || !it->match) {
-        wf_error(it->world, WEFT_ERR_WRONG_PHASE, "%s: no current chunk", fn);
+        if (iter_has_world(it)) {
+            wf_error(it->world, WEFT_ERR_WRONG_PHASE, "%s: no current chunk", fn);
+        }
         return NULL;
     }
     const weft_query *q = it->query;
@@ -409,7 +435,7 @@ WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
                       : 0;
     const wf_term *t = iter_term(it, term, size, true, "weft_iter_mark");
     if (!t) {
-        return wf_error_last(it->world);
+        return iter_failed(it);
     }
     uint32_t r = 0;
     wf_column *c = iter_locate(it, term, t, row, &r, "weft_iter_mark");
@@ -436,7 +462,7 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
     }
     const wf_term *t = iter_term(it, term, size, true, "weft_iter_set_if_neq");
     if (!t) {
-        return wf_error_last(it->world);
+        return iter_failed(it);
     }
     if (!value) {
         return wf_error(it->world, WEFT_ERR_INVALID_ARG, "weft_iter_set_if_neq: value is NULL");

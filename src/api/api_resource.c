@@ -41,6 +41,9 @@ WEFT_API weft_status weft_resource_insert(weft_world *world, weft_component r,
     if (!resource_size_ok(world, ti, size, "weft_resource_insert")) {
         return WEFT_ERR_SIZE_MISMATCH;
     }
+    if (wf_type_managed(ti)) {
+        return wf_managed_refuse(world, ti, "weft_resource_insert");
+    }
     return wf_resource_insert(world, ti, value);
 }
 

@@ -35,6 +35,66 @@ void wf_iter_init(wf_iter *it, weft_world *w, weft_query *q, const wf_query_env 
     }
 }
 
+static uint32_t iter_bits(uint64_t m)
+{
+    uint32_t n = 0;
+    for (; m; m &= m - 1) {
+        n++;
+    }
+    return n;
+}
+
+bool wf_iter_open(wf_iter *it, bool holds_depth)
+{
+    weft_query *q = it->query;
+    if (q->open_mask == UINT64_MAX) {
+        return false;
+    }
+    uint32_t slot = 0;
+    while (q->open_mask >> slot & 1u) {
+        slot++;
+    }
+    uint64_t bit = (uint64_t)1 << slot;
+    q->open_mask |= bit;
+    if (holds_depth) {
+        q->open_depth |= bit;
+    }
+    q->slot_serial[slot] = ++q->open_serial;
+    q->iterating++;
+    it->slot = slot;
+    it->serial = q->open_serial;
+    return true;
+}
+
+bool wf_iter_close(wf_iter *it, bool *held_depth)
+{
+    *held_depth = false;
+    if (!wf_iter_is_open(it)) {
+        return false;
+    }
+    weft_query *q = it->query;
+    uint64_t bit = (uint64_t)1 << it->slot;
+    *held_depth = (q->open_depth & bit) != 0;
+    q->open_mask &= ~bit;
+    q->open_depth &= ~bit;
+    q->iterating--;
+    return true;
+}
+
+uint32_t wf_query_close_all(weft_query *q)
+{
+    uint32_t held = iter_bits(q->open_depth);
+    q->open_mask = 0;
+    q->open_depth = 0;
+    q->iterating = 0;
+    return held;
+}
+
+uint32_t wf_query_depth_held(const weft_query *q)
+{
+    return iter_bits(q->open_depth);
+}
+
 /* Enables the field fast path (fsize/wsize stay 0 before the first chunk,
  * so a fetch there takes the checking path and reports it). */
 static void iter_arm(wf_iter *it)

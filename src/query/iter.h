@@ -43,6 +43,9 @@ enum {
 
 typedef struct wf_iter {
     uint32_t state;           /* WF_ITER_ACTIVE, WF_ITER_DONE, or garbage */
+    uint32_t slot;            /* the query's iteration slot (wf_iter_open) */
+    uint64_t serial;          /* its serial: a copy of an ended iterator
+                                 no longer matches the slot */
     bool counts_run;          /* a real iteration: ends by advancing last_run */
     uint8_t mode;             /* WF_ITER_* */
     uint32_t row_end;         /* WF_ITER_TASK: end of the task's rows */
@@ -76,6 +79,33 @@ _Static_assert(sizeof(wf_iter) <= sizeof(weft_iter), "weft_iter is too small");
 /* Sets up an iteration of q (already updated). */
 void wf_iter_init(wf_iter *it, weft_world *w, weft_query *q, const wf_query_env *env,
                   uint32_t last_run, uint32_t this_run, bool counts_run);
+/* Open iterations. Every iteration that ends through weft_iter_next or
+ * weft_iter_fini takes a slot of its query with a fresh serial; the end
+ * releases the slot only if it still holds that serial. A copy of an
+ * iterator (the user's weft_iter is plain storage) therefore ends nothing
+ * twice: the second end finds the slot released or reused, and does
+ * nothing. Chunk tasks (WF_ITER_TASK) take no slot. */
+
+/* Takes a slot of it->query (after wf_iter_init); `holds_depth`: the
+ * iteration holds the world's iter_depth until it ends. False when
+ * WF_QUERY_MAX_OPEN iterations of the query are open. */
+bool wf_iter_open(wf_iter *it, bool holds_depth);
+/* Does `it` still hold its slot? */
+static inline bool wf_iter_is_open(const wf_iter *it)
+{
+    const weft_query *q = it->query;
+    return it->slot < WF_QUERY_MAX_OPEN && (q->open_mask >> it->slot & 1u) &&
+           q->slot_serial[it->slot] == it->serial;
+}
+/* Releases it's slot. False when it did not hold it (nothing to undo);
+ * *held_depth tells whether the iteration held the world's iter_depth. */
+bool wf_iter_close(wf_iter *it, bool *held_depth);
+/* Releases every slot of q (iterations a system left open); returns how
+ * many of them held the world's iter_depth. */
+uint32_t wf_query_close_all(weft_query *q);
+/* Open iterations of q holding the world's iter_depth (the checker). */
+uint32_t wf_query_depth_held(const weft_query *q);
+
 /* Moves to the next chunk; false when there is none. */
 bool wf_iter_step(wf_iter *it);
 /* Restricts a freshly initialised iterator to rows [row, row_end) of

@@ -194,6 +194,16 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     wf_error_sink *prev = wf_error_sink_swap(&sink);
     sys->fn(&ctx, sys->user);
     wf_error_sink_swap(prev);
+    /* iterations the system left open end with it (their iterators were
+     * on its stack); an exclusive one's held the world's depth */
+    uint32_t held = 0;
+    for (int32_t i = 0; i < sys->nqueries; i++) {
+        held += wf_query_close_all(sys->queries[i]);
+    }
+    if (held) {
+        x->w->iter_depth -= held;
+        wf_world_settle(x->w);
+    }
     if (s->profiling) {
         uint64_t t1 = wf_now_ns();
         sys->t_start = t0 - s->run_t0;
@@ -581,7 +591,7 @@ static int32_t max_overlap(weft_schedule *s)
     return best;
 }
 
-weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
+static weft_status schedule_run(weft_world *w, weft_schedule *s, double dt)
 {
     if (s->running) {
         return wf_error(w, WEFT_ERR_WRONG_PHASE, "weft_schedule_run: schedule '%s' is already "
@@ -689,6 +699,14 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
         wf_error(w, first, "schedule '%s': %s", s->name, msg);
     }
     return first;
+}
+
+weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
+{
+    w->busy++; /* systems and conditions may not destroy the world */
+    weft_status st = schedule_run(w, s, dt);
+    w->busy--;
+    return st;
 }
 
 /* ---- executor configuration ---- */

@@ -24,6 +24,9 @@
  *         duplicate; free-stack entries are dead
  *   INV-10 the component index lists, for each component, exactly the
  *         archetypes holding it, in creation order
+ *   INV-11 the world's iteration depth counts exactly the hook, observer
+ *         and trigger dispatches running and the open iterations that
+ *         hold it (a wrong depth defers structural calls forever)
  */
 #include "world/inspect.h"
 
@@ -31,6 +34,7 @@
 
 #include "core/ds.h"
 #include "core/hash.h"
+#include "query/iter.h"
 #include "world/relationship.h"
 
 uint64_t wf_world_hash(const weft_world *w)
@@ -113,6 +117,14 @@ weft_status wf_world_check(weft_world *w)
     if (ix->count) {
         memset(on_free, 0, ix->count);
     }
+
+    uint64_t depth = w->events.dispatching;
+    for (const weft_query *q = w->queries; q; q = q->next) {
+        depth += wf_query_depth_held(q);
+    }
+    CHECK(depth == w->iter_depth,
+          "INV-11: iteration depth is %u but %u dispatches and open iterations hold it",
+          w->iter_depth, (uint32_t)depth);
 
     CHECK(ix->free_len <= ix->count && ix->count <= ix->cap,
           "INV-9: free stack %u / records %u / capacity %u out of order", ix->free_len,

@@ -138,6 +138,7 @@ fail:
 
 void wf_world_destroy(weft_world *w)
 {
+    w->busy++; /* callbacks run by the teardown cannot destroy it again */
     if (w->sys_fini) {
         w->sys_fini(w); /* schedules own queries and buffers: first */
     }
@@ -170,8 +171,17 @@ void wf_world_destroy(weft_world *w)
     hook.free(w, sizeof *w, _Alignof(weft_world), hook.user);
 }
 
+weft_status wf_managed_refuse(const weft_world *w, const wf_type_info *ti, const char *fn)
+{
+    const wf_type_info *rel = wf_registry_get(&w->registry, ti->rel_source);
+    return wf_error(w, WEFT_ERR_RELATIONSHIP,
+                    "%s: '%s' is the target list of relationship '%s' and is kept by weft: "
+                    "relate or unrelate the sources instead", fn, ti->name,
+                    rel ? rel->name : "?");
+}
+
 /* Validates a (component, size, ptr) list: registered ids, exact sizes, no
- * duplicates (quadratic: lists are short). */
+ * duplicates (quadratic: lists are short), no weft-managed component. */
 weft_status wf_values_check(const weft_world *w, const weft_value *values, int32_t count,
                             const char *fn)
 {
@@ -193,6 +203,9 @@ weft_status wf_values_check(const weft_world *w, const weft_value *values, int32
             return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
                             "%s: component '%s' has size %u but %zu bytes were passed", fn,
                             ti->name, ti->size, values[i].size);
+        }
+        if (wf_type_managed(ti)) {
+            return wf_managed_refuse(w, ti, fn);
         }
         for (int32_t j = 0; j < i; j++) {
             if (values[j].id == values[i].id) {

@@ -64,6 +64,11 @@ struct weft_world {
     weft_commands cmds;          /* the world buffer deferred calls go to */
     weft_commands *buffers;      /* user command buffers (list) */
     bool settling;               /* the world buffer is being applied */
+    uint32_t busy;               /* operations running user callbacks (hooks,
+                                    observers, triggers, command applies,
+                                    schedule runs, message updates) or the
+                                    destruction itself: the world may not
+                                    be destroyed under them */
     uint32_t trigger_depth;      /* nested custom triggers */
     wf_events events;            /* observers and custom events */
     uint32_t targeted_observers; /* observers bound to one entity */
@@ -129,6 +134,16 @@ void wf_world_query_destroy(weft_world *world, weft_query *query);
 
 /* Name of component c for messages ("#<id>" when unknown). */
 const char *wf_component_name(const weft_world *w, weft_component c);
+
+/* Refuses a component that only weft may add or remove (a relationship's
+ * target list, which must stay consistent with its sources): records
+ * RELATIONSHIP naming `fn`. */
+weft_status wf_managed_refuse(const weft_world *w, const wf_type_info *ti, const char *fn);
+
+static inline bool wf_type_managed(const wf_type_info *ti)
+{
+    return ti->rel_source != 0;
+}
 
 /* Validates a (component, size, ptr) list: registered ids, exact sizes, no
  * duplicates. Records the error naming `fn`. */
