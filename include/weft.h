@@ -661,9 +661,57 @@ WEFT_API uint32_t weft_query_last_run(const weft_world *world, const weft_query 
 WEFT_API weft_status weft_query_set_last_run(weft_world *world, weft_query *query,
                                              uint32_t tick);
 
-/** Iterator storage. Put it on the stack; its content is private. */
+/* Library-internal types the iteration state points at (never complete
+ * here). */
+struct wf_table;
+struct wf_entity_index;
+
+/** The state of one iteration. It is defined in this header only so that
+ *  weft_iter can hold it as a member: the library accesses iterator storage
+ *  through this type, which C's aliasing rules allow only when the storage
+ *  contains it. Every field is private to the library and may change with
+ *  the ABI version; never read or write them. */
+typedef struct weft_iter_state {
+    uint32_t state;           /* WF_ITER_ACTIVE, WF_ITER_DONE, or garbage */
+    uint32_t slot;            /* the query's iteration slot */
+    uint64_t serial;          /* the slot's serial when this iteration took it */
+    bool counts_run;          /* a real iteration: ends by advancing last_run */
+    uint8_t mode;             /* who owns the iteration */
+    uint32_t row_end;         /* chunk tasks: end of the task's rows */
+    bool partial;             /* current table: check each row's archetype */
+    bool filtered;            /* current table: check each row's ticks */
+    bool whole;               /* current chunk: the whole table */
+    weft_world *world;
+    weft_query *query;
+    const struct wf_entity_index *entities;
+    const uint32_t *tick;     /* the world's change tick */
+    uint32_t this_run;
+    uint32_t last_run;
+    uint32_t span;            /* min(this_run - last_run, MAX_CHANGE_AGE) */
+    uint32_t match;           /* index of the current match + 1 (0: none yet) */
+    uint32_t row;             /* next row to scan in the current table */
+    uint32_t start;           /* current chunk: first row */
+    uint32_t count;           /* current chunk: rows */
+    uint32_t nflt;            /* direct scan terms, or UINT32_MAX */
+    uint32_t nfield;          /* entries of field_terms */
+    struct wf_table *table;   /* current table */
+    uint8_t field_terms[WEFT_MAX_TERMS]; /* table terms with a field */
+    uint32_t fsize[WEFT_MAX_TERMS];      /* fast field sizes; 0: none */
+    uint32_t wsize[WEFT_MAX_TERMS];      /* as fsize, write terms only */
+    int16_t cols[WEFT_MAX_TERMS];        /* current table: column or -1 */
+    void *ptr[WEFT_MAX_TERMS];           /* current chunk: field or NULL */
+    uint16_t flt_col[4];      /* direct scan: column of each filtered term */
+    uint16_t flt_filter[4];   /* direct scan: filter bits still checked */
+} weft_iter_state;
+
+/** Iterator storage. Put it on the stack; its content is private. It is
+ *  512 bytes with the alignment of uint64_t and pointers on every target
+ *  (`_reserved` fixes both; the library asserts the state fits). */
 typedef struct weft_iter {
-    uint64_t _opaque[64];
+    union {
+        weft_iter_state state;
+        uint64_t _reserved[64];
+    } _private;
 } weft_iter;
 
 /** Starts iterating `query`. Iteration moves chunk by chunk with

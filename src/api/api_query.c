@@ -100,15 +100,6 @@ WEFT_API weft_status weft_query_set_last_run(weft_world *world, weft_query *quer
 
 /* ---- iteration ---- */
 
-static wf_iter *iter_of(weft_iter *it)
-{
-    return (wf_iter *)(void *)it;
-}
-
-static const wf_iter *iter_of_const(const weft_iter *it)
-{
-    return (const wf_iter *)(const void *)it;
-}
 
 WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_iter *it)
 {
@@ -126,8 +117,8 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_
         return st;
     }
     wf_query_env env = wf_world_query_env(world);
-    wf_iter_init(iter_of(it), world, query, &env, query->last_run, world->change_tick, true);
-    if (!wf_iter_open(iter_of(it), true)) {
+    wf_iter_init(wf_iter_of(it), world, query, &env, query->last_run, world->change_tick, true);
+    if (!wf_iter_open(wf_iter_of(it), true)) {
         memset(it, 0, sizeof *it);
         return wf_error(world, WEFT_ERR_CAPACITY,
                         "weft_query_iter: %d iterations of this query are already open (end "
@@ -140,7 +131,7 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_
 
 WEFT_API bool weft_iter_next(weft_iter *pub)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (!pub || it->state != WF_ITER_ACTIVE) {
         return false;
     }
@@ -157,7 +148,7 @@ WEFT_API bool weft_iter_next(weft_iter *pub)
 
 WEFT_API void weft_iter_fini(weft_iter *pub)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (pub && it->state == WF_ITER_ACTIVE) {
         wf_world_iter_end(it, false);
     }
@@ -165,13 +156,13 @@ WEFT_API void weft_iter_fini(weft_iter *pub)
 
 WEFT_API int32_t weft_iter_count(const weft_iter *pub)
 {
-    const wf_iter *it = iter_of_const(pub);
+    const wf_iter *it = wf_iter_of_const(pub);
     return pub && it->state == WF_ITER_ACTIVE && it->match ? (int32_t)it->count : 0;
 }
 
 WEFT_API const weft_entity *weft_iter_entities(const weft_iter *pub)
 {
-    const wf_iter *it = iter_of_const(pub);
+    const wf_iter *it = wf_iter_of_const(pub);
     if (!pub || it->state != WF_ITER_ACTIVE || !it->match) {
         return NULL;
     }
@@ -287,7 +278,7 @@ __attribute__((noinline))
 static void *iter_field_slow(weft_iter *pub, int32_t term, size_t size, bool write,
                              bool mark, const char *fn)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     const wf_term *t = pub ? iter_term(it, term, size, write, fn) : NULL;
     wf_column *c = t ? iter_column(it, term, t, fn) : NULL;
     if (!c) {
@@ -304,7 +295,7 @@ static void *iter_field_slow(weft_iter *pub, int32_t term, size_t size, bool wri
  * bytes. The field pointer was computed by the step. */
 WEFT_API const void *weft_iter_field(weft_iter *pub, int32_t term, size_t size)
 {
-    const wf_iter *it = iter_of(pub);
+    const wf_iter *it = wf_iter_of(pub);
     if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
                   (uint32_t)term < WEFT_MAX_TERMS && it->fsize[term] == size && size != 0)) {
         return it->ptr[term];
@@ -314,7 +305,7 @@ WEFT_API const void *weft_iter_field(weft_iter *pub, int32_t term, size_t size)
 
 WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
                   (uint32_t)term < WEFT_MAX_TERMS && it->wsize[term] == size && size != 0)) {
         void *p = it->ptr[term];
@@ -340,7 +331,7 @@ WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
 
 WEFT_API void *weft_iter_field_mut_nomark(weft_iter *pub, int32_t term, size_t size)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
                   (uint32_t)term < WEFT_MAX_TERMS && it->wsize[term] == size && size != 0)) {
         return it->ptr[term];
@@ -350,7 +341,7 @@ WEFT_API void *weft_iter_field_mut_nomark(weft_iter *pub, int32_t term, size_t s
 
 WEFT_API bool weft_iter_has(const weft_iter *pub, int32_t term)
 {
-    const wf_iter *it = iter_of_const(pub);
+    const wf_iter *it = wf_iter_of_const(pub);
     if (!pub || it->state != WF_ITER_ACTIVE || !it->match || term < 0 ||
         (uint32_t)term >= it->query->term_count) {
         return false;
@@ -390,7 +381,7 @@ static wf_column *iter_locate(wf_iter *it, int32_t term, const wf_term *t, int32
 
 WEFT_API const void *weft_iter_get(weft_iter *pub, int32_t term, int32_t row, size_t size)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     const wf_term *t = pub ? iter_term(it, term, size, false, "weft_iter_get") : NULL;
     uint32_t r = 0;
     wf_column *c = t ? iter_locate(it, term, t, row, &r, "weft_iter_get") : NULL;
@@ -412,7 +403,7 @@ static void iter_row_mark(wf_iter *it, wf_column *c, uint32_t r)
 
 WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size_t size)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     const wf_term *t = pub ? iter_term(it, term, size, true, "weft_iter_get_mut") : NULL;
     uint32_t r = 0;
     wf_column *c = t ? iter_locate(it, term, t, row, &r, "weft_iter_get_mut") : NULL;
@@ -425,7 +416,7 @@ WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size
 
 WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (!pub) {
         return WEFT_ERR_INVALID_ARG;
     }
@@ -453,7 +444,7 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
                                           const void *value, size_t size,
                                           bool *out_changed)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (out_changed) {
         *out_changed = false;
     }

@@ -196,11 +196,11 @@ static bool iter_scan_fast(wf_iter *it, uint32_t n)
     iter_scan_col s[WF_ITER_FAST_FILTERS];
     uint32_t k = it->nflt;
     for (uint32_t j = 0; j < k; j++) {
-        const wf_column *c = &it->table->cols[it->flt[j].col];
+        const wf_column *c = &it->table->cols[it->flt_col[j]];
         s[j].ticks = c->ticks;
         s[j].bulk_tick = c->bulk_tick;
         s[j].bulk_age = c->bulk ? now - c->bulk_tick : UINT32_MAX;
-        s[j].filter = it->flt[j].filter;
+        s[j].filter = it->flt_filter[j];
     }
     if (k == 1) {
         return iter_scan_run(it, s, 1, n, now);
@@ -238,8 +238,8 @@ static bool iter_scan_setup(wf_iter *it, const wf_match *m)
             it->nflt = UINT32_MAX; /* too many: the general path */
             return true;
         }
-        it->flt[k].col = (uint16_t)m->cols[i];
-        it->flt[k].filter = (uint16_t)filter;
+        it->flt_col[k] = (uint16_t)m->cols[i];
+        it->flt_filter[k] = (uint16_t)filter;
         k++;
     }
     it->nflt = k;

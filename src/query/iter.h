@@ -25,12 +25,6 @@
 #define WF_ITER_DONE 0x646f6e65u   /* "done" */
 #define WF_ITER_FAST_FILTERS 4     /* filtered terms the direct scan handles */
 
-/* One filtered table term of the direct scan, for the current table. */
-typedef struct wf_iter_flt {
-    uint16_t col;              /* column in the current table */
-    uint16_t filter;           /* weft_filter bits still checked per row */
-} wf_iter_flt;
-
 /* Who owns an iteration (what its end touches). */
 enum {
     WF_ITER_WORLD = 0,  /* weft_query_iter: world depth, the query's last run */
@@ -41,40 +35,34 @@ enum {
                            match; touches nothing shared, marks rows only */
 };
 
-typedef struct wf_iter {
-    uint32_t state;           /* WF_ITER_ACTIVE, WF_ITER_DONE, or garbage */
-    uint32_t slot;            /* the query's iteration slot (wf_iter_open) */
-    uint64_t serial;          /* its serial: a copy of an ended iterator
-                                 no longer matches the slot */
-    bool counts_run;          /* a real iteration: ends by advancing last_run */
-    uint8_t mode;             /* WF_ITER_* */
-    uint32_t row_end;         /* WF_ITER_TASK: end of the task's rows */
-    bool partial;             /* current table: check each row's archetype */
-    bool filtered;            /* current table: check each row's ticks */
-    bool whole;               /* current chunk: the whole table */
-    weft_world *world;
-    weft_query *query;
-    const wf_entity_index *entities;
-    const uint32_t *tick;     /* the world's change tick */
-    uint32_t this_run;
-    uint32_t last_run;
-    uint32_t span;            /* min(this_run - last_run, MAX_CHANGE_AGE) */
-    uint32_t match;           /* index of the current match + 1 (0: none yet) */
-    uint32_t row;             /* next row to scan in the current table */
-    uint32_t start;           /* current chunk: first row */
-    uint32_t count;           /* current chunk: rows */
-    uint32_t nflt;            /* direct scan terms, or UINT32_MAX: general path */
-    uint32_t nfield;          /* entries of field_terms */
-    wf_table *table;          /* current table */
-    uint8_t field_terms[WEFT_MAX_TERMS]; /* table terms with a field */
-    uint32_t fsize[WEFT_MAX_TERMS];      /* see above; 0: not a fast field */
-    uint32_t wsize[WEFT_MAX_TERMS];      /* as fsize, write terms only */
-    int16_t cols[WEFT_MAX_TERMS];        /* current table: column or -1 */
-    void *ptr[WEFT_MAX_TERMS];           /* current chunk: field or NULL */
-    wf_iter_flt flt[WF_ITER_FAST_FILTERS];
-} wf_iter;
+/* The iteration state is public only as storage (weft.h: weft_iter_state,
+ * held inside weft_iter so that accessing a weft_iter through it is
+ * defined); its fields are documented there. */
+typedef weft_iter_state wf_iter;
 
+_Static_assert(sizeof(weft_iter) == 512, "weft_iter is 512 bytes (tests/abi)");
 _Static_assert(sizeof(wf_iter) <= sizeof(weft_iter), "weft_iter is too small");
+_Static_assert(_Alignof(weft_iter) >= _Alignof(wf_iter), "weft_iter is misaligned");
+_Static_assert(offsetof(weft_iter, _private.state) == 0, "the state starts the storage");
+_Static_assert(WF_ITER_FAST_FILTERS == sizeof(((wf_iter *)0)->flt_col) / sizeof(uint16_t),
+               "flt_col holds the direct scan terms");
+
+/* The state inside a user's iterator (NULL stays NULL). */
+static inline wf_iter *wf_iter_of(weft_iter *it)
+{
+    return it ? &it->_private.state : NULL;
+}
+
+static inline const wf_iter *wf_iter_of_const(const weft_iter *it)
+{
+    return it ? &it->_private.state : NULL;
+}
+
+/* The user-facing storage holding `it` (chunk callbacks receive it). */
+static inline weft_iter *wf_iter_pub(wf_iter *it)
+{
+    return (weft_iter *)(void *)((char *)it - offsetof(weft_iter, _private.state));
+}
 
 /* Sets up an iteration of q (already updated). */
 void wf_iter_init(wf_iter *it, weft_world *w, weft_query *q, const wf_query_env *env,

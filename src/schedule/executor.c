@@ -797,7 +797,7 @@ static void par_task_body(wf_par_task *t)
     wf_error_sink *prev = wf_error_sink_swap(&t->sink);
     weft_iter it;
     wf_query_env env = wf_world_query_env(pc->w);
-    wf_iter *wi = (wf_iter *)(void *)&it;
+    wf_iter *wi = wf_iter_of(&it);
     wf_iter_init(wi, pc->w, pc->q, &env, pc->q->last_run, pc->this_run, false);
     wf_iter_restrict(wi, t->match, t->row, t->row_end);
     pc->fn(&it, sys->chunks[t->buf].cmds, pc->user);
@@ -913,7 +913,7 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
             sys->cmds_used = true;
         }
         fn(&it, ctx->condition ? NULL : sys->cmds, user);
-        wf_iter *wi = (wf_iter *)(void *)&it;
+        wf_iter *wi = wf_iter_of(&it);
         if (wi->state == WF_ITER_ACTIVE) {
             wf_world_iter_end(wi, false);
         }

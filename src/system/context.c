@@ -81,7 +81,7 @@ weft_status wf_ctx_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it, cons
     }
     weft_world *w = ctx->world;
     wf_query_env env = wf_world_query_env(w);
-    wf_iter *wi = (wf_iter *)(void *)it;
+    wf_iter *wi = wf_iter_of(it);
     wf_iter_init(wi, w, q, &env, q->last_run, ctx->this_run, false);
     wi->mode = ctx->exclusive ? WF_ITER_EXCL : WF_ITER_SYSTEM;
     if (!wf_iter_open(wi, ctx->exclusive)) {
