@@ -179,7 +179,7 @@ WEFT_API weft_status weft_world_destroy(weft_world *world);
 WEFT_API weft_status weft_last_status(const weft_world *world);
 
 /** Message of the world's most recent failure, naming what was wrong
- *  ("" if none). Thread: driver. Lifetime: until the next failure recorded
+ *  ("" if none; at most 1023 bytes, a longer one cut to end in "..."). Thread: driver. Lifetime: until the next failure recorded
  *  in this world, or its destruction. A NULL world gives a static message. */
 WEFT_API const char *weft_last_error(const weft_world *world);
 
@@ -366,7 +366,8 @@ WEFT_API weft_status weft_component_require(weft_world *world, weft_component c,
                                            const weft_require *reqs, int32_t count);
 
 /** Finds a component by name. Returns 0 if there is none (no error is
- *  recorded: absence is an answer). Thread: driver. */
+ *  recorded: absence is an answer) or on misuse (INVALID_ARG: name NULL,
+ *  recorded). Thread: driver. */
 WEFT_API weft_component weft_component_lookup(const weft_world *world,
                                               const char *name);
 
@@ -817,7 +818,8 @@ WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_e
  *  the last run, which is not advanced). -1 on misuse. Thread: driver. */
 WEFT_API int64_t weft_query_count(weft_world *world, weft_query *query);
 
-/** True when the query would yield nothing now. Thread: driver. */
+/** True when the query would yield nothing now; also true on misuse
+ *  (error recorded as for weft_query_count). Thread: driver. */
 WEFT_API bool weft_query_is_empty(weft_world *world, weft_query *query);
 
 /** The one entity the query matches. Errors: NOT_FOUND (none),
@@ -1017,7 +1019,8 @@ WEFT_API weft_observer *weft_observer_create(weft_world *world,
                                              const weft_observer_desc *desc);
 
 /** Destroys an observer (safe during a trigger: it will not run again).
- *  Thread: driver. */
+ *  NULL is ignored. Thread: driver. Errors: INVALID_HANDLE (world, or
+ *  not an observer of this world). */
 WEFT_API weft_status weft_observer_destroy(weft_world *world, weft_observer *observer);
 
 /** Triggers a custom event synchronously: observers of `event` registered
@@ -1314,7 +1317,8 @@ typedef struct weft_system_desc {
  *  ALREADY_EXISTS (the name is taken), OUT_OF_MEMORY. */
 WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name);
 
-/** The schedule named `name`, or NULL (no error recorded). Thread: driver. */
+/** The schedule named `name`, or NULL (no error recorded; a NULL name is
+ *  INVALID_ARG, recorded). Thread: driver. */
 WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char *name);
 
 /** Destroys a schedule: its systems' queries, local state (fini hooks),
@@ -1340,8 +1344,9 @@ WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_
 
 /** Adds an explicit apply point (Bevy's ApplyDeferred): when it runs, the
  *  commands of every system before it are applied. Auto sync points reuse
- *  it (spec/schedule.md §3.4). Returns the node or 0 (INVALID_ARG,
- *  OUT_OF_MEMORY, WRONG_PHASE). Thread: driver. */
+ *  it (spec/schedule.md §3.4). `name` is optional (NULL or "": "apply").
+ *  Returns the node or 0 (INVALID_ARG, OUT_OF_MEMORY, WRONG_PHASE).
+ *  Thread: driver. */
 WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const char *name);
 
 /** The set named `name`, created on first use (name copied). Sets carry
@@ -1566,8 +1571,8 @@ WEFT_API int32_t weft_schedule_max_concurrency(const weft_schedule *schedule);
 /** Writes the last run as Chrome trace-event JSON (one track per worker;
  *  loads in Perfetto and chrome://tracing) into buf (cap bytes, NUL
  *  terminated when cap > 0). Returns the full length (excluding the NUL);
- *  call with cap 0 to size the buffer. Needs profiling on for the last run
- *  (otherwise the trace has no events). Thread: driver. */
+ *  call with cap 0 or buf NULL to size the buffer. Needs profiling on for
+ *  the last run (otherwise the trace has no events). Thread: driver. */
 WEFT_API size_t weft_schedule_trace_json(const weft_schedule *schedule, char *buf, size_t cap);
 
 /** Writes the built schedule as Graphviz DOT (systems, sets as clusters,

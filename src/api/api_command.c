@@ -9,7 +9,7 @@
 
 static bool cmds_ok(const weft_commands *cmds)
 {
-    return cmds && wf_world_ok(cmds->world);
+    return cmds && cmds->magic == WF_CMDS_MAGIC && wf_world_ok(cmds->world);
 }
 
 WEFT_API weft_commands *weft_commands_create(weft_world *world)
@@ -228,6 +228,9 @@ WEFT_API weft_status weft_commands_apply(weft_world *world, weft_commands *cmds)
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_commands_apply")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (!cmds || cmds->world != world) {
         return wf_error(world, WEFT_ERR_INVALID_HANDLE,

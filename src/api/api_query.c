@@ -56,6 +56,9 @@ WEFT_API weft_query *weft_query_create(weft_world *world, const weft_query_desc 
     if (!wf_world_ok(world)) {
         return NULL;
     }
+    if (wf_world_refuse_shared(world, "weft_query_create")) {
+        return NULL;
+    }
     if (!desc) {
         wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_create: desc is NULL");
         return NULL;
@@ -71,6 +74,9 @@ WEFT_API weft_status weft_query_destroy(weft_world *world, weft_query *query)
     weft_status st = query_armor(world, query, "weft_query_destroy");
     if (st != WEFT_OK) {
         return st;
+    }
+    if (wf_world_refuse_shared(world, "weft_query_destroy")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (query->iterating) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,

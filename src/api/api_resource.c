@@ -34,6 +34,9 @@ WEFT_API weft_status weft_resource_insert(weft_world *world, weft_component r,
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    if (wf_world_refuse_shared(world, "weft_resource_insert")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
     wf_type_info *ti = resource_info(world, r, "weft_resource_insert");
     if (!ti) {
         return WEFT_ERR_UNKNOWN_COMPONENT;
@@ -51,6 +54,9 @@ WEFT_API weft_status weft_resource_remove(weft_world *world, weft_component r)
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_resource_remove")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     wf_type_info *ti = resource_info(world, r, "weft_resource_remove");
     if (!ti) {

@@ -8,6 +8,7 @@
 void wf_cmds_init(weft_commands *b, weft_world *w, wf_allocator *a, wf_registry *reg)
 {
     memset(b, 0, sizeof *b);
+    b->magic = WF_CMDS_MAGIC;
     b->world = w;
     b->alloc = a;
     b->registry = reg;
@@ -46,6 +47,7 @@ void wf_cmds_fini(weft_commands *b)
     }
     b->prov_map = NULL;
     b->prov_cap = b->prov_count = 0;
+    b->magic = 0;
 }
 
 static size_t cmds_align(size_t x, size_t a)

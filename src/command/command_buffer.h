@@ -78,7 +78,12 @@ typedef struct wf_cmd_chunk {
     uint8_t data[];
 } wf_cmd_chunk;
 
+/* First word of a live buffer: a forged or destroyed handle is refused
+ * before anything else of it is read. */
+#define WF_CMDS_MAGIC 0x636d6473u /* "cmds" */
+
 struct weft_commands {
+    uint32_t magic;        /* WF_CMDS_MAGIC while alive */
     weft_world *world;     /* owner */
     wf_allocator *alloc;
     wf_registry *registry;

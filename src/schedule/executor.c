@@ -190,6 +190,7 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     sink.status = WEFT_OK;
     sink.last = WEFT_OK;
     sink.count = 0;
+    sink.shared = st->kind != WF_STEP_EXCLUSIVE;
     sink.last_message[0] = '\0';
     wf_error_sink *prev = wf_error_sink_swap(&sink);
     sys->fn(&ctx, sys->user);
@@ -703,6 +704,9 @@ static weft_status schedule_run(weft_world *w, weft_schedule *s, double dt)
 
 weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
 {
+    if (wf_world_refuse_shared(w, "weft_schedule_run")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
     w->busy++; /* systems and conditions may not destroy the world */
     weft_status st = schedule_run(w, s, dt);
     w->busy--;
@@ -794,6 +798,7 @@ static void par_task_body(wf_par_task *t)
     wf_system *sys = pc->sys;
     memset(&t->sink, 0, sizeof t->sink);
     t->sink.world = pc->w;
+    t->sink.shared = true;
     wf_error_sink *prev = wf_error_sink_swap(&t->sink);
     weft_iter it;
     wf_query_env env = wf_world_query_env(pc->w);

@@ -110,9 +110,23 @@ typedef struct wf_error_sink {
     weft_status status;          /* first error, WEFT_OK if none */
     weft_status last;            /* latest error (what a failing call returns) */
     uint32_t count;              /* errors recorded (weft_clear_error: 0) */
+    bool shared;                 /* a parallel system, condition or chunk
+                                    task: other threads use the world, so
+                                    calls that change it are refused */
     char message[WF_ERROR_LEN];  /* of the first error */
     char last_message[WF_ERROR_LEN]; /* of the latest (weft_last_error) */
 } wf_error_sink;
+
+/* Refuses (WRONG_PHASE naming fn, true) a call that changes the world made
+ * from a parallel system, condition or chunk task of a schedule run: the
+ * world is shared with the other threads of the run, and only exclusive
+ * systems may change it directly. The test costs one load outside runs
+ * (`busy` is zero then). */
+bool wf_world_shared_slow(const weft_world *w, const char *fn);
+static inline bool wf_world_refuse_shared(const weft_world *w, const char *fn)
+{
+    return WF_UNLIKELY(w->busy != 0) && wf_world_shared_slow(w, fn);
+}
 
 /* The calling thread's sink (NULL: errors go to the world). */
 wf_error_sink *wf_error_sink_swap(wf_error_sink *sink);

@@ -5,6 +5,7 @@
 // of a relationship's target list. Every case must end with a status and a
 // message, no crash, and weft_world_check clean.
 // SPDX-License-Identifier: MIT
+#define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -599,6 +601,427 @@ static void relationship_target_list_is_not_removable(void **state)
     expect_clean(w);
 }
 
+// ---- registration limits ----
+
+static void component_sizes_and_alignments(void **state)
+{
+    tw_fixture *f = *state;
+    tw_snap snap = tw_snap_take(f->w);
+    const struct {
+        size_t size, align;
+        weft_status expect;
+        const char *needle;
+    } cases[] = {
+        {(size_t)1 << 40, 0, WEFT_ERR_INVALID_ARG, "exceeds the limit"},
+        {(size_t)1 << 40, 8, WEFT_ERR_INVALID_ARG, "exceeds the limit"},
+        {SIZE_MAX, 0, WEFT_ERR_INVALID_ARG, "exceeds the limit"},
+        {12, 3, WEFT_ERR_BAD_ALIGNMENT, "power of two"},
+        {8192, 8192, WEFT_ERR_BAD_ALIGNMENT, "power of two up to 4096"},
+        {4, 8, WEFT_ERR_BAD_ALIGNMENT, "multiple of its alignment"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        weft_component_desc d = {0};
+        d.name = "Hostile";
+        d.size = cases[i].size;
+        d.align = cases[i].align;
+        weft_clear_error(f->w);
+        assert_int_equal(weft_component_register(f->w, &d), 0);
+        tw_expect_error(f, cases[i].expect, cases[i].needle);
+        d.storage = WEFT_STORAGE_SPARSE;
+        assert_int_equal(weft_component_register(f->w, &d), 0);
+        assert_int_equal(weft_last_status(f->w), cases[i].expect);
+        weft_message_desc md = {0};
+        md.name = "HostileMsg";
+        md.size = cases[i].size;
+        md.align = cases[i].align;
+        assert_int_equal(weft_message_register(f->w, &md), 0);
+        assert_int_not_equal(weft_last_status(f->w), WEFT_OK);
+    }
+    tw_snap_expect_same_content(f->w, &snap);
+    // alignment 0 means "derived from the size"
+    weft_component_desc d = {0};
+    d.name = "Derived";
+    d.size = 24;
+    weft_component c = weft_component_register(f->w, &d);
+    assert_int_not_equal(c, 0);
+    weft_component_info info;
+    assert_int_equal(weft_component_info_get(f->w, c, &info), WEFT_OK);
+    assert_int_equal(info.align, 8);
+    expect_clean(f->w);
+}
+
+// 100,000 archetypes from combinations of 17 tags: every one reachable,
+// the check clean, memory reported (and bounded: a few KiB each).
+static void hundred_thousand_archetypes(void **state)
+{
+    tw_fixture *f = *state;
+    enum { TAGS = 17, ARCHS = 100000 };
+    weft_component tags[TAGS];
+    char name[16];
+    for (int i = 0; i < TAGS; i++) {
+        snprintf(name, sizeof name, "Tag%d", i);
+        weft_component_desc d = {0};
+        d.name = name;
+        tags[i] = weft_component_register(f->w, &d);
+        assert_int_not_equal(tags[i], 0);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    weft_value v[TAGS];
+    for (int k = 1; k <= ARCHS; k++) {
+        int n = 0;
+        for (int b = 0; b < TAGS; b++) {
+            if (k >> b & 1) {
+                v[n++] = (weft_value){tags[b], 0, NULL};
+            }
+        }
+        assert_int_not_equal(weft_spawn_with(f->w, v, n), 0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    weft_world_stats st;
+    assert_int_equal(weft_world_get_stats(f->w, &st), WEFT_OK);
+    assert_int_equal(st.archetypes, ARCHS + 1);
+    assert_int_equal(st.live_entities, ARCHS);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    printf("100k archetypes: %d archetypes, %d tables, %.1f MiB held (%.0f bytes each), "
+           "%.2f s to create\n", st.archetypes, st.tables,
+           (double)st.live_bytes / (1024.0 * 1024.0),
+           (double)st.live_bytes / (double)st.archetypes, secs);
+    assert_true(st.live_bytes / st.archetypes < 8192);
+    // a query over one tag visits exactly the archetypes holding it
+    weft_query_desc qd = {0};
+    qd.terms[0].id = tags[3];
+    qd.term_count = 1;
+    weft_query *q = weft_query_create(f->w, &qd);
+    assert_non_null(q);
+    assert_int_equal(weft_query_count(f->w, q), ARCHS / 2);
+    assert_int_equal(weft_query_destroy(f->w, q), WEFT_OK);
+    expect_clean(f->w);
+}
+
+// ---- handles ----
+
+static weft_entity mk(uint32_t index, uint32_t gen)
+{
+    return ((uint64_t)gen << 32) | index;
+}
+
+static void stale_and_forged_handles(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component c = comp(w, "C", 4, 0);
+    int v = 1;
+    weft_entity e = weft_spawn_with(w, (weft_value[]){{c, 4, &v}}, 1);
+    weft_entity old = e;
+    assert_int_equal(weft_despawn(w, e), WEFT_OK);
+    weft_entity reused = weft_spawn(w); // same index, next generation
+    assert_int_equal(weft_entity_index(reused), weft_entity_index(old));
+    assert_int_not_equal(weft_child_of(w), 0); // registered before the snapshot
+    tw_snap snap = tw_snap_take(w);
+    const weft_entity bad[] = {old, mk(weft_entity_index(old), 0), mk(123456, 1),
+                               mk(0xFFFFFFFFu, 1), mk(0xFFFFFFFFu, 0xFFFFFFFFu), 0,
+                               mk(weft_entity_index(reused), weft_entity_generation(reused) + 1)};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        weft_clear_error(w);
+        assert_int_not_equal(weft_despawn(w, bad[i]), WEFT_OK);
+        assert_true(weft_last_error(w)[0] != '\0');
+        assert_int_not_equal(weft_insert(w, bad[i], c, &v, 4), WEFT_OK);
+        assert_int_not_equal(weft_remove(w, bad[i], c), WEFT_OK);
+        assert_null(weft_get(w, bad[i], c, 4));
+        assert_false(weft_is_alive(w, bad[i]));
+        assert_int_not_equal(weft_set_parent(w, reused, bad[i]), WEFT_OK);
+        assert_int_not_equal(weft_set_parent(w, bad[i], reused), WEFT_OK);
+    }
+    tw_snap_expect_same_content(w, &snap);
+
+    // forged object handles: readable memory that is not the object
+    static uint64_t junk[256];
+    memset(junk, 0x5A, sizeof junk);
+    weft_query *fq = (weft_query *)(void *)junk;
+    weft_schedule *fs = (weft_schedule *)(void *)junk;
+    weft_commands *fc = (weft_commands *)(void *)junk;
+    weft_observer *fo = (weft_observer *)(void *)junk;
+    weft_world *fw = (weft_world *)(void *)junk;
+    weft_iter it;
+    assert_int_equal(weft_query_destroy(w, fq), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_query_iter(w, fq, &it), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_observer_destroy(w, fo), WEFT_ERR_INVALID_HANDLE);
+    assert_int_not_equal(weft_cmd_despawn(fc, reused), WEFT_OK);
+    assert_int_not_equal(weft_commands_apply(w, fc), WEFT_OK);
+    assert_int_equal(weft_schedule_run(w, fs, 0.0), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_world_destroy(fw), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_spawn(fw), 0);
+    tw_snap_expect_same_content(w, &snap);
+}
+
+static void double_despawn_and_reserved_ids(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_entity e = weft_spawn(w);
+    assert_int_equal(weft_despawn(w, e), WEFT_OK);
+    weft_clear_error(w);
+    assert_int_equal(weft_despawn(w, e), WEFT_ERR_STALE_ENTITY);
+    tw_expect_error(f, WEFT_ERR_STALE_ENTITY, NULL);
+    // a reserved id is not alive until flushed: despawn refuses it, and the
+    // flush still makes it live
+    weft_entity r = weft_entity_reserve(w);
+    assert_int_not_equal(r, 0);
+    weft_clear_error(w);
+    assert_int_equal(weft_despawn(w, r), WEFT_ERR_STALE_ENTITY);
+    tw_expect_error(f, WEFT_ERR_STALE_ENTITY, NULL);
+    weft_commands *cmds = weft_commands_create(w);
+    assert_int_equal(weft_cmd_despawn(cmds, r), WEFT_OK); // checked at apply
+    assert_int_equal(weft_entity_flush(w), WEFT_OK);
+    assert_true(weft_is_alive(w, r));
+    assert_int_equal(weft_commands_apply(w, cmds), WEFT_OK);
+    assert_false(weft_is_alive(w, r));
+    weft_commands_destroy(cmds);
+    // reserved, then despawned through a command before the flush
+    weft_entity r2 = weft_entity_reserve(w);
+    cmds = weft_commands_create(w);
+    assert_int_equal(weft_cmd_despawn(cmds, r2), WEFT_OK);
+    weft_clear_error(w);
+    weft_status st = weft_commands_apply(w, cmds); // flushes first or refuses
+    assert_true(st == WEFT_OK || st == WEFT_ERR_STALE_ENTITY);
+    if (st != WEFT_OK) {
+        assert_true(weft_last_error(w)[0] != '\0');
+    }
+    weft_commands_destroy(cmds);
+    expect_clean(w);
+}
+
+// ---- schedules ----
+
+static void sys_noop(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+}
+
+static void fifty_system_cycle(void **state)
+{
+    tw_fixture *f = *state;
+    weft_schedule *s = weft_schedule_create(f->w, "Cycle");
+    weft_node nodes[50];
+    char name[16];
+    for (int i = 0; i < 50; i++) {
+        snprintf(name, sizeof name, "sys%02d", i);
+        weft_system_desc sd = {0};
+        sd.name = name;
+        sd.fn = sys_noop;
+        nodes[i] = weft_system_add(s, &sd);
+        assert_int_not_equal(nodes[i], 0);
+    }
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(weft_schedule_order(s, nodes[i], nodes[(i + 1) % 50], 0), WEFT_OK);
+    }
+    weft_clear_error(f->w);
+    assert_int_equal(weft_schedule_build(f->w, s), WEFT_ERR_SCHEDULE_CYCLE);
+    for (int i = 0; i < 50; i++) {
+        snprintf(name, sizeof name, "sys%02d", i);
+        assert_non_null(strstr(weft_last_error(f->w), name));
+    }
+    assert_int_equal(weft_schedule_run(f->w, s, 0.0), WEFT_ERR_SCHEDULE_CYCLE);
+    expect_clean(f->w);
+}
+
+typedef struct touch_env {
+    weft_world *w;
+    weft_component undeclared;
+    weft_entity e;
+    weft_schedule *other;
+    weft_status got;
+    bool null_ptr;
+} touch_env;
+
+static void sys_touch_undeclared(weft_system_ctx *ctx, void *user)
+{
+    touch_env *t = user;
+    t->null_ptr = weft_system_resource(ctx, t->undeclared, sizeof(int)) == NULL;
+    t->got = weft_last_status(t->w);
+}
+
+static void system_touching_undeclared(void **state)
+{
+    tw_fixture *f = *state;
+    touch_env t = {f->w, comp(f->w, "Secret", 4, 0), 0, NULL, WEFT_OK, false};
+    int v = 3;
+    assert_int_equal(weft_resource_insert(f->w, t.undeclared, &v, sizeof v), WEFT_OK);
+    weft_schedule *s = weft_schedule_create(f->w, "Touch");
+    weft_system_desc sd = {0};
+    sd.name = "sneaky";
+    sd.fn = sys_touch_undeclared;
+    sd.user = &t;
+    assert_int_not_equal(weft_system_add(s, &sd), 0);
+    assert_int_equal(weft_schedule_run(f->w, s, 0.0), WEFT_ERR_ACCESS_VIOLATION);
+    assert_non_null(strstr(weft_last_error(f->w), "sneaky"));
+    assert_non_null(strstr(weft_last_error(f->w), "Secret"));
+    assert_true(t.null_ptr);
+    assert_int_equal(t.got, WEFT_ERR_ACCESS_VIOLATION);
+    expect_clean(f->w);
+}
+
+static void sys_run_other(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    touch_env *t = user;
+    t->got = weft_schedule_run(t->w, t->other, 0.0);
+}
+
+static void sys_spawn_directly(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    touch_env *t = user;
+    t->e = weft_spawn(t->w);
+    t->got = weft_last_status(t->w);
+}
+
+static void schedule_run_from_inside_a_system(void **state)
+{
+    tw_fixture *f = *state;
+    for (int threads = 1; threads <= 2; threads++) {
+        assert_int_equal(weft_world_set_threads(f->w, threads), WEFT_OK);
+        touch_env t = {f->w, 0, 0, NULL, WEFT_OK, false};
+        char name[32];
+        snprintf(name, sizeof name, "Other%d", threads);
+        t.other = weft_schedule_create(f->w, name);
+        weft_system_desc sd = {0};
+        sd.name = "inner";
+        sd.fn = sys_noop;
+        assert_int_not_equal(weft_system_add(t.other, &sd), 0);
+        snprintf(name, sizeof name, "Outer%d", threads);
+        weft_schedule *s = weft_schedule_create(f->w, name);
+        sd.name = "runner";
+        sd.fn = sys_run_other;
+        sd.user = &t;
+        assert_int_not_equal(weft_system_add(s, &sd), 0);
+        // a parallel system may not run a schedule (or touch the world)
+        weft_status st = weft_schedule_run(f->w, s, 0.0);
+        assert_int_equal(t.got, WEFT_ERR_WRONG_PHASE);
+        assert_int_equal(st, WEFT_ERR_WRONG_PHASE);
+        assert_non_null(strstr(weft_last_error(f->w), "runner"));
+        // nor make structural calls through the world
+        snprintf(name, sizeof name, "Spawner%d", threads);
+        weft_schedule *s2 = weft_schedule_create(f->w, name);
+        sd.name = "spawner";
+        sd.fn = sys_spawn_directly;
+        assert_int_not_equal(weft_system_add(s2, &sd), 0);
+        weft_world_stats before;
+        weft_world_get_stats(f->w, &before);
+        st = weft_schedule_run(f->w, s2, 0.0);
+        assert_int_equal(t.e, 0);
+        assert_int_equal(t.got, WEFT_ERR_WRONG_PHASE);
+        assert_int_equal(st, WEFT_ERR_WRONG_PHASE);
+        weft_world_stats after;
+        weft_world_get_stats(f->w, &after);
+        assert_int_equal(after.live_entities, before.live_entities);
+        expect_clean(f->w);
+    }
+    assert_int_equal(weft_world_set_threads(f->w, 1), WEFT_OK);
+}
+
+// ---- destroying a query from inside a callback ----
+
+typedef struct qd_env {
+    weft_query *q;
+    weft_status inside_loop;
+    weft_status outside_loop;
+} qd_env;
+
+static void observer_destroys_query(weft_world *w, weft_trigger *t, void *user)
+{
+    (void)t;
+    qd_env *env = user;
+    if (!env->q) {
+        return;
+    }
+    weft_iter it;
+    assert_int_equal(weft_query_iter(w, env->q, &it), WEFT_OK);
+    env->inside_loop = weft_query_destroy(w, env->q); // it is being iterated
+    weft_iter_fini(&it);
+    env->outside_loop = weft_query_destroy(w, env->q);
+    env->q = NULL;
+}
+
+static void query_destroy_from_callback(void **state)
+{
+    tw_fixture *f = *state;
+    weft_component c = comp(f->w, "C", 4, 0);
+    qd_env env = {query1(f->w, c), WEFT_OK, WEFT_ERR_INTERNAL};
+    weft_observer_desc od = {0};
+    od.event = WEFT_EVENT_ADD;
+    od.component = c;
+    od.fn = observer_destroys_query;
+    od.user = &env;
+    assert_non_null(weft_observer_create(f->w, &od));
+    int v = 1;
+    assert_int_not_equal(weft_spawn_with(f->w, (weft_value[]){{c, 4, &v}}, 1), 0);
+    assert_int_equal(env.inside_loop, WEFT_ERR_WRONG_PHASE);
+    assert_int_equal(env.outside_loop, WEFT_OK);
+    assert_null(env.q);
+    expect_clean(f->w);
+}
+
+// ---- ticks ----
+
+// Four full turns of the 32-bit change tick, in steps the clamp keeps up
+// with: Changed and Added stay exact on every turn.
+static void tick_wraparound(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component c = comp(w, "C", 4, 0);
+    int v = 1;
+    weft_entity a = weft_spawn_with(w, (weft_value[]){{c, 4, &v}}, 1);
+    weft_entity b = weft_spawn_with(w, (weft_value[]){{c, 4, &v}}, 1);
+    weft_query_desc qd = {0};
+    qd.terms[0].id = c;
+    qd.terms[0].filter = WEFT_FILTER_CHANGED;
+    qd.term_count = 1;
+    weft_query *q = weft_query_create(w, &qd);
+    assert_int_equal(weft_query_count(w, q), 2); // first run: all new
+    weft_iter it;
+    assert_int_equal(weft_query_iter(w, q, &it), WEFT_OK);
+    while (weft_iter_next(&it)) {
+    }
+    const uint64_t step = WEFT_CHECK_TICK_THRESHOLD / 2;
+    uint64_t total = 0;
+    int turns = 0;
+    while (total < 4ull * 0x100000000ull) {
+        uint32_t now = weft_world_change_tick(w);
+        weft_world_set_change_tick(w, (uint32_t)(now + step));
+        total += step;
+        weft_world_clamp_ticks(w, false);
+        bool write_a = (total / step) % 3 == 0;
+        if (write_a) {
+            int *p = weft_get_mut(w, a, c, sizeof(int));
+            assert_non_null(p);
+            (*p)++;
+        }
+        weft_entity seen = 0;
+        int64_t rows = 0;
+        assert_int_equal(weft_query_iter(w, q, &it), WEFT_OK);
+        while (weft_iter_next(&it)) {
+            rows += weft_iter_count(&it);
+            seen = weft_iter_entities(&it)[0];
+        }
+        assert_int_equal(rows, write_a ? 1 : 0);
+        if (write_a) {
+            assert_true(seen == a);
+        }
+        if (now > weft_world_change_tick(w)) {
+            turns++;
+        }
+    }
+    assert_true(turns >= 4);
+    (void)b;
+    assert_true(weft_world_clamp_ticks(w, true));
+    expect_clean(w);
+    assert_int_equal(weft_query_destroy(w, q), WEFT_OK);
+}
+
 int main(void)
 {
     const char *filter = getenv("WEFT_TEST_FILTER");
@@ -625,6 +1048,16 @@ int main(void)
                                         tw_teardown),
         cmocka_unit_test_setup_teardown(relationship_target_list_is_not_removable, tw_setup,
                                         tw_teardown),
+        cmocka_unit_test_setup_teardown(component_sizes_and_alignments, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(hundred_thousand_archetypes, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(stale_and_forged_handles, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(double_despawn_and_reserved_ids, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(fifty_system_cycle, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(system_touching_undeclared, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(schedule_run_from_inside_a_system, tw_setup,
+                                        tw_teardown),
+        cmocka_unit_test_setup_teardown(query_destroy_from_callback, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(tick_wraparound, tw_setup, tw_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
