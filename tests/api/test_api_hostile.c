@@ -272,9 +272,9 @@ static void world_destroy_from_system(void **state)
     weft_system_desc sd = {0};
     sd.name = "destroyer";
     sd.fn = system_destroy;
-    assert_int_not_equal(weft_system_add(s, &sd), 0);
+    assert_int_not_equal(weft_schedule_add_system(s, &sd), 0);
     probe_reset(w);
-    weft_status st = weft_schedule_run(w, s, 0.0);
+    weft_status st = weft_schedule_run(s, 0.0);
     assert_int_equal(st, WEFT_ERR_WRONG_PHASE); // the system failed with it
     assert_non_null(strstr(weft_last_error(w), "weft_world_destroy"));
     assert_int_equal(g_probe.calls, 1);
@@ -311,7 +311,7 @@ static weft_schedule *fixed_schedule(weft_world *w)
     weft_system_desc sd = {0};
     sd.name = "count";
     sd.fn = count_fixed;
-    assert_int_not_equal(weft_system_add(s, &sd), 0);
+    assert_int_not_equal(weft_schedule_add_system(s, &sd), 0);
     return s;
 }
 
@@ -749,7 +749,7 @@ static void stale_and_forged_handles(void **state)
     assert_int_equal(weft_observer_destroy(w, fo), WEFT_ERR_INVALID_HANDLE);
     assert_int_not_equal(weft_cmd_despawn(fc, reused), WEFT_OK);
     assert_int_not_equal(weft_commands_apply(w, fc), WEFT_OK);
-    assert_int_equal(weft_schedule_run(w, fs, 0.0), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_schedule_run(fs, 0.0), WEFT_ERR_INVALID_HANDLE);
     assert_int_equal(weft_world_destroy(fw), WEFT_ERR_INVALID_HANDLE);
     assert_int_equal(weft_spawn(fw), 0);
     tw_snap_expect_same_content(w, &snap);
@@ -811,19 +811,19 @@ static void fifty_system_cycle(void **state)
         weft_system_desc sd = {0};
         sd.name = name;
         sd.fn = sys_noop;
-        nodes[i] = weft_system_add(s, &sd);
+        nodes[i] = weft_schedule_add_system(s, &sd);
         assert_int_not_equal(nodes[i], 0);
     }
     for (int i = 0; i < 50; i++) {
-        assert_int_equal(weft_schedule_order(s, nodes[i], nodes[(i + 1) % 50], 0), WEFT_OK);
+        assert_int_equal(weft_schedule_add_order(s, nodes[i], nodes[(i + 1) % 50], 0), WEFT_OK);
     }
     weft_clear_error(f->w);
-    assert_int_equal(weft_schedule_build(f->w, s), WEFT_ERR_SCHEDULE_CYCLE);
+    assert_int_equal(weft_schedule_build(s), WEFT_ERR_SCHEDULE_CYCLE);
     for (int i = 0; i < 50; i++) {
         snprintf(name, sizeof name, "sys%02d", i);
         assert_non_null(strstr(weft_last_error(f->w), name));
     }
-    assert_int_equal(weft_schedule_run(f->w, s, 0.0), WEFT_ERR_SCHEDULE_CYCLE);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_ERR_SCHEDULE_CYCLE);
     expect_clean(f->w);
 }
 
@@ -854,8 +854,8 @@ static void system_touching_undeclared(void **state)
     sd.name = "sneaky";
     sd.fn = sys_touch_undeclared;
     sd.user = &t;
-    assert_int_not_equal(weft_system_add(s, &sd), 0);
-    assert_int_equal(weft_schedule_run(f->w, s, 0.0), WEFT_ERR_ACCESS_VIOLATION);
+    assert_int_not_equal(weft_schedule_add_system(s, &sd), 0);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_ERR_ACCESS_VIOLATION);
     assert_non_null(strstr(weft_last_error(f->w), "sneaky"));
     assert_non_null(strstr(weft_last_error(f->w), "Secret"));
     assert_true(t.null_ptr);
@@ -867,7 +867,7 @@ static void sys_run_other(weft_system_ctx *ctx, void *user)
 {
     (void)ctx;
     touch_env *t = user;
-    t->got = weft_schedule_run(t->w, t->other, 0.0);
+    t->got = weft_schedule_run(t->other, 0.0);
 }
 
 static void sys_spawn_directly(weft_system_ctx *ctx, void *user)
@@ -890,15 +890,15 @@ static void schedule_run_from_inside_a_system(void **state)
         weft_system_desc sd = {0};
         sd.name = "inner";
         sd.fn = sys_noop;
-        assert_int_not_equal(weft_system_add(t.other, &sd), 0);
+        assert_int_not_equal(weft_schedule_add_system(t.other, &sd), 0);
         snprintf(name, sizeof name, "Outer%d", threads);
         weft_schedule *s = weft_schedule_create(f->w, name);
         sd.name = "runner";
         sd.fn = sys_run_other;
         sd.user = &t;
-        assert_int_not_equal(weft_system_add(s, &sd), 0);
+        assert_int_not_equal(weft_schedule_add_system(s, &sd), 0);
         // a parallel system may not run a schedule (or touch the world)
-        weft_status st = weft_schedule_run(f->w, s, 0.0);
+        weft_status st = weft_schedule_run(s, 0.0);
         assert_int_equal(t.got, WEFT_ERR_WRONG_PHASE);
         assert_int_equal(st, WEFT_ERR_WRONG_PHASE);
         assert_non_null(strstr(weft_last_error(f->w), "runner"));
@@ -907,10 +907,10 @@ static void schedule_run_from_inside_a_system(void **state)
         weft_schedule *s2 = weft_schedule_create(f->w, name);
         sd.name = "spawner";
         sd.fn = sys_spawn_directly;
-        assert_int_not_equal(weft_system_add(s2, &sd), 0);
+        assert_int_not_equal(weft_schedule_add_system(s2, &sd), 0);
         weft_world_stats before;
         weft_world_get_stats(f->w, &before);
-        st = weft_schedule_run(f->w, s2, 0.0);
+        st = weft_schedule_run(s2, 0.0);
         assert_int_equal(t.e, 0);
         assert_int_equal(t.got, WEFT_ERR_WRONG_PHASE);
         assert_int_equal(st, WEFT_ERR_WRONG_PHASE);

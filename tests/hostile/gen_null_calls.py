@@ -33,7 +33,7 @@ NULL_OK = {
     ("weft_query_destroy", "query"): "NULL is ignored",
     ("weft_observer_destroy", "observer"): "NULL is ignored",
     ("weft_schedule_destroy", "schedule"): "NULL is ignored",
-    ("weft_schedule_apply_point", "name"): "the name is optional",
+    ("weft_schedule_add_apply_point", "name"): "the name is optional",
     ("weft_commands_destroy", "cmds"): "NULL is ignored",
     ("weft_iter_fini", "it"): "harmless on anything not iterating",
     ("weft_insert", "value"): "NULL value default-constructs",

@@ -262,7 +262,7 @@ static int nf_setup(void **state)
     F->weft_system_desc.fn = nf_system;
     F->weft_system_desc.queries = &F->weft_query_desc;
     F->weft_system_desc.query_count = 1;
-    F->node = weft_system_add(F->s, &F->weft_system_desc);
+    F->node = weft_schedule_add_system(F->s, &F->weft_system_desc);
     assert_int_not_equal(F->node, 0);
     F->weft_condition_desc.name = "null-args.cond";
     F->weft_condition_desc.fn = nf_condition;
@@ -335,12 +335,12 @@ static void null_args_every_pointer_parameter(void **state)
     sd.messages = &mu;
     sd.message_count = 1;
     sd.flags = WEFT_SYSTEM_EXCLUSIVE;
-    if (weft_system_add(s, &sd) == 0) {
+    if (weft_schedule_add_system(s, &sd) == 0) {
         fail_msg("weft_system_add: %s", weft_last_error(F->w));
     }
     // the only failure the system keeps is the one weft_system_fail(ctx,
     // INVALID_ARG, NULL) asked for, reported with the status's own text
-    weft_status st = weft_schedule_run(F->w, s, 0.016);
+    weft_status st = weft_schedule_run(s, 0.016);
     if (st != WEFT_ERR_INVALID_ARG ||
         !strstr(weft_last_error(F->w), weft_status_str(WEFT_ERR_INVALID_ARG))) {
         nf_fail(F, "the context cases' system reported %s: %s", weft_status_name(st),
