@@ -1237,7 +1237,14 @@ typedef struct weft_condition weft_condition;
 
 /** A system body. `user` is the descriptor's user pointer. Report failure
  *  with weft_system_fail; returning is the only way to end a run. Must not
- *  unwind (longjmp, C++ exceptions) through weft. */
+ *  unwind (longjmp, C++ exceptions) through weft. A system that is not
+ *  exclusive (and every run condition and par_each chunk) shares the world
+ *  with the other systems of the run: world calls that change it made
+ *  through a captured weft_world pointer (spawn, insert, remove, despawn,
+ *  flush, get_mut, resource insert/remove/get_mut, commands_apply,
+ *  registration, query and observer create/destroy, triggers, schedule
+ *  runs, weft_world_destroy) are refused with WRONG_PHASE and fail the
+ *  system; record commands instead, or make the system exclusive. */
 typedef void (*weft_system_fn)(weft_system_ctx *ctx, void *user);
 /** A run condition body: read-only, returns whether to run. */
 typedef bool (*weft_condition_fn)(weft_system_ctx *ctx, void *user);

@@ -374,7 +374,7 @@ WEFT_API const void *weft_get(const weft_world *world, weft_entity e, weft_compo
 WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
                             size_t size)
 {
-    if (!wf_world_ok(world)) {
+    if (!wf_world_ok(world) || wf_world_refuse_shared(world, "weft_get_mut")) {
         return NULL;
     }
     return entity_get_checked(world, e, c, size, true);

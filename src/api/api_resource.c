@@ -109,7 +109,10 @@ WEFT_API const void *weft_resource_get(const weft_world *world, weft_component r
 
 WEFT_API void *weft_resource_get_mut(weft_world *world, weft_component r, size_t size)
 {
-    return wf_world_ok(world) ? resource_get(world, r, size, true) : NULL;
+    if (!wf_world_ok(world) || wf_world_refuse_shared(world, "weft_resource_get_mut")) {
+        return NULL;
+    }
+    return resource_get(world, r, size, true);
 }
 
 WEFT_API weft_status weft_resource_get_ticks(const weft_world *world, weft_component r,

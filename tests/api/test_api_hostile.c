@@ -878,6 +878,50 @@ static void sys_spawn_directly(weft_system_ctx *ctx, void *user)
     t->got = weft_last_status(t->w);
 }
 
+static void sys_write_directly(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    touch_env *t = user;
+    t->null_ptr = weft_get_mut(t->w, t->e, t->undeclared, sizeof(int)) == NULL &&
+                  weft_resource_get_mut(t->w, t->undeclared, sizeof(int)) == NULL;
+    t->got = weft_last_status(t->w);
+}
+
+// A parallel system that writes through a captured world pointer (a
+// component and a resource it never declared) races the systems that
+// read them: refused; an exclusive system may.
+static void system_writing_through_the_world(void **state)
+{
+    tw_fixture *f = *state;
+    weft_component c = comp(f->w, "Undeclared", 4, 0);
+    int v = 5;
+    weft_entity e = weft_spawn_with(f->w, (weft_value[]){{c, 4, &v}}, 1);
+    assert_int_equal(weft_resource_insert(f->w, c, &v, sizeof v), WEFT_OK);
+    touch_env t = {f->w, c, e, NULL, WEFT_OK, false};
+    weft_schedule *s = weft_schedule_create(f->w, "Writer");
+    weft_system_desc sd = {0};
+    sd.name = "writer";
+    sd.fn = sys_write_directly;
+    sd.user = &t;
+    assert_int_not_equal(weft_schedule_add_system(s, &sd), 0);
+    weft_ticks before;
+    assert_int_equal(weft_get_ticks(f->w, e, c, &before), WEFT_OK);
+    assert_int_equal(weft_schedule_run(s, 0.0), WEFT_ERR_WRONG_PHASE);
+    assert_true(t.null_ptr);
+    assert_int_equal(t.got, WEFT_ERR_WRONG_PHASE);
+    assert_non_null(strstr(weft_last_error(f->w), "writer"));
+    weft_ticks after;
+    assert_int_equal(weft_get_ticks(f->w, e, c, &after), WEFT_OK);
+    assert_int_equal(after.changed, before.changed);
+    weft_schedule *x = weft_schedule_create(f->w, "ExclusiveWriter");
+    sd.name = "exclusive_writer";
+    sd.flags = WEFT_SYSTEM_EXCLUSIVE;
+    assert_int_not_equal(weft_schedule_add_system(x, &sd), 0);
+    assert_int_equal(weft_schedule_run(x, 0.0), WEFT_OK);
+    assert_false(t.null_ptr);
+    expect_clean(f->w);
+}
+
 static void schedule_run_from_inside_a_system(void **state)
 {
     tw_fixture *f = *state;
@@ -1055,6 +1099,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(fifty_system_cycle, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(system_touching_undeclared, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(schedule_run_from_inside_a_system, tw_setup,
+                                        tw_teardown),
+        cmocka_unit_test_setup_teardown(system_writing_through_the_world, tw_setup,
                                         tw_teardown),
         cmocka_unit_test_setup_teardown(query_destroy_from_callback, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(tick_wraparound, tw_setup, tw_teardown),
