@@ -7,7 +7,8 @@
 # otherwise; when neither is possible it prints the exact apt-get line and
 # returns 1. On a system without dpkg it only checks that the tools exist.
 
-WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev libjansson-dev)
+WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev
+                   libjansson-dev python3)
 
 weft_ensure_deps() {
     if ! command -v dpkg-query >/dev/null 2>&1; then

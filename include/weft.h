@@ -171,15 +171,19 @@ WEFT_API weft_world *weft_world_create(const weft_world_desc *desc);
 
 /** Destroys a world: runs the dtor hook of every live component value and of
  *  every resource, then frees all memory through the allocator hook.
- *  NULL is ignored. Thread: driver. */
-WEFT_API void weft_world_destroy(weft_world *world);
+ *  NULL is ignored (WEFT_OK). Refused while the world is running one of
+ *  your callbacks (a lifecycle hook, observer, system, run condition,
+ *  custom command or drop function, message drop): the world stays as it
+ *  is and the call returns WRONG_PHASE. Thread: driver.
+ *  Errors: INVALID_HANDLE (destroyed or foreign pointer), WRONG_PHASE. */
+WEFT_API weft_status weft_world_destroy(weft_world *world);
 
 /** Status of the world's most recent failure (WEFT_OK if none yet).
  *  A NULL world gives WEFT_ERR_INVALID_HANDLE. Thread: driver. */
 WEFT_API weft_status weft_last_status(const weft_world *world);
 
 /** Message of the world's most recent failure, naming what was wrong
- *  ("" if none). Thread: driver. Lifetime: until the next failure recorded
+ *  ("" if none; at most 1023 bytes, a longer one cut to end in "..."). Thread: driver. Lifetime: until the next failure recorded
  *  in this world, or its destruction. A NULL world gives a static message. */
 WEFT_API const char *weft_last_error(const weft_world *world);
 
@@ -242,7 +246,7 @@ WEFT_API int32_t weft_entity_archetype(const weft_world *world, weft_entity e);
 WEFT_API uint64_t weft_world_hash(const weft_world *world);
 
 /** Walks entity records, tables, archetypes, edges and sparse sets and
- *  verifies the storage invariants (docs/architecture.md, INV-1..INV-9).
+ *  verifies the invariants (docs/architecture.md, INV-1..INV-11).
  *  Returns WEFT_OK, or WEFT_ERR_CORRUPT with a message in the error slot
  *  naming the first broken invariant. O(everything); for tests and
  *  debugging. Thread: driver. Errors: INVALID_HANDLE, CORRUPT,
@@ -366,7 +370,8 @@ WEFT_API weft_status weft_component_require(weft_world *world, weft_component c,
                                            const weft_require *reqs, int32_t count);
 
 /** Finds a component by name. Returns 0 if there is none (no error is
- *  recorded: absence is an answer). Thread: driver. */
+ *  recorded: absence is an answer) or on misuse (INVALID_ARG: name NULL,
+ *  recorded). Thread: driver. */
 WEFT_API weft_component weft_component_lookup(const weft_world *world,
                                               const char *name);
 
@@ -661,9 +666,59 @@ WEFT_API uint32_t weft_query_last_run(const weft_world *world, const weft_query 
 WEFT_API weft_status weft_query_set_last_run(weft_world *world, weft_query *query,
                                              uint32_t tick);
 
-/** Iterator storage. Put it on the stack; its content is private. */
+/* Library-internal types the iteration state points at (never complete
+ * here). */
+struct wf_table;
+struct wf_entity_index;
+
+/** The state of one iteration. It is defined in this header only so that
+ *  weft_iter can hold it as a member: the library accesses iterator storage
+ *  through this type, which C's aliasing rules allow only when the storage
+ *  contains it. Every field is private to the library and may change with
+ *  the ABI version; never read or write them. */
+typedef struct weft_iter_state {
+    uint32_t state;           /* WF_ITER_ACTIVE, WF_ITER_DONE, or garbage */
+    uint32_t slot;            /* the query's iteration slot */
+    uint64_t serial;          /* the slot's serial when this iteration took it */
+    bool counts_run;          /* a real iteration: ends by advancing last_run */
+    uint8_t mode;             /* who owns the iteration */
+    uint32_t row_end;         /* chunk tasks: end of the task's rows */
+    bool partial;             /* current table: check each row's archetype */
+    bool filtered;            /* current table: check each row's ticks */
+    bool whole;               /* current chunk: the whole table */
+    weft_world *world;
+    weft_query *query;
+    const struct wf_entity_index *entities;
+    const uint32_t *tick;     /* the world's change tick */
+    uint32_t this_run;
+    uint32_t last_run;
+    uint32_t span;            /* min(this_run - last_run, MAX_CHANGE_AGE) */
+    uint32_t match;           /* index of the current match + 1 (0: none yet) */
+    uint32_t row;             /* next row to scan in the current table */
+    uint32_t start;           /* current chunk: first row */
+    uint32_t count;           /* current chunk: rows */
+    uint32_t nflt;            /* direct scan terms, or UINT32_MAX */
+    uint32_t nfield;          /* entries of field_terms */
+    uint32_t nsparse;         /* entries of sparse_terms */
+    struct wf_table *table;   /* current table */
+    uint8_t field_terms[WEFT_MAX_TERMS]; /* table terms with a field */
+    uint8_t sparse_terms[WEFT_MAX_TERMS]; /* sparse terms with a field */
+    uint32_t fsize[WEFT_MAX_TERMS];      /* fast field sizes; 0: none */
+    uint32_t wsize[WEFT_MAX_TERMS];      /* as fsize, write terms only */
+    int16_t cols[WEFT_MAX_TERMS];        /* current table: column or -1 */
+    void *ptr[WEFT_MAX_TERMS];           /* current chunk: field or NULL */
+    uint16_t flt_col[4];      /* direct scan: column of each filtered term */
+    uint16_t flt_filter[4];   /* direct scan: filter bits still checked */
+} weft_iter_state;
+
+/** Iterator storage. Put it on the stack; its content is private. It is
+ *  512 bytes with the alignment of uint64_t and pointers on every target
+ *  (`_reserved` fixes both; the library asserts the state fits). */
 typedef struct weft_iter {
-    uint64_t _opaque[64];
+    union {
+        weft_iter_state state;
+        uint64_t _reserved[64];
+    } _private;
 } weft_iter;
 
 /** Starts iterating `query`. Iteration moves chunk by chunk with
@@ -679,9 +734,10 @@ typedef struct weft_iter {
  *  is called; an iteration that ends by reaching its last chunk sets the
  *  query's last run to this_run. Stopping early without weft_iter_fini
  *  leaves the world deferring structural calls.
+ *  On failure `it` is zeroed: every weft_iter_* call on it is harmless.
  *  Thread: driver. Errors: INVALID_HANDLE (NULL world/query, query of
  *  another world), INVALID_ARG (it NULL), OUT_OF_MEMORY (matching new
- *  archetypes). */
+ *  archetypes), CAPACITY (64 iterations of this query already open). */
 WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query,
                                      weft_iter *it);
 
@@ -690,7 +746,9 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query,
 WEFT_API bool weft_iter_next(weft_iter *it);
 
 /** Ends an iteration early; harmless after weft_iter_next returned false
- *  (then it does nothing). The query's last run is not advanced.
+ *  (then it does nothing). The query's last run is not advanced. A copy of
+ *  an iterator is the same iteration: whichever of them ends first ends
+ *  it, and the other then does nothing (weft_iter_next returns false).
  *  Thread: driver. */
 WEFT_API void weft_iter_fini(weft_iter *it);
 
@@ -772,7 +830,8 @@ WEFT_API const void *weft_query_get(weft_world *world, weft_query *query, weft_e
  *  the last run, which is not advanced). -1 on misuse. Thread: driver. */
 WEFT_API int64_t weft_query_count(weft_world *world, weft_query *query);
 
-/** True when the query would yield nothing now. Thread: driver. */
+/** True when the query would yield nothing now; also true on misuse
+ *  (error recorded as for weft_query_count). Thread: driver. */
 WEFT_API bool weft_query_is_empty(weft_world *world, weft_query *query);
 
 /** The one entity the query matches. Errors: NOT_FOUND (none),
@@ -884,7 +943,10 @@ WEFT_API weft_status weft_cmd_resource_insert(weft_commands *cmds, weft_componen
 WEFT_API weft_status weft_cmd_resource_remove(weft_commands *cmds, weft_component r);
 /** Records a custom command: `size` payload bytes are copied (aligned to
  *  16), `fn` runs at apply, `drop` (optional) runs once afterwards or
- *  when the command is discarded.
+ *  when the command is discarded. Errors: INVALID_HANDLE, INVALID_ARG (fn
+ *  NULL, or payload NULL with a size), CAPACITY (size above 1 GiB),
+ *  DEPTH_LIMIT, OUT_OF_MEMORY; on failure nothing is recorded and `drop`
+ *  is not called.
  *  Thread: as weft_cmd_spawn (one thread per buffer at a time). */
 WEFT_API weft_status weft_cmd_custom(weft_commands *cmds, weft_command_fn fn,
                                      const void *payload, size_t size,
@@ -971,7 +1033,8 @@ WEFT_API weft_observer *weft_observer_create(weft_world *world,
                                              const weft_observer_desc *desc);
 
 /** Destroys an observer (safe during a trigger: it will not run again).
- *  Thread: driver. */
+ *  NULL is ignored. Thread: driver. Errors: INVALID_HANDLE (world, or
+ *  not an observer of this world). */
 WEFT_API weft_status weft_observer_destroy(weft_world *world, weft_observer *observer);
 
 /** Triggers a custom event synchronously: observers of `event` registered
@@ -1085,8 +1148,13 @@ typedef struct weft_relationship_desc {
 
 /** Registers a relationship; returns the source component id (its value is
  *  a weft_entity, immutable: change it with weft_relate). The target
- *  component id is weft_relationship_targets(world, rel).
- *  Thread: driver. 0 on failure. */
+ *  component id is weft_relationship_targets(world, rel). The target
+ *  component belongs to weft: inserting, removing or requiring it by hand
+ *  (entity calls, commands, resources) is refused with RELATIONSHIP; it
+ *  goes when its last source does or with its entity.
+ *  Thread: driver. 0 on failure: INVALID_HANDLE, INVALID_ARG (desc),
+ *  ALREADY_EXISTS (name), CAPACITY (the two components would pass the
+ *  component limit), OUT_OF_MEMORY. */
 WEFT_API weft_component weft_relationship_register(weft_world *world,
                                                    const weft_relationship_desc *desc);
 
@@ -1183,7 +1251,14 @@ typedef struct weft_condition weft_condition;
 
 /** A system body. `user` is the descriptor's user pointer. Report failure
  *  with weft_system_fail; returning is the only way to end a run. Must not
- *  unwind (longjmp, C++ exceptions) through weft. */
+ *  unwind (longjmp, C++ exceptions) through weft. A system that is not
+ *  exclusive (and every run condition and par_each chunk) shares the world
+ *  with the other systems of the run: world calls that change it made
+ *  through a captured weft_world pointer (spawn, insert, remove, despawn,
+ *  flush, get_mut, resource insert/remove/get_mut, commands_apply,
+ *  registration, query and observer create/destroy, triggers, schedule
+ *  runs, weft_world_destroy) are refused with WRONG_PHASE and fail the
+ *  system; record commands instead, or make the system exclusive. */
 typedef void (*weft_system_fn)(weft_system_ctx *ctx, void *user);
 /** A run condition body: read-only, returns whether to run. */
 typedef bool (*weft_condition_fn)(weft_system_ctx *ctx, void *user);
@@ -1263,7 +1338,8 @@ typedef struct weft_system_desc {
  *  ALREADY_EXISTS (the name is taken), OUT_OF_MEMORY. */
 WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name);
 
-/** The schedule named `name`, or NULL (no error recorded). Thread: driver. */
+/** The schedule named `name`, or NULL (no error recorded; a NULL name is
+ *  INVALID_ARG, recorded). Thread: driver. */
 WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char *name);
 
 /** Destroys a schedule: its systems' queries, local state (fini hooks),
@@ -1289,8 +1365,9 @@ WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_
 
 /** Adds an explicit apply point (Bevy's ApplyDeferred): when it runs, the
  *  commands of every system before it are applied. Auto sync points reuse
- *  it (weft_schedule_build). Returns the node or 0 (INVALID_ARG,
- *  OUT_OF_MEMORY, WRONG_PHASE). Thread: driver. */
+ *  it (weft_schedule_build). `name` is optional (NULL or "": "apply").
+ *  Returns the node or 0 (INVALID_ARG, OUT_OF_MEMORY, WRONG_PHASE).
+ *  Thread: driver. */
 WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const char *name);
 
 /** The set named `name`, created on first use (name copied). Sets carry
@@ -1515,8 +1592,8 @@ WEFT_API int32_t weft_schedule_max_concurrency(const weft_schedule *schedule);
 /** Writes the last run as Chrome trace-event JSON (one track per worker;
  *  loads in Perfetto and chrome://tracing) into buf (cap bytes, NUL
  *  terminated when cap > 0). Returns the full length (excluding the NUL);
- *  call with cap 0 to size the buffer. Needs profiling on for the last run
- *  (otherwise the trace has no events). Thread: driver. */
+ *  call with cap 0 or buf NULL to size the buffer. Needs profiling on for
+ *  the last run (otherwise the trace has no events). Thread: driver. */
 WEFT_API size_t weft_schedule_trace_json(const weft_schedule *schedule, char *buf, size_t cap);
 
 /** Writes the built schedule as Graphviz DOT (systems, sets as clusters,
@@ -1670,6 +1747,14 @@ WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
 
 /* -- frames -- */
 
+/** Smallest fixed step weft_frame_configure accepts, seconds. */
+#define WEFT_FRAME_MIN_STEP 1e-6
+/** Most fixed steps one weft_frame_run runs. A frame that would need more
+ *  runs this many and drops the rest of its accumulated time, so a
+ *  simulation that cannot keep up slows down instead of falling further
+ *  behind with every frame. */
+#define WEFT_FRAME_MAX_FIXED_STEPS 1024
+
 /** What weft_frame_run runs. */
 typedef struct weft_frame_desc {
     uint32_t _start_canary;            /**< must be 0 */
@@ -1685,15 +1770,18 @@ typedef struct weft_frame_desc {
 } weft_frame_desc;
 
 /** Sets the frame plan (copied). Errors: INVALID_ARG (canary, count < 0,
- *  NULL schedules, fixed_before out of range, negative step or clamp,
- *  a schedule of another world). Thread: driver. */
+ *  NULL schedules, fixed_before out of range, negative, infinite or NaN
+ *  step or clamp, a step below WEFT_FRAME_MIN_STEP, a schedule of another
+ *  world), WRONG_PHASE (a schedule is running). Thread: driver. */
 WEFT_API weft_status weft_frame_configure(weft_world *world, const weft_frame_desc *desc);
 
 /** Runs one frame of `dt` seconds: updates messages (unless turned off),
  *  clamps dt to max_delta, adds it to the fixed accumulator, runs the
  *  schedules in order with the fixed schedule floor(acc / step) times at
- *  its place (each with dt = step), keeping the remainder. Returns the
- *  first failure; every schedule still runs. Thread: driver. */
+ *  its place (each with dt = step), keeping the remainder; at most
+ *  WEFT_FRAME_MAX_FIXED_STEPS fixed runs per frame (then the accumulator
+ *  is emptied). Returns the first failure; every schedule still runs.
+ *  Thread: driver. */
 WEFT_API weft_status weft_frame_run(weft_world *world, double dt);
 
 /** Fixed steps run by the last frame. Thread: driver. */

@@ -9,7 +9,7 @@
 
 static bool cmds_ok(const weft_commands *cmds)
 {
-    return cmds && wf_world_ok(cmds->world);
+    return cmds && cmds->magic == WF_CMDS_MAGIC && wf_world_ok(cmds->world);
 }
 
 WEFT_API weft_commands *weft_commands_create(weft_world *world)
@@ -45,7 +45,10 @@ WEFT_API void weft_commands_destroy(weft_commands *cmds)
     if (cmds->next) {
         cmds->next->prev = cmds->prev;
     }
+    w->busy++; /* drop functions run; the buffer cannot be destroyed again */
+    cmds->applying = true;
     wf_cmds_fini(cmds);
+    w->busy--;
     wf_free(&w->alloc, cmds, sizeof *cmds, _Alignof(weft_commands));
 }
 
@@ -72,9 +75,15 @@ static weft_status cmd_record(weft_commands *cmds, wf_cmd_op op, uint8_t flags,
     if (st != WEFT_OK) {
         return st;
     }
-    if (op == WF_CMD_REMOVE && !wf_registry_get(&w->registry, c)) {
-        return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
-                        "%s: component id %u is not registered in this world", fn, c);
+    if (op == WF_CMD_REMOVE) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, c);
+        if (!ti) {
+            return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT,
+                            "%s: component id %u is not registered in this world", fn, c);
+        }
+        if (wf_type_managed(ti)) {
+            return wf_managed_refuse(w, ti, fn);
+        }
     }
     if (op != WF_CMD_SPAWN && e == 0) {
         return wf_error(w, WEFT_ERR_INVALID_ENTITY, "%s: entity 0 is the null handle", fn);
@@ -128,7 +137,8 @@ WEFT_API weft_status weft_cmd_insert_many(weft_commands *cmds, weft_entity e,
 
 WEFT_API weft_status weft_cmd_remove(weft_commands *cmds, weft_entity e, weft_component c)
 {
-    if (WF_LIKELY(cmds_ok(cmds) && e && wf_registry_get(cmds->registry, c))) {
+    const wf_type_info *ti = cmds_ok(cmds) ? wf_registry_get(cmds->registry, c) : NULL;
+    if (WF_LIKELY(ti && e && !wf_type_managed(ti))) {
         return wf_cmds_record_small(cmds->world, cmds, WF_CMD_REMOVE, 0, e, c, NULL, NULL);
     }
     return cmd_record(cmds, WF_CMD_REMOVE, 0, e, c, NULL, 0, "weft_cmd_remove");
@@ -198,6 +208,11 @@ WEFT_API weft_status weft_cmd_custom(weft_commands *cmds, weft_command_fn fn,
         return wf_error(w, WEFT_ERR_INVALID_ARG, "weft_cmd_custom: fn is NULL or payload "
                         "missing");
     }
+    if (size > WF_CMD_PAYLOAD_MAX) {
+        return wf_error(w, WEFT_ERR_CAPACITY,
+                        "weft_cmd_custom: a payload of %zu bytes exceeds the limit of %u bytes",
+                        size, (unsigned)WF_CMD_PAYLOAD_MAX);
+    }
     if (cmds->gen > WEFT_MAX_EVENT_DEPTH) {
         return wf_error(w, WEFT_ERR_DEPTH_LIMIT,
                         "weft_cmd_custom: commands cascaded for more than %u rounds",
@@ -213,6 +228,9 @@ WEFT_API weft_status weft_commands_apply(weft_world *world, weft_commands *cmds)
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_commands_apply")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (!cmds || cmds->world != world) {
         return wf_error(world, WEFT_ERR_INVALID_HANDLE,

@@ -15,6 +15,9 @@ WEFT_API weft_component weft_component_register(weft_world *world,
     if (!wf_world_ok(world)) {
         return 0;
     }
+    if (wf_world_refuse_shared(world, "weft_component_register")) {
+        return 0;
+    }
     if (!desc) {
         wf_error(world, WEFT_ERR_INVALID_ARG, "weft_component_register: desc is NULL");
         return 0;
@@ -121,7 +124,11 @@ WEFT_API weft_status weft_component_require(weft_world *world, weft_component c,
 
 WEFT_API weft_component weft_component_lookup(const weft_world *world, const char *name)
 {
-    if (!wf_world_ok(world) || !name) {
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (!name) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_component_lookup: name is NULL");
         return 0;
     }
     return wf_registry_lookup(&world->registry, name);

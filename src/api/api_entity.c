@@ -45,6 +45,9 @@ WEFT_API weft_entity weft_spawn(weft_world *world)
     if (!wf_world_ok(world)) {
         return 0;
     }
+    if (wf_world_refuse_shared(world, "weft_spawn")) {
+        return 0;
+    }
     if (WF_UNLIKELY(world->iter_depth)) {
         return entity_defer_spawn(world, NULL, 0);
     }
@@ -57,6 +60,9 @@ WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values
                                      int32_t count)
 {
     if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (wf_world_refuse_shared(world, "weft_spawn_with")) {
         return 0;
     }
     if (wf_values_check(world, values, count, "weft_spawn_with") != WEFT_OK) {
@@ -76,6 +82,9 @@ WEFT_API weft_status weft_spawn_bulk(weft_world *world, const weft_value *column
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_spawn_bulk")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (n < 0) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_spawn_bulk: n %d is negative", n);
@@ -97,6 +106,9 @@ WEFT_API weft_status weft_despawn(weft_world *world, weft_entity e)
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_despawn")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (WF_UNLIKELY(world->iter_depth)) {
         weft_status st = entity_defer_check(world, e, "weft_despawn");
@@ -128,6 +140,9 @@ WEFT_API weft_status weft_entity_flush(weft_world *world)
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    if (wf_world_refuse_shared(world, "weft_entity_flush")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
     if (world->iter_depth) {
         return wf_defer_push(world, WF_CMD_FLUSH, 0, 0, NULL, 0, NULL);
     }
@@ -139,6 +154,9 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_insert")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (WF_UNLIKELY(world->iter_depth)) {
         weft_value v = {c, size, value};
@@ -154,7 +172,7 @@ WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_componen
         return st;
     }
     const wf_type_info *ti = wf_registry_get(&world->registry, c);
-    if (WF_UNLIKELY(!ti || ti->size != size)) {
+    if (WF_UNLIKELY(!ti || ti->size != size || wf_type_managed(ti))) {
         weft_value v = {c, size, value};
         return wf_values_check(world, &v, 1, "weft_insert");
     }
@@ -166,6 +184,9 @@ WEFT_API weft_status weft_insert_many(weft_world *world, weft_entity e,
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_insert_many")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (WF_UNLIKELY(world->iter_depth)) {
         weft_status st = entity_defer_check(world, e, "weft_insert_many");
@@ -193,12 +214,18 @@ WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_componen
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    if (wf_world_refuse_shared(world, "weft_remove")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
     const wf_type_info *ti = wf_registry_get(&world->registry, c);
     if (WF_UNLIKELY(world->iter_depth)) {
         weft_status st = entity_defer_check(world, e, "weft_remove");
         if (st == WEFT_OK && !ti) {
             st = wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
                           "weft_remove: component id %u is not registered in this world", c);
+        }
+        if (st == WEFT_OK && wf_type_managed(ti)) {
+            st = wf_managed_refuse(world, ti, "weft_remove");
         }
         return st != WEFT_OK ? st : wf_defer_push(world, WF_CMD_REMOVE, e, c, NULL, 0, NULL);
     }
@@ -210,6 +237,9 @@ WEFT_API weft_status weft_remove(weft_world *world, weft_entity e, weft_componen
     if (!ti) {
         return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
                         "weft_remove: component id %u is not registered in this world", c);
+    }
+    if (wf_type_managed(ti)) {
+        return wf_managed_refuse(world, ti, "weft_remove");
     }
     return entity_done(world, wf_commit_remove(world, e, rec, ti));
 }
@@ -344,7 +374,7 @@ WEFT_API const void *weft_get(const weft_world *world, weft_entity e, weft_compo
 WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
                             size_t size)
 {
-    if (!wf_world_ok(world)) {
+    if (!wf_world_ok(world) || wf_world_refuse_shared(world, "weft_get_mut")) {
         return NULL;
     }
     return entity_get_checked(world, e, c, size, true);

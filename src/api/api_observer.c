@@ -34,6 +34,9 @@ WEFT_API weft_observer *weft_observer_create(weft_world *world,
     if (!wf_world_ok(world)) {
         return NULL;
     }
+    if (wf_world_refuse_shared(world, "weft_observer_create")) {
+        return NULL;
+    }
     if (!desc || desc->_start_canary || desc->_end_canary || !desc->fn) {
         wf_error(world, WEFT_ERR_INVALID_ARG,
                  "weft_observer_create: desc is NULL, has a canary set, or no fn");
@@ -94,6 +97,9 @@ WEFT_API weft_status weft_observer_destroy(weft_world *world, weft_observer *obs
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    if (wf_world_refuse_shared(world, "weft_observer_destroy")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
     if (!observer) {
         return WEFT_OK;
     }
@@ -121,6 +127,9 @@ WEFT_API weft_status weft_trigger_event(weft_world *world, weft_event event,
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_trigger_event")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     wf_event_type *t = wf_events_type(&world->events, event);
     if (!t) {

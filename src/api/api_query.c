@@ -56,6 +56,9 @@ WEFT_API weft_query *weft_query_create(weft_world *world, const weft_query_desc 
     if (!wf_world_ok(world)) {
         return NULL;
     }
+    if (wf_world_refuse_shared(world, "weft_query_create")) {
+        return NULL;
+    }
     if (!desc) {
         wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_create: desc is NULL");
         return NULL;
@@ -71,6 +74,9 @@ WEFT_API weft_status weft_query_destroy(weft_world *world, weft_query *query)
     weft_status st = query_armor(world, query, "weft_query_destroy");
     if (st != WEFT_OK) {
         return st;
+    }
+    if (wf_world_refuse_shared(world, "weft_query_destroy")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (query->iterating) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
@@ -100,15 +106,6 @@ WEFT_API weft_status weft_query_set_last_run(weft_world *world, weft_query *quer
 
 /* ---- iteration ---- */
 
-static wf_iter *iter_of(weft_iter *it)
-{
-    return (wf_iter *)(void *)it;
-}
-
-static const wf_iter *iter_of_const(const weft_iter *it)
-{
-    return (const wf_iter *)(const void *)it;
-}
 
 WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_iter *it)
 {
@@ -125,18 +122,27 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_
         memset(it, 0, sizeof *it);
         return st;
     }
-    uint32_t this_run = world->change_tick++;
     wf_query_env env = wf_world_query_env(world);
-    wf_iter_init(iter_of(it), world, query, &env, query->last_run, this_run, true);
-    query->iterating++;
+    wf_iter_init(wf_iter_of(it), world, query, &env, query->last_run, world->change_tick, true);
+    if (!wf_iter_open(wf_iter_of(it), true)) {
+        memset(it, 0, sizeof *it);
+        return wf_error(world, WEFT_ERR_CAPACITY,
+                        "weft_query_iter: %d iterations of this query are already open (end "
+                        "them with weft_iter_fini)", WF_QUERY_MAX_OPEN);
+    }
+    world->change_tick++;
     world->iter_depth++;
     return WEFT_OK;
 }
 
 WEFT_API bool weft_iter_next(weft_iter *pub)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (!pub || it->state != WF_ITER_ACTIVE) {
+        return false;
+    }
+    if (WF_UNLIKELY(it->mode != WF_ITER_TASK && !wf_iter_is_open(it))) {
+        it->state = WF_ITER_DONE; /* a copy of an iterator that has ended */
         return false;
     }
     if (wf_iter_step(it)) {
@@ -148,7 +154,7 @@ WEFT_API bool weft_iter_next(weft_iter *pub)
 
 WEFT_API void weft_iter_fini(weft_iter *pub)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (pub && it->state == WF_ITER_ACTIVE) {
         wf_world_iter_end(it, false);
     }
@@ -156,17 +162,32 @@ WEFT_API void weft_iter_fini(weft_iter *pub)
 
 WEFT_API int32_t weft_iter_count(const weft_iter *pub)
 {
-    const wf_iter *it = iter_of_const(pub);
+    const wf_iter *it = wf_iter_of_const(pub);
     return pub && it->state == WF_ITER_ACTIVE && it->match ? (int32_t)it->count : 0;
 }
 
 WEFT_API const weft_entity *weft_iter_entities(const weft_iter *pub)
 {
-    const wf_iter *it = iter_of_const(pub);
+    const wf_iter *it = wf_iter_of_const(pub);
     if (!pub || it->state != WF_ITER_ACTIVE || !it->match) {
         return NULL;
     }
     return it->table->entities + it->start;
+}
+
+/* True when `it` was set up by an iteration (running or ended) and so
+ * names its world; a zeroed iterator (what a failed weft_query_iter or
+ * weft_system_iter leaves) names none, and its errors go unrecorded. */
+static bool iter_has_world(const wf_iter *it)
+{
+    return it->state == WF_ITER_ACTIVE || it->state == WF_ITER_DONE;
+}
+
+/* The status of a failed iterator call: the one recorded, or WRONG_PHASE
+ * for an iterator that names no world. */
+static weft_status iter_failed(const wf_iter *it)
+{
+    return iter_has_world(it) ? wf_error_last(it->world) : WEFT_ERR_WRONG_PHASE;
 }
 
 /* Checks a field request; returns the term or NULL (error recorded). */
@@ -174,7 +195,9 @@ static const wf_term *iter_term(const wf_iter *it, int32_t term, size_t size, bo
                                 const char *fn)
 {
     if (it->state != WF_ITER_ACTIVE || !it->match) {
-        wf_error(it->world, WEFT_ERR_WRONG_PHASE, "%s: no current chunk", fn);
+        if (iter_has_world(it)) {
+            wf_error(it->world, WEFT_ERR_WRONG_PHASE, "%s: no current chunk", fn);
+        }
         return NULL;
     }
     const weft_query *q = it->query;
@@ -263,7 +286,7 @@ __attribute__((noinline))
 static void *iter_field_slow(weft_iter *pub, int32_t term, size_t size, bool write,
                              bool mark, const char *fn)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     const wf_term *t = pub ? iter_term(it, term, size, write, fn) : NULL;
     uint32_t start = 0;
     wf_column *c = t ? iter_column(it, term, t, &start) : NULL;
@@ -281,7 +304,7 @@ static void *iter_field_slow(weft_iter *pub, int32_t term, size_t size, bool wri
  * bytes. The field pointer was computed by the step. */
 WEFT_API const void *weft_iter_field(weft_iter *pub, int32_t term, size_t size)
 {
-    const wf_iter *it = iter_of(pub);
+    const wf_iter *it = wf_iter_of(pub);
     if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
                   (uint32_t)term < WEFT_MAX_TERMS && it->fsize[term] == size && size != 0)) {
         return it->ptr[term];
@@ -291,7 +314,7 @@ WEFT_API const void *weft_iter_field(weft_iter *pub, int32_t term, size_t size)
 
 WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
                   (uint32_t)term < WEFT_MAX_TERMS && it->wsize[term] == size && size != 0)) {
         void *p = it->ptr[term];
@@ -317,7 +340,7 @@ WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
 
 WEFT_API void *weft_iter_field_mut_nomark(weft_iter *pub, int32_t term, size_t size)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
                   (uint32_t)term < WEFT_MAX_TERMS && it->wsize[term] == size && size != 0)) {
         return it->ptr[term];
@@ -327,7 +350,7 @@ WEFT_API void *weft_iter_field_mut_nomark(weft_iter *pub, int32_t term, size_t s
 
 WEFT_API bool weft_iter_has(const weft_iter *pub, int32_t term)
 {
-    const wf_iter *it = iter_of_const(pub);
+    const wf_iter *it = wf_iter_of_const(pub);
     if (!pub || it->state != WF_ITER_ACTIVE || !it->match || term < 0 ||
         (uint32_t)term >= it->query->term_count) {
         return false;
@@ -372,7 +395,7 @@ static wf_column *iter_locate(wf_iter *it, int32_t term, const wf_term *t, int32
 
 WEFT_API const void *weft_iter_get(weft_iter *pub, int32_t term, int32_t row, size_t size)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     const wf_term *t = pub ? iter_term(it, term, size, false, "weft_iter_get") : NULL;
     uint32_t r = 0;
     wf_column *c = t ? iter_locate(it, term, t, row, &r, "weft_iter_get") : NULL;
@@ -394,7 +417,7 @@ static void iter_row_mark(wf_iter *it, wf_column *c, uint32_t r)
 
 WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size_t size)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     const wf_term *t = pub ? iter_term(it, term, size, true, "weft_iter_get_mut") : NULL;
     uint32_t r = 0;
     wf_column *c = t ? iter_locate(it, term, t, row, &r, "weft_iter_get_mut") : NULL;
@@ -407,7 +430,7 @@ WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size
 
 WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (!pub) {
         return WEFT_ERR_INVALID_ARG;
     }
@@ -417,7 +440,7 @@ WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
                       : 0;
     const wf_term *t = iter_term(it, term, size, true, "weft_iter_mark");
     if (!t) {
-        return wf_error_last(it->world);
+        return iter_failed(it);
     }
     uint32_t r = 0;
     wf_column *c = iter_locate(it, term, t, row, &r, "weft_iter_mark");
@@ -435,7 +458,7 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
                                           const void *value, size_t size,
                                           bool *out_changed)
 {
-    wf_iter *it = iter_of(pub);
+    wf_iter *it = wf_iter_of(pub);
     if (out_changed) {
         *out_changed = false;
     }
@@ -444,7 +467,7 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
     }
     const wf_term *t = iter_term(it, term, size, true, "weft_iter_set_if_neq");
     if (!t) {
-        return wf_error_last(it->world);
+        return iter_failed(it);
     }
     if (!value) {
         return wf_error(it->world, WEFT_ERR_INVALID_ARG, "weft_iter_set_if_neq: value is NULL");

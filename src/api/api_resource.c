@@ -34,12 +34,18 @@ WEFT_API weft_status weft_resource_insert(weft_world *world, weft_component r,
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    if (wf_world_refuse_shared(world, "weft_resource_insert")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
     wf_type_info *ti = resource_info(world, r, "weft_resource_insert");
     if (!ti) {
         return WEFT_ERR_UNKNOWN_COMPONENT;
     }
     if (!resource_size_ok(world, ti, size, "weft_resource_insert")) {
         return WEFT_ERR_SIZE_MISMATCH;
+    }
+    if (wf_type_managed(ti)) {
+        return wf_managed_refuse(world, ti, "weft_resource_insert");
     }
     return wf_resource_insert(world, ti, value);
 }
@@ -48,6 +54,9 @@ WEFT_API weft_status weft_resource_remove(weft_world *world, weft_component r)
 {
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_resource_remove")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     wf_type_info *ti = resource_info(world, r, "weft_resource_remove");
     if (!ti) {
@@ -100,7 +109,10 @@ WEFT_API const void *weft_resource_get(const weft_world *world, weft_component r
 
 WEFT_API void *weft_resource_get_mut(weft_world *world, weft_component r, size_t size)
 {
-    return wf_world_ok(world) ? resource_get(world, r, size, true) : NULL;
+    if (!wf_world_ok(world) || wf_world_refuse_shared(world, "weft_resource_get_mut")) {
+        return NULL;
+    }
+    return resource_get(world, r, size, true);
 }
 
 WEFT_API weft_status weft_resource_get_ticks(const weft_world *world, weft_component r,

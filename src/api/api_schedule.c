@@ -10,7 +10,7 @@
 
 static bool sched_ok(const weft_schedule *s)
 {
-    return s && wf_world_ok(s->world);
+    return s && s->magic == WF_SCHEDULE_MAGIC && wf_world_ok(s->world);
 }
 
 /* Armor for declaration calls: valid, not running. */
@@ -70,6 +70,7 @@ WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name
         wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating schedule '%s'", name);
         return NULL;
     }
+    s->magic = WF_SCHEDULE_MAGIC;
     s->world = world;
     s->name = nm;
     s->auto_sync = true;
@@ -82,7 +83,14 @@ WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name
 
 WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char *name)
 {
-    if (!wf_world_ok(world) || !name || !world->sys) {
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    if (!name) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_schedule_lookup: name is NULL");
+        return NULL;
+    }
+    if (!world->sys) {
         return NULL;
     }
     for (weft_schedule *s = world->sys->schedules; s; s = s->next) {

@@ -24,11 +24,22 @@ WEFT_API weft_world *weft_world_create(const weft_world_desc *desc)
     return wf_world_create(&d);
 }
 
-WEFT_API void weft_world_destroy(weft_world *world)
+WEFT_API weft_status weft_world_destroy(weft_world *world)
 {
-    if (wf_world_ok(world)) {
-        wf_world_destroy(world);
+    if (!world) {
+        return WEFT_OK;
     }
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (world->busy) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_world_destroy: called from inside a callback of this world "
+                        "(hook, observer, system, condition, custom command, drop function); "
+                        "destroy it after the outer call returns");
+    }
+    wf_world_destroy(world);
+    return WEFT_OK;
 }
 
 WEFT_API weft_status weft_last_status(const weft_world *world)

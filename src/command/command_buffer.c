@@ -8,6 +8,7 @@
 void wf_cmds_init(weft_commands *b, weft_world *w, wf_allocator *a, wf_registry *reg)
 {
     memset(b, 0, sizeof *b);
+    b->magic = WF_CMDS_MAGIC;
     b->world = w;
     b->alloc = a;
     b->registry = reg;
@@ -46,6 +47,7 @@ void wf_cmds_fini(weft_commands *b)
     }
     b->prov_map = NULL;
     b->prov_cap = b->prov_count = 0;
+    b->magic = 0;
 }
 
 static size_t cmds_align(size_t x, size_t a)
@@ -201,11 +203,12 @@ wf_cmd *wf_cmds_push(weft_commands *b, wf_cmd_op op, uint8_t flags, weft_entity 
 wf_cmd *wf_cmds_push_custom(weft_commands *b, weft_command_fn fn, const void *payload,
                             size_t size, weft_command_drop_fn drop, void *user)
 {
-    /* header, custom part, up to 8 bytes to 16-align the payload, payload */
-    size_t need = cmds_align(sizeof(wf_cmd) + sizeof(wf_cmd_custom) + 8u + size, 8);
-    if (need > UINT32_MAX - 64u) {
+    /* header, custom part, up to 8 bytes to 16-align the payload, payload;
+     * the size is bounded first so that the sum cannot wrap */
+    if (size > WF_CMD_PAYLOAD_MAX) {
         return NULL;
     }
+    size_t need = cmds_align(sizeof(wf_cmd) + sizeof(wf_cmd_custom) + 8u + size, 8);
     uint8_t *at = wf_cmds_room_slow(b, need);
     if (!at) {
         return NULL;

@@ -20,6 +20,9 @@
 #include "storage/column.h"
 
 #define WF_CMD_CHUNK_SIZE (64u * 1024u)
+/* Largest custom payload: keeps every record size far from wrapping a
+ * uint32_t or a size_t sum. */
+#define WF_CMD_PAYLOAD_MAX (1u << 30)
 
 typedef enum wf_cmd_op {
     WF_CMD_SPAWN = 1,      /* e reserved; values */
@@ -75,7 +78,12 @@ typedef struct wf_cmd_chunk {
     uint8_t data[];
 } wf_cmd_chunk;
 
+/* First word of a live buffer: a forged or destroyed handle is refused
+ * before anything else of it is read. */
+#define WF_CMDS_MAGIC 0x636d6473u /* "cmds" */
+
 struct weft_commands {
+    uint32_t magic;        /* WF_CMDS_MAGIC while alive */
     weft_world *world;     /* owner */
     wf_allocator *alloc;
     wf_registry *registry;

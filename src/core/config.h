@@ -26,6 +26,6 @@
 /* Columns are aligned to at least this many bytes. */
 #define WF_COLUMN_MIN_ALIGN 16u
 /* Length of the error message kept in the world's error slot. */
-#define WF_ERROR_LEN 256
+#define WF_ERROR_LEN 1024
 
 #endif

@@ -87,6 +87,66 @@ static void iter_sparse_runs(wf_iter *it)
     }
 }
 
+static uint32_t iter_bits(uint64_t m)
+{
+    uint32_t n = 0;
+    for (; m; m &= m - 1) {
+        n++;
+    }
+    return n;
+}
+
+bool wf_iter_open(wf_iter *it, bool holds_depth)
+{
+    weft_query *q = it->query;
+    if (q->open_mask == UINT64_MAX) {
+        return false;
+    }
+    uint32_t slot = 0;
+    while (q->open_mask >> slot & 1u) {
+        slot++;
+    }
+    uint64_t bit = (uint64_t)1 << slot;
+    q->open_mask |= bit;
+    if (holds_depth) {
+        q->open_depth |= bit;
+    }
+    q->slot_serial[slot] = ++q->open_serial;
+    q->iterating++;
+    it->slot = slot;
+    it->serial = q->open_serial;
+    return true;
+}
+
+bool wf_iter_close(wf_iter *it, bool *held_depth)
+{
+    *held_depth = false;
+    if (!wf_iter_is_open(it)) {
+        return false;
+    }
+    weft_query *q = it->query;
+    uint64_t bit = (uint64_t)1 << it->slot;
+    *held_depth = (q->open_depth & bit) != 0;
+    q->open_mask &= ~bit;
+    q->open_depth &= ~bit;
+    q->iterating--;
+    return true;
+}
+
+uint32_t wf_query_close_all(weft_query *q)
+{
+    uint32_t held = iter_bits(q->open_depth);
+    q->open_mask = 0;
+    q->open_depth = 0;
+    q->iterating = 0;
+    return held;
+}
+
+uint32_t wf_query_depth_held(const weft_query *q)
+{
+    return iter_bits(q->open_depth);
+}
+
 /* Enables the field fast path (fsize/wsize stay 0 before the first chunk,
  * so a fetch there takes the checking path and reports it). */
 static void iter_arm(wf_iter *it)
@@ -196,11 +256,11 @@ static bool iter_scan_fast(wf_iter *it, uint32_t n)
     iter_scan_col s[WF_ITER_FAST_FILTERS];
     uint32_t k = it->nflt;
     for (uint32_t j = 0; j < k; j++) {
-        const wf_column *c = &it->table->cols[it->flt[j].col];
+        const wf_column *c = &it->table->cols[it->flt_col[j]];
         s[j].ticks = c->ticks;
         s[j].bulk_tick = c->bulk_tick;
         s[j].bulk_age = c->bulk ? now - c->bulk_tick : UINT32_MAX;
-        s[j].filter = it->flt[j].filter;
+        s[j].filter = it->flt_filter[j];
     }
     if (k == 1) {
         return iter_scan_run(it, s, 1, n, now);
@@ -238,8 +298,8 @@ static bool iter_scan_setup(wf_iter *it, const wf_match *m)
             it->nflt = UINT32_MAX; /* too many: the general path */
             return true;
         }
-        it->flt[k].col = (uint16_t)m->cols[i];
-        it->flt[k].filter = (uint16_t)filter;
+        it->flt_col[k] = (uint16_t)m->cols[i];
+        it->flt_filter[k] = (uint16_t)filter;
         k++;
     }
     it->nflt = k;

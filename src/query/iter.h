@@ -33,12 +33,6 @@
 #define WF_ITER_DONE 0x646f6e65u   /* "done" */
 #define WF_ITER_FAST_FILTERS 4     /* filtered terms the direct scan handles */
 
-/* One filtered table term of the direct scan, for the current table. */
-typedef struct wf_iter_flt {
-    uint16_t col;              /* column in the current table */
-    uint16_t filter;           /* weft_filter bits still checked per row */
-} wf_iter_flt;
-
 /* Who owns an iteration (what its end touches). */
 enum {
     WF_ITER_WORLD = 0,  /* weft_query_iter: world depth, the query's last run */
@@ -49,43 +43,65 @@ enum {
                            match; touches nothing shared, marks rows only */
 };
 
-typedef struct wf_iter {
-    uint32_t state;           /* WF_ITER_ACTIVE, WF_ITER_DONE, or garbage */
-    bool counts_run;          /* a real iteration: ends by advancing last_run */
-    uint8_t mode;             /* WF_ITER_* */
-    uint32_t row_end;         /* WF_ITER_TASK: end of the task's rows */
-    bool partial;             /* current table: check each row's archetype */
-    bool filtered;            /* current table: check each row's ticks */
-    bool whole;               /* current chunk: the whole table */
-    weft_world *world;
-    weft_query *query;
-    const wf_entity_index *entities;
-    const uint32_t *tick;     /* the world's change tick */
-    uint32_t this_run;
-    uint32_t last_run;
-    uint32_t span;            /* min(this_run - last_run, MAX_CHANGE_AGE) */
-    uint32_t match;           /* index of the current match + 1 (0: none yet) */
-    uint32_t row;             /* next row to scan in the current table */
-    uint32_t start;           /* current chunk: first row */
-    uint32_t count;           /* current chunk: rows */
-    uint32_t nflt;            /* direct scan terms, or UINT32_MAX: general path */
-    uint32_t nfield;          /* entries of field_terms */
-    wf_table *table;          /* current table */
-    uint8_t field_terms[WEFT_MAX_TERMS]; /* table terms with a field */
-    uint8_t sparse_terms[WEFT_MAX_TERMS]; /* sparse terms with a field */
-    uint32_t nsparse;                    /* entries of sparse_terms */
-    uint32_t fsize[WEFT_MAX_TERMS];      /* see above; 0: not a fast field */
-    uint32_t wsize[WEFT_MAX_TERMS];      /* as fsize, write terms only */
-    int16_t cols[WEFT_MAX_TERMS];        /* current table: column or -1 */
-    void *ptr[WEFT_MAX_TERMS];           /* current chunk: field or NULL */
-    wf_iter_flt flt[WF_ITER_FAST_FILTERS];
-} wf_iter;
+/* The iteration state is public only as storage (weft.h: weft_iter_state,
+ * held inside weft_iter so that accessing a weft_iter through it is
+ * defined); its fields are documented there. */
+typedef weft_iter_state wf_iter;
 
+_Static_assert(sizeof(weft_iter) == 512, "weft_iter is 512 bytes (tests/abi)");
 _Static_assert(sizeof(wf_iter) <= sizeof(weft_iter), "weft_iter is too small");
+_Static_assert(_Alignof(weft_iter) >= _Alignof(wf_iter), "weft_iter is misaligned");
+_Static_assert(offsetof(weft_iter, _private.state) == 0, "the state starts the storage");
+_Static_assert(WF_ITER_FAST_FILTERS == sizeof(((wf_iter *)0)->flt_col) / sizeof(uint16_t),
+               "flt_col holds the direct scan terms");
+
+/* The state inside a user's iterator (NULL stays NULL). */
+static inline wf_iter *wf_iter_of(weft_iter *it)
+{
+    return it ? &it->_private.state : NULL;
+}
+
+static inline const wf_iter *wf_iter_of_const(const weft_iter *it)
+{
+    return it ? &it->_private.state : NULL;
+}
+
+/* The user-facing storage holding `it` (chunk callbacks receive it). */
+static inline weft_iter *wf_iter_pub(wf_iter *it)
+{
+    return (weft_iter *)(void *)((char *)it - offsetof(weft_iter, _private.state));
+}
 
 /* Sets up an iteration of q (already updated). */
 void wf_iter_init(wf_iter *it, weft_world *w, weft_query *q, const wf_query_env *env,
                   uint32_t last_run, uint32_t this_run, bool counts_run);
+/* Open iterations. Every iteration that ends through weft_iter_next or
+ * weft_iter_fini takes a slot of its query with a fresh serial; the end
+ * releases the slot only if it still holds that serial. A copy of an
+ * iterator (the user's weft_iter is plain storage) therefore ends nothing
+ * twice: the second end finds the slot released or reused, and does
+ * nothing. Chunk tasks (WF_ITER_TASK) take no slot. */
+
+/* Takes a slot of it->query (after wf_iter_init); `holds_depth`: the
+ * iteration holds the world's iter_depth until it ends. False when
+ * WF_QUERY_MAX_OPEN iterations of the query are open. */
+bool wf_iter_open(wf_iter *it, bool holds_depth);
+/* Does `it` still hold its slot? */
+static inline bool wf_iter_is_open(const wf_iter *it)
+{
+    const weft_query *q = it->query;
+    return it->slot < WF_QUERY_MAX_OPEN && (q->open_mask >> it->slot & 1u) &&
+           q->slot_serial[it->slot] == it->serial;
+}
+/* Releases it's slot. False when it did not hold it (nothing to undo);
+ * *held_depth tells whether the iteration held the world's iter_depth. */
+bool wf_iter_close(wf_iter *it, bool *held_depth);
+/* Releases every slot of q (iterations a system left open); returns how
+ * many of them held the world's iter_depth. */
+uint32_t wf_query_close_all(weft_query *q);
+/* Open iterations of q holding the world's iter_depth (the checker). */
+uint32_t wf_query_depth_held(const weft_query *q);
+
 /* Moves to the next chunk; false when there is none. */
 bool wf_iter_step(wf_iter *it);
 /* Restricts a freshly initialised iterator to rows [row, row_end) of

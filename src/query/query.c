@@ -419,8 +419,9 @@ bool wf_query_update(weft_query *q, const wf_query_env *env)
 
 /* ---- row filters ---- */
 
-/* Effective ticks of term t at a table row / for an entity; false when
- * the component is absent. */
+/* Effective ticks of term t at a table row / for an entity into *out
+ * (NULL: presence only, for unfiltered OR terms, whose component may store
+ * no ticks); false when the component is absent. */
 static bool query_ticks(const wf_term *t, const wf_match *m, uint32_t row, weft_entity e,
                         int32_t col, uint32_t now, weft_ticks *out)
 {
@@ -430,13 +431,17 @@ static bool query_ticks(const wf_term *t, const wf_match *m, uint32_t row, weft_
         if (d == WF_SPARSE_EMPTY) {
             return false;
         }
-        *out = wf_column_ticks(&s->dense, d, now);
+        if (out) {
+            *out = wf_column_ticks(&s->dense, d, now);
+        }
         return true;
     }
     if (col < 0) {
         return false;
     }
-    *out = wf_column_ticks(&m->table->cols[col], row, now);
+    if (out) {
+        *out = wf_column_ticks(&m->table->cols[col], row, now);
+    }
     return true;
 }
 
@@ -461,7 +466,7 @@ bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
         const wf_term *t = &q->terms[i];
         if (t->oper == WEFT_OPER_OR) {
             weft_ticks tk;
-            bool present = query_ticks(t, m, row, e, m->cols[i], now, &tk);
+            bool present = query_ticks(t, m, row, e, m->cols[i], now, t->filter ? &tk : NULL);
             if (t->filter) {
                 group_filtered |= 1u << t->group;
             }

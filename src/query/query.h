@@ -41,6 +41,10 @@
 #define WF_PREFETCH(p) ((void)(p))
 #endif
 
+/* Iterations of one query open at the same time, at most (nested loops
+ * over the same query, or iterations abandoned without weft_iter_fini). */
+#define WF_QUERY_MAX_OPEN 64
+
 /* Storage a query reads; filled by the world layer. */
 typedef struct wf_query_env {
     wf_graph *graph;
@@ -95,7 +99,7 @@ struct weft_query {
     uint32_t flags;            /* weft_query_flags */
     int32_t index_term;        /* required term whose index starts matching, or -1 */
     uint32_t last_run;
-    uint32_t iterating;        /* open iterations */
+    uint32_t iterating;        /* open iterations: popcount(open_mask) */
     /* match cache */
     wf_match *matches;
     uint32_t match_count;
@@ -104,6 +108,13 @@ struct weft_query {
     uint32_t table_match_len;
     struct weft_query *next;   /* world's list of queries */
     struct weft_query *prev;
+    /* open iterations (query/iter.h: wf_iter_open) */
+    uint64_t open_mask;        /* slots in use */
+    uint64_t open_depth;       /* slots whose iteration holds the world's
+                                  iter_depth (weft_query_iter, exclusive
+                                  systems) */
+    uint64_t open_serial;      /* last serial handed out */
+    uint64_t slot_serial[WF_QUERY_MAX_OPEN]; /* serial of each slot's iteration */
 };
 
 /* Checks a descriptor and fills q's terms. Returns WEFT_OK or a status;

@@ -32,6 +32,7 @@ typedef struct wf_scene_val {
 
 struct weft_scene {
     weft_world *world;
+    weft_scene *prev, *next;   /* the world's live scenes */
     uint32_t n;                /* entities */
     uint32_t cap_n;
     weft_entity *src;          /* [cap_n] the saved entities' ids */
@@ -46,6 +47,14 @@ void wf_scene_destroy(weft_world *w, weft_scene *s)
 {
     if (!s) {
         return;
+    }
+    if (s->prev) {
+        s->prev->next = s->next;
+    } else {
+        w->scenes = s->next;
+    }
+    if (s->next) {
+        s->next->prev = s->prev;
     }
     for (uint32_t i = 0; i < s->total; i++) {
         if (s->items[i].val) {
@@ -160,6 +169,14 @@ static bool scene_add(weft_world *w, weft_scene *s, weft_entity e)
     return true;
 }
 
+/* World teardown: scenes the user did not destroy go with the world. */
+static void scenes_fini(weft_world *w)
+{
+    while (w->scenes) {
+        wf_scene_destroy(w, w->scenes);
+    }
+}
+
 static weft_scene *scene_new(weft_world *w)
 {
     weft_scene *s = wf_calloc(&w->alloc, sizeof *s, _Alignof(weft_scene));
@@ -168,6 +185,12 @@ static weft_scene *scene_new(weft_world *w)
         return NULL;
     }
     s->world = w;
+    s->next = w->scenes;
+    if (s->next) {
+        s->next->prev = s;
+    }
+    w->scenes = s;
+    w->scenes_fini = scenes_fini;
     return s;
 }
 

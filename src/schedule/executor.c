@@ -190,10 +190,21 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     sink.status = WEFT_OK;
     sink.last = WEFT_OK;
     sink.count = 0;
+    sink.shared = st->kind != WF_STEP_EXCLUSIVE;
     sink.last_message[0] = '\0';
     wf_error_sink *prev = wf_error_sink_swap(&sink);
     sys->fn(&ctx, sys->user);
     wf_error_sink_swap(prev);
+    /* iterations the system left open end with it (their iterators were
+     * on its stack); an exclusive one's held the world's depth */
+    uint32_t held = 0;
+    for (int32_t i = 0; i < sys->nqueries; i++) {
+        held += wf_query_close_all(sys->queries[i]);
+    }
+    if (held) {
+        x->w->iter_depth -= held;
+        wf_world_settle(x->w);
+    }
     if (s->profiling) {
         uint64_t t1 = wf_now_ns();
         sys->t_start = t0 - s->run_t0;
@@ -586,7 +597,7 @@ static int32_t max_overlap(weft_schedule *s)
     return best;
 }
 
-weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
+static weft_status schedule_run(weft_world *w, weft_schedule *s, double dt)
 {
     if (s->running) {
         return wf_error(w, WEFT_ERR_WRONG_PHASE, "weft_schedule_run: schedule '%s' is already "
@@ -698,6 +709,17 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
     return first;
 }
 
+weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
+{
+    if (wf_world_refuse_shared(w, "weft_schedule_run")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
+    w->busy++; /* systems and conditions may not destroy the world */
+    weft_status st = schedule_run(w, s, dt);
+    w->busy--;
+    return st;
+}
+
 /* ---- executor configuration ---- */
 
 void wf_exec_release(weft_world *w)
@@ -783,10 +805,11 @@ static void par_task_body(wf_par_task *t)
     wf_system *sys = pc->sys;
     memset(&t->sink, 0, sizeof t->sink);
     t->sink.world = pc->w;
+    t->sink.shared = true;
     wf_error_sink *prev = wf_error_sink_swap(&t->sink);
     weft_iter it;
     wf_query_env env = wf_world_query_env(pc->w);
-    wf_iter *wi = (wf_iter *)(void *)&it;
+    wf_iter *wi = wf_iter_of(&it);
     wf_iter_init(wi, pc->w, pc->q, &env, pc->q->last_run, pc->this_run, false);
     wf_iter_restrict(wi, t->match, t->row, t->row_end);
     pc->fn(&it, sys->chunks[t->buf].cmds, pc->user);
@@ -912,7 +935,7 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
             sys->cmds_used = true;
         }
         fn(&it, ctx->condition ? NULL : sys->cmds, user);
-        wf_iter *wi = (wf_iter *)(void *)&it;
+        wf_iter *wi = wf_iter_of(&it);
         if (wi->state == WF_ITER_ACTIVE) {
             wf_world_iter_end(wi, false);
         }

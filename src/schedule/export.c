@@ -58,7 +58,7 @@ static size_t out_end(wf_out *o)
 
 size_t wf_schedule_trace(const weft_schedule *s, char *buf, size_t cap)
 {
-    wf_out o = {buf, cap, 0};
+    wf_out o = {buf, buf ? cap : 0, 0}; /* no buffer: sizing only */
     out_printf(&o, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
     uint32_t workers = s->trace_workers ? s->trace_workers : 1;
     for (uint32_t k = 0; k < workers; k++) {
@@ -84,7 +84,7 @@ size_t wf_schedule_trace(const weft_schedule *s, char *buf, size_t cap)
 
 size_t wf_schedule_dot(const weft_schedule *s, char *buf, size_t cap)
 {
-    wf_out o = {buf, cap, 0};
+    wf_out o = {buf, buf ? cap : 0, 0}; /* no buffer: sizing only */
     const wf_sgraph *g = &s->graph;
     const wf_plan *p = &s->plan;
     out_printf(&o, "digraph \"");

@@ -7,6 +7,12 @@
  * added to the accumulator, then the schedules run in order with the
  * fixed one run floor(acc / step) times at its place (each run sees
  * dt = step), keeping the remainder for the next frame.
+ *
+ * The step count is computed in double and bounded before it becomes an
+ * integer: at most WEFT_FRAME_MAX_FIXED_STEPS per frame, the time beyond
+ * them dropped (a simulation that cannot keep up slows down instead of
+ * falling further behind every frame). Steps below WEFT_FRAME_MIN_STEP
+ * are refused at configuration.
  */
 #include "schedule/schedule.h"
 
@@ -33,6 +39,11 @@ weft_status wf_frame_configure(weft_world *w, const weft_frame_desc *d)
         isinf(d->max_delta)) {
         return wf_error(w, WEFT_ERR_INVALID_ARG,
                         "weft_frame_configure: fixed_step and max_delta must be finite and >= 0");
+    }
+    if (d->fixed_step != 0.0 && d->fixed_step < WEFT_FRAME_MIN_STEP) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "weft_frame_configure: fixed_step %g s is below the minimum of %g s",
+                        d->fixed_step, WEFT_FRAME_MIN_STEP);
     }
     for (int32_t i = 0; i < d->schedule_count; i++) {
         if (!d->schedules[i] || d->schedules[i]->world != w) {
@@ -105,9 +116,17 @@ weft_status wf_frame_run(weft_world *w, double dt)
     int32_t steps = 0;
     if (sw->fixed) {
         sw->acc += dt;
-        /* the epsilon keeps 0.048 / 0.016 (2.9999...) at 3 steps */
-        steps = (int32_t)(sw->acc / sw->step + 1e-9);
-        sw->acc -= steps * sw->step;
+        /* the epsilon keeps 0.048 / 0.016 (2.9999...) at 3 steps; the
+         * bound comes before the conversion, which is undefined for values
+         * out of int32_t's range (n >= 0: the conversion is the floor) */
+        double n = sw->acc / sw->step + 1e-9;
+        if (!(n < (double)WEFT_FRAME_MAX_FIXED_STEPS)) {
+            steps = WEFT_FRAME_MAX_FIXED_STEPS;
+            sw->acc = 0.0; /* what the capped steps could not run is dropped */
+        } else {
+            steps = (int32_t)n;
+            sw->acc -= steps * sw->step;
+        }
         if (sw->acc < 0.0) {
             sw->acc = 0.0;
         }

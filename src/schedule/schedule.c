@@ -619,6 +619,7 @@ weft_status wf_schedule_build(weft_schedule *s)
 
 void wf_schedule_free(weft_world *w, weft_schedule *s)
 {
+    s->magic = 0;
     plan_free(w, s);
     for (uint32_t k = 0; k < s->nnodes; k++) {
         wf_system_destroy(w, s->nodes[k].sys);

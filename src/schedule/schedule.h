@@ -84,7 +84,12 @@ typedef struct wf_plan {
     uint32_t namb_ids;
 } wf_plan;
 
+/* First word of a live schedule (a forged handle is refused before
+ * anything else of it is read). */
+#define WF_SCHEDULE_MAGIC 0x73636864u /* "schd" */
+
 struct weft_schedule {
+    uint32_t magic;            /* WF_SCHEDULE_MAGIC while alive */
     weft_world *world;
     char *name;
     wf_decl_node *nodes;

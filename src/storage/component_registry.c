@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "core/config.h"
 #include "core/hash.h"
 
 void wf_registry_init(wf_registry *r)
@@ -81,6 +82,11 @@ wf_type_info *wf_registry_add(wf_registry *r, wf_allocator *a,
                               const weft_component_desc *desc, uint32_t size,
                               uint32_t align, weft_storage storage)
 {
+    /* Callers report the limit (CAPACITY); this is the last line that keeps
+     * every id, and so every table's column count, below it. */
+    if (r->count >= WF_MAX_COMPONENTS) {
+        return NULL;
+    }
     /* Grow every container first: after this point nothing can fail. */
     uint32_t id = r->count + 1;
     if (id >= r->cap) {

@@ -12,9 +12,16 @@
 #include "core/check.h"
 #include "core/config.h"
 
+/* col_map and move_map hold column numbers as int16_t: a table has at most
+ * one column per registered component, and the registry stops there. */
+_Static_assert(WF_MAX_COMPONENTS <= INT16_MAX, "column numbers must fit in int16_t");
+
 wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
                           const weft_component *ids, uint32_t count, uint64_t hash)
 {
+    if (count > WF_MAX_COMPONENTS) {
+        return NULL;
+    }
     wf_table *t = wf_calloc(a, sizeof *t, _Alignof(wf_table));
     if (!t) {
         return NULL;

@@ -23,6 +23,7 @@ static bool cond_user(weft_condition *c, weft_system_ctx *outer)
     wf_error_sink sink;
     memset(&sink, 0, sizeof sink);
     sink.world = outer->world;
+    sink.shared = true; /* conditions only read */
     wf_error_sink *prev = wf_error_sink_swap(&sink);
     bool r = sys->cond_fn(&ctx, sys->user);
     wf_error_sink_swap(prev);

@@ -81,10 +81,14 @@ weft_status wf_ctx_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it, cons
     }
     weft_world *w = ctx->world;
     wf_query_env env = wf_world_query_env(w);
-    wf_iter *wi = (wf_iter *)(void *)it;
+    wf_iter *wi = wf_iter_of(it);
     wf_iter_init(wi, w, q, &env, q->last_run, ctx->this_run, false);
     wi->mode = ctx->exclusive ? WF_ITER_EXCL : WF_ITER_SYSTEM;
-    q->iterating++;
+    if (!wf_iter_open(wi, ctx->exclusive)) {
+        memset(it, 0, sizeof *it);
+        return wf_error(w, WEFT_ERR_CAPACITY, "%s: %d iterations of query %d are already open",
+                        fn, WF_QUERY_MAX_OPEN, query);
+    }
     if (ctx->exclusive) {
         w->iter_depth++;
     }

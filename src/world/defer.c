@@ -288,6 +288,7 @@ weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
     uint8_t prev_op = 0;
     weft_component prev_c = 0;
     b->applying = true;
+    w->busy++; /* custom commands, drops, hooks and observers run below */
     /* Chunks are walked live: records appended while applying (hooks into
      * the world buffer) are reached in the same pass. */
     for (wf_cmd_chunk *k = b->head; k; k = k->next) {
@@ -323,6 +324,7 @@ weft_status wf_cmds_apply(weft_world *w, weft_commands *b)
     }
     wf_cmds_reset(b);
     b->applying = false;
+    w->busy--;
     if (world_buffer) {
         w->cmds.gen = 0;
     }
@@ -363,11 +365,16 @@ void wf_world_iter_end(wf_iter *it, bool completed)
     if (it->mode == WF_ITER_TASK) {
         return; /* the dispatching system owns the query's state */
     }
+    /* an iteration that no longer holds its slot (a copy of an iterator
+     * ended already, or one a system left open) ends nothing more */
+    bool held_depth;
+    if (!wf_iter_close(it, &held_depth)) {
+        return;
+    }
     if (completed && it->mode == WF_ITER_WORLD) {
         q->last_run = it->this_run;
     }
-    q->iterating--;
-    if (it->mode != WF_ITER_SYSTEM && --w->iter_depth == 0) {
+    if (held_depth && --w->iter_depth == 0) {
         wf_world_settle(w); /* what the iteration deferred */
     }
 }

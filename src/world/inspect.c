@@ -24,6 +24,9 @@
  *         duplicate; free-stack entries are dead
  *   INV-10 the component index lists, for each component, exactly the
  *         archetypes holding it, in creation order
+ *   INV-11 the world's iteration depth counts exactly the hook, observer
+ *         and trigger dispatches running and the open iterations that
+ *         hold it (a wrong depth defers structural calls forever)
  */
 #include "world/inspect.h"
 
@@ -31,6 +34,7 @@
 
 #include "core/ds.h"
 #include "core/hash.h"
+#include "query/iter.h"
 #include "world/relationship.h"
 
 uint64_t wf_world_hash(const weft_world *w)
@@ -93,6 +97,20 @@ uint64_t wf_world_hash(const weft_world *w)
             return wf_error(w, WEFT_ERR_CORRUPT, __VA_ARGS__);             \
         }                                                                  \
     } while (0)
+
+/* INV-11: the iteration depth is exactly what running dispatches and open
+ * iterations hold. */
+static weft_status check_iter_depth(weft_world *w)
+{
+    uint64_t depth = w->events.dispatching;
+    for (const weft_query *q = w->queries; q; q = q->next) {
+        depth += wf_query_depth_held(q);
+    }
+    CHECK(depth == w->iter_depth,
+          "INV-11: iteration depth is %u but %u dispatches and open iterations hold it",
+          w->iter_depth, (uint32_t)depth);
+    return WEFT_OK;
+}
 
 /* INV-9: the free stack and the later-free list hold dead, distinct
  * indices; marks them in on_free. */
@@ -336,7 +354,10 @@ weft_status wf_world_check(weft_world *w)
         memset(on_free, 0, ix->count);
     }
     int64_t live = 0;
-    weft_status st = check_free_lists(w, on_free);
+    weft_status st = check_iter_depth(w);
+    if (st == WEFT_OK) {
+        st = check_free_lists(w, on_free);
+    }
     if (st == WEFT_OK) {
         st = check_records(w, on_free, arch_counts, &live);
     }

@@ -54,6 +54,7 @@ static void lifecycle_observers(weft_world *w, weft_trigger *t, weft_component c
 void wf_fire(weft_world *w, weft_event event, const wf_type_info *ti, weft_entity e)
 {
     w->iter_depth++;
+    w->busy++;
     w->events.dispatching++;
     weft_hook_fn hook = lifecycle_hook(ti, event);
     if (hook) {
@@ -69,6 +70,7 @@ void wf_fire(weft_world *w, weft_event event, const wf_type_info *ti, weft_entit
     t.propagate = false;
     lifecycle_observers(w, &t, ti->id, false);
     w->events.dispatching--;
+    w->busy--;
     w->iter_depth--;
 }
 
@@ -97,6 +99,7 @@ weft_status wf_trigger(weft_world *w, weft_event event, weft_entity target,
     }
     w->trigger_depth++;
     w->iter_depth++;
+    w->busy++;
     w->events.dispatching++;
     weft_trigger t;
     t.event = event;
@@ -131,6 +134,7 @@ weft_status wf_trigger(weft_world *w, weft_event event, weft_entity target,
         hops++;
     }
     w->events.dispatching--;
+    w->busy--;
     w->iter_depth--;
     w->trigger_depth--;
     return WEFT_OK;

@@ -279,12 +279,14 @@ void wf_messages_update(weft_world *w)
         return;
     }
     /* Re-read the counts each step: a drop callback may register a type. */
+    w->busy++;
     for (uint32_t i = 0; i < m->type_count; i++) {
         stream_update(m->types[i]);
     }
     for (uint32_t i = 0; i < m->removed_count; i++) {
         stream_update(m->removed[i]);
     }
+    w->busy--;
 }
 
 void wf_messages_fini(weft_world *w)

@@ -450,6 +450,13 @@ weft_component wf_relationship_register(weft_world *w, const char *name, uint32_
         wf_error(w, WEFT_ERR_ALREADY_EXISTS, "relationship '%s' is already registered", name);
         return 0;
     }
+    if (w->registry.count + 2u > WF_MAX_COMPONENTS) {
+        /* a relationship is two components: both must fit */
+        wf_error(w, WEFT_ERR_CAPACITY,
+                 "relationship '%s': the world has %u components and the limit is %u "
+                 "(a relationship takes two)", name, w->registry.count, WF_MAX_COMPONENTS);
+        return 0;
+    }
     weft_component_desc sd;
     memset(&sd, 0, sizeof sd);
     sd.name = name;

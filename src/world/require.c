@@ -19,6 +19,9 @@ weft_status wf_require_check(weft_world *w, weft_component self, const char *nam
                             "component '%s' requires id %u, which is not registered", name,
                             reqs[i].id);
         }
+        if (wf_type_managed(ri)) {
+            return wf_managed_refuse(w, ri, "weft_component_require");
+        }
         if (self && reqs[i].id == self) {
             return wf_error(w, WEFT_ERR_INVALID_ARG, "component '%s' requires itself", name);
         }

@@ -15,6 +15,15 @@
 
 static _Thread_local wf_error_sink *tls_sink;
 
+/* Formats a message; one that does not fit ends in "..." so the cut shows. */
+static void error_format(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(dst, cap, fmt, ap);
+    if (n >= 0 && (size_t)n >= cap && cap > 4) {
+        memcpy(dst + cap - 4, "...", 4);
+    }
+}
+
 wf_error_sink *wf_error_sink_swap(wf_error_sink *sink)
 {
     wf_error_sink *old = tls_sink;
@@ -26,6 +35,19 @@ wf_error_sink *wf_error_sink_for(const weft_world *w)
 {
     wf_error_sink *sink = tls_sink;
     return sink && sink->world == w ? sink : NULL;
+}
+
+bool wf_world_shared_slow(const weft_world *w, const char *fn)
+{
+    wf_error_sink *sink = tls_sink;
+    if (!sink || sink->world != w || !sink->shared) {
+        return false;
+    }
+    wf_error(w, WEFT_ERR_WRONG_PHASE,
+             "%s: not allowed from a parallel system, run condition or chunk task (the "
+             "world is shared with the other systems of the run): record commands, or "
+             "make the system exclusive", fn);
+    return true;
 }
 
 weft_status wf_error_last(const weft_world *w)
@@ -40,7 +62,7 @@ weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, 
     if (sink && sink->world == cw) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(sink->last_message, sizeof sink->last_message, fmt, ap);
+        error_format(sink->last_message, sizeof sink->last_message, fmt, ap);
         va_end(ap);
         sink->last = status;
         if (sink->count++ == 0) {
@@ -54,7 +76,7 @@ weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, 
     weft_world *w = (weft_world *)(uintptr_t)cw;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(w->last_error, sizeof w->last_error, fmt, ap);
+    error_format(w->last_error, sizeof w->last_error, fmt, ap);
     va_end(ap);
     w->last_status = status;
     if (w->logger.fn) {
@@ -139,8 +161,12 @@ fail:
 
 void wf_world_destroy(weft_world *w)
 {
+    w->busy++; /* callbacks run by the teardown cannot destroy it again */
     if (w->sys_fini) {
         w->sys_fini(w); /* schedules own queries and buffers: first */
+    }
+    if (w->scenes_fini) {
+        w->scenes_fini(w); /* scene values run their type hooks */
     }
     if (w->reflect_fini) {
         w->reflect_fini(w);
@@ -174,8 +200,17 @@ void wf_world_destroy(weft_world *w)
     hook.free(w, sizeof *w, _Alignof(weft_world), hook.user);
 }
 
+weft_status wf_managed_refuse(const weft_world *w, const wf_type_info *ti, const char *fn)
+{
+    const wf_type_info *rel = wf_registry_get(&w->registry, ti->rel_source);
+    return wf_error(w, WEFT_ERR_RELATIONSHIP,
+                    "%s: '%s' is the target list of relationship '%s' and is kept by weft: "
+                    "relate or unrelate the sources instead", fn, ti->name,
+                    rel ? rel->name : "?");
+}
+
 /* Validates a (component, size, ptr) list: registered ids, exact sizes, no
- * duplicates (quadratic: lists are short). */
+ * duplicates (quadratic: lists are short), no weft-managed component. */
 weft_status wf_values_check(const weft_world *w, const weft_value *values, int32_t count,
                             const char *fn)
 {
@@ -197,6 +232,9 @@ weft_status wf_values_check(const weft_world *w, const weft_value *values, int32
             return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
                             "%s: component '%s' has size %u but %zu bytes were passed", fn,
                             ti->name, ti->size, values[i].size);
+        }
+        if (wf_type_managed(ti)) {
+            return wf_managed_refuse(w, ti, fn);
         }
         for (int32_t j = 0; j < i; j++) {
             if (values[j].id == values[i].id) {

@@ -64,6 +64,11 @@ struct weft_world {
     weft_commands cmds;          /* the world buffer deferred calls go to */
     weft_commands *buffers;      /* user command buffers (list) */
     bool settling;               /* the world buffer is being applied */
+    uint32_t busy;               /* operations running user callbacks (hooks,
+                                    observers, triggers, command applies,
+                                    schedule runs, message updates) or the
+                                    destruction itself: the world may not
+                                    be destroyed under them */
     uint32_t trigger_depth;      /* nested custom triggers */
     wf_events events;            /* observers and custom events */
     uint32_t targeted_observers; /* observers bound to one entity */
@@ -84,6 +89,8 @@ struct weft_world {
     struct wf_reflect *reflect;  /* type descriptions (src/reflect), NULL
                                     until the first one */
     void (*reflect_fini)(weft_world *w); /* frees `reflect` (set with it) */
+    weft_scene *scenes;          /* live scenes (src/reflect/scene.c) */
+    void (*scenes_fini)(weft_world *w); /* destroys `scenes` (set with it) */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };
@@ -110,9 +117,23 @@ typedef struct wf_error_sink {
     weft_status status;          /* first error, WEFT_OK if none */
     weft_status last;            /* latest error (what a failing call returns) */
     uint32_t count;              /* errors recorded (weft_clear_error: 0) */
+    bool shared;                 /* a parallel system, condition or chunk
+                                    task: other threads use the world, so
+                                    calls that change it are refused */
     char message[WF_ERROR_LEN];  /* of the first error */
     char last_message[WF_ERROR_LEN]; /* of the latest (weft_last_error) */
 } wf_error_sink;
+
+/* Refuses (WRONG_PHASE naming fn, true) a call that changes the world made
+ * from a parallel system, condition or chunk task of a schedule run: the
+ * world is shared with the other threads of the run, and only exclusive
+ * systems may change it directly. The test costs one load outside runs
+ * (`busy` is zero then). */
+bool wf_world_shared_slow(const weft_world *w, const char *fn);
+static inline bool wf_world_refuse_shared(const weft_world *w, const char *fn)
+{
+    return WF_UNLIKELY(w->busy != 0) && wf_world_shared_slow(w, fn);
+}
 
 /* The calling thread's sink (NULL: errors go to the world). */
 wf_error_sink *wf_error_sink_swap(wf_error_sink *sink);
@@ -134,6 +155,16 @@ void wf_world_query_destroy(weft_world *world, weft_query *query);
 
 /* Name of component c for messages ("#<id>" when unknown). */
 const char *wf_component_name(const weft_world *w, weft_component c);
+
+/* Refuses a component that only weft may add or remove (a relationship's
+ * target list, which must stay consistent with its sources): records
+ * RELATIONSHIP naming `fn`. */
+weft_status wf_managed_refuse(const weft_world *w, const wf_type_info *ti, const char *fn);
+
+static inline bool wf_type_managed(const wf_type_info *ti)
+{
+    return ti->rel_source != 0;
+}
 
 /* Validates a (component, size, ptr) list: registered ids, exact sizes, no
  * duplicates. Records the error naming `fn`. */

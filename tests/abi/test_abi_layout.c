@@ -103,7 +103,11 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_query_desc, flags, 328);
     ABI_OFF(weft_query_desc, _end_canary, 332);
     ABI_SIZE(weft_iter, 512);
-    ABI_OFF(weft_iter, _opaque, 0);
+    ABI_OFF(weft_iter, _private, 0);
+    assert_int_equal(_Alignof(weft_iter), 8);
+    // the state is private, but it must fit the storage it lives in
+    assert_true(sizeof(weft_iter_state) <= sizeof(weft_iter));
+    assert_true(_Alignof(weft_iter_state) <= _Alignof(weft_iter));
     ABI_SIZE(weft_event_desc, 32);
     ABI_OFF(weft_event_desc, _start_canary, 0);
     ABI_OFF(weft_event_desc, name, 8);

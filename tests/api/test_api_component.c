@@ -48,9 +48,11 @@ static void component_lookup_by_name(void **state)
     assert_int_equal(weft_component_lookup(f->w, "alph"), 0);
     assert_int_equal(weft_component_lookup(f->w, "alphaa"), 0);
     assert_int_equal(weft_component_lookup(f->w, ""), 0);
-    assert_int_equal(weft_component_lookup(f->w, NULL), 0);
     assert_int_equal(weft_component_lookup(NULL, "alpha"), 0);
     assert_int_equal(weft_last_status(f->w), WEFT_OK); // absence is an answer
+    // a NULL name is misuse, not absence
+    assert_int_equal(weft_component_lookup(f->w, NULL), 0);
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, "name is NULL");
 }
 
 static void component_name_is_copied(void **state)

@@ -48,6 +48,34 @@ static void expect_corrupt(fx *f, const char *inv)
     assert_non_null(strstr(weft_last_error(f->w), inv));
 }
 
+// An iteration depth that no open iteration or dispatch accounts for (the
+// result of ending one iteration twice) defers every structural call
+// forever: the checker must see it, and must accept a depth that open
+// iterations do hold.
+static void check_detects_wrong_iter_depth(void **state)
+{
+    fx *f = *state;
+    weft_query_desc qd = {0};
+    qd.terms[0].id = f->pos;
+    qd.term_count = 1;
+    weft_query *q = weft_query_create(f->w, &qd);
+    assert_non_null(q);
+    weft_iter it;
+    assert_int_equal(weft_query_iter(f->w, q, &it), WEFT_OK);
+    assert_int_equal(weft_world_check(f->w), WEFT_OK); // held by the open iteration
+    f->w->iter_depth++;
+    expect_corrupt(f, "INV-11");
+    f->w->iter_depth -= 2;
+    expect_corrupt(f, "INV-11");
+    f->w->iter_depth++;
+    weft_iter_fini(&it);
+    assert_int_equal(weft_world_check(f->w), WEFT_OK);
+    f->w->iter_depth = UINT32_MAX; // what an underflow leaves
+    expect_corrupt(f, "INV-11");
+    f->w->iter_depth = 0;
+    assert_int_equal(weft_query_destroy(f->w, q), WEFT_OK);
+}
+
 static void check_detects_wrong_row(void **state)
 {
     fx *f = *state;
@@ -149,6 +177,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(check_detects_bad_archetype_count, setup, teardown),
         cmocka_unit_test_setup_teardown(check_detects_dead_index_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(check_detects_wrong_edge, setup, teardown),
+        cmocka_unit_test_setup_teardown(check_detects_wrong_iter_depth, setup, teardown),
         cmocka_unit_test(hash_ignores_row_and_archetype_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -392,7 +392,7 @@ _PROTOTYPES = {
     "weft_entity_generation": (_u32, [c_entity]),
     # world
     "weft_world_create": (_w, [_P(WeftWorldDesc)]),
-    "weft_world_destroy": (None, [_w]),
+    "weft_world_destroy": (c_status, [_w]),
     "weft_last_status": (c_status, [_w]),
     "weft_last_error": (_cstr, [_w]),
     "weft_clear_error": (None, [_w]),
@@ -1371,13 +1371,21 @@ class World:
 
     # -- lifetime
     def close(self):
-        """Destroys the world (dtor hooks run, observers freed)."""
+        """Destroys the world (dtor hooks run, observers freed). Raises
+        WeftError (WRONG_PHASE) from inside one of the world's callbacks,
+        where weft refuses and the world stays usable."""
         if self._ptr:
+            destroyed = False
+            if self._depth:
+                # inside a callback of this world: weft refuses
+                self._check(_lib.weft_world_destroy(self._ptr))
+                destroyed = True
             p, self._ptr = self._ptr, None
             for q in list(self._queries):
                 q._ptr = None
             self._queries.clear()
-            _lib.weft_world_destroy(p)
+            if not destroyed:
+                _lib.weft_world_destroy(p)
             for sch in list(self._schedules.values()):
                 sch._forget()
             self._schedules.clear()
