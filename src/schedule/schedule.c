@@ -308,14 +308,15 @@ static bool amb_excused(const weft_schedule *s, uint32_t a, uint32_t b, uint8_t 
     return false;
 }
 
-static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
+/* Plan arrays sized by the built graph: the steps, the run state the
+ * executor reuses every run, and the first-member slots of the sets. */
+static weft_status plan_alloc(weft_schedule *s)
 {
-    weft_world *w = s->world;
-    wf_allocator *al = &w->alloc;
-    wf_sgraph *g = &s->graph;
+    wf_allocator *al = &s->world->alloc;
     wf_plan *p = &s->plan;
-    uint32_t n = g->ntotal;
+    uint32_t n = s->graph.ntotal;
     uint32_t n1 = n ? n : 1;
+    uint32_t nsets1 = s->nsets ? s->nsets : 1;
     p->n = n;
     p->nset_slots = s->nsets;
     p->steps = wf_calloc(al, n1 * sizeof *p->steps, SCHED_ALIGN);
@@ -323,24 +324,22 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
     s->readyq = wf_calloc(al, n1 * sizeof *s->readyq, SCHED_ALIGN);
     s->mq = wf_calloc(al, n1 * sizeof *s->mq, SCHED_ALIGN);
     s->pending = wf_calloc(al, n1, 1);
-    s->set_state = wf_calloc(al, (s->nsets ? s->nsets : 1) * sizeof *s->set_state,
-                             SCHED_ALIGN);
-    p->set_first = wf_alloc(al, (s->nsets ? s->nsets : 1) * sizeof *p->set_first,
-                            SCHED_ALIGN);
-    uint32_t cap_succ = g->nsucc + 2 * n + 1;
-    uint32_t *succ = wf_alloc(al, cap_succ * sizeof *succ, SCHED_ALIGN);
-    uint32_t *seen = wf_calloc(al, n1 * sizeof *seen, SCHED_ALIGN);
-    if (!p->steps || !s->remaining || !s->readyq || !s->mq || !s->pending || !s->set_state || !p->set_first || !succ ||
-        !seen) {
-        if (succ) {
-            wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
-        }
-        if (seen) {
-            wf_free(al, seen, n1 * sizeof *seen, SCHED_ALIGN);
-        }
-        return WEFT_ERR_OUT_OF_MEMORY;
+    s->set_state = wf_calloc(al, nsets1 * sizeof *s->set_state, SCHED_ALIGN);
+    p->set_first = wf_alloc(al, nsets1 * sizeof *p->set_first, SCHED_ALIGN);
+    if (!p->steps || !s->remaining || !s->readyq || !s->mq || !s->pending ||
+        !s->set_state || !p->set_first) {
+        return WEFT_ERR_OUT_OF_MEMORY; /* the caller frees the plan */
     }
-    /* kinds */
+    return WEFT_OK;
+}
+
+/* One step per position of the order: its system (or a sync point), how
+ * it runs, and the next barrier after it (seg_end). */
+static void plan_steps(weft_schedule *s)
+{
+    const wf_sgraph *g = &s->graph;
+    wf_plan *p = &s->plan;
+    uint32_t n = p->n;
     for (uint32_t q = 0; q < n; q++) {
         wf_step *st = &p->steps[q];
         uint32_t node = g->order[q];
@@ -362,7 +361,6 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
             p->nsync++;
         }
     }
-    /* barrier segments: seg_end = next barrier after q (or n) */
     uint32_t next = n;
     for (uint32_t q = n; q-- > 0;) {
         p->steps[q].seg_end = next;
@@ -370,9 +368,33 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
             next = q;
         }
     }
-    /* successors: the graph's plus the barrier edges, de-duplicated */
+}
+
+/* Successors of every step: the graph's plus the barrier edges (a barrier
+ * precedes every step up to and including the next barrier; a step
+ * precedes the next barrier), de-duplicated; predecessor counts. */
+static weft_status plan_successors(weft_schedule *s)
+{
+    wf_allocator *al = &s->world->alloc;
+    const wf_sgraph *g = &s->graph;
+    wf_plan *p = &s->plan;
+    uint32_t n = p->n;
+    uint32_t n1 = n ? n : 1;
+    /* graph edges plus barrier edges: the barriers' segments cover each
+     * step at most once (n), and every other step adds one (n) */
+    uint32_t cap_succ = g->nsucc + 2 * n + 1;
+    uint32_t *succ = wf_alloc(al, cap_succ * sizeof *succ, SCHED_ALIGN);
+    uint32_t *seen = wf_calloc(al, n1 * sizeof *seen, SCHED_ALIGN);
+    if (!succ || !seen) {
+        if (succ) {
+            wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
+        }
+        if (seen) {
+            wf_free(al, seen, n1 * sizeof *seen, SCHED_ALIGN);
+        }
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
     uint32_t ns = 0;
-    uint32_t prev_barrier = UINT32_MAX;
     for (uint32_t q = 0; q < n; q++) {
         wf_step *st = &p->steps[q];
         uint32_t stamp = q + 1;
@@ -386,8 +408,6 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
         }
         uint32_t end = st->seg_end;
         if (st->kind != WF_STEP_SYSTEM) {
-            /* a barrier precedes everything up to and including the next
-             * barrier */
             uint32_t last = end < n ? end : n - 1;
             for (uint32_t t = q + 1; t <= last && t < n; t++) {
                 if (seen[t] != stamp) {
@@ -398,29 +418,34 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
                     succ[ns++] = t;
                 }
             }
-            prev_barrier = q;
         } else if (end < n && seen[end] != stamp) {
             seen[end] = stamp;
             succ[ns++] = end;
         }
         st->succ1 = ns;
-        (void)prev_barrier;
     }
     wf_free(al, seen, n1 * sizeof *seen, SCHED_ALIGN);
-    p->succ = succ;
-    p->nsucc = ns;
     p->succ = wf_alloc(al, (ns ? ns : 1) * sizeof *succ, SCHED_ALIGN);
+    if (p->succ) {
+        memcpy(p->succ, succ, ns * sizeof *succ);
+        p->nsucc = ns;
+    }
+    wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
     if (!p->succ) {
-        p->succ = NULL;
-        wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
         return WEFT_ERR_OUT_OF_MEMORY;
     }
-    memcpy(p->succ, succ, ns * sizeof *succ);
-    wf_free(al, succ, cap_succ * sizeof *succ, SCHED_ALIGN);
     for (uint32_t k = 0; k < ns; k++) {
         p->steps[p->succ[k]].pred++;
     }
-    /* conditioned sets above each step; first member position per set */
+    return WEFT_OK;
+}
+
+/* The conditioned sets above each system step (plan.sets[sets0 .. sets1))
+ * and the first member position of each set; `mark` is scratch of nsets. */
+static weft_status plan_sets(weft_schedule *s, uint8_t *mark)
+{
+    wf_plan *p = &s->plan;
+    uint32_t n = p->n;
     for (uint32_t i = 0; i < s->nsets; i++) {
         p->set_first[i] = UINT32_MAX;
     }
@@ -436,7 +461,7 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
             nref += mark[i] && s->sets[i].conds.n;
         }
     }
-    p->sets = wf_alloc(al, (nref ? nref : 1) * sizeof *p->sets, SCHED_ALIGN);
+    p->sets = wf_alloc(&s->world->alloc, (nref ? nref : 1) * sizeof *p->sets, SCHED_ALIGN);
     if (!p->sets) {
         return WEFT_ERR_OUT_OF_MEMORY;
     }
@@ -460,7 +485,16 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
         }
         st->sets1 = nref;
     }
-    /* ambiguity report, minus ambiguous_with pairs */
+    return WEFT_OK;
+}
+
+/* The graph's ambiguity report minus the pairs declared ambiguous, as the
+ * public weft_ambiguity records (nodes counted from 1). */
+static weft_status plan_ambiguities(weft_schedule *s, uint8_t *mark)
+{
+    wf_allocator *al = &s->world->alloc;
+    const wf_sgraph *g = &s->graph;
+    wf_plan *p = &s->plan;
     uint32_t namb = 0, nids = 0;
     for (uint32_t i = 0; i < g->namb; i++) {
         if (!amb_excused(s, g->amb[i].a, g->amb[i].b, mark)) {
@@ -494,6 +528,24 @@ static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
         off += (uint32_t)p->amb[i].component_count;
     }
     return WEFT_OK;
+}
+
+/* Turns the built graph into the plan the executor runs. */
+static weft_status compile_plan(weft_schedule *s, uint8_t *mark)
+{
+    weft_status st = plan_alloc(s);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    plan_steps(s);
+    st = plan_successors(s);
+    if (st == WEFT_OK) {
+        st = plan_sets(s, mark);
+    }
+    if (st == WEFT_OK) {
+        st = plan_ambiguities(s, mark);
+    }
+    return st;
 }
 
 weft_status wf_schedule_build(weft_schedule *s)

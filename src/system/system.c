@@ -371,34 +371,151 @@ void wf_system_destroy(weft_world *w, wf_system *sys)
     wf_free(&w->alloc, sys, sizeof *sys, _Alignof(wf_system));
 }
 
+/* How a step of wf_system_create ended: done, out of memory (reported by
+ * the caller), or refused with the error already recorded. */
+typedef enum sys_step { SYS_DONE = 0, SYS_OOM, SYS_REFUSED } sys_step;
+
+/* The parts of a system or condition descriptor a system is built from. */
+static void sys_args_read(const weft_system_desc *desc, const weft_condition_desc *cdesc,
+                          sys_args *a)
+{
+    memset(a, 0, sizeof *a);
+    if (desc) {
+        a->name = desc->name;
+        a->queries = desc->queries;
+        a->nq = desc->query_count;
+        a->res = desc->resources;
+        a->nres = desc->resource_count;
+        a->msgs = desc->messages;
+        a->nmsgs = desc->message_count;
+        a->flags = desc->flags;
+        a->local = desc->local;
+        a->groups = desc->query_groups;
+        a->removed = desc->removed;
+        a->nremoved = desc->removed_count;
+    } else {
+        a->name = cdesc->name ? cdesc->name : "condition";
+        a->queries = cdesc->queries;
+        a->nq = cdesc->query_count;
+        a->res = cdesc->resources;
+        a->nres = cdesc->resource_count;
+        a->msgs = cdesc->messages;
+        a->nmsgs = cdesc->message_count;
+        a->condition = true;
+    }
+}
+
+/* Compiles the system's queries, then checks them against each other
+ * (aliasing writes inside one system are refused). */
+static sys_step sys_add_queries(weft_world *w, wf_system *sys, const sys_args *a)
+{
+    if (a->nq) {
+        sys->queries = wf_calloc(&w->alloc, (size_t)a->nq * sizeof *sys->queries,
+                                 _Alignof(weft_query *));
+        if (!sys->queries) {
+            return SYS_OOM;
+        }
+        sys->nqueries = a->nq;
+        for (int32_t i = 0; i < a->nq; i++) {
+            sys->queries[i] = wf_world_query_create(w, &a->queries[i], "weft_query_create");
+            if (!sys->queries[i]) {
+                return SYS_REFUSED; /* the query's error stays recorded */
+            }
+        }
+    }
+    return SYS_DONE;
+}
+
+/* Copies the resource uses and the param-set groups. */
+static sys_step sys_add_uses(weft_world *w, wf_system *sys, const sys_args *a)
+{
+    if (a->nres) {
+        sys->res = wf_alloc(&w->alloc, (size_t)a->nres * sizeof *sys->res,
+                            _Alignof(weft_resource_use));
+        if (!sys->res) {
+            return SYS_OOM;
+        }
+        memcpy(sys->res, a->res, (size_t)a->nres * sizeof *sys->res);
+        sys->nres = a->nres;
+    }
+    if (a->groups && a->nq) {
+        sys->groups = wf_alloc(&w->alloc, (size_t)a->nq * sizeof *sys->groups, _Alignof(int32_t));
+        if (!sys->groups) {
+            return SYS_OOM;
+        }
+        memcpy(sys->groups, a->groups, (size_t)a->nq * sizeof *sys->groups);
+    }
+    return SYS_DONE;
+}
+
+/* The removal streams the system reads, each with its own cursor;
+ * tracking starts now. */
+static sys_step sys_add_removed(weft_world *w, wf_system *sys, const sys_args *a)
+{
+    if (!a->nremoved) {
+        return SYS_DONE;
+    }
+    sys->nremoved = a->nremoved; /* sizes the arrays for destroy */
+    sys->removed = wf_alloc(&w->alloc, (size_t)a->nremoved * sizeof *sys->removed,
+                            _Alignof(weft_component));
+    sys->rcursors = wf_calloc(&w->alloc, (size_t)a->nremoved * sizeof *sys->rcursors,
+                              _Alignof(weft_message_cursor));
+    if (!sys->removed || !sys->rcursors) {
+        return SYS_OOM;
+    }
+    memcpy(sys->removed, a->removed, (size_t)a->nremoved * sizeof *sys->removed);
+    for (int32_t i = 0; i < a->nremoved; i++) {
+        if (wf_removed_track(w, wf_registry_get(&w->registry, a->removed[i])) != WEFT_OK) {
+            return SYS_REFUSED; /* OUT_OF_MEMORY recorded */
+        }
+    }
+    return SYS_DONE;
+}
+
+/* Message uses with a cursor each, the command buffer (systems only) and
+ * the local state (its init runs last, once nothing else can fail). */
+static sys_step sys_add_state(weft_world *w, wf_system *sys, const sys_args *a)
+{
+    if (a->nmsgs) {
+        sys->nmsgs = a->nmsgs; /* sizes the arrays for destroy */
+        sys->msgs = wf_alloc(&w->alloc, (size_t)a->nmsgs * sizeof *sys->msgs,
+                             _Alignof(weft_message_use));
+        sys->cursors = wf_calloc(&w->alloc, (size_t)a->nmsgs * sizeof *sys->cursors,
+                                 _Alignof(weft_message_cursor));
+        if (!sys->msgs || !sys->cursors) {
+            return SYS_OOM;
+        }
+        memcpy(sys->msgs, a->msgs, (size_t)a->nmsgs * sizeof *sys->msgs);
+    }
+    if (!a->condition) {
+        sys->cmds = wf_alloc(&w->alloc, sizeof *sys->cmds, _Alignof(weft_commands));
+        if (!sys->cmds) {
+            return SYS_OOM;
+        }
+        wf_cmds_init(sys->cmds, w, &w->alloc, &w->registry);
+        /* exclusive systems run alone on the driver: real ids are
+         * deterministic there */
+        sys->cmds->provisional = !(a->flags & WEFT_SYSTEM_EXCLUSIVE);
+    }
+    if (a->local.size) {
+        sys->local = wf_calloc(&w->alloc, a->local.size, local_align(&a->local));
+        if (!sys->local) {
+            return SYS_OOM;
+        }
+        if (a->local.init) {
+            a->local.init(sys->local, sys->user);
+        }
+    } else {
+        sys->local_desc.fini = NULL;
+    }
+    return SYS_DONE;
+}
+
 wf_system *wf_system_create(weft_world *w, weft_schedule *s, const weft_system_desc *desc,
                             const weft_condition_desc *cdesc)
 {
     sys_args a;
-    memset(&a, 0, sizeof a);
-    if (desc) {
-        a.name = desc->name;
-        a.queries = desc->queries;
-        a.nq = desc->query_count;
-        a.res = desc->resources;
-        a.nres = desc->resource_count;
-        a.msgs = desc->messages;
-        a.nmsgs = desc->message_count;
-        a.flags = desc->flags;
-        a.local = desc->local;
-        a.groups = desc->query_groups;
-        a.removed = desc->removed;
-        a.nremoved = desc->removed_count;
-    } else {
-        a.name = cdesc->name ? cdesc->name : "condition";
-        a.queries = cdesc->queries;
-        a.nq = cdesc->query_count;
-        a.res = cdesc->resources;
-        a.nres = cdesc->resource_count;
-        a.msgs = cdesc->messages;
-        a.nmsgs = cdesc->message_count;
-        a.condition = true;
-    }
+    sys_args_read(desc, cdesc, &a);
     if (sys_validate(w, &a) != WEFT_OK) {
         return NULL;
     }
@@ -414,103 +531,35 @@ wf_system *wf_system_create(weft_world *w, weft_schedule *s, const weft_system_d
     sys->user = desc ? desc->user : cdesc->user;
     sys->local_desc = a.local;
     sys->name = str_dup(w, a.name, &sys->name_len);
-    if (!sys->name) {
-        goto oom;
+    sys_step step = sys->name ? SYS_DONE : SYS_OOM;
+    if (step == SYS_DONE) {
+        step = sys_add_queries(w, sys, &a);
     }
-    if (a.nq) {
-        sys->queries = wf_calloc(&w->alloc, (size_t)a.nq * sizeof *sys->queries,
-                                 _Alignof(weft_query *));
-        if (!sys->queries) {
-            goto oom;
-        }
-        sys->nqueries = a.nq;
-        for (int32_t i = 0; i < a.nq; i++) {
-            sys->queries[i] = wf_world_query_create(w, &a.queries[i], "weft_query_create");
-            if (!sys->queries[i]) {
-                wf_system_destroy(w, sys); /* the query's error stays recorded */
-                return NULL;
-            }
-        }
+    if (step == SYS_DONE) {
+        step = sys_add_uses(w, sys, &a);
     }
-    if (a.nres) {
-        sys->res = wf_alloc(&w->alloc, (size_t)a.nres * sizeof *sys->res,
-                            _Alignof(weft_resource_use));
-        if (!sys->res) {
-            goto oom;
-        }
-        memcpy(sys->res, a.res, (size_t)a.nres * sizeof *sys->res);
-        sys->nres = a.nres;
+    if (step == SYS_DONE) {
+        step = sys_add_removed(w, sys, &a);
     }
-    if (a.groups && a.nq) {
-        sys->groups = wf_alloc(&w->alloc, (size_t)a.nq * sizeof *sys->groups, _Alignof(int32_t));
-        if (!sys->groups) {
-            goto oom;
+    if (step == SYS_DONE) {
+        for (int32_t i = 0; i < sys->nqueries; i++) {
+            sys->validated |= (sys->queries[i]->flags &
+                               (WEFT_QUERY_SINGLE | WEFT_QUERY_POPULATED)) != 0;
         }
-        memcpy(sys->groups, a.groups, (size_t)a.nq * sizeof *sys->groups);
+        step = sys_check_queries(w, &a, sys->queries) == WEFT_OK ? SYS_DONE : SYS_REFUSED;
     }
-    if (a.nremoved) {
-        sys->nremoved = a.nremoved; /* sizes the arrays for destroy */
-        sys->removed = wf_alloc(&w->alloc, (size_t)a.nremoved * sizeof *sys->removed,
-                                _Alignof(weft_component));
-        sys->rcursors = wf_calloc(&w->alloc, (size_t)a.nremoved * sizeof *sys->rcursors,
-                                  _Alignof(weft_message_cursor));
-        if (!sys->removed || !sys->rcursors) {
-            goto oom;
-        }
-        memcpy(sys->removed, a.removed, (size_t)a.nremoved * sizeof *sys->removed);
-        for (int32_t i = 0; i < a.nremoved; i++) {
-            if (wf_removed_track(w, wf_registry_get(&w->registry, a.removed[i])) != WEFT_OK) {
-                wf_system_destroy(w, sys); /* OUT_OF_MEMORY recorded */
-                return NULL;
-            }
-        }
+    if (step == SYS_DONE) {
+        step = sys_add_state(w, sys, &a);
     }
-    for (int32_t i = 0; i < sys->nqueries; i++) {
-        sys->validated |= (sys->queries[i]->flags &
-                           (WEFT_QUERY_SINGLE | WEFT_QUERY_POPULATED)) != 0;
-    }
-    if (sys_check_queries(w, &a, sys->queries) != WEFT_OK) {
+    if (step != SYS_DONE) {
+        sys->local_desc.fini = NULL; /* init never ran: it is the last step */
         wf_system_destroy(w, sys);
+        if (step == SYS_OOM) {
+            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding system '%s'", a.name);
+        }
         return NULL;
-    }
-    if (a.nmsgs) {
-        sys->nmsgs = a.nmsgs; /* sizes the arrays for destroy */
-        sys->msgs = wf_alloc(&w->alloc, (size_t)a.nmsgs * sizeof *sys->msgs,
-                             _Alignof(weft_message_use));
-        sys->cursors = wf_calloc(&w->alloc, (size_t)a.nmsgs * sizeof *sys->cursors,
-                                 _Alignof(weft_message_cursor));
-        if (!sys->msgs || !sys->cursors) {
-            goto oom;
-        }
-        memcpy(sys->msgs, a.msgs, (size_t)a.nmsgs * sizeof *sys->msgs);
-    }
-    if (!a.condition) {
-        sys->cmds = wf_alloc(&w->alloc, sizeof *sys->cmds, _Alignof(weft_commands));
-        if (!sys->cmds) {
-            goto oom;
-        }
-        wf_cmds_init(sys->cmds, w, &w->alloc, &w->registry);
-        /* exclusive systems run alone on the driver: real ids are
-         * deterministic there */
-        sys->cmds->provisional = !(a.flags & WEFT_SYSTEM_EXCLUSIVE);
-    }
-    if (a.local.size) {
-        sys->local = wf_calloc(&w->alloc, a.local.size, local_align(&a.local));
-        if (!sys->local) {
-            goto oom;
-        }
-        if (a.local.init) {
-            a.local.init(sys->local, sys->user);
-        }
-    } else {
-        sys->local_desc.fini = NULL;
     }
     /* "minus infinity": the first run sees everything as added */
     wf_system_set_last_run(sys, w->change_tick - WEFT_MAX_CHANGE_AGE);
     return sys;
-oom:
-    sys->local_desc.fini = NULL; /* init never ran */
-    wf_system_destroy(w, sys);
-    wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding system '%s'", a.name);
-    return NULL;
 }

@@ -89,35 +89,19 @@ uint64_t wf_world_hash(const weft_world *w)
     return XXH3_64bits_digest(&state);
 }
 
+/* Each check returns WEFT_ERR_CORRUPT (message recorded, naming the
+ * invariant of docs/architecture.md it breaks) at the first violation. */
 #define CHECK(cond, ...)                                                   \
     do {                                                                   \
         if (!(cond)) {                                                     \
-            st = wf_error(w, WEFT_ERR_CORRUPT, __VA_ARGS__);               \
-            goto done;                                                     \
+            return wf_error(w, WEFT_ERR_CORRUPT, __VA_ARGS__);             \
         }                                                                  \
     } while (0)
 
-weft_status wf_world_check(weft_world *w)
+/* INV-11: the iteration depth counts exactly the running dispatches and
+ * the open iterations that hold it. */
+static weft_status check_iter_depth(weft_world *w)
 {
-    weft_status st = WEFT_OK;
-    const wf_entity_index *ix = &w->entities;
-    const wf_graph *g = &w->graph;
-    int32_t *arch_counts = NULL;
-    uint8_t *on_free = NULL;
-    stbds_arrsetlen(arch_counts, g->arch_count);
-    stbds_arrsetlen(on_free, ix->count);
-    if ((g->arch_count && !arch_counts) || (ix->count && !on_free)) {
-        stbds_arrfree(arch_counts);
-        stbds_arrfree(on_free);
-        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "no scratch memory for the check");
-    }
-    if (g->arch_count) {
-        memset(arch_counts, 0, g->arch_count * sizeof *arch_counts);
-    }
-    if (ix->count) {
-        memset(on_free, 0, ix->count);
-    }
-
     uint64_t depth = w->events.dispatching;
     for (const weft_query *q = w->queries; q; q = q->next) {
         depth += wf_query_depth_held(q);
@@ -125,7 +109,14 @@ weft_status wf_world_check(weft_world *w)
     CHECK(depth == w->iter_depth,
           "INV-11: iteration depth is %u but %u dispatches and open iterations hold it",
           w->iter_depth, (uint32_t)depth);
+    return WEFT_OK;
+}
 
+/* INV-9: the free stack and the later-free list hold dead, distinct
+ * indices; marks them in on_free. */
+static weft_status check_free_lists(weft_world *w, uint8_t *on_free)
+{
+    const wf_entity_index *ix = &w->entities;
     CHECK(ix->free_len <= ix->count && ix->count <= ix->cap,
           "INV-9: free stack %u / records %u / capacity %u out of order", ix->free_len,
           ix->count, ix->cap);
@@ -144,6 +135,17 @@ weft_status wf_world_check(weft_world *w)
               "INV-9: later-free entry %u (index %u) is wrong", k, idx);
         on_free[idx] = 1;
     }
+    return WEFT_OK;
+}
+
+/* INV-1, 2, 6, 8, 9 from the records' side: every live record points at a
+ * row holding its entity and at its sparse slots; counts live entities per
+ * archetype into arch_counts and in total into *out_live. */
+static weft_status check_records(weft_world *w, const uint8_t *on_free, int32_t *arch_counts,
+                                 int64_t *out_live)
+{
+    const wf_entity_index *ix = &w->entities;
+    const wf_graph *g = &w->graph;
     int64_t live = 0;
     uint32_t retired = 0;
     for (uint32_t idx = 0; idx < ix->count; idx++) {
@@ -177,6 +179,16 @@ weft_status wf_world_check(weft_world *w)
           ix->retired);
     CHECK(live == ix->live, "INV-6: %lld live records but the counter says %lld",
           (long long)live, (long long)ix->live);
+    *out_live = live;
+    return WEFT_OK;
+}
+
+/* INV-3, 4, 6 from the tables' side: every row's entity points back, the
+ * column map is right, the rows add up to the live entities. */
+static weft_status check_tables(weft_world *w, int64_t live)
+{
+    const wf_entity_index *ix = &w->entities;
+    const wf_graph *g = &w->graph;
     int64_t table_rows = 0;
     for (uint32_t t = 0; t < g->table_count; t++) {
         const wf_table *tb = g->tables[t];
@@ -205,6 +217,14 @@ weft_status wf_world_check(weft_world *w)
     }
     CHECK(table_rows == live, "INV-6: tables hold %lld rows for %lld live entities",
           (long long)table_rows, (long long)live);
+    return WEFT_OK;
+}
+
+/* INV-4, 5, 6, 7: archetype ids, counts, component sets matching their
+ * tables, and add/remove edges leading to the right sets. */
+static weft_status check_archetypes(weft_world *w, const int32_t *arch_counts)
+{
+    const wf_graph *g = &w->graph;
     for (uint32_t a = 0; a < g->arch_count; a++) {
         const wf_archetype *arch = g->archetypes[a];
         CHECK(arch->id == a, "INV-5: archetype %u stores id %u", a, arch->id);
@@ -254,6 +274,14 @@ weft_status wf_world_check(weft_world *w)
                   add ? "add" : "remove", wf_component_name(w, c), a, ed->target);
         }
     }
+    return WEFT_OK;
+}
+
+/* INV-10: the per-component archetype index lists exactly the archetypes
+ * holding each component. */
+static weft_status check_component_index(weft_world *w)
+{
+    const wf_graph *g = &w->graph;
     uint64_t indexed = 0;
     uint64_t held = 0;
     for (uint32_t a = 0; a < g->arch_count; a++) {
@@ -271,6 +299,15 @@ weft_status wf_world_check(weft_world *w)
     }
     CHECK(indexed == held, "INV-10: the component index lists %llu entries for %llu",
           (unsigned long long)indexed, (unsigned long long)held);
+    return WEFT_OK;
+}
+
+/* INV-8 from the sparse sets' side: every slot maps back and belongs to a
+ * live entity whose archetype has the component. */
+static weft_status check_sparse_sets(weft_world *w)
+{
+    const wf_entity_index *ix = &w->entities;
+    const wf_graph *g = &w->graph;
     for (uint32_t id = 1; id <= w->registry.count; id++) {
         const wf_type_info *ti = w->registry.infos[id];
         if (ti->storage != WEFT_STORAGE_SPARSE) {
@@ -292,7 +329,50 @@ weft_status wf_world_check(weft_world *w)
                   ti->name, d, idx);
         }
     }
-done:
+    return WEFT_OK;
+}
+
+#undef CHECK
+
+weft_status wf_world_check(weft_world *w)
+{
+    const wf_entity_index *ix = &w->entities;
+    const wf_graph *g = &w->graph;
+    int32_t *arch_counts = NULL;
+    uint8_t *on_free = NULL;
+    stbds_arrsetlen(arch_counts, g->arch_count);
+    stbds_arrsetlen(on_free, ix->count);
+    if ((g->arch_count && !arch_counts) || (ix->count && !on_free)) {
+        stbds_arrfree(arch_counts);
+        stbds_arrfree(on_free);
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "no scratch memory for the check");
+    }
+    if (g->arch_count) {
+        memset(arch_counts, 0, g->arch_count * sizeof *arch_counts);
+    }
+    if (ix->count) {
+        memset(on_free, 0, ix->count);
+    }
+    int64_t live = 0;
+    weft_status st = check_iter_depth(w);
+    if (st == WEFT_OK) {
+        st = check_free_lists(w, on_free);
+    }
+    if (st == WEFT_OK) {
+        st = check_records(w, on_free, arch_counts, &live);
+    }
+    if (st == WEFT_OK) {
+        st = check_tables(w, live);
+    }
+    if (st == WEFT_OK) {
+        st = check_archetypes(w, arch_counts);
+    }
+    if (st == WEFT_OK) {
+        st = check_component_index(w);
+    }
+    if (st == WEFT_OK) {
+        st = check_sparse_sets(w);
+    }
     stbds_arrfree(arch_counts);
     stbds_arrfree(on_free);
     return st;
