@@ -1,4 +1,4 @@
-/* bench/bench_sched.c - scheduler scenarios (issue 5 targets; issue 6 N24, N25, N26).
+/* bench/bench_sched.c - scheduler scenarios (targets in bench/targets.txt; N24, N25, N26).
  * SPDX-License-Identifier: MIT
  *
  * Every scenario measures weft and its baseline in the same run, in
@@ -10,7 +10,7 @@
  *                  one sample; ns per system on 1 thread and on the 2-thread
  *                  pool (fork/join included), vs a plain loop calling as many
  *                  empty functions through an array of function pointers.
- *                  Issue 5: <= 50 ns / system on 1 thread, <= 150 ns on 2;
+ *                  Targets: <= 50 ns / system on 1 thread, <= 150 ns on 2;
  *                  6,000 within 1.2x of 1,000 per system. The absolute
  *                  targets also appear as "budget" rows (baseline = the
  *                  budget, ratio target 1.0) so --check can test them.
@@ -191,7 +191,7 @@ static SCH_NOINLINE void k_trig(const bench_position *p, float *out, int32_t n)
     }
 }
 
-/* ---- empty systems: sched_empty (issue 5) and sched_overhead (N25) ---- */
+/* ---- empty systems: sched_empty and sched_overhead (N25) ---- */
 
 typedef void (*sch_fn)(weft_system_ctx *ctx, void *user);
 

@@ -1,4 +1,4 @@
-/* bench/scenarios_require.c - required components (issue 8): require.
+/* bench/scenarios_require.c - required components: what requiring costs.
  * SPDX-License-Identifier: MIT
  *
  * Every row compares two ways of building the same entities through weft,
@@ -9,8 +9,7 @@
  *           requires Velocity (value-blob default {1, -1}) and Health
  *           (value-blob default {100}), vs N weft_spawn_with calls
  *           supplying all three (the same default values) in a world
- *           where nothing requires anything. Target: ratio <= 1.1
- *           (issue 8).
+ *           where nothing requires anything. Target: ratio <= 1.1.
  *  - bulk:  one weft_spawn_bulk of N with the Position column only vs one
  *           with Position, Velocity and Health columns (the default
  *           values, prepared outside the timed region). No target is

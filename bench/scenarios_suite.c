@@ -1,4 +1,4 @@
-/* bench/scenarios_suite.c - the peer-comparable suite (issue 6): abeimler shapes and design claims.
+/* bench/scenarios_suite.c - the peer-comparable suite: abeimler shapes and design claims.
  * SPDX-License-Identifier: MIT
  *
  * abeimler/ecs_benchmark shapes (all sweepable over N, see harness --sweep):
@@ -36,7 +36,7 @@
  * spawned round-robin in four shapes: all six components; Pos+Vel+Data;
  * Pos+Vel+Data+Health+Sprite; Pos+Data+Health+Damage+Sprite (no Velocity).
  *
- * Design claims (../shared/spec/communication.md section 14):
+ * Design claims (what docs/architecture.md says the design buys):
  *  aos       N1/N2: pos += vel*dt over weft columns vs an array of pointers to
  *            256-byte heap objects (allocated interleaved with other
  *            allocations) and vs a contiguous array of those objects.
@@ -1029,7 +1029,7 @@ void bench_suite_update7(const bench_cfg *cfg, const bench_data *data)
                  "update 7 systems, plain, no ticks", 1.05);
 }
 
-/* ---- design claims (communication.md section 14) ---- */
+/* ---- design claims ---- */
 
 /* A query Position(write), Velocity(read) over the whole world. */
 static weft_query *suite_pv_query(bench_world *b)

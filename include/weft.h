@@ -830,7 +830,8 @@ WEFT_API weft_status weft_query_single(weft_world *world, weft_query *query,
 /* ---- change ticks ---- */
 
 /** Every this many ticks the stored ticks are clamped so none is older than
- *  WEFT_MAX_CHANGE_AGE (spec/schedule.md §5.5). */
+ *  WEFT_MAX_CHANGE_AGE (the values and the rule are Bevy's
+ *  CHECK_TICK_THRESHOLD and MAX_CHANGE_AGE). */
 #define WEFT_CHECK_TICK_THRESHOLD 518400000u
 /** Oldest age a stored tick can have: u32 max - (2 * threshold - 1). */
 #define WEFT_MAX_CHANGE_AGE (0xFFFFFFFFu - (2u * WEFT_CHECK_TICK_THRESHOLD - 1u))
@@ -1271,7 +1272,7 @@ typedef enum weft_system_flags {
     /** Runs only on the thread that called weft_schedule_run. */
     WEFT_SYSTEM_MAIN_THREAD = 1u << 1,
     /** Records commands: a sync point is inserted before its declared
-     *  successors (spec: has_deferred). Without the flag its commands are
+     *  successors (Bevy's has_deferred). Without the flag its commands are
      *  still applied, at the next sync point or the end of the run. */
     WEFT_SYSTEM_COMMANDS = 1u << 2,
     WEFT_SYSTEM_FLAGS_FORCE_U32 = 0x7FFFFFFF
@@ -1351,7 +1352,7 @@ WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_
 
 /** Adds an explicit apply point (Bevy's ApplyDeferred): when it runs, the
  *  commands of every system before it are applied. Auto sync points reuse
- *  it (spec/schedule.md §3.4). `name` is optional (NULL or "": "apply").
+ *  it (weft_schedule_build). `name` is optional (NULL or "": "apply").
  *  Returns the node or 0 (INVALID_ARG, OUT_OF_MEMORY, WRONG_PHASE).
  *  Thread: driver. */
 WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const char *name);

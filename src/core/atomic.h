@@ -2,7 +2,8 @@
  * SPDX-License-Identifier: MIT
  *
  * Every atomic access in src/ goes through these wrappers so that the order
- * is visible at the call site and can be grepped (STYLE B7.6). Each wrapper
+ * is visible at the call site and can be grepped (mimalloc's atomic.h does
+ * the same). Each wrapper
  * is a one-line forward to <stdatomic.h>; there is no hidden fence. Only the
  * combinations weft actually uses are defined: add one when a call site needs
  * it, and comment that call site with the operation it pairs with. The

@@ -156,7 +156,9 @@ bool wf_query_row_passes(const weft_query *q, const wf_match *m, uint32_t row,
 bool wf_query_table_may_pass(const weft_query *q, const wf_match *m,
                              uint32_t last_run, uint32_t now);
 
-/* The normative tick comparison (spec/schedule.md §5.3). */
+/* The wrapping tick comparison every change filter uses: a tick is newer
+ * than last_run when it is closer to this_run, counting backwards modulo
+ * 2^32 (Bevy's Tick::is_newer_than). */
 static inline bool wf_tick_newer(uint32_t tick, uint32_t last_run, uint32_t this_run)
 {
     uint32_t since_insert = this_run - tick;

@@ -1,6 +1,6 @@
 /* src/schedule/frame.c - the frame helper: an ordered list of schedules and
- * a fixed-timestep schedule driven by an accumulator (spec/schedule.md
- * §3.5).
+ * a fixed-timestep schedule driven by an accumulator (as Bevy's
+ * FixedMain and Time<Fixed>).
  * SPDX-License-Identifier: MIT
  *
  * Per frame: messages are updated once, dt is clamped to max_delta and

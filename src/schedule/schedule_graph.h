@@ -4,10 +4,10 @@
  * A wf_sgraph holds what the public schedule API will collect: nodes
  * (systems and user-added apply points) with declared access, sets (nested,
  * possibly conditioned) and before/after edges between nodes or sets. Build
- * turns that into the arrays an executor needs (spec/schedule.md §3.1):
+ * turns that into the arrays an executor needs:
  * a deterministic topological order, predecessor counts, CSR successor
  * lists and the list of auto-inserted sync nodes, plus an ambiguity report
- * (§3.3). Nothing here runs a system; see schedule_graph.c for the algorithm.
+ * (pairs in conflict that nothing orders). Nothing here runs a system; see schedule_graph.c for the algorithm.
  *
  * Ids: a node is its registration index (0, 1, ...), a set is
  * WF_SG_SET_REF(index). Auto sync nodes created by a build get ids

@@ -31,7 +31,8 @@ static bool cond_user(weft_condition *c, weft_system_ctx *outer)
         wf_ctx_fail(&ctx, sink.status, sink.message);
     }
     if (sys->fail_status != WEFT_OK) {
-        r = false; /* a failing condition counts as false (spec §1.9); the
+        r = false; /* a failing condition counts as false (it must not let a
+                      system run on a broken premise); the
                       run reports it after the systems' failures */
     }
     wf_system_set_last_run(sys, outer->this_run);

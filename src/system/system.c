@@ -7,7 +7,7 @@
  * write, plus the With/Without components that restrict it; then its
  * resources and message types (message type t is access id
  * WF_MSG_ACCESS(t)). Two uses inside one system conflict like two systems
- * would (spec/schedule.md §1.7): one writes what the other touches and no
+ * would (Bevy refuses such a system too): one writes what the other touches and no
  * With/Without pair on one component separates them.
  */
 #include "system/system.h"

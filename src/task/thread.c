@@ -17,7 +17,8 @@
 
 #include "core/check.h"
 
-/* Plain int TLS (STYLE B7.8): the worker index, never world state. */
+/* Plain int TLS: the worker index, never world state (a backend without
+ * _Thread_local can keep an int per thread; see thread.h). */
 static _Thread_local int thread_worker_index = -1;
 
 /* ---- threads ---- */

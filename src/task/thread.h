@@ -5,7 +5,7 @@
  * counting semaphore built on mutex + condition variable, the worker index
  * in thread-local storage, and the online CPU count. Nothing else in src/
  * includes <pthread.h>, so another backend (Win32, a console SDK) replaces
- * this file and thread.c only (STYLE B7.8). All objects are caller-owned and
+ * this file and thread.c only. All objects are caller-owned and
  * initialized in place; none allocates. Every function may be called from
  * any thread; a wf_thread is joined exactly once, by one thread. The
  * worker-index TLS holds only an integer (never world state): -1 on threads

@@ -1,4 +1,5 @@
-/* src/world/ticks.c - the periodic change-tick clamp (spec/schedule.md §5.5).
+/* src/world/ticks.c - the periodic change-tick clamp (Bevy's
+ * check_change_ticks; docs/architecture.md, Queries).
  * SPDX-License-Identifier: MIT
  *
  * Stored ticks are compared with wrapping arithmetic, which is only sound

@@ -1,5 +1,5 @@
 // tests/api/test_api_command.c - black-box tests of command buffers
-// (spec/schedule.md §6, weft.h "command buffers"): FIFO order, reserved
+// (weft.h "command buffers"): FIFO order, reserved
 // spawn ids, the missing-entity policies, resource and custom commands,
 // drop functions and value dtors called exactly once, steady-state reuse,
 // apply from the wrong phase, misuse statuses and over-aligned values.
@@ -419,8 +419,9 @@ static void cmd_custom_drop_on_world_destroy(void **state)
     assert_int_equal(l.n, 2);
 }
 
-// A custom command queuing into the world buffer: spec/schedule.md §6.3,
-// A enqueues B, C was queued after A: applied order A, B, C.
+// A custom command queuing into the world buffer (what a command queues
+// runs right after it, before the next one): A enqueues B, C was queued
+// after A: applied order A, B, C.
 static custom_log *g_chain;
 
 static void chain_b(weft_world *w, void *p, void *user)

@@ -22,12 +22,12 @@ static weft_entity mk(uint32_t index, uint32_t gen)
     return ((uint64_t)gen << 32) | index;
 }
 
-// ---- generations and reuse (spec vectors) ----
+// ---- generations and reuse ----
 
 static void entity_alloc_trace_first_generation_is_one(void **state)
 {
     tw_fixture *f = *state;
-    // T-Alloc-trace: A{0,1}, B{1,1}, despawn A, C{0,2}.
+    // {index, generation}: A{0,1}, B{1,1}, despawn A, C{0,2} (LIFO reuse).
     weft_entity a = weft_spawn(f->w);
     weft_entity b = weft_spawn(f->w);
     assert_true(a == mk(0, 1));
@@ -53,7 +53,7 @@ static void entity_stale_handle_rejected_after_reuse(void **state)
     for (int i = 0; i < 6; i++) {
         e[i] = weft_spawn(w);
     }
-    // T-Entity-stale: {5,1} despawned, index 5 reused as {5,2}.
+    // A stale handle: {5,1} despawned, index 5 reused as {5,2}.
     weft_entity old = e[5];
     assert_true(old == mk(5, 1));
     assert_int_equal(weft_despawn(w, old), WEFT_OK);

@@ -1,5 +1,5 @@
 // tests/api/test_api_message.c - black-box tests of messages and
-// removed-component tracking: the spec/communication.md MSG-10 vectors
+// removed-component tracking: the lifetime cases
 // (two-update lifetime, reader before writer, fan-out, missed counts, FIFO,
 // removed visibility window), misuse statuses, and allocation failures.
 // SPDX-License-Identifier: MIT
@@ -67,7 +67,7 @@ static int read_all(weft_world *w, weft_message_type t, weft_message_cursor *c,
     return n;
 }
 
-// ---- MSG-10 vectors ----
+// ---- lifetime cases ----
 
 // (a) Written in frame 1, readable in frames 1 and 2, dropped at frame 3's
 // update (drop counter 1).

@@ -1,7 +1,8 @@
 // tests/api/test_api_observer.c - black-box tests of lifecycle hooks and
-// observers: spec/core.md §7 T-Hook-order, spec/communication.md LC-2,
-// HK-3, OBS-6/7, EVT-6/8, PROP tests; deferral of structural calls made
-// from hooks and observers, the cascade and nesting limits.
+// observers: the order of hooks and observers for every lifecycle event,
+// hook kinds, observer registration and targeting, custom events and their
+// propagation; deferral of structural calls made from hooks and observers,
+// the cascade and nesting limits.
 // SPDX-License-Identifier: MIT
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,7 +106,7 @@ static void expect(int i, char who, weft_event ev, weft_component c, weft_entity
 #define REM WEFT_EVENT_REMOVE
 #define DES WEFT_EVENT_DESPAWN
 
-// ---- T-Hook-order ----
+// ---- hook and observer order ----
 
 static void hook_order_vectors_storage(weft_world *w, weft_storage st)
 {

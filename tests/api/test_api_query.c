@@ -1,8 +1,8 @@
-// tests/api/test_api_query.c - black-box tests of queries (issue 3):
+// tests/api/test_api_query.c - black-box tests of queries:
 // descriptor validation, archetype matching (thousands of archetypes, shared
 // tables, sparse With/Without, incremental matching, optional and or-groups,
 // Disabled), chunk iteration and field access, per-entity access, structural
-// calls deferred while iterating, and change detection (spec/schedule.md §5
+// calls deferred while iterating, and change detection (Added/Changed
 // vectors, marking rules, wrap-around, clamp).
 // SPDX-License-Identifier: MIT
 #define _POSIX_C_SOURCE 200809L
@@ -239,8 +239,8 @@ static void query_create_rejects_unknown_and_immutable(void **state)
     assert_int_equal(weft_query_destroy(v.w, q), WEFT_OK);
 }
 
-// The message for an unknown id names the id itself (B5: the message
-// names what was wrong), not only the term.
+// The message for an unknown id names the id itself (a message names what
+// was wrong, docs/errors.md), not only the term.
 static void query_create_unknown_component_message_names_id(void **state)
 {
     vfx v = vsetup(*state);
@@ -608,7 +608,8 @@ static void match_thousands_of_archetypes_vs_naive(void **state)
     free(hits);
 }
 
-// T-Dense-dedup and T-Dense-sparse-with (spec/core.md ).
+// A table shared by several matching archetypes is listed once, and sparse
+// With/Without filters are exact per row.
 static void match_shared_table_listed_once_and_sparse_filters_exact(void **state)
 {
     tw_fixture *f = *state;
@@ -821,7 +822,8 @@ static void match_optional_and_or_groups(void **state)
     assert_int_equal(collect(w, q2, NULL, 0), want2);
 }
 
-// T-Disabled (spec/core.md E-16).
+// Disabled entities are skipped unless a query names Disabled (Bevy's
+// default query filter).
 static void match_disabled_entities(void **state)
 {
     tw_fixture *f = *state;
@@ -1077,7 +1079,7 @@ static void iter_per_entity_get_count_single(void **state)
     assert_int_equal(weft_query_single(w, q, &one), WEFT_OK);
     assert_true(one == b1);
 
-    // e1{A,B}, e2{A,B,C}, e3{B}: (&B) with A without C -> single e1
+    // e1{A,B}, e2{A,B,C}, e3{B}: (&B) with A without C -> single e1
     weft_component ca = tw_comp(w, "QA", 0, 0, WEFT_STORAGE_TABLE, 0);
     weft_component cb = tw_comp(w, "QB", 4, 4, WEFT_STORAGE_TABLE, 0);
     weft_component cc = tw_comp(w, "QC", 0, 0, WEFT_STORAGE_SPARSE, 0);
@@ -1251,7 +1253,7 @@ static void defer_fini_applies_and_keeps_last_run(void **state)
 static void ticks_comparison_vectors(void **state)
 {
     (void)state;
-    // spec/schedule.md §5.3
+    // the wrapping comparison: newer than last_run, not after this_run
     assert_true(weft_tick_is_newer(7, 5, 10));
     assert_false(weft_tick_is_newer(5, 5, 10));
     assert_true(weft_tick_is_newer(10, 5, 10));
@@ -1670,7 +1672,7 @@ static void change_clamp_runs_only_past_threshold(void **state)
 
 // A column left untouched for more than 2^31 ticks (but less than
 // MAX_CHANGE_AGE, so the clamp leaves it alone) is then written: a Changed
-// query must see the write (spec/schedule.md §5.5: every stored tick stays
+// query must see the write (weft.h, change ticks: every stored tick stays
 // comparable while it is younger than MAX_CHANGE_AGE). Three ways to write:
 // field_mut over a whole table, field_mut over a partial chunk, and a
 // changed row moving into such a table.

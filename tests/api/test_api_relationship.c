@@ -1,6 +1,6 @@
 // tests/api/test_api_relationship.c - black-box tests of relationships and
-// the ChildOf hierarchy: spec/communication.md REL tests, HIER-4 traversal,
-// HIER-5 recursive despawn (a 1,000,000-entity chain), refused cycles,
+// the ChildOf hierarchy: relate/unrelate and the target lists, traversal,
+// recursive despawn (a 1,000,000-entity chain), refused cycles,
 // user relationships with and without LINKED_DESPAWN, deferral inside
 // query iterations.
 // SPDX-License-Identifier: MIT
@@ -287,7 +287,7 @@ static void rel_despawn_long_chain(void **state)
     free(es);
 }
 
-// HIER-4: R->(A,B), A->(C), B->(D,E).
+// Traversal over R->(A,B), A->(C), B->(D,E).
 static void rel_traversal(void **state)
 {
     tw_fixture *f = *state;
@@ -492,7 +492,7 @@ static void rel_deferred_cycle_refused_at_apply(void **state)
 }
 
 // Commands: a parent spawned in a buffer used for children in the same
-// buffer (HIER-2).
+// buffer.
 static void rel_through_commands(void **state)
 {
     tw_fixture *f = *state;
@@ -517,7 +517,7 @@ static void rel_through_commands(void **state)
     weft_commands_destroy(cb);
 }
 
-// HIER-5: a subtree despawn also destroys observers targeted at its
+// A subtree despawn also destroys observers targeted at its
 // members (free_user once each), and their ids do not fire on reuse.
 static int g_frees, g_runs;
 

@@ -1,5 +1,5 @@
 // tests/api/test_api_require.c - black-box tests of required components
-// (issue 8, core.md §3.5, T-Required in §7): the Mesh3d vectors, the three
+// (Bevy's #[require]): Bevy's Mesh3d example, the three
 // default sources, transitive chains, cycles, diamond precedence, supplied
 // and present values winning, one move per call, removal keeping what was
 // required, hook/observer order, every structural path (spawn_with,
@@ -121,7 +121,7 @@ static void hook_ctor_42(void *ptr, int32_t count, void *user)
     }
 }
 
-// ---- T-Required: the Mesh3d vectors ----
+// ---- Bevy's Mesh3d example ----
 
 typedef struct mesh_world {
     weft_component mesh, transform, global, vis, inherited;
@@ -418,7 +418,7 @@ static void required_precedence_tie_goes_to_earlier_supplied(void **state)
 
 // Two supplied components requiring the same component at different
 // depths: the closest requirer wins even when it is supplied later (Bevy:
-// inheritance depth first, then order; spec core.md §3.5).
+// inheritance depth first, then order).
 static void required_precedence_closest_across_supplied(void **state)
 {
     tw_fixture *f = *state;

@@ -14,7 +14,7 @@
 // counters; every CHECK_EVERY operations and at the end, weft_world_check
 // runs and every entity, dead handle and resource is compared.
 //
-// Required components (issue 8): several components require others, with
+// Required components: several components require others, with
 // every kind of default (value blob, ctor callback, neither -> the ctor
 // hook of t_v16 or zeroes), a chain (s_u8i -> t_c64 -> t_u64 -> s_v16 ->
 // t_u8), a diamond (s_c64 -> t_u8 directly and through s_v16) and a cycle

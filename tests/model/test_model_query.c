@@ -1,5 +1,5 @@
 // tests/model/test_model_query.c - random worlds and random queries checked
-// against a naive filter over a reference model (issue 3).
+// against a naive filter over a reference model.
 //
 // The reference model keeps, per entity, the set of components, their bytes
 // and the added/changed tick of each component, recorded by the test itself
@@ -124,7 +124,8 @@ static bool chance(model *m, uint32_t pct)
     return tw_rng_chance(&m->rng, pct);
 }
 
-// spec/schedule.md §5.3, written out independently of the library.
+// The wrapping tick comparison (weft_tick_is_newer), written out
+// independently of the library.
 static bool model_newer(uint32_t t, uint32_t last_run, uint32_t this_run)
 {
     uint32_t a = this_run - t, b = this_run - last_run;

@@ -4,7 +4,6 @@
 // auto sync points, set and combined run conditions, change detection across
 // systems, command order, the final apply, frames and the fixed step,
 // messages, failures and context misuse, local state, stats and exports.
-// Each test names the spec/schedule.md §7 checklist item it covers.
 // SPDX-License-Identifier: MIT
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -288,11 +287,12 @@ static comps reg_comps(weft_world *w)
     return c;
 }
 
-// ---- checklist 1: access matrix (spec §1.6, corrected by core.md §9) ----
+// ---- access matrix ----
 
 // A = read Pos, B = write Vel, C = write Pos With Enemy, D = write Pos With
 // Player. With Enemy vs With Player proves nothing (an entity may carry
-// both; core.md §9 erratum 1), so the literal matrix also reports C-D. With
+// both, so only With X against Without X proves disjointness), so the
+// report also lists C-D. With
 // C' = write Pos With Enemy Without Player the report is exactly A-C', A-D.
 static void access_matrix_ambiguities(void **state)
 {
@@ -353,7 +353,7 @@ static void access_matrix_ambiguities(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- checklist 2: intra-system conflicts ----
+// ---- intra-system conflicts ----
 
 static void intra_system_conflicts_refused(void **state)
 {
@@ -438,7 +438,7 @@ static void intra_system_conflicts_refused(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- checklist 3: conditions are read-only ----
+// ---- conditions are read-only ----
 
 static bool cond_true(weft_system_ctx *ctx, void *user)
 {
@@ -473,7 +473,7 @@ static void condition_write_access_refused(void **state)
     assert_non_null(sb_cond_try(s, &b, cond_true));
 }
 
-// ---- checklist 6: deterministic order ----
+// ---- deterministic order ----
 
 // Declares the same 24-node schedule (seeded random access, a few edges, a
 // set ordered after a system, an apply point, command systems) in `w` and
@@ -571,7 +571,7 @@ static void order_deterministic_across_worlds(void **state)
     weft_world_destroy(w2);
 }
 
-// ---- checklist 7: cycles ----
+// ---- cycles ----
 
 static void cycle_and_self_edge_refused(void **state)
 {
@@ -621,7 +621,7 @@ static void cycle_and_self_edge_refused(void **state)
     assert_int_equal(weft_schedule_add_to_set(s2, set, set), WEFT_ERR_SCHEDULE_CYCLE);
 }
 
-// ---- checklist 8: ambiguity report ----
+// ---- ambiguity report ----
 
 static void ambiguity_report_and_silencing(void **state)
 {
@@ -719,7 +719,7 @@ static void ambiguity_report_and_silencing(void **state)
     RUN(w, s);
 }
 
-// ---- checklist 9: auto sync points ----
+// ---- auto sync points ----
 
 // Spawns n entities carrying component c (values next, next+1, ...).
 typedef struct spawner {
@@ -942,7 +942,7 @@ static void auto_sync_shared_and_explicit(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- checklist 10: set run conditions ----
+// ---- set run conditions ----
 
 static void set_condition_skips_members(void **state)
 {
@@ -1022,7 +1022,7 @@ static void set_condition_skips_members(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- checklist 11: combined and built-in conditions ----
+// ---- combined and built-in conditions ----
 
 static weft_node gated_counter(weft_world *w, weft_schedule *s, const char *name, int *runs,
                                weft_condition *cond)
@@ -1206,7 +1206,7 @@ static void condition_builtins(void **state)
     assert_int_equal(r_once, 1);
 }
 
-// ---- checklists 12-14: change detection across systems ----
+// ---- change detection across systems ----
 
 // Counts the rows its query 0 yields (filters applied with this run's
 // ticks) and remembers the entities.
@@ -1362,7 +1362,7 @@ static void change_detection_across_systems(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- checklist 15: command order ----
+// ---- command order ----
 
 typedef struct olog {
     int v[64];
@@ -1449,7 +1449,7 @@ static void command_order(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- checklist 18: the final apply ----
+// ---- the final apply ----
 
 static void final_apply_and_apply_pending(void **state)
 {
@@ -1518,7 +1518,7 @@ static void final_apply_off_carries_to_next_sync(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- checklist 19: frames and the fixed step ----
+// ---- frames and the fixed step ----
 
 typedef struct flog {
     char order[256];
@@ -1708,7 +1708,7 @@ static void frames_configure_misuse_and_messages(void **state)
     assert_int_equal(rp.runs, 5);
 }
 
-// ---- checklist 20: messages between systems ----
+// ---- messages between systems ----
 
 typedef struct msgsys {
     weft_message_type type;
@@ -1791,7 +1791,7 @@ static void messages_between_systems(void **state)
     assert_int_equal(find_amb(s, n1, n2, NULL), -1);
 }
 
-// ---- checklist 21: failures and context misuse ----
+// ---- failures and context misuse ----
 
 typedef struct failer {
     weft_status st;
@@ -2112,7 +2112,7 @@ static void exclusive_system_world_access(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- checklist 21 (cont.): schedule API misuse ----
+// ---- schedule API misuse ----
 
 static void schedule_api_misuse(void **state)
 {
@@ -2474,7 +2474,7 @@ static void stats_trace_and_dot(void **state)
     assert_int_equal(st.runs, 4);
 }
 
-// ---- checklist 8 (cont.): an unordered exclusive system ----
+// ---- an unordered exclusive system ----
 
 // An exclusive system conflicts with every other system: unordered, it is
 // reported with no component ids (weft_ambiguity: "0: exclusive").

@@ -4,7 +4,7 @@
 // weft_system_par_each - an exclusive system, run conditions and a fixed
 // step) run for 30 frames with weft_frame_run on 1, 2, 4 and 8 threads, a
 // fresh world each time: weft_world_hash must be identical after every frame
-// (spec/schedule.md §7 item 6; weft_schedule_run: "the world after a run
+// (weft_schedule_run in weft.h: "the world after a run
 // does not depend on the thread count").
 // SPDX-License-Identifier: MIT
 #define _POSIX_C_SOURCE 200809L

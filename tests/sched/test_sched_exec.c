@@ -2,7 +2,7 @@
 // and a host job system): exclusive and main-thread systems, concurrency of
 // independent systems, no overlap of conflicting ones, weft_system_par_each
 // (sums, per-chunk commands, hash independent of the thread count) and
-// failures on many threads. spec/schedule.md §7 items 4, 5, 6, 21.
+// failures on many threads.
 // Checks made on worker threads only count violations in atomics; the
 // driver asserts after the run. Waits have timeouts, so a broken executor
 // fails instead of hanging. Worlds use the default (thread-safe) allocator.
@@ -176,7 +176,7 @@ static void run_ok(weft_world *w, weft_schedule *s)
     }
 }
 
-// ---- checklist 4: exclusive and main-thread systems ----
+// ---- exclusive and main-thread systems ----
 
 typedef struct excl_state {
     atomic_int running;      // systems inside their body
@@ -277,7 +277,7 @@ static void exclusive_and_main_thread_systems(void **state)
     weft_world_destroy(w);
 }
 
-// ---- checklist 5: independent systems run concurrently ----
+// ---- independent systems run concurrently ----
 
 typedef struct rendezvous {
     atomic_int started;
@@ -749,7 +749,7 @@ static void host_job_system_same_hash(void **state)
     host_stop(&hs);
 }
 
-// ---- checklist 21 on threads: one failing system among 50 ----
+// ---- one failing system among 50, on threads ----
 
 typedef struct fifty {
     atomic_int ran[50];

@@ -80,7 +80,7 @@ static void use_param_set(weft_system_ctx *ctx, void *user)
     }
 }
 
-/* spec/schedule.md §7 item 2: conflicting queries refused alone, accepted
+/* Conflicting queries in one system: refused alone, accepted
  * as a param set; one member at a time. */
 static void param_set_allows_conflicting_queries(void **state)
 {
@@ -171,7 +171,7 @@ static void read_undeclared(weft_system_ctx *ctx, void *user)
     }
 }
 
-/* spec/schedule.md §7 item 20: RemovedComponents through systems, each
+/* Removed components read by systems (Bevy's RemovedComponents), each
  * reader with its own cursor, visible for at most two frames. */
 static void removed_components_per_system(void **state)
 {

@@ -1,4 +1,4 @@
-// tests/sched/test_sched_stress.c - spec/schedule.md §7 item 22: 500 systems
+// tests/sched/test_sched_stress.c - 500 systems
 // with seeded random access (reads and writes among 32 components, With/
 // Without filters on 4 filter tags, resources, a few exclusive, main-thread
 // and command systems, a few read-only run conditions) and random edges from

@@ -1,5 +1,5 @@
 // tests/unit/test_archetype_graph.c - archetypes, shared tables, edges,
-// migration (spec/core.md §4 vectors), through a real world.
+// migration, through a real world.
 // SPDX-License-Identifier: MIT
 #include "unit.h"
 
@@ -42,7 +42,7 @@ static wf_archetype *arch_of(fx *f, const weft_component *ids, uint32_t n)
     return wf_graph_find(&f->w->graph, ids, n);
 }
 
-// T-Table-sharing / A-3: a sparse tag changes the archetype, not the row.
+// Table sharing: a sparse tag changes the archetype, not the row.
 static void graph_sparse_tag_shares_table(void **state)
 {
     fx *f = *state;
@@ -65,7 +65,7 @@ static void graph_sparse_tag_shares_table(void **state)
     (void)e0;
 }
 
-// T-Edge-graph: {}+Health+{Pos,Vel} and {}+{Pos,Vel}+Health meet, and the
+// Edge graph: {}+Health+{Pos,Vel} and {}+{Pos,Vel}+Health meet, and the
 // second traversal is served by cached edges.
 static void graph_two_paths_same_archetype(void **state)
 {
@@ -91,7 +91,7 @@ static void graph_two_paths_same_archetype(void **state)
     assert_ptr_equal(wf_graph_remove(g, a, reg, a2, f->health), a2);
 }
 
-// T-Migration (fig 6-3): E2 of E0..E3 gains Health; E3 fills row 2.
+// Migration: E2 of E0..E3 gains Health; E3 fills row 2.
 static void graph_migration_fixes_swapped_entity(void **state)
 {
     fx *f = *state;
@@ -116,7 +116,7 @@ static void graph_migration_fixes_swapped_entity(void **state)
     assert_true(p3[0] == 3.0f);
     const float *p2 = weft_get(f->w, e[2], f->pos, 8);
     assert_true(p2[0] == 2.0f);
-    // T-SwapRemove-last: despawning the last row moves nobody
+    // Swap-remove of the last row: despawning it moves nobody
     wf_table *t = wf_world_archetype(f->w, rec[(uint32_t)e[1]].arch)->table;
     assert_int_equal(t->count, 3);
     assert_int_equal(t->entities[2], e[3]);

@@ -21,7 +21,7 @@ static weft_entity take(wf_entity_index *ix)
     return e;
 }
 
-// T-Alloc-trace: A{0,1}, B{1,1}, despawn A, C{0,2}.
+// {index, generation}: A{0,1}, B{1,1}, despawn A, C{0,2} (LIFO reuse).
 static void entity_index_alloc_trace(void **state)
 {
     (void)state;

@@ -1,5 +1,6 @@
 // tests/unit/test_query.c - white-box tests of query compilation, the
-// incremental match cache (spec/core.md T-Gen-incremental, T-Dense-dedup),
+// incremental match cache (new archetypes matched incrementally, a shared
+// table listed once),
 // the per-column change summary that lets a Changed query skip a table, and
 // the iteration bookkeeping (depth, open iterations).
 // SPDX-License-Identifier: MIT
@@ -127,7 +128,7 @@ static void query_compile_resolves_defaults(void **state)
     assert_null(f->w->queries);
 }
 
-// T-Gen-incremental: after the first update, three new archetypes; only
+// Incremental matching: after the first update, three new archetypes; only
 // they are tested.
 static void query_incremental_tests_only_new_archetypes(void **state)
 {
@@ -229,7 +230,7 @@ static void query_first_update_uses_component_index(void **state)
     assert_int_equal(weft_query_destroy(f->w, q), WEFT_OK);
 }
 
-// T-Dense-dedup: a table shared by several matching archetypes is one match
+// A table shared by several matching archetypes is one match
 // entry; a table with non-matching archetypes is iterated row by row.
 static void query_shared_table_is_one_match(void **state)
 {
@@ -357,7 +358,7 @@ static void query_changed_filter_skips_table_by_summary(void **state)
     assert_int_equal(weft_query_destroy(w, q), WEFT_OK);
 }
 
-static void query_tick_compare_matches_spec(void **state)
+static void query_tick_compare_matches_reference(void **state)
 {
     (void)state;
     assert_true(wf_tick_newer(7, 5, 10));
@@ -450,7 +451,7 @@ int main(void)
         T(query_first_update_uses_component_index),
         T(query_shared_table_is_one_match),
         T(query_changed_filter_skips_table_by_summary),
-        T(query_tick_compare_matches_spec),
+        T(query_tick_compare_matches_reference),
         T(query_clamp_walks_everything),
         T(query_iteration_depth_and_open_counts),
     };

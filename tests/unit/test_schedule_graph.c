@@ -1,10 +1,10 @@
 // tests/unit/test_schedule_graph.c - the schedule graph builder, white-box.
 // SPDX-License-Identifier: MIT
 //
-// spec/schedule.md §3.2 (toposort, cycles, determinism), §3.3 (conflicts and
-// the ambiguity report, with core.md §9: only With/Without proves
-// disjointness), §3.4 (auto sync points, every listed case) and Appendix B
-// reproduced edge for edge, plus a random 500-node stress checked against
+// Toposort (cycles, determinism), conflicts and the ambiguity report (only
+// With X against Without X proves disjointness), auto sync points (chains,
+// IGNORE_DEFERRED edges, explicit apply points, conditions) and a six-system
+// example reproduced edge for edge, plus a random 500-node stress checked against
 // an independent conflict function and reachability. Every test ends with
 // the allocator's live-byte count back at zero.
 #include <setjmp.h>
@@ -104,7 +104,7 @@ static void check_compiled(const wf_sgraph *g)
     free(cnt);
 }
 
-/* ---- §3.2 ---- */
+/* ---- toposort ---- */
 
 static void cycle_two_nodes_named(void **state)
 {
@@ -295,7 +295,7 @@ static void empty_set_passes_ordering_through(void **state)
     assert_true(wf_sg_has_edge(h, a, b));
 }
 
-/* ---- §3.3 ---- */
+/* ---- conflicts and ambiguities ---- */
 
 static bool amb_has(const wf_sgraph *g, uint32_t a, uint32_t b)
 {
@@ -408,7 +408,8 @@ static void with_a_with_b_conflicts(void **state)
     assert_true(amb_has(g, c, d));
 }
 
-/* §1.6 matrix with the core.md §9 correction (C-D conflict). */
+/* The access matrix: With Enemy vs With Player proves nothing (an entity
+ * may carry both), so C-D conflicts. */
 static void access_matrix(void **state)
 {
     wf_sgraph *g = G;
@@ -460,7 +461,7 @@ static void sync_nodes_never_reported(void **state)
     assert_int_equal(g->namb, 0);
 }
 
-/* ---- §3.4 ---- */
+/* ---- auto sync points ---- */
 
 static void sync_cmd_then_successor(void **state)
 {
@@ -591,7 +592,7 @@ static void sync_unordered_commands_get_none(void **state)
     assert_true(wf_sg_has_edge(g, a, b));
 }
 
-/* ---- Appendix B ---- */
+/* ---- a six-system example, edge for edge ---- */
 
 typedef struct appb {
     uint32_t A, D, B, E, C, F;
@@ -600,7 +601,7 @@ typedef struct appb {
 static appb appb_graph(wf_sgraph *g)
 {
     appb n;
-    /* registered in the spec's topological order A, D, B, E, C, F */
+    /* registered in topological order A, D, B, E, C, F */
     n.A = node(g, "A", WF_SG_DEFERRED);
     n.D = node(g, "D", WF_SG_DEFERRED);
     n.B = node(g, "B", 0);

@@ -1,4 +1,4 @@
-// tests/unit/test_sparse_set.c - paged sparse set (spec/core.md §3.9 vectors).
+// tests/unit/test_sparse_set.c - paged sparse set: lookup, swap-remove, pages.
 // SPDX-License-Identifier: MIT
 #include "unit.h"
 
@@ -38,7 +38,7 @@ static int32_t value_of(wf_sparse_set *s, uint32_t idx)
     return v;
 }
 
-// T-Sparse-lookup: owners E2, E4, E7; E4 -> slot 1; E3 -> none.
+// Lookup: owners E2, E4, E7; E4 -> slot 1; E3 -> none.
 static void sparse_lookup_vector(void **state)
 {
     (void)state;
@@ -55,7 +55,7 @@ static void sparse_lookup_vector(void **state)
     assert_int_equal(g_alloc.live_bytes, 0);
 }
 
-// T-Sparse-swap-remove: removing E4 moves E7 into slot 1.
+// Swap-remove: removing E4 moves E7 into slot 1.
 static void sparse_swap_remove_vector(void **state)
 {
     (void)state;
