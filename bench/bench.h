@@ -96,6 +96,10 @@ void bench_note(const char *fmt, ...);
 void bench_trace(const bench_cfg *cfg, const char *scenario, const char *side,
                  int32_t rep, double value);
 
+/* ---- scenarios (scenarios_field.c) ---- */
+
+void bench_field(const bench_cfg *cfg, const bench_data *data);
+
 /* ---- scenarios (scenarios_core.c) ---- */
 
 void bench_spawn(const bench_cfg *cfg, const bench_data *data);

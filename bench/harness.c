@@ -308,6 +308,7 @@ static const bench_scenario g_scenarios[] = {
      bench_suite_changedpct},
     {"memsets", "live bytes per entity for typical sets, with/without ticks",
      bench_suite_memsets},
+    {"field", "one loop over a table or sparse field vs plain arrays", bench_field},
     {"sched_empty", "1,000 / 6,000 empty systems per run, 1 and 2 threads", bench_sched_empty},
     {"sched_heavy2", "two independent ~1.5 ms systems, 2 threads vs 1", bench_sched_heavy2},
     {"par_iter", "par_each of a sqrt/sin kernel over 1M and 4,096 entities", bench_sched_par_iter},

@@ -695,8 +695,10 @@ typedef struct weft_iter_state {
     uint32_t count;           /* current chunk: rows */
     uint32_t nflt;            /* direct scan terms, or UINT32_MAX */
     uint32_t nfield;          /* entries of field_terms */
+    uint32_t nsparse;         /* entries of sparse_terms */
     struct wf_table *table;   /* current table */
     uint8_t field_terms[WEFT_MAX_TERMS]; /* table terms with a field */
+    uint8_t sparse_terms[WEFT_MAX_TERMS]; /* sparse terms with a field */
     uint32_t fsize[WEFT_MAX_TERMS];      /* fast field sizes; 0: none */
     uint32_t wsize[WEFT_MAX_TERMS];      /* as fsize, write terms only */
     int16_t cols[WEFT_MAX_TERMS];        /* current table: column or -1 */
@@ -754,11 +756,17 @@ WEFT_API int32_t weft_iter_count(const weft_iter *it);
  *  Thread: driver. Lifetime: until the next weft_iter_next. */
 WEFT_API const weft_entity *weft_iter_entities(const weft_iter *it);
 
-/** Read-only column of term `term` for the chunk: count values of `size`
- *  bytes, contiguous. NULL when the term is an absent OPTIONAL/OR term or
- *  on misuse (error recorded): term out of range, a term without field
- *  (WITH/WITHOUT/NONE), a sparse component (use weft_iter_get), a tag, or
- *  `size` differing from the component's (SIZE_MISMATCH).
+/** Read-only values of term `term` for the chunk: count values of `size`
+ *  bytes, contiguous, whatever the component's storage, so one loop serves
+ *  a component stored in tables or sparse. A table term gives its column
+ *  (no copy, no per-row work); a sparse term gives its values in the
+ *  sparse set, and chunks of a query with sparse fields end where those
+ *  values stop being consecutive (values added in row order give one chunk
+ *  per table; a shuffled set gives shorter chunks). NULL when the term is
+ *  absent from the chunk (OPTIONAL/OR; for a sparse term the whole chunk
+ *  has it or lacks it) or on misuse (error recorded): term out of range, a
+ *  term without field (WITH/WITHOUT/NONE), a tag, or `size` differing
+ *  from the component's (SIZE_MISMATCH).
  *  Lifetime: until the next weft_iter_next.
  *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API const void *weft_iter_field(weft_iter *it, int32_t term, size_t size);
@@ -774,8 +782,8 @@ WEFT_API void *weft_iter_field_mut(weft_iter *it, int32_t term, size_t size);
 WEFT_API void *weft_iter_field_mut_nomark(weft_iter *it, int32_t term, size_t size);
 
 /** True when term `term` is present in the current chunk: always for AND,
- *  per chunk for OPTIONAL/OR table terms; for sparse terms use
- *  weft_iter_get, which answers per row.
+ *  per chunk for OPTIONAL/OR terms with a field (table or sparse); for a
+ *  sparse tag use weft_iter_get, which answers per row.
  *  Thread: driver (or the system's thread, see weft_system_iter). */
 WEFT_API bool weft_iter_has(const weft_iter *it, int32_t term);
 

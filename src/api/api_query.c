@@ -226,29 +226,31 @@ static const wf_term *iter_term(const wf_iter *it, int32_t term, size_t size, bo
     return t;
 }
 
-/* Column of a table term in the current chunk, or NULL (absent, or sparse:
- * error recorded). */
-static wf_column *iter_column(wf_iter *it, int32_t term, const wf_term *t, const char *fn)
+/* Column of a term's values in the current chunk and the column row of the
+ * chunk's first row (*out_start), or NULL when the chunk lacks the term.
+ * Sparse terms: their set's dense values, consecutive for the chunk
+ * (query/iter.h). */
+static wf_column *iter_column(wf_iter *it, int32_t term, const wf_term *t,
+                              uint32_t *out_start)
 {
     if (t->sparse) {
-        wf_error(it->world, WEFT_ERR_INVALID_ARG,
-                 "%s: term %d ('%s') is sparse: its values are not contiguous, use "
-                 "weft_iter_get",
-                 fn, term, t->ti->name);
-        return NULL;
+        return wf_iter_sparse_column(it, term, out_start);
     }
+    *out_start = it->start;
     return wf_iter_column(it, term);
 }
 
-/* Marks the chunk's rows of a written term's column changed at this_run. */
-static void iter_mark_chunk(wf_iter *it, wf_column *c)
+/* Marks the chunk's rows of a written term's column changed at this_run:
+ * rows [start, start + count) of column c; `whole` (the whole table) sets
+ * the column's bulk mark instead. */
+static void iter_mark_chunk(wf_iter *it, wf_column *c, uint32_t start, bool whole)
 {
     if (!c->ticks) {
         return;
     }
     uint32_t tick = it->this_run;
     uint32_t now = it->world->change_tick;
-    if (it->whole) {
+    if (whole) {
         /* the whole table: O(1) bulk mark (storage/column.h); an identical
          * mark (the same chunk written twice) is left as it is */
         if (!c->bulk || c->bulk_tick != tick) {
@@ -263,7 +265,7 @@ static void iter_mark_chunk(wf_iter *it, wf_column *c)
             c->bulk_tick = tick;
         }
     } else {
-        weft_ticks *tk = c->ticks + it->start;
+        weft_ticks *tk = c->ticks + start;
         for (uint32_t r = 0; r < it->count; r++) {
             tk[r].changed = tick;
         }
@@ -286,14 +288,15 @@ static void *iter_field_slow(weft_iter *pub, int32_t term, size_t size, bool wri
 {
     wf_iter *it = wf_iter_of(pub);
     const wf_term *t = pub ? iter_term(it, term, size, write, fn) : NULL;
-    wf_column *c = t ? iter_column(it, term, t, fn) : NULL;
+    uint32_t start = 0;
+    wf_column *c = t ? iter_column(it, term, t, &start) : NULL;
     if (!c) {
         return NULL;
     }
     if (mark) {
-        iter_mark_chunk(it, c);
+        iter_mark_chunk(it, c, start, it->whole && !t->sparse);
     }
-    return wf_column_ptr(c, it->start);
+    return wf_column_ptr(c, start);
 }
 
 /* Fast paths: an active iterator with a current chunk (fsize/wsize are 0
@@ -328,7 +331,7 @@ WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
             }
         }
         if (p) {
-            iter_mark_chunk(it, c);
+            iter_mark_chunk(it, c, it->start, it->whole);
         }
         return p;
     }
@@ -356,8 +359,13 @@ WEFT_API bool weft_iter_has(const weft_iter *pub, int32_t term)
     if (t->oper == WEFT_OPER_WITHOUT) {
         return false;
     }
-    if (t->oper == WEFT_OPER_AND || t->oper == WEFT_OPER_WITH || t->sparse) {
-        return t->oper == WEFT_OPER_AND || t->oper == WEFT_OPER_WITH;
+    if (t->oper == WEFT_OPER_AND || t->oper == WEFT_OPER_WITH) {
+        return true;
+    }
+    if (t->sparse) {
+        /* a sparse field is present or absent for the whole chunk
+         * (query/iter.h); a sparse tag only per row */
+        return t->size && t->access != WEFT_ACCESS_NONE && it->ptr[term] != NULL;
     }
     return it->cols[term] >= 0;
 }

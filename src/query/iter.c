@@ -29,9 +29,61 @@ void wf_iter_init(wf_iter *it, weft_world *w, weft_query *q, const wf_query_env 
     it->span = span > WEFT_MAX_CHANGE_AGE ? WEFT_MAX_CHANGE_AGE : span;
     for (uint32_t i = 0; i < q->term_count; i++) {
         const wf_term *t = &q->terms[i];
-        if (!t->sparse && t->access != WEFT_ACCESS_NONE) {
-            it->field_terms[it->nfield++] = (uint8_t)i;
+        if (t->access == WEFT_ACCESS_NONE) {
+            continue;
         }
+        if (!t->sparse) {
+            it->field_terms[it->nfield++] = (uint8_t)i;
+        } else if (t->size) {
+            it->sparse_terms[it->nsparse++] = (uint8_t)i;
+        }
+    }
+}
+
+wf_column *wf_iter_sparse_column(const wf_iter *it, int32_t term, uint32_t *out_start)
+{
+    const wf_sparse_set *s = it->query->terms[term].ti->sparse;
+    const uint8_t *p = it->ptr[term];
+    if (!s || !p) {
+        return NULL;
+    }
+    *out_start = (uint32_t)((size_t)(p - s->dense.data) / s->dense.size);
+    return (wf_column *)(uintptr_t)&s->dense;
+}
+
+/* Cuts the chunk [start, start + count) to the longest prefix whose sparse
+ * field values are consecutive dense slots (owners[d0 + k] is row k's
+ * entity), or absent throughout, and points each sparse field at its
+ * first value. The rows cut off are the next step's (it->row). */
+static void iter_sparse_runs(wf_iter *it)
+{
+    const weft_query *q = it->query;
+    const weft_entity *ents = it->table->entities + it->start;
+    uint32_t len = it->count;
+    for (uint32_t k = 0; k < it->nsparse; k++) {
+        uint32_t i = it->sparse_terms[k];
+        const wf_sparse_set *s = q->terms[i].ti->sparse;
+        uint32_t d0 = s ? wf_sparse_find(s, (uint32_t)ents[0]) : WF_SPARSE_EMPTY;
+        uint32_t n = 1;
+        if (d0 == WF_SPARSE_EMPTY) {
+            while (n < len && (!s || wf_sparse_find(s, (uint32_t)ents[n]) == WF_SPARSE_EMPTY)) {
+                n++;
+            }
+            it->ptr[i] = NULL;
+        } else {
+            uint32_t most = s->count - d0;
+            uint32_t lim = len < most ? len : most;
+            while (n < lim && s->owners[d0 + n] == ents[n]) {
+                n++;
+            }
+            it->ptr[i] = s->dense.data + (size_t)d0 * s->dense.size;
+        }
+        len = n < len ? n : len;
+    }
+    if (len < it->count) {
+        it->count = len;
+        it->row = it->start + len;
+        it->whole = false;
     }
 }
 
@@ -105,6 +157,11 @@ static void iter_arm(wf_iter *it)
         it->fsize[it->field_terms[k]] = t->size;
         it->wsize[it->field_terms[k]] = t->access == WEFT_ACCESS_WRITE ? t->size : 0;
     }
+    /* sparse fields: reads take the fast path; writes take the checking
+     * path, which marks the dense slots (wsize stays 0) */
+    for (uint32_t k = 0; k < it->nsparse; k++) {
+        it->fsize[it->sparse_terms[k]] = q->terms[it->sparse_terms[k]].size;
+    }
 }
 
 /* Sets the chunk [start, start + count) and its field pointers. */
@@ -118,6 +175,9 @@ static inline void iter_chunk(wf_iter *it, uint32_t start, uint32_t count, uint3
         uint32_t i = it->field_terms[k];
         int16_t c = it->cols[i];
         it->ptr[i] = c < 0 ? NULL : cols[c].data + (size_t)start * cols[c].size;
+    }
+    if (it->nsparse) {
+        iter_sparse_runs(it);
     }
 }
 
@@ -337,8 +397,15 @@ static bool iter_step_task(wf_iter *it)
             return true;
         }
     }
-    if (it->row >= it->row_end || (!it->partial && !it->filtered)) {
+    if (it->row >= it->row_end) {
         return false;
+    }
+    if (!it->partial && !it->filtered) {
+        /* what a sparse run cut off the previous chunk */
+        uint32_t r = it->row;
+        it->row = it->row_end;
+        iter_chunk(it, r, it->row_end - r, UINT32_MAX);
+        return true;
     }
     bool got = iter_rows(it, it->row_end);
     it->whole = false;
@@ -394,6 +461,9 @@ bool wf_iter_step(wf_iter *it)
                 uint32_t i = it->field_terms[k];
                 int16_t c = it->cols[i];
                 it->ptr[i] = c < 0 ? NULL : cols[c].data;
+            }
+            if (it->nsparse) {
+                iter_sparse_runs(it);
             }
             return true;
         }

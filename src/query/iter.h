@@ -8,7 +8,15 @@
  * caller's weft_iter storage.
  *
  * Per chunk the step computes every field term's pointer once (`ptr`), so
- * a field fetch only compares the size with `fsize` and returns it. `fsize`
+ * a field fetch only compares the size with `fsize` and returns it.
+ *
+ * Sparse field terms (a sparse component with a value, read or written)
+ * get a pointer too: the step cuts the chunk to the longest run of rows
+ * whose values sit at consecutive slots of the sparse set's dense array
+ * (or that all lack an optional term), so the field is a plain array for
+ * the chunk whatever the storage. Values added in row order (spawns,
+ * inserts over a table in order) form long runs; a shuffled sparse set
+ * gives short chunks, never wrong ones. `fsize`
  * is all zero until the first chunk and again after the end, which sends
  * every fetch outside a chunk to the checking path.
  *
@@ -104,11 +112,15 @@ static inline const wf_match *wf_iter_match(const wf_iter *it)
 {
     return &it->query->matches[it->match - 1];
 }
-/* Column of term `term` in the current table, or NULL. */
+/* Column of table term `term` in the current table, or NULL. */
 static inline wf_column *wf_iter_column(const wf_iter *it, int32_t term)
 {
     int16_t col = it->cols[term];
     return col < 0 ? NULL : &it->table->cols[col];
 }
+/* Column of sparse term `term` (its set's dense values) and the slot of the
+ * chunk's first row in *out_start, or NULL when the chunk lacks the term.
+ * Valid for sparse field terms after a true wf_iter_step. */
+wf_column *wf_iter_sparse_column(const wf_iter *it, int32_t term, uint32_t *out_start);
 
 #endif

@@ -602,6 +602,101 @@ static void par_each_same_result_on_any_thread_count(void **state)
     }
 }
 
+// ---- par_each over a sparse field ----
+
+#define SPARSE_N 2000
+
+typedef struct sparse_par {
+    weft_component sp;
+    atomic_int bad;
+    atomic_int rows;
+} sparse_par;
+
+static void chunk_sparse_inc(weft_iter *it, weft_commands *cmds, void *user)
+{
+    sparse_par *p = user;
+    (void)cmds;
+    while (weft_iter_next(it)) {
+        int32_t n = weft_iter_count(it);
+        uint32_t *v = weft_iter_field_mut(it, 0, sizeof(uint32_t));
+        if (v == NULL) {
+            atomic_fetch_add(&p->bad, 1);
+            return;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            v[i] += 1u;
+        }
+        atomic_fetch_add(&p->rows, n);
+    }
+}
+
+static void sys_sparse_inc(weft_system_ctx *ctx, void *user)
+{
+    sparse_par *p = user;
+    if (weft_system_par_each(ctx, 0, chunk_sparse_inc, p, 64) != WEFT_OK) {
+        atomic_fetch_add(&p->bad, 1);
+    }
+}
+
+// weft_iter_field_mut on a sparse term inside par_each tasks: each task's
+// rows are cut into runs of consecutive sparse values (the set is shuffled
+// by removals and re-inserts), every value is incremented exactly once, and
+// the result does not depend on the thread count.
+static void par_each_sparse_field(void **state)
+{
+    (void)state;
+    uint64_t ref = 0;
+    static const int32_t threads[2] = {1, 2};
+    for (int t = 0; t < 2; t++) {
+        weft_world *w = mkworld(threads[t]);
+        sparse_par p;
+        memset(&p, 0, sizeof p);
+        weft_component_desc cd;
+        memset(&cd, 0, sizeof cd);
+        cd.name = "SpVal";
+        cd.size = sizeof(uint32_t);
+        cd.storage = WEFT_STORAGE_SPARSE;
+        p.sp = weft_component_register(w, &cd);
+        assert_true(p.sp != 0);
+        weft_component tab = comp(w, "Tab", sizeof(uint32_t));
+        weft_entity *es = malloc(sizeof *es * SPARSE_N);
+        assert_non_null(es);
+        for (uint32_t i = 0; i < SPARSE_N; i++) {
+            weft_value vals[2] = {{tab, sizeof i, &i}, {p.sp, sizeof i, &i}};
+            es[i] = weft_spawn_with(w, vals, 2);
+            assert_true(es[i] != 0);
+        }
+        for (uint32_t i = 0; i < SPARSE_N; i += 3) {
+            assert_int_equal(weft_remove(w, es[i], p.sp), WEFT_OK);
+            assert_int_equal(weft_insert(w, es[i], p.sp, &i, sizeof i), WEFT_OK);
+        }
+        weft_schedule *s = weft_schedule_create(w, "sparse");
+        assert_non_null(s);
+        sysb b;
+        sb_init(&b, "sparse_inc", sys_sparse_inc, &p, 0);
+        term(sb_query(&b), p.sp, WEFT_ACCESS_WRITE, WEFT_OPER_AND);
+        sb_add(w, s, &b);
+        run_ok(w, s);
+        run_ok(w, s);
+        assert_int_equal(atomic_load(&p.bad), 0);
+        assert_int_equal(atomic_load(&p.rows), 2 * SPARSE_N);
+        for (uint32_t i = 0; i < SPARSE_N; i++) {
+            const uint32_t *v = weft_get(w, es[i], p.sp, sizeof(uint32_t));
+            assert_non_null(v);
+            assert_int_equal(*v, i + 2u);
+        }
+        uint64_t h = weft_world_hash(w);
+        if (t == 0) {
+            ref = h;
+        } else {
+            assert_true(h == ref);
+        }
+        assert_int_equal(weft_world_check(w), WEFT_OK);
+        free(es);
+        weft_world_destroy(w);
+    }
+}
+
 // ---- a host job system: 2 pthreads and a mutex/condvar queue ----
 
 typedef struct hjob {
@@ -985,6 +1080,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(independent_systems_start_together, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(conflicting_systems_never_overlap, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(par_each_same_result_on_any_thread_count, watch_setup, watch_teardown),
+        cmocka_unit_test_setup_teardown(par_each_sparse_field, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(host_job_system_same_hash, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(failing_system_among_fifty, watch_setup, watch_teardown),
         cmocka_unit_test_setup_teardown(executor_settings, watch_setup, watch_teardown),
