@@ -684,7 +684,7 @@ static void par_each_same_result_on_any_thread_count(void **state)
 
 // ---- par_each over a sparse field ----
 
-#define SPARSE_N 20000
+#define SPARSE_N 2000
 
 typedef struct sparse_par {
     weft_component sp;
@@ -746,7 +746,7 @@ static void par_each_sparse_field(void **state)
             es[i] = weft_spawn_with(w, vals, 2);
             assert_true(es[i] != 0);
         }
-        for (uint32_t i = 0; i < SPARSE_N; i += 5) {
+        for (uint32_t i = 0; i < SPARSE_N; i += 3) {
             assert_int_equal(weft_remove(w, es[i], p.sp), WEFT_OK);
             assert_int_equal(weft_insert(w, es[i], p.sp, &i, sizeof i), WEFT_OK);
         }
