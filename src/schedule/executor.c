@@ -907,44 +907,36 @@ static uint32_t par_table_tasks(uint32_t rows, uint64_t target)
     return n ? (uint32_t)n : 1u;
 }
 
-weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, void *user,
-                        int32_t min_rows)
+/* par_each with one worker, few rows or from a condition: the whole query
+ * as one iteration on this thread, into the system's own buffer. */
+static weft_status par_inline(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn,
+                              void *user)
 {
-    weft_world *w = ctx->world;
     wf_system *sys = ctx->sys;
-    weft_query *q = sys->queries[query];
-    wf_query_env env = wf_world_query_env(w);
-    if (!wf_query_update(q, &env)) {
-        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory "
-                        "matching archetypes");
+    weft_iter it;
+    weft_status st = wf_ctx_iter(ctx, query, &it, "weft_system_par_each");
+    if (st != WEFT_OK) {
+        return st;
     }
-    wf_exec *x = sys->sched ? sys->sched->exec : NULL;
-    int32_t workers = x && x->multi ? x->workers : 1;
-    uint32_t min = min_rows > 0 ? (uint32_t)min_rows : 1024u;
-    uint64_t total = 0;
-    for (uint32_t m = 0; m < q->match_count; m++) {
-        total += q->matches[m].table->count;
+    if (!ctx->condition) {
+        sys->cmds_used = true;
     }
-    if (workers <= 1 || total < 2u * (uint64_t)min || ctx->condition) {
-        weft_iter it;
-        weft_status st = wf_ctx_iter(ctx, query, &it, "weft_system_par_each");
-        if (st != WEFT_OK) {
-            return st;
-        }
-        if (!ctx->condition) {
-            sys->cmds_used = true;
-        }
-        fn(&it, ctx->condition ? NULL : sys->cmds, user);
-        wf_iter *wi = wf_iter_of(&it);
-        if (wi->state == WF_ITER_ACTIVE) {
-            wf_world_iter_end(wi, false);
-        }
-        return WEFT_OK;
+    fn(&it, ctx->condition ? NULL : sys->cmds, user);
+    wf_iter *wi = wf_iter_of(&it);
+    if (wi->state == WF_ITER_ACTIVE) {
+        wf_world_iter_end(wi, false);
     }
-    uint64_t target = (total + (uint64_t)workers * 4u - 1u) / ((uint64_t)workers * 4u);
-    if (target < min) {
-        target = min;
-    }
+    return WEFT_OK;
+}
+
+/* Splits the query's tables into tasks of `target` rows (never across a
+ * table) with a chunk buffer each; *out_first is the first buffer's index.
+ * The task count, or 0 on out of memory (error recorded). */
+static uint32_t par_plan_tasks(wf_par_ctx *pc, uint64_t target, uint32_t *out_first)
+{
+    weft_world *w = pc->w;
+    wf_system *sys = pc->sys;
+    const weft_query *q = pc->q;
     /* A table of `rows` rows becomes floor(rows / target) tasks (one when
      * it is smaller) of near-equal size: each holds at least target >= min
      * rows, so no short tail is left (weft.h's min_rows promise). */
@@ -954,27 +946,21 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
     }
     if (!wf_grow(&w->alloc, (void **)&sys->tasks, &sys->cap_tasks, ntasks, sizeof *sys->tasks,
                  _Alignof(wf_par_task))) {
-        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory");
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory");
+        return 0;
     }
     uint32_t first = 0;
     if (!par_buffers(w, sys, ntasks, &first)) {
-        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory");
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory");
+        return 0;
     }
-    wf_par_ctx pc;
-    pc.w = w;
-    pc.sys = sys;
-    pc.q = q;
-    pc.fn = fn;
-    pc.user = user;
-    pc.this_run = ctx->this_run;
-    wf_atomic_init_i64(&pc.pending, ntasks);
     uint32_t k = 0;
     for (uint32_t m = 0; m < q->match_count; m++) {
         uint32_t rows = q->matches[m].table->count;
         uint32_t n = par_table_tasks(rows, target);
         for (uint32_t i = 0; i < n; i++) {
             wf_par_task *t = &sys->tasks[k];
-            t->par = &pc;
+            t->par = pc;
             t->match = m;
             t->row = (uint32_t)((uint64_t)rows * i / n);
             t->row_end = (uint32_t)((uint64_t)rows * (i + 1) / n);
@@ -983,38 +969,51 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
             k++;
         }
     }
-    wf_sys_world *sw = x->sw;
+    *out_first = first;
+    return ntasks;
+}
+
+/* Runs the tasks on the host's job system or the pool, the calling thread
+ * taking the first, and returns when all are done. */
+static void par_dispatch(wf_sys_world *sw, wf_par_ctx *pc, wf_par_task *tasks, uint32_t ntasks)
+{
     if (sw->host) {
         for (uint32_t i = 1; i < ntasks; i++) {
-            sw->jobs.submit(sw->jobs.user, par_host_task, &sys->tasks[i]);
+            sw->jobs.submit(sw->jobs.user, par_host_task, &tasks[i]);
         }
-        par_host_task(&sys->tasks[0]);
-        while (wf_atomic_load_acquire_i64(&pc.pending) > 0) {
+        par_host_task(&tasks[0]);
+        while (wf_atomic_load_acquire_i64(&pc->pending) > 0) {
             sw->jobs.help(sw->jobs.user);
         }
-    } else {
-        wf_task_group group;
-        wf_task_group_init(&group);
-        for (uint32_t i = 1; i < ntasks; i++) {
-            wf_task *t = &sys->tasks[i].task;
-            t->fn = par_pool_task;
-            t->arg = &sys->tasks[i];
-            t->group = &group;
-            if (!wf_thread_pool_submit(sw->pool, t)) {
-                /* not a worker of this pool (a thread the system started
-                 * itself): it owns no deque there, so run the task here;
-                 * the buffers still apply in task order */
-                par_task_body(&sys->tasks[i]);
-            }
-        }
-        par_task_body(&sys->tasks[0]);
-        (void)wf_thread_pool_wait(sw->pool, &group); /* false: nothing queued */
+        return;
     }
-    /* the shared column summaries the tasks left alone */
-    uint32_t now = w->change_tick;
+    wf_task_group group;
+    wf_task_group_init(&group);
+    for (uint32_t i = 1; i < ntasks; i++) {
+        wf_task *t = &tasks[i].task;
+        t->fn = par_pool_task;
+        t->arg = &tasks[i];
+        t->group = &group;
+        if (!wf_thread_pool_submit(sw->pool, t)) {
+            /* not a worker of this pool (a thread the system started
+             * itself): it owns no deque there, so run the task here;
+             * the buffers still apply in task order */
+            par_task_body(&tasks[i]);
+        }
+    }
+    par_task_body(&tasks[0]);
+    (void)wf_thread_pool_wait(sw->pool, &group); /* false: nothing queued */
+}
+
+/* The shared column summaries the tasks left alone: every written column
+ * of every table the tasks covered notes this run. */
+static void par_note_columns(const wf_par_ctx *pc, const wf_par_task *tasks, uint32_t ntasks)
+{
+    const weft_query *q = pc->q;
+    uint32_t now = pc->w->change_tick;
     uint32_t last_match = UINT32_MAX;
     for (uint32_t i = 0; i < ntasks; i++) {
-        const wf_par_task *t = &sys->tasks[i];
+        const wf_par_task *t = &tasks[i];
         if (t->match == last_match) {
             continue;
         }
@@ -1032,12 +1031,17 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
                 c = &m->table->cols[m->cols[ti]];
             }
             if (c && c->ticks) {
-                wf_column_note(c, pc.this_run, now);
+                wf_column_note(c, pc->this_run, now);
             }
         }
     }
-    /* errors, then the buffers: applied in task order where this call
-     * stands in the system's own buffer */
+}
+
+/* The tasks' errors (into the system's sink), then their buffers: queued
+ * in the system's own buffer where this call stands, applied in task
+ * order. Returns the first task error. */
+static weft_status par_finish(weft_world *w, wf_system *sys, uint32_t first, uint32_t ntasks)
+{
     weft_status result = WEFT_OK;
     for (uint32_t i = 0; i < ntasks; i++) {
         const wf_error_sink *sk = &sys->tasks[i].sink;
@@ -1066,4 +1070,48 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
                         "recording the chunk buffers");
     }
     return result;
+}
+
+weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, void *user,
+                        int32_t min_rows)
+{
+    weft_world *w = ctx->world;
+    wf_system *sys = ctx->sys;
+    weft_query *q = sys->queries[query];
+    wf_query_env env = wf_world_query_env(w);
+    if (!wf_query_update(q, &env)) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_system_par_each: out of memory "
+                        "matching archetypes");
+    }
+    wf_exec *x = sys->sched ? sys->sched->exec : NULL;
+    int32_t workers = x && x->multi ? x->workers : 1;
+    uint32_t min = min_rows > 0 ? (uint32_t)min_rows : 1024u;
+    uint64_t total = 0;
+    for (uint32_t m = 0; m < q->match_count; m++) {
+        total += q->matches[m].table->count;
+    }
+    if (workers <= 1 || total < 2u * (uint64_t)min || ctx->condition) {
+        return par_inline(ctx, query, fn, user);
+    }
+    /* about four tasks per worker, none below min_rows */
+    uint64_t target = (total + (uint64_t)workers * 4u - 1u) / ((uint64_t)workers * 4u);
+    if (target < min) {
+        target = min;
+    }
+    wf_par_ctx pc;
+    pc.w = w;
+    pc.sys = sys;
+    pc.q = q;
+    pc.fn = fn;
+    pc.user = user;
+    pc.this_run = ctx->this_run;
+    uint32_t first = 0;
+    uint32_t ntasks = par_plan_tasks(&pc, target, &first);
+    if (ntasks == 0) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    wf_atomic_init_i64(&pc.pending, ntasks);
+    par_dispatch(x->sw, &pc, sys->tasks, ntasks);
+    par_note_columns(&pc, sys->tasks, ntasks);
+    return par_finish(w, sys, first, ntasks);
 }
