@@ -437,7 +437,7 @@ static weft_condition *make_cond(sim *sm, int which, fz_in *in, weft_schedule *s
 // description is unusable (then both worlds agree on that anyway).
 static void build(sim *sm, int which, fz_in *in)
 {
-    char name[8];
+    char name[24];
     for (int i = 0; i < NCOMP; i++) {
         snprintf(name, sizeof name, "c%d", i);
         sm->comp[i] = reg(sm, name, i >= 4);
