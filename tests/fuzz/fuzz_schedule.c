@@ -217,7 +217,7 @@ static void sys_body(weft_system_ctx *ctx, void *user)
             (void)weft_spawn_with(w, &val, 1);
         }
         if ((s->mode & 32) && sm->second != NULL) {
-            (void)weft_schedule_run(w, sm->second, 0.5);
+            (void)weft_schedule_run(sm->second, 0.5);
         }
         if (s->mode & 64) {
             // A structural call during its own query's iteration is deferred.
@@ -376,7 +376,7 @@ static weft_node add_system(sim *sm, int which, fz_in *in, weft_schedule *sched,
     d.messages = s->nmsg ? s->msg : NULL;
     d.message_count = s->nmsg;
     d.flags = flags;
-    weft_node node = weft_system_add(sched, &d);
+    weft_node node = weft_schedule_add_system(sched, &d);
     TRACE("[%d] system %s node %u: mode %02x k %u flags %x, %d queries, %d resources, "
           "%d messages\n", which, name, (unsigned)node, s->mode, s->k, (unsigned)flags, s->nq,
           s->nres, s->nmsg);
@@ -508,7 +508,7 @@ static void build(sim *sm, int which, fz_in *in)
         case 3:
             if (sm->nsets < MAX_SETS) {
                 snprintf(name, sizeof name, "set%d", sm->nsets);
-                weft_node s = weft_schedule_set(sm->main, name);
+                weft_node s = weft_schedule_ensure_set(sm->main, name);
                 if (s != 0) {
                     sm->sets[sm->nsets++] = s;
                 }
@@ -516,7 +516,7 @@ static void build(sim *sm, int which, fz_in *in)
             break;
         case 4:
             if (sm->nsets > 0) {
-                (void)weft_schedule_in_set(sm->main, pick_node(in, sm),
+                (void)weft_schedule_add_to_set(sm->main, pick_node(in, sm),
                                            sm->sets[fz_below(in, (uint32_t)sm->nsets)]);
             }
             break;
@@ -524,7 +524,7 @@ static void build(sim *sm, int which, fz_in *in)
         case 6: {
             weft_node a = pick_node(in, sm);
             weft_node b = pick_node(in, sm);
-            (void)weft_schedule_order(sm->main, a, b,
+            (void)weft_schedule_add_order(sm->main, a, b,
                                       fz_chance(in, 64) ? WEFT_ORDER_IGNORE_DEFERRED : 0);
             break;
         }
@@ -534,7 +534,7 @@ static void build(sim *sm, int which, fz_in *in)
             for (int c = 0; c < cn; c++) {
                 chain[c] = pick_node(in, sm);
             }
-            (void)weft_schedule_chain(sm->main, cn ? chain : NULL, cn, 0);
+            (void)weft_schedule_add_chain(sm->main, cn ? chain : NULL, cn, 0);
             break;
         }
         case 8: {
@@ -547,7 +547,7 @@ static void build(sim *sm, int which, fz_in *in)
                 }
             }
             if (c != NULL) {
-                (void)weft_run_if(sm->main, pick_node(in, sm), c);
+                (void)weft_schedule_add_condition(sm->main, pick_node(in, sm), c);
             }
             break;
         }
@@ -555,7 +555,7 @@ static void build(sim *sm, int which, fz_in *in)
             uint8_t k = fz_u8(in);
             if (k < 100 && sm->nnodes < MAX_NODES) {
                 snprintf(name, sizeof name, "ap%d", sm->nnodes);
-                weft_node ap = weft_schedule_apply_point(sm->main, name);
+                weft_node ap = weft_schedule_add_apply_point(sm->main, name);
                 if (ap != 0) {
                     sm->nodes[sm->nnodes++] = ap;
                 }
@@ -564,7 +564,7 @@ static void build(sim *sm, int which, fz_in *in)
             } else if (k < 200) {
                 (void)weft_schedule_set_apply_final(sm->main, (k & 1) != 0);
             } else {
-                (void)weft_schedule_ambiguous_with(sm->main, pick_node(in, sm),
+                (void)weft_schedule_add_ambiguous_pair(sm->main, pick_node(in, sm),
                                                    pick_node(in, sm));
             }
             break;
@@ -614,8 +614,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_in rest2;
     sim_init(&one, 0, data, size, 1, &rest1);
     sim_init(&two, 1, data, size, 2, &rest2);
-    weft_status b1 = weft_schedule_build(one.w, one.main);
-    weft_status b2 = weft_schedule_build(two.w, two.main);
+    weft_status b1 = weft_schedule_build(one.main);
+    weft_status b2 = weft_schedule_build(two.main);
     if (b1 != b2) {
         FZ_FAIL("build: %s on 1 thread, %s on 2", weft_status_name(b1), weft_status_name(b2));
     }
@@ -623,8 +623,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int runs = 1 + (int)fz_below(&rest1, MAX_RUNS);
         for (int r = 0; r < runs; r++) {
             double dt = 1.0 / (1 + fz_below(&rest1, 8));
-            weft_status s1 = weft_schedule_run(one.w, one.main, dt);
-            weft_status s2 = weft_schedule_run(two.w, two.main, dt);
+            weft_status s1 = weft_schedule_run(one.main, dt);
+            weft_status s2 = weft_schedule_run(two.main, dt);
             if ((s1 == WEFT_OK) != (s2 == WEFT_OK)) {
                 FZ_FAIL("run %d: %s on 1 thread (%s), %s on 2 (%s)", r, weft_status_name(s1),
                         weft_last_error(one.w), weft_status_name(s2), weft_last_error(two.w));
