@@ -89,6 +89,7 @@ typedef struct own_val {
 
 typedef struct query_slot {
     weft_component terms[WEFT_MAX_TERMS];
+    bool unfiltered; // no Added/Changed filter on any term
 } query_slot;
 
 typedef struct state {
@@ -110,6 +111,7 @@ typedef struct state {
     int depth;                     // nesting of iterations / sub-operations
     int callback_depth;            // > 0 inside hooks and observers
     int cb_budget;                 // structural actions callbacks may still take
+    bool callbacks;                // a hook or observer was ever registered
 } state;
 
 static state *g_st; // for hooks, which get no state pointer of ours
@@ -531,6 +533,17 @@ static void custom_drop(void *payload, void *user)
 
 // ---- operations ----
 
+// True when a direct call on component c at the top level has no effects
+// beyond its own: no hook or observer was ever registered, c is a plain or
+// owning component (relationship components have weft's own hooks), and
+// no allocation failure is armed.
+static bool plain_effects(const state *st, const comp_info *c)
+{
+    return st->depth == 0 && st->callback_depth == 0 && !st->callbacks && c != NULL &&
+           (c->kind == CK_PLAIN || c->kind == CK_OWNING) &&
+           atomic_load(&st->alloc.fail_at) == 0;
+}
+
 static const size_t k_sizes[] = {0, 1, 2, 3, 4, 8, 12, 16, 24, 40, 64, 100, 128, 256, 4096};
 static const size_t k_aligns[] = {0, 0, 0, 0, 1, 2, 4, 8, 16, 32, 64, 3, 8192, 4096};
 
@@ -593,6 +606,7 @@ static void op_register(state *st, fz_in *in)
             d.lifecycle.on_despawn = hook_fn;
         }
         d.lifecycle.user = ci;
+        st->callbacks = true;
     }
     weft_require reqs[2];
     uint8_t req_vals[2][16];
@@ -789,6 +803,7 @@ static void op_query_create(state *st, fz_in *in)
     for (int32_t i = 0; i < WEFT_MAX_TERMS; i++) {
         st->qslots[slot].terms[i] = d.terms[i].id;
     }
+    st->qslots[slot].unfiltered = !any_filter;
 }
 
 static void iterate(state *st, fz_in *in, int slot)
@@ -1029,6 +1044,7 @@ static void op_observer(state *st, fz_in *in)
     d.fn = observer_fn;
     d.user = oi;
     d.free_user = observer_free;
+    st->callbacks = true;
     oi->obs = weft_observer_create(st->w, &d);
 }
 
@@ -1289,7 +1305,20 @@ static void op_run(state *st, fz_in *in)
         uint8_t buf[VALUE_CAP];
         size_t size;
         const void *p = value_make(st, in, c, buf, &size);
-        (void)weft_insert(w, pick_ent(st, in), c->id, p, size);
+        weft_entity e = pick_ent(st, in);
+        weft_status s = weft_insert(w, e, c->id, p, size);
+        if (s == WEFT_OK && plain_effects(st, c)) {
+            // Nothing else can run: the value is there, as given.
+            if (!weft_has(w, e, c->id)) {
+                FZ_FAIL("weft_insert returned OK but the entity lacks the component");
+            }
+            if (c->kind == CK_PLAIN && p != NULL && c->size > 0) {
+                const void *got = weft_get(w, e, c->id, c->size);
+                if (got == NULL || memcmp(got, p, c->size) != 0) {
+                    FZ_FAIL("weft_get after weft_insert does not give the inserted value");
+                }
+            }
+        }
         value_fini(c, p);
         break;
     }
@@ -1305,7 +1334,11 @@ static void op_run(state *st, fz_in *in)
     case 10: {
         comp_info *c = pick_comp(st, in);
         if (user_touchable(c)) {
-            (void)weft_remove(w, pick_ent(st, in), c->id);
+            weft_entity e = pick_ent(st, in);
+            weft_status s = weft_remove(w, e, c->id);
+            if (s == WEFT_OK && plain_effects(st, c) && weft_has(w, e, c->id)) {
+                FZ_FAIL("weft_remove returned OK but the entity still has the component");
+            }
         } else {
             (void)weft_remove(w, pick_ent(st, in), pick_id(st, in));
         }
@@ -1363,17 +1396,48 @@ static void op_run(state *st, fz_in *in)
         break;
     }
     case 18: {
-        weft_query *q = st->queries[fz_below(in, MAX_QUERIES)];
+        int slot = (int)fz_below(in, MAX_QUERIES);
+        weft_query *q = st->queries[slot];
         if (q == NULL) {
             break;
         }
         weft_entity e = pick_ent(st, in);
         uint8_t k = fz_u8(in);
         switch (k % 5) {
-        case 0:
-            (void)weft_query_count(w, q);
-            (void)weft_query_is_empty(w, q);
+        case 0: {
+            int64_t count = weft_query_count(w, q);
+            bool empty = weft_query_is_empty(w, q);
+            if (count >= 0 && empty != (count == 0)) {
+                FZ_FAIL("weft_query_count %lld but weft_query_is_empty %d", (long long)count,
+                        (int)empty);
+            }
+            if (st->depth > 0 || st->callback_depth > 0 || count < 0 ||
+                !st->qslots[slot].unfiltered) {
+                break;
+            }
+            // Without filters a full iteration yields exactly count rows,
+            // each matching (the last run moves, which nothing here reads).
+            weft_iter it;
+            if (weft_query_iter(w, q, &it) != WEFT_OK) {
+                break;
+            }
+            int64_t rows = 0;
+            while (weft_iter_next(&it)) {
+                int32_t n = weft_iter_count(&it);
+                const weft_entity *ents = weft_iter_entities(&it);
+                rows += n;
+                for (int32_t r = 0; r < n; r++) {
+                    if (!weft_is_alive(w, ents[r])) {
+                        FZ_FAIL("a query yielded a dead entity");
+                    }
+                }
+            }
+            if (rows != count) {
+                FZ_FAIL("weft_query_count %lld, iteration %lld rows", (long long)count,
+                        (long long)rows);
+            }
             break;
+        }
         case 1:
             (void)weft_query_matches(w, q, e);
             break;
