@@ -2,18 +2,31 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# weft_ensure_deps: checks each package with dpkg-query and installs only
+# weft_ensure_deps (the build and tests) and weft_ensure_fuzz_deps (the
+# fuzz step) check each package with dpkg-query and installs only
 # the missing ones, with apt-get when running as root, through sudo
 # otherwise; when neither is possible it prints the exact apt-get line and
 # returns 1. On a system without dpkg it only checks that the tools exist.
 
 WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev
                    libjansson-dev python3)
+# Only the fuzz step needs these: clang ships libFuzzer, and Debian puts its
+# runtime (and clang's ASan/UBSan runtimes) in libclang-rt-dev.
+WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev)
 
 weft_ensure_deps() {
+    weft_ensure_packages "${WEFT_DEB_PACKAGES[@]}"
+}
+
+weft_ensure_fuzz_deps() {
+    weft_ensure_packages "${WEFT_FUZZ_DEB_PACKAGES[@]}"
+}
+
+# weft_ensure_packages PKG...: installs the missing ones (see above).
+weft_ensure_packages() {
     if ! command -v dpkg-query >/dev/null 2>&1; then
         echo "deps: not a Debian system (no dpkg-query); assuming these are present:" \
-             "${WEFT_DEB_PACKAGES[*]}" >&2
+             "$*" >&2
         local tool
         for tool in cc cmake pkg-config; do
             if ! command -v "$tool" >/dev/null 2>&1; then
@@ -24,7 +37,7 @@ weft_ensure_deps() {
         return 0
     fi
     local missing=() pkg
-    for pkg in "${WEFT_DEB_PACKAGES[@]}"; do
+    for pkg in "$@"; do
         if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
             missing+=("$pkg")
         fi
