@@ -1,0 +1,338 @@
+# bindings/python/weft/queries.py - query terms, chunks and queries, and World.query().
+# SPDX-License-Identifier: MIT
+"""Query terms, chunks and queries, and World.query()."""
+
+import ctypes
+
+from ._abi import (
+    ACCESS_DEFAULT, ACCESS_NONE, ACCESS_READ, ACCESS_WRITE, ERR_INVALID_HANDLE, FILTER_ADDED,
+    FILTER_CHANGED, FILTER_NONE, MAX_TERMS, OPER_AND, OPER_DEFAULT, OPER_OPTIONAL, OPER_OR,
+    OPER_WITH, OPER_WITHOUT, WeftIter, WeftQueryDesc, c_entity,
+)
+from ._loader import _lib
+from .errors import WeftError
+from .components import Component, _copy, _owned, _view
+
+
+class Term:
+    """One query term: a component plus access, operator, filter bits and
+    or-group (see weft_term)."""
+
+    __slots__ = ("component", "access", "oper", "filter", "or_group")
+
+    def __init__(self, component, access=ACCESS_DEFAULT, oper=OPER_AND,
+                 filter=FILTER_NONE, or_group=0):
+        self.component = component
+        self.access = access
+        self.oper = oper
+        self.filter = filter
+        self.or_group = or_group
+
+
+def read(c, filter=FILTER_NONE):
+    """AND term with a read-only field."""
+    return Term(c, ACCESS_READ, OPER_AND, filter)
+
+
+def write(c, filter=FILTER_NONE):
+    """AND term with a writable field."""
+    return Term(c, ACCESS_WRITE, OPER_AND, filter)
+
+
+def with_(c, filter=FILTER_NONE):
+    """The entity must have `c`; no field."""
+    return Term(c, ACCESS_NONE, OPER_WITH, filter)
+
+
+def without(c):
+    """The entity must not have `c`."""
+    return Term(c, ACCESS_NONE, OPER_WITHOUT)
+
+
+def optional(c, write=False):
+    """A field when present (None for chunks without it)."""
+    return Term(c, ACCESS_WRITE if write else ACCESS_READ, OPER_OPTIONAL)
+
+
+def or_(c, group, write=False, filter=FILTER_NONE):
+    """OR term: at least one term of `group` must be present."""
+    return Term(c, ACCESS_WRITE if write else ACCESS_READ, OPER_OR, filter, group)
+
+
+def Added(c):
+    """Filter: `c` was added since the query's last completed run (no field)."""
+    return Term(c, ACCESS_NONE, OPER_WITH, FILTER_ADDED)
+
+
+def Changed(c):
+    """Filter: `c` was written since the query's last completed run (no field)."""
+    return Term(c, ACCESS_NONE, OPER_WITH, FILTER_CHANGED)
+
+
+class Chunk:
+    """One chunk of an iteration: `count` rows of one table. Every view it
+    hands out (entities, columns) is zero-copy and valid only until the
+    iteration moves to the next chunk or ends."""
+
+    __slots__ = ("_query", "_it", "count")
+
+    def __init__(self, query, it):
+        self._query = query
+        self._it = it
+        self.count = _lib.weft_iter_count(ctypes.byref(it))
+
+    def __len__(self):
+        return self.count
+
+    @property
+    def entities(self):
+        """uint64 ctypes array of the chunk's entities (a view)."""
+        if self.count == 0:
+            return (c_entity * 0)()
+        p = _lib.weft_iter_entities(ctypes.byref(self._it))
+        return (c_entity * self.count).from_address(ctypes.addressof(p.contents))
+
+    def has(self, term):
+        return bool(_lib.weft_iter_has(ctypes.byref(self._it), term))
+
+    def _term(self, term):
+        terms = self._query.terms
+        if not 0 <= term < len(terms):
+            raise IndexError("term %d out of range" % term)
+        comp = terms[term].component
+        if comp.type is None:
+            raise TypeError("term %d (%s) is a tag: it has no field" % (term, comp.name))
+        return terms[term], comp
+
+    def column(self, term, mark=True):
+        """Column of term `term` as a ctypes array of the component struct
+        (a zero-copy view of the table column, valid until the next chunk),
+        or None when an OPTIONAL/OR term is absent from this chunk.
+        WRITE terms come writable and, with `mark` (default), every row of
+        the chunk is stamped changed; READ terms must only be read."""
+        t, comp = self._term(term)
+        q = self._query
+        q._clear()
+        it = ctypes.byref(self._it)
+        if t.access == ACCESS_WRITE:
+            fn = _lib.weft_iter_field_mut if mark else _lib.weft_iter_field_mut_nomark
+            ptr = fn(it, term, comp.size)
+        else:
+            ptr = _lib.weft_iter_field(it, term, comp.size)
+        if not ptr:
+            return q._absent(self, term)
+        return (comp.type * self.count).from_address(ptr)
+
+    def memoryview(self, term, mark=True):
+        """The column as a memoryview (read-only for READ terms)."""
+        col = self.column(term, mark)
+        if col is None:
+            return None
+        mv = memoryview(col)
+        if self._query.terms[term].access != ACCESS_WRITE:
+            mv = mv.toreadonly()
+        return mv
+
+    def get(self, term, row):
+        """Copy of term `term` at `row` (table or sparse), None if absent."""
+        t, comp = self._term(term)
+        q = self._query
+        q._clear()
+        ptr = _lib.weft_iter_get(ctypes.byref(self._it), term, row, comp.size)
+        if not ptr:
+            return q._absent(self, term, row)
+        return _copy(comp.type, ptr)
+
+    def get_mut(self, term, row):
+        """Writable view of a WRITE term at `row` (stamps it changed)."""
+        t, comp = self._term(term)
+        q = self._query
+        q._clear()
+        ptr = _lib.weft_iter_get_mut(ctypes.byref(self._it), term, row, comp.size)
+        if not ptr:
+            return q._absent(self, term, row)
+        return _view(comp.type, ptr)
+
+    def mark(self, term, row):
+        self._query._check(_lib.weft_iter_mark(ctypes.byref(self._it), term, row))
+
+    def set_if_neq(self, term, row, value):
+        """Writes `value` if it differs from the row's; returns whether it did."""
+        _, comp = self._term(term)
+        value = _owned(value)
+        changed = ctypes.c_bool(False)
+        self._query._check(_lib.weft_iter_set_if_neq(
+            ctypes.byref(self._it), term, row, ctypes.addressof(value),
+            ctypes.sizeof(value), ctypes.byref(changed)))
+        return changed.value
+
+
+def _fill_query_desc(desc, terms, flags=0):
+    """Fills a WeftQueryDesc from resolved Terms (see World._terms)."""
+    if not 1 <= len(terms) <= MAX_TERMS:
+        raise ValueError("a query takes 1..%d terms" % MAX_TERMS)
+    for i, t in enumerate(terms):
+        desc.terms[i].id = t.component.id
+        desc.terms[i].access = t.access
+        desc.terms[i].oper = t.oper
+        desc.terms[i].filter = t.filter
+        desc.terms[i].or_group = t.or_group
+    desc.term_count = len(terms)
+    desc.flags = flags
+
+
+class Query:
+    """A compiled query. Iterate it (`for chunk in query:`) for chunks;
+    breaking out of the loop ends the iteration early (weft_iter_fini)."""
+
+    def __init__(self, world, terms, flags=0):
+        self.world = world
+        self.terms = terms
+        desc = WeftQueryDesc()
+        _fill_query_desc(desc, terms, flags)
+        self._ptr = world._handle(_lib.weft_query_create(world._ptr, ctypes.byref(desc)))
+        world._queries.add(self)
+
+    # Error-slot hooks used by Chunk (a system's queries use other ones).
+    def _clear(self):
+        self.world._clear()
+
+    def _absent(self, chunk, term, row=None):
+        self.world._check_slot()
+        return None
+
+    def _check(self, status):
+        self.world._check(status)
+
+    def destroy(self):
+        if self._ptr and self.world._ptr:
+            p, self._ptr = self._ptr, None
+            self.world._queries.discard(self)
+            self.world._check(_lib.weft_query_destroy(self.world._ptr, p))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    def _p(self):
+        if not self._ptr:
+            raise WeftError(ERR_INVALID_HANDLE, "query destroyed")
+        return self._ptr
+
+    def iter(self):
+        """Generator of Chunk objects. While it runs, structural calls are
+        deferred and applied when it ends."""
+        w = self.world
+        it = WeftIter()
+        w._check(_lib.weft_query_iter(w._p(), self._p(), ctypes.byref(it)))
+        done = False
+        try:
+            while _lib.weft_iter_next(ctypes.byref(it)):
+                yield Chunk(self, it)
+            done = True
+        finally:
+            if not done:
+                _lib.weft_iter_fini(ctypes.byref(it))
+            w._raise_pending()
+
+    __iter__ = iter
+
+    def each(self):
+        """(entity, field copies...) per row; convenience, copies values."""
+        for chunk in self.iter():
+            cols = []
+            for i, t in enumerate(self.terms):
+                if t.access == ACCESS_NONE or t.oper in (OPER_WITH, OPER_WITHOUT) \
+                        or t.component.type is None:
+                    continue
+                cols.append(chunk.column(i, mark=False) if t.access == ACCESS_WRITE
+                            else chunk.column(i))
+            ents = chunk.entities
+            for r in range(chunk.count):
+                yield (ents[r],) + tuple(
+                    None if c is None else type(c[r]).from_buffer_copy(c[r]) for c in cols)
+
+    def count(self):
+        n = _lib.weft_query_count(self.world._p(), self._p())
+        if n < 0:
+            self.world._raise_last()
+        return n
+
+    def __len__(self):
+        return self.count()
+
+    def is_empty(self):
+        return bool(_lib.weft_query_is_empty(self.world._p(), self._p()))
+
+    def single(self):
+        out = c_entity(0)
+        self.world._check(_lib.weft_query_single(self.world._p(), self._p(),
+                                                 ctypes.byref(out)))
+        return out.value
+
+    def matches(self, e):
+        return bool(_lib.weft_query_matches(self.world._p(), self._p(), e))
+
+    def get(self, e, term):
+        """Copy of term `term` for entity `e` through the query (None when
+        `e` does not match or the term is absent)."""
+        comp = self.terms[term].component
+        w = self.world
+        w._clear()
+        ptr = _lib.weft_query_get(w._p(), self._p(), e, term, comp.size)
+        if not ptr:
+            w._check_slot()
+            return None
+        return _copy(comp.type, ptr)
+
+    @property
+    def last_run(self):
+        return _lib.weft_query_last_run(self.world._p(), self._p())
+
+    @last_run.setter
+    def last_run(self, tick):
+        self.world._check(_lib.weft_query_set_last_run(self.world._p(), self._p(), tick))
+
+
+class _QueriesWorld:
+    """World methods for queries (a mixin of weft.World)."""
+
+    # -- queries
+    def query(self, *terms, flags=0):
+        """Compiles a query. Terms: a component/type (read AND term) or a
+        Term from read/write/with_/without/optional/or_/Added/Changed.
+        Added(c)/Changed(c) of a component that another term already lists
+        merge into that term (its filter bits), so
+        query(write(Position), Changed(Position)) is one term; term indices
+        count the remaining terms in order."""
+        return Query(self, self._terms(terms), flags)
+
+    def _terms(self, terms):
+        """Resolved, merged Terms of a query (see query())."""
+        ts = []
+        for t in terms:
+            if not isinstance(t, Term):
+                t = Term(t)
+            else:
+                t = Term(t.component, t.access, t.oper, t.filter, t.or_group)
+            t.component = self.component_of(t.component)
+            ts.append(t)
+        merged = []
+        for t in ts:
+            if t.oper == OPER_WITH and t.access == ACCESS_NONE and t.filter:
+                host = [o for o in ts if o is not t and o.component is t.component
+                        and o.oper in (OPER_AND, OPER_DEFAULT, OPER_WITH, OPER_OR)]
+                if host:
+                    host[0].filter |= t.filter
+                    continue
+            merged.append(t)
+        return merged
+
+    def disabled(self):
+        """The built-in Disabled tag's Component."""
+        cid = self._handle(_lib.weft_disabled(self._p()))
+        if cid not in self._by_id:
+            self._by_id[cid] = Component(self, cid, None, "weft.Disabled", 0, 0)
+        return self._by_id[cid]

@@ -1,0 +1,388 @@
+# bindings/python/weft/world.py - the World: lifetime, error and callback plumbing, entities,
+# resources, ticks and diagnostics; the other concepts' World
+# methods come from their modules' mixins.
+# SPDX-License-Identifier: MIT
+"""The World: lifetime, error and callback plumbing, entities, resources, ticks
+and diagnostics; the other concepts' World methods come from their modules'
+mixins."""
+
+import ctypes
+
+from ._abi import (
+    ERR_INTERNAL, ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, FREE_USER_FN, LOG_FN, OK,
+    WeftArchetypeInfo, WeftTicks, WeftValue, WeftWorldDesc, WeftWorldStats, c_entity,
+)
+from ._loader import _lib
+from .errors import WeftError, _s, status_name
+from .components import _ComponentsWorld, _checked_view, _copy
+from .queries import _QueriesWorld
+from .commands import _CommandsWorld
+from .observers import _ObserversWorld
+from .messages import _MessagesWorld
+from .relationships import _RelationshipsWorld
+from .schedules import _SchedulesWorld
+
+
+def entity_index(e):
+    """Index part (low 32 bits) of an entity handle."""
+    return e & 0xFFFFFFFF
+
+
+def entity_generation(e):
+    """Generation part (high 32 bits) of an entity handle."""
+    return (e >> 32) & 0xFFFFFFFF
+
+
+class World(_ComponentsWorld,
+            _QueriesWorld,
+            _CommandsWorld,
+            _ObserversWorld,
+            _MessagesWorld,
+            _RelationshipsWorld,
+            _SchedulesWorld):
+    """A weft world. Use as a context manager or call close(). Every method
+    runs on the thread that created the world (weft's driver thread)."""
+
+    def __init__(self, entity_capacity_hint=0, logger=None):
+        """`logger(level, status_name, message, file, line)` receives every
+        error and warning the world records (optional)."""
+        self._ptr = None
+        self._by_type = {}      # ctypes type -> Component
+        self._by_id = {}        # id -> Component
+        self._events = {}       # id -> Event
+        self._callbacks = {}    # observer key -> (trampoline, python fn)
+        self._keep = []         # ctypes objects the world points at
+        self._queries = set()
+        self._pending = None    # first exception caught in a callback
+        self._depth = 0         # nesting of Python callbacks on the stack
+        self._next_key = 1
+        self._schedules = {}    # weft_schedule * -> Schedule
+        self._frame = ()        # schedules the frame plan points at
+        self._system_exc = None # exceptions systems/conditions raised in a run
+        self._in_system = 0     # Python systems/conditions on the stack
+        desc = WeftWorldDesc()
+        desc.entity_capacity_hint = entity_capacity_hint
+        if logger is not None:
+            def _log(user, level, status, message, file, line):
+                self._enter()
+                try:
+                    logger(level, status_name(status), _s(message), _s(file), line)
+                except BaseException as exc:   # must not unwind into C
+                    self._store(exc)
+                finally:
+                    self._depth -= 1
+            desc.logger.fn = LOG_FN(_log)
+            self._keep.append(desc.logger.fn)
+        self._free_user = FREE_USER_FN(self._on_free_user)
+        ptr = _lib.weft_world_create(ctypes.byref(desc))
+        if not ptr:
+            raise WeftError(ERR_OUT_OF_MEMORY, "weft_world_create failed")
+        self._ptr = ptr
+
+    # -- lifetime
+    def close(self):
+        """Destroys the world (dtor hooks run, observers freed). Raises
+        WeftError (WRONG_PHASE) from inside one of the world's callbacks,
+        where weft refuses and the world stays usable."""
+        if self._ptr:
+            destroyed = False
+            if self._depth:
+                # inside a callback of this world: weft refuses
+                self._check(_lib.weft_world_destroy(self._ptr))
+                destroyed = True
+            p, self._ptr = self._ptr, None
+            for q in list(self._queries):
+                q._ptr = None
+            self._queries.clear()
+            if not destroyed:
+                _lib.weft_world_destroy(p)
+            for sch in list(self._schedules.values()):
+                sch._forget()
+            self._schedules.clear()
+            self._frame = ()
+            self._callbacks.clear()
+            self._keep.clear()
+            self._raise_pending()
+
+    destroy = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            if self._ptr:
+                _lib.weft_world_destroy(self._ptr)
+                self._ptr = None
+        except Exception:
+            pass
+
+    @property
+    def ptr(self):
+        """The raw weft_world * (an int), for calling C directly."""
+        return self._ptr
+
+    def _p(self):
+        if not self._ptr:
+            raise WeftError(ERR_INVALID_HANDLE, "world closed")
+        return self._ptr
+
+    # -- errors and callbacks
+    def _enter(self):
+        self._depth += 1
+
+    def _store(self, exc):
+        if self._pending is None:
+            self._pending = exc
+
+    def _raise_pending(self):
+        """Re-raises the first exception a callback caught, once no Python
+        callback is on the stack (i.e. after the outer weft call)."""
+        if self._pending is not None and self._depth == 0:
+            exc, self._pending = self._pending, None
+            raise exc
+
+    # While a system runs, weft records the errors of the calls it makes
+    # in the run's error sink (reported by weft_schedule_run), not in the
+    # world's slot: the slot then says nothing about those calls, so inside
+    # a system the binding neither clears nor reads it.
+    _IN_SYSTEM_MESSAGE = "failed inside a system (schedule.run() reports weft's message)"
+
+    def _clear(self):
+        if not self._in_system:
+            _lib.weft_clear_error(self._ptr)
+
+    def _raise_last(self):
+        self._raise_pending()
+        if self._in_system:
+            raise WeftError(ERR_INTERNAL, self._IN_SYSTEM_MESSAGE, recorded=True)
+        st = _lib.weft_last_status(self._ptr)
+        raise WeftError(st if st != OK else ERR_INTERNAL, _s(_lib.weft_last_error(self._ptr)),
+                        recorded=True)
+
+    def _check_slot(self):
+        """Raises when the error slot holds a failure (after _clear()).
+        Inside a system a NULL result reads as "absent" (see above)."""
+        self._raise_pending()
+        if not self._in_system and _lib.weft_last_status(self._ptr) != OK:
+            self._raise_last()
+
+    def _check(self, status):
+        self._raise_pending()
+        if status != OK:
+            msg = self._IN_SYSTEM_MESSAGE if self._in_system \
+                else _s(_lib.weft_last_error(self._ptr))
+            raise WeftError(status, msg, recorded=True)
+
+    def _handle(self, h):
+        self._raise_pending()
+        if not h:
+            self._raise_last()
+        return h
+
+    @property
+    def last_status(self):
+        return _lib.weft_last_status(self._p())
+
+    @property
+    def last_error(self):
+        return _s(_lib.weft_last_error(self._p()))
+
+    def clear_error(self):
+        _lib.weft_clear_error(self._p())
+
+    # -- entities
+    def spawn(self, *values):
+        """Spawns an entity with the given values (struct instances, tags,
+        or (component, value) pairs) in one placement; returns its id."""
+        if not values:
+            return self._handle(_lib.weft_spawn(self._p()))
+        arr, keep = self._values(values)
+        return self._handle(_lib.weft_spawn_with(self._p(), arr, len(values)))
+
+    spawn_with = spawn
+
+    def spawn_bulk(self, n, *columns):
+        """Spawns `n` entities with the same components. Each column is a
+        ctypes array (or list) of n structs, a (component, array) pair, or a
+        component / tag (default-construct all n). Returns the ids (a list)."""
+        vals = (WeftValue * max(1, len(columns)))()
+        keep = []
+        for i, col in enumerate(columns):
+            comp = None
+            if isinstance(col, tuple):
+                comp, col = self.component_of(col[0]), col[1]
+            if isinstance(col, (list, tuple)):
+                if len(col) != n:
+                    raise ValueError("column %d has %d values, want %d" % (i, len(col), n))
+                t = type(col[0]) if n else comp.type
+                col = (t * n)(*col)
+            if isinstance(col, ctypes.Array):
+                if len(col) != n:
+                    raise ValueError("column %d has %d values, want %d" % (i, len(col), n))
+                if comp is None:
+                    comp = self.component_of(col._type_)
+                if not getattr(col, "_b_needsfree_", 1):
+                    col = type(col).from_buffer_copy(col)
+                keep.append(col)
+                vals[i].id = comp.id
+                vals[i].size = ctypes.sizeof(col._type_)
+                vals[i].ptr = ctypes.addressof(col)
+            else:
+                comp = self.component_of(col)
+                vals[i].id = comp.id
+                vals[i].size = comp.size
+                vals[i].ptr = None
+        out = (c_entity * max(1, n))()
+        self._check(_lib.weft_spawn_bulk(self._p(), vals, len(columns), n, out))
+        return list(out[:n])
+
+    def despawn(self, e):
+        self._check(_lib.weft_despawn(self._p(), e))
+
+    def is_alive(self, e):
+        return bool(_lib.weft_is_alive(self._p(), e))
+
+    def reserve(self):
+        """Reserves an id (live after flush())."""
+        return self._handle(_lib.weft_entity_reserve(self._p()))
+
+    def flush(self):
+        self._check(_lib.weft_entity_flush(self._p()))
+
+    def insert(self, e, *values):
+        """Adds or replaces one or more components (one row move)."""
+        if len(values) == 1:
+            comp, ptr, size, keep = self._value(values[0])
+            self._check(_lib.weft_insert(self._p(), e, comp.id, ptr, size))
+        else:
+            arr, keep = self._values(values)
+            self._check(_lib.weft_insert_many(self._p(), e, arr, len(values)))
+
+    insert_many = insert
+
+    def remove(self, e, component):
+        """Removes a component (no-op when absent)."""
+        self._check(_lib.weft_remove(self._p(), e, self.component_of(component).id))
+
+    def has(self, e, component):
+        return bool(_lib.weft_has(self._p(), e, self.component_of(component).id))
+
+    def get(self, e, component):
+        """A copy of e's value of `component`, or None when e lacks it.
+        Raises WeftError on misuse (stale entity, size mismatch, tag)."""
+        c = self.component_of(component)
+        self._clear()
+        ptr = _lib.weft_get(self._p(), e, c.id, c.size)
+        if not ptr:
+            self._check_slot()
+            return None
+        return _copy(c.type, ptr)
+
+    def get_mut(self, e, component):
+        """A writable View over e's value (stamps it changed), or None when
+        e lacks it. The view is valid only until the next structural change
+        (spawn, despawn, insert, remove, flush, applying commands, the end
+        of an iteration); used later it raises WeftError (see View)."""
+        c = self.component_of(component)
+        self._clear()
+        ptr = _lib.weft_get_mut(self._p(), e, c.id, c.size)
+        if not ptr:
+            self._check_slot()
+            return None
+
+        def resolve():
+            # neither call records an error: a dead entity or a missing
+            # component is an expected outcome (weft.h)
+            p = self._ptr
+            return p and _lib.weft_is_alive(p, e) and _lib.weft_get(p, e, c.id, c.size)
+        return _checked_view(c.type, ptr, "%s of entity %#x" % (c.name, e), resolve)
+
+    def ticks(self, e, component):
+        """(added, changed) change ticks of e's component."""
+        t = WeftTicks()
+        self._check(_lib.weft_get_ticks(self._p(), e, self.component_of(component).id,
+                                        ctypes.byref(t)))
+        return t.added, t.changed
+
+    def archetype_of(self, e):
+        return _lib.weft_entity_archetype(self._p(), e)
+
+    # -- resources
+    def resource_insert(self, value, component=None):
+        """Inserts or replaces a resource (a registered component type used
+        as a singleton)."""
+        if component is not None:
+            value = (component, value)
+        comp, ptr, size, keep = self._value(value)
+        self._check(_lib.weft_resource_insert(self._p(), comp.id, ptr, size))
+
+    def resource_get(self, component):
+        """A copy of the resource, or None when absent."""
+        c = self.component_of(component)
+        self._clear()
+        ptr = _lib.weft_resource_get(self._p(), c.id, c.size)
+        if not ptr:
+            self._check_slot()
+            return None
+        return _copy(c.type, ptr)
+
+    def resource_get_mut(self, component):
+        """Writable View of the resource (valid until it is removed or
+        replaced; raises WeftError when used later), or None when absent."""
+        c = self.component_of(component)
+        self._clear()
+        ptr = _lib.weft_resource_get_mut(self._p(), c.id, c.size)
+        if not ptr:
+            self._check_slot()
+            return None
+
+        def resolve():
+            p = self._ptr
+            return p and _lib.weft_resource_get(p, c.id, c.size)
+        return _checked_view(c.type, ptr, "resource %s" % c.name, resolve)
+
+    def resource_has(self, component):
+        return bool(_lib.weft_resource_has(self._p(), self.component_of(component).id))
+
+    def resource_remove(self, component):
+        self._check(_lib.weft_resource_remove(self._p(), self.component_of(component).id))
+
+    # -- ticks, diagnostics
+    @property
+    def change_tick(self):
+        return _lib.weft_world_change_tick(self._p())
+
+    @change_tick.setter
+    def change_tick(self, tick):
+        _lib.weft_world_set_change_tick(self._p(), tick)
+
+    def increment_change_tick(self):
+        return _lib.weft_world_increment_change_tick(self._p())
+
+    def stats(self):
+        """A WeftWorldStats struct (fields as in weft.h; .as_dict())."""
+        s = WeftWorldStats()
+        self._check(_lib.weft_world_get_stats(self._p(), ctypes.byref(s)))
+        return s
+
+    def archetypes(self):
+        """[(entity_count, [component ids])] for every archetype."""
+        out = []
+        for i in range(self.stats().archetypes):
+            info = WeftArchetypeInfo()
+            self._check(_lib.weft_archetype_info_get(self._p(), i, ctypes.byref(info)))
+            ids = [info.components[k] for k in range(info.component_count)]
+            out.append((info.entity_count, ids))
+        return out
+
+    def hash(self):
+        """Canonical 64-bit hash of the world."""
+        return _lib.weft_world_hash(self._p())
+
+    def check(self):
+        """Verifies the storage invariants; raises WeftError (CORRUPT)."""
+        self._check(_lib.weft_world_check(self._p()))
