@@ -173,8 +173,9 @@ WEFT_API weft_world *weft_world_create(const weft_world_desc *desc);
  *  every resource, then frees all memory through the allocator hook.
  *  NULL is ignored (WEFT_OK). Refused while the world is running one of
  *  your callbacks (a lifecycle hook, observer, system, run condition,
- *  custom command or drop function, message drop): the world stays as it
- *  is and the call returns WRONG_PHASE. Thread: driver.
+ *  custom command or drop function, message drop) or while an app
+ *  (weft_app) drives it: the world stays as it is and the call returns
+ *  WRONG_PHASE. Thread: driver.
  *  Errors: INVALID_HANDLE (destroyed or foreign pointer), WRONG_PHASE. */
 WEFT_API weft_status weft_world_destroy(weft_world *world);
 
@@ -2149,12 +2150,13 @@ typedef struct weft_app_desc {
 } weft_app_desc;
 
 /** Creates an app (NULL desc: all defaults, a new world) and the
- *  schedules of every built-in label in its world. Returns NULL when the
- *  descriptor is invalid (canary set, negative or non-finite step or
+ *  schedules of every built-in label in its world; a schedule the world
+ *  already has under such a name (made by the caller, or left by an
+ *  earlier app) becomes that label's, systems included. Returns NULL when
+ *  the descriptor is invalid (canary set, negative or non-finite step or
  *  clamp, a step below WEFT_APP_MIN_FIXED_STEP, max_fixed_steps < 0 or
  *  above WEFT_APP_MAX_FIXED_STEPS, an invalid world), when the given world
- *  already has an app or a schedule named like a built-in label, or when
- *  memory runs out; with a given world the error is recorded in its slot
+ *  already has an app, or when memory runs out; with a given world the error is recorded in its slot
  *  and the world is unchanged. Thread: the driver of the world.
  *  Lifetime: until weft_app_destroy. */
 WEFT_API weft_app *weft_app_create(const weft_app_desc *desc);
@@ -2349,8 +2351,8 @@ WEFT_API weft_status weft_app_add_plugin_group(weft_app *app,
  *  Thread: driver. */
 WEFT_API weft_status weft_app_setup(weft_app *app);
 
-/** Whether a plugin named `name` was added (false for NULL arguments).
- *  Thread: driver. */
+/** Whether a plugin named `name` was added. False for an invalid app, and
+ *  for a NULL name (INVALID_ARG recorded). Thread: driver. */
 WEFT_API bool weft_app_has_plugin(const weft_app *app, const char *name);
 
 /** Plugins added, or -1 for an invalid app. Thread: driver. */
