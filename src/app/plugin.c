@@ -358,7 +358,7 @@ static weft_status callback_failed(weft_app *a, const char *what, uint32_t i, we
 {
     a->phase = WF_APP_FAILED;
     return wf_error(a->world, WEFT_ERR_CALLBACK, "weft_app_setup: %s of plugin '%s' failed: %s",
-                    what, a->plugins[i].name, weft_status_name(st));
+                    what, a->plugins[i].name, wf_status_name(st));
 }
 
 /* One round: orders the pending plugins, then builds them. */
