@@ -1292,6 +1292,10 @@ typedef enum weft_system_flags {
      *  successors (Bevy's has_deferred). Without the flag its commands are
      *  still applied, at the next sync point or the end of the run. */
     WEFT_SYSTEM_COMMANDS = 1u << 2,
+    /** Runs on every run of its schedule even while the schedule is being
+     *  stepped (weft_schedule_set_stepping): for infrastructure, such as
+     *  weft's own diagnostics systems, that a debugger should not stop. */
+    WEFT_SYSTEM_NOT_STEPPABLE = 1u << 3,
     WEFT_SYSTEM_FLAGS_FORCE_U32 = 0x7FFFFFFF
 } weft_system_flags;
 
@@ -1542,6 +1546,59 @@ WEFT_API weft_status weft_schedule_run(weft_schedule *schedule, double dt);
 WEFT_API weft_status weft_schedule_run_skip(weft_schedule *schedule,
                                             double dt, const weft_node *skip,
                                             int32_t count);
+
+/* -- stepping (a system-level debugger, after Bevy's Stepping) -- */
+
+/** How a system behaves while its schedule is being stepped. */
+typedef enum weft_step_behavior {
+    WEFT_STEP_DEFAULT = 0,    /**< runs when a step or continue reaches it */
+    WEFT_STEP_ALWAYS_RUN = 1, /**< runs on every run (as WEFT_SYSTEM_NOT_STEPPABLE) */
+    WEFT_STEP_NEVER_RUN = 2,  /**< skipped on every run */
+    WEFT_STEP_BREAK = 3,      /**< a breakpoint: weft_schedule_continue stops
+                                   before it */
+    WEFT_STEP_BEHAVIOR_FORCE_U32 = 0x7FFFFFFF
+} weft_step_behavior;
+
+/** Turns stepping on or off. While it is on, a run of the schedule runs
+ *  only the systems flagged WEFT_SYSTEM_NOT_STEPPABLE or set to
+ *  WEFT_STEP_ALWAYS_RUN, plus what the last weft_schedule_step or
+ *  weft_schedule_continue asked for; every other system is skipped as by
+ *  weft_schedule_run_skip (it counts as skipped, releases its successors
+ *  and keeps its last-run tick). Sync points and apply points always run.
+ *  Turning it on puts the cursor at the first system; turning it off
+ *  forgets a pending request. Errors: INVALID_HANDLE, WRONG_PHASE (the
+ *  schedule is running). Thread: driver. */
+WEFT_API weft_status weft_schedule_set_stepping(weft_schedule *schedule, bool on);
+
+/** Whether stepping is on. Thread: driver. */
+WEFT_API bool weft_schedule_is_stepping(const weft_schedule *schedule);
+
+/** Asks the next run to run one system: the first steppable system at or
+ *  after the cursor in the built order (from the start when none is left),
+ *  which then moves past it. Errors: INVALID_HANDLE, WRONG_PHASE (stepping
+ *  off, or the schedule is running). Thread: driver. */
+WEFT_API weft_status weft_schedule_step(weft_schedule *schedule);
+
+/** Asks the next run to run the steppable systems from the cursor to the
+ *  end of the schedule, stopping before the next breakpoint
+ *  (WEFT_STEP_BREAK; one at the cursor itself runs). The cursor moves to
+ *  that breakpoint, or back to the start when the end was reached.
+ *  Errors: as weft_schedule_step. Thread: driver. */
+WEFT_API weft_status weft_schedule_continue(weft_schedule *schedule);
+
+/** Sets how system `node` behaves while stepping (WEFT_STEP_DEFAULT clears
+ *  a breakpoint or skip). Errors: INVALID_HANDLE, INVALID_ARG (not a
+ *  system of this schedule, unknown behavior), WRONG_PHASE (the schedule
+ *  is running). Thread: driver. */
+WEFT_API weft_status weft_schedule_set_step_behavior(weft_schedule *schedule, weft_node node,
+                                                     weft_step_behavior behavior);
+
+/** The system the next step would run (the first steppable system at or
+ *  after the cursor), or 0 when stepping is off, the schedule is not built
+ *  or no steppable system is left before the end. A rebuild (after a
+ *  declaration changed) puts the cursor back at the start. Thread: driver. */
+WEFT_API weft_node weft_schedule_step_cursor(const weft_schedule *schedule);
+
 
 /** Number of systems and apply points added (nodes 1 .. count). Thread: driver. */
 WEFT_API int32_t weft_schedule_node_count(const weft_schedule *schedule);

@@ -264,6 +264,7 @@ static void abi_enums_are_32_bits(void **state)
     assert_int_equal(sizeof(weft_query_flags), 4);
     assert_int_equal(sizeof(weft_relationship_flags), 4);
     assert_int_equal(sizeof(weft_app_place), 4);
+    assert_int_equal(sizeof(weft_step_behavior), 4);
     assert_int_equal(sizeof(weft_app_order), 4);
     assert_int_equal(sizeof(weft_entity), 8);
     assert_int_equal(sizeof(weft_component), 4);

@@ -175,6 +175,8 @@ def valid_value(fn, ptype, pname):
         return "nf_runner"
     if t == "weft_app_place":
         return "WEFT_APP_AFTER"
+    if t == "weft_step_behavior":
+        return "WEFT_STEP_DEFAULT"
     if t == "weft_app_order":
         return "WEFT_APP_ORDER_MAIN"
     m = re.match(r"((?:weft_\w+)|int32_t|bool|size_t) \*$", t)
