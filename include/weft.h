@@ -2425,6 +2425,126 @@ WEFT_API int32_t weft_app_plugin_count(const weft_app *app);
  *  Lifetime: the app's. Thread: driver. */
 WEFT_API const char *weft_app_plugin_name(const weft_app *app, int32_t index);
 
+/* ==================================================================== */
+/* ---- diagnostics: named measurements with history and smoothing ---- */
+/* (src/diag/; entry points in src/api/api_diag.c)                      */
+/* ==================================================================== */
+
+/* A world keeps a store of diagnostics (Bevy's DiagnosticsStore): each is
+ * a named series of measurements (time, value) with a bounded history, the
+ * mean of that history and an exponential moving average. Measurements
+ * come from your code (weft_diag_record) or from the diagnostics plugin
+ * (weft_app_add_diagnostics_plugin), which measures the built-in ones
+ * below every update and can log them every few seconds through the
+ * world's logger hook. Every call is for the driver thread; systems record
+ * from exclusive systems (weft_system_world). */
+
+/** Default number of measurements a diagnostic keeps. */
+#define WEFT_DIAG_HISTORY 120
+/** Default smoothing time constant, seconds (see weft_diag_desc). */
+#define WEFT_DIAG_SMOOTHING (2.0 / 21.0)
+
+/** Built-in diagnostics measured by the diagnostics plugin. */
+#define WEFT_DIAG_FRAME_TIME "frame_time"           /**< ms: the update's dt */
+#define WEFT_DIAG_FPS "fps"                         /**< 1 / dt (updates with dt > 0) */
+#define WEFT_DIAG_FRAME_COUNT "frame_count"         /**< updates so far */
+#define WEFT_DIAG_ENTITY_COUNT "entity_count"       /**< live entities */
+#define WEFT_DIAG_ARCHETYPE_COUNT "archetype_count" /**< archetypes */
+/** Per-system diagnostics are named "system/<schedule>/<system>", in ms. */
+#define WEFT_DIAG_SYSTEM_PREFIX "system/"
+
+/** Diagnostic descriptor. Zero-initialise it; zero fields mean defaults. */
+typedef struct weft_diag_desc {
+    uint32_t _start_canary;  /**< must be 0 */
+    const char *name;        /**< unique path, e.g. "fps" or "net/rtt" (copied) */
+    const char *suffix;      /**< unit printed after values, e.g. "ms"
+                                  (copied; NULL: none) */
+    int32_t history_len;     /**< measurements kept, 1..65536; 0: WEFT_DIAG_HISTORY */
+    /** Time constant of the moving average, seconds: each measurement
+     *  moves it by alpha = clamp((t - t_prev) / smoothing, 0, 1) of the
+     *  way to the new value (the first measurement sets it). 0:
+     *  WEFT_DIAG_SMOOTHING. */
+    double smoothing;
+    uint32_t _end_canary;    /**< must be 0 */
+} weft_diag_desc;
+
+/** Adds a diagnostic. Errors: INVALID_HANDLE, INVALID_ARG (canary, no
+ *  name, history_len out of range, smoothing negative or not finite),
+ *  ALREADY_EXISTS (the name is taken), OUT_OF_MEMORY. Thread: driver. */
+WEFT_API weft_status weft_diag_add(weft_world *world, const weft_diag_desc *desc);
+
+/** Records `value` measured at `time` (seconds on any clock that does not
+ *  go backwards for this diagnostic). The oldest measurement leaves when
+ *  the history is full. Ignored (WEFT_OK) while the diagnostic is
+ *  disabled. Errors: INVALID_HANDLE, INVALID_ARG (name NULL, value or time
+ *  not finite, time earlier than the last measurement's), NOT_FOUND.
+ *  Thread: driver. */
+WEFT_API weft_status weft_diag_record(weft_world *world, const char *name, double time,
+                                      double value);
+
+/** What weft_diag_get reports. With no measurement yet every number is 0. */
+typedef struct weft_diag_value {
+    double value;         /**< the latest measurement */
+    double average;       /**< mean of the history */
+    double smoothed;      /**< exponential moving average (see weft_diag_desc) */
+    double min, max;      /**< over the history */
+    double time;          /**< time of the latest measurement */
+    int32_t count;        /**< measurements in the history */
+    int32_t history_len;  /**< its capacity */
+    bool enabled;
+    const char *suffix;   /**< "" when none; lives as long as the world */
+} weft_diag_value;
+
+/** Fills `out` for the diagnostic `name`. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (name or out NULL), NOT_FOUND. Thread: driver. */
+WEFT_API weft_status weft_diag_get(const weft_world *world, const char *name,
+                                   weft_diag_value *out);
+
+/** Copies up to `cap` values of the history, oldest first, into `out`
+ *  (NULL with cap 0 asks for the count). Returns the number of values in
+ *  the history, or -1 (INVALID_ARG, NOT_FOUND recorded). Thread: driver. */
+WEFT_API int32_t weft_diag_history(const weft_world *world, const char *name, double *out,
+                                   int32_t cap);
+
+/** Enables or disables a diagnostic (disabled ones ignore measurements
+ *  and are not logged). Errors: INVALID_HANDLE, INVALID_ARG, NOT_FOUND.
+ *  Thread: driver. */
+WEFT_API weft_status weft_diag_set_enabled(weft_world *world, const char *name, bool on);
+
+/** Diagnostics in the store (0 for an invalid world). Thread: driver. */
+WEFT_API int32_t weft_diag_count(const weft_world *world);
+
+/** Name of diagnostic `index`, in order of addition, or NULL (NOT_FOUND
+ *  recorded). Lifetime: the world's. Thread: driver. */
+WEFT_API const char *weft_diag_name(const weft_world *world, int32_t index);
+
+/** Settings of the diagnostics plugin. Zero means default. */
+typedef struct weft_diag_plugin_desc {
+    uint32_t _start_canary;  /**< must be 0 */
+    /** Seconds of app time (the sum of update dts) between two log
+     *  reports, each one line per enabled diagnostic at WEFT_LOG_INFO
+     *  through the world's logger hook; 0: 1 second; negative: never. */
+    double log_interval;
+    /** Also measure every system of the app's labels (their schedules'
+     *  profiling is turned on when the plugin finishes; labels inserted
+     *  later are not measured). */
+    bool per_system;
+    int32_t history_len;     /**< of the built-in diagnostics; 0: default */
+    uint32_t _end_canary;    /**< must be 0 */
+} weft_diag_plugin_desc;
+
+/** Name of the diagnostics plugin. */
+#define WEFT_DIAG_PLUGIN "weft.diagnostics"
+
+/** Adds the diagnostics plugin (named WEFT_DIAG_PLUGIN; desc copied, NULL:
+ *  defaults). Its build adds the built-in diagnostics and an exclusive,
+ *  not steppable system "weft.diagnostics" to Last that measures them
+ *  every update and logs them every log_interval seconds. Errors: as
+ *  weft_app_add_plugin, plus INVALID_ARG (canary, log_interval not finite,
+ *  history_len out of range). Thread: driver. */
+WEFT_API weft_status weft_app_add_diagnostics_plugin(weft_app *app,
+                                                     const weft_diag_plugin_desc *desc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -98,32 +98,6 @@ WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule)
 
 /* ---- nodes ---- */
 
-static weft_node add_node(weft_schedule *s, wf_system *sys, const char *name)
-{
-    weft_world *w = s->world;
-    if (!grow(w, (void **)&s->nodes, &s->cap_nodes, s->nnodes + 1, sizeof *s->nodes)) {
-        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'", s->name);
-        return 0;
-    }
-    wf_decl_node *d = &s->nodes[s->nnodes];
-    memset(d, 0, sizeof *d);
-    d->sys = sys;
-    if (!sys) {
-        d->name = dup_str(w, name ? name : "apply");
-        if (!d->name) {
-            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'",
-                     s->name);
-            return 0;
-        }
-    }
-    s->nnodes++;
-    s->dirty = true;
-    if (sys) {
-        sys->node = s->nnodes;
-    }
-    return s->nnodes;
-}
-
 WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_system_desc *desc)
 {
     if (sched_decl(schedule, "weft_schedule_add_system") != WEFT_OK) {
@@ -144,15 +118,7 @@ WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_
                  desc->name ? desc->name : "");
         return 0;
     }
-    wf_system *sys = wf_system_create(schedule->world, schedule, desc, NULL);
-    if (!sys) {
-        return 0;
-    }
-    weft_node n = add_node(schedule, sys, NULL);
-    if (!n) {
-        wf_system_destroy(w, sys);
-    }
-    return n;
+    return wf_schedule_add_system(schedule, desc);
 }
 
 WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const char *name)
@@ -160,7 +126,7 @@ WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const 
     if (sched_decl(schedule, "weft_schedule_add_apply_point") != WEFT_OK) {
         return 0;
     }
-    return add_node(schedule, NULL, name && name[0] ? name : "apply");
+    return wf_schedule_add_node(schedule, NULL, name && name[0] ? name : "apply");
 }
 
 WEFT_API weft_node weft_schedule_ensure_set(weft_schedule *schedule, const char *name)

@@ -161,6 +161,12 @@ wf_sys_world *wf_sys_get(weft_world *w);            /* creates on first use */
 weft_schedule *wf_schedule_create(weft_world *w, const char *name, const char *fn);
 /* The schedule named `name`, or NULL. */
 weft_schedule *wf_schedule_find(const weft_world *w, const char *name);
+/* Appends a declared node: system `sys`, or an apply point named `name`
+ * (copied) when sys is NULL. 0 with OUT_OF_MEMORY recorded. */
+weft_node wf_schedule_add_node(weft_schedule *s, wf_system *sys, const char *name);
+/* Creates a system from a checked desc (canary, fn) and appends it; 0
+ * with the error recorded. The caller checked the schedule is not running. */
+weft_node wf_schedule_add_system(weft_schedule *s, const weft_system_desc *desc);
 weft_status wf_schedule_build(weft_schedule *s);
 void wf_schedule_free(weft_world *w, weft_schedule *s);
 bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok);
