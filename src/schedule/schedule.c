@@ -153,6 +153,22 @@ weft_node wf_schedule_add_system(weft_schedule *s, const weft_system_desc *desc)
     return n;
 }
 
+weft_condition *wf_condition_new(weft_schedule *s, uint8_t kind)
+{
+    weft_world *w = s->world;
+    weft_condition *c = wf_calloc(&w->alloc, sizeof *c, _Alignof(weft_condition));
+    if (!c) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating a condition");
+        return NULL;
+    }
+    c->sched = s;
+    c->kind = kind;
+    c->last_run = w->change_tick - WEFT_MAX_CHANGE_AGE;
+    c->next = s->conds;
+    s->conds = c;
+    return c;
+}
+
 /* Appends the system's access blocks (queries, resources, messages) to
  * node `node` of g; `reads_only` turns writes into reads (conditions). */
 static weft_status system_access(const wf_system *sys, wf_sgraph *g, uint32_t node,
@@ -318,7 +334,8 @@ static weft_status cond_access(weft_condition *c, wf_sgraph *g, uint32_t node)
     case WF_COND_USER:
         return system_access(c->sys, g, node, true);
     case WF_COND_RES_CHANGED:
-    case WF_COND_RES_EXISTS: {
+    case WF_COND_RES_EXISTS:
+    case WF_COND_RES_U32_EQ: {
         uint32_t id = c->res;
         wf_sg_access acc = {&id, 1, NULL, 0, NULL, 0, NULL, 0};
         return wf_sg_add_access(g, node, &acc);

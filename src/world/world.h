@@ -94,6 +94,9 @@ struct weft_world {
     struct wf_diag *diag;        /* diagnostics store (src/diag), NULL until
                                     the first diagnostic */
     void (*diag_fini)(weft_world *w); /* frees `diag` (set with it) */
+    struct wf_states *states;    /* state types (src/state), NULL until the
+                                    first one */
+    void (*states_fini)(weft_world *w); /* frees `states` (set with it) */
     weft_scene *scenes;          /* live scenes (src/reflect/scene.c) */
     void (*scenes_fini)(weft_world *w); /* destroys `scenes` (set with it) */
     weft_status last_status;     /* error slot */

@@ -77,7 +77,7 @@ CARRIERS = {
 
 # How to report failure, by return type.
 HANDLE_RETURNS = {"weft_entity", "weft_component", "weft_node", "weft_event",
-                  "weft_message_type"}
+                  "weft_message_type", "weft_state"}
 
 
 # Predicates whose answer on misuse is true (nothing to iterate).
@@ -139,6 +139,8 @@ def valid_value(fn, ptype, pname):
         return "F->event"
     if t == "weft_message_type":
         return "F->msg"
+    if t == "weft_state":
+        return "F->state"
     if t in ("weft_message_cursor *", "const weft_message_cursor *"):
         return "&F->cursor"
     if t in ("weft_system_ctx *", "const weft_system_ctx *"):
@@ -180,7 +182,7 @@ def valid_value(fn, ptype, pname):
         return "WEFT_STEP_DEFAULT"
     if t == "weft_app_order":
         return "WEFT_APP_ORDER_MAIN"
-    m = re.match(r"((?:weft_\w+)|int32_t|bool|size_t|double) \*$", t)
+    m = re.match(r"((?:weft_\w+)|int32_t|uint32_t|bool|size_t|double) \*$", t)
     if m:  # an out parameter: scratch space of that type
         return "(%s *)(void *)F->scratch" % m.group(1)
     return None
