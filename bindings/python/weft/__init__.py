@@ -38,6 +38,7 @@ __all__ = [
     "Schedule", "Node", "Condition", "SystemContext", "Ambiguity", "QuerySpec",
     "terms", "SYSTEM_EXCLUSIVE", "SYSTEM_MAIN_THREAD", "SYSTEM_COMMANDS",
     "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
+    "App", "APP_LABELS",
 ]
 
 # The package is split by concept; this file only gathers every module's
@@ -45,7 +46,7 @@ __all__ = [
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
 #   components -> queries -> commands -> observers -> messages ->
-#   relationships -> systems -> schedules -> world
+#   relationships -> systems -> schedules -> world -> app
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
 # to World's bases in world.py, and its public names are imported here and
@@ -68,7 +69,7 @@ from ._abi import (  # noqa: F401
     REQUIRE_CTOR_FN, STATUS_NAMES, STORAGE_DEFAULT, STORAGE_SPARSE, STORAGE_TABLE,
     SYSTEM_COMMANDS, SYSTEM_EXCLUSIVE, SYSTEM_FN, SYSTEM_MAIN_THREAD, TYPE_HOOK_FN,
     WeftAllocator, WeftAmbiguity, WeftArchetypeInfo, WeftComponentDesc, WeftComponentInfo,
-    WeftConditionDesc, WeftEventDesc, WeftFrameDesc, WeftIter, WeftJobSystem,
+    WeftConditionDesc, WeftEventDesc, WeftIter, WeftJobSystem,
     WeftLifecycleHooks, WeftLocalDesc, WeftLogger, WeftMessageCursor, WeftMessageDesc,
     WeftMessageUse, WeftObserverDesc, WeftQueryDesc, WeftRelationshipDesc, WeftRequire,
     WeftResourceUse, WeftSystemDesc, WeftSystemStats, WeftTerm, WeftTicks, WeftTrigger,
@@ -110,4 +111,12 @@ from .schedules import (  # noqa: F401
 )
 from .world import (  # noqa: F401
     World, entity_generation, entity_index,
+)
+from ._abi import (  # noqa: F401
+    APP_AFTER, APP_BEFORE, APP_LABELS, APP_MAX_FIXED_STEPS, APP_MIN_FIXED_STEP,
+    APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
+    WeftPluginDesc, WeftPluginGroupDesc,
+)
+from .app import (  # noqa: F401
+    App,
 )
