@@ -9,7 +9,7 @@
 # returns 1. On a system without dpkg it only checks that the tools exist.
 
 WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev
-                   libjansson-dev python3)
+                   libjansson-dev libzstd-dev python3)
 # Only the fuzz step needs these: clang ships libFuzzer, and Debian puts its
 # runtime (and clang's ASan/UBSan runtimes) in libclang-rt-dev.
 WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev)

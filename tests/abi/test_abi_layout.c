@@ -227,6 +227,11 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_type_desc, align, 16);
     ABI_OFF(weft_type_desc, fields, 24);
     ABI_OFF(weft_type_desc, field_count, 32);
+    ABI_SIZE(weft_snapshot_options, 20);
+    ABI_OFF(weft_snapshot_options, flags, 4);
+    ABI_OFF(weft_snapshot_options, since, 8);
+    ABI_OFF(weft_snapshot_options, zstd_level, 12);
+    ABI_OFF(weft_snapshot_options, _end_canary, 16);
 #else
     skip();
 #endif
@@ -244,6 +249,7 @@ static void abi_enums_are_32_bits(void **state)
     assert_int_equal(sizeof(weft_component_flags), 4);
     assert_int_equal(sizeof(weft_query_flags), 4);
     assert_int_equal(sizeof(weft_relationship_flags), 4);
+    assert_int_equal(sizeof(weft_snapshot_flags), 4);
     assert_int_equal(sizeof(weft_entity), 8);
     assert_int_equal(sizeof(weft_component), 4);
 }

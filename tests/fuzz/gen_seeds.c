@@ -2,7 +2,8 @@
 // targets from real worlds (tests/fuzz/fuzz_world.h):
 //   <dir>/fuzz_snapshot/: full snapshots (control byte 0, with and without
 //     header/checksum repair, for a tool world, with an allocation failure)
-//     and deltas on the base fuzz_snapshot.c uses (control bit 0);
+//     and deltas on the base fuzz_snapshot.c uses (control bit 0), plain
+//     and compressed with zstd;
 //   <dir>/fuzz_json/: the JSON weft_json_write_component and
 //     weft_json_write_entity write for the world fuzz_json.c reads into,
 //     each behind the three control bytes that send it to a reader.
@@ -34,17 +35,19 @@ static void put(const char *dir, int target, const uint8_t *head, size_t hl, con
     }
 }
 
-static uint8_t *take(weft_world *w, bool delta, uint32_t since, size_t *len)
+static uint8_t *take(weft_world *w, bool delta, uint32_t since, size_t *len, bool zstd)
 {
+    weft_snapshot_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = (delta ? WEFT_SNAPSHOT_DELTA : 0u) | (zstd ? WEFT_SNAPSHOT_ZSTD : 0u);
+    o.since = since;
     size_t need = 0;
-    weft_status st = delta ? weft_snapshot_delta_write(w, since, NULL, 0, &need)
-                           : weft_snapshot_write(w, NULL, 0, &need);
+    weft_status st = weft_snapshot_write_ex(w, &o, NULL, 0, &need);
     uint8_t *b = st == WEFT_ERR_CAPACITY ? malloc(need) : NULL;
     if (!b) {
         FZ_FAIL("cannot measure a snapshot: %s", weft_last_error(w));
     }
-    st = delta ? weft_snapshot_delta_write(w, since, b, need, len)
-               : weft_snapshot_write(w, b, need, len);
+    st = weft_snapshot_write_ex(w, &o, b, need, len);
     if (st != WEFT_OK) {
         FZ_FAIL("cannot write a snapshot: %s", weft_last_error(w));
     }
@@ -63,12 +66,18 @@ static void snapshot_seeds(const char *dir)
             weft_schedule_run(fw.update, 0.125);
         }
         size_t len = 0;
-        uint8_t *b = take(fw.w, false, 0, &len);
+        uint8_t *b = take(fw.w, false, 0, &len, false);
         const uint8_t heads[4][2] = {{0, 0}, {6, 0}, {16 | 6, 0}, {8 | 6, (uint8_t)(seed * 9)}};
         for (int h = 0; h < 4; h++) {
             put(dir, 0, heads[h], 2, b, len);
         }
         free(b);
+        if (weft_snapshot_zstd_available()) { // compressed: plain and with a failure
+            b = take(fw.w, false, 0, &len, true);
+            put(dir, 0, heads[1], 2, b, len);
+            put(dir, 0, heads[3], 2, b, len);
+            free(b);
+        }
         weft_world_destroy(fw.w);
     }
     // deltas on fuzz_snapshot.c's base: fz_world_fill(seed 1, 24) saved at
@@ -101,13 +110,15 @@ static void snapshot_seeds(const char *dir)
         if (variant >= 3) {
             weft_schedule_run(g.update, 0.5);
         }
-        size_t len = 0;
-        uint8_t *b = take(g.w, true, since, &len);
         const uint8_t heads[2][2] = {{1, 0}, {1 | 6, 0}};
-        for (int h = 0; h < 2; h++) {
-            put(dir, 0, heads[h], 2, b, len);
+        for (int z = 0; z < (weft_snapshot_zstd_available() ? 2 : 1); z++) {
+            size_t len = 0;
+            uint8_t *b = take(g.w, true, since, &len, z == 1);
+            for (int h = z; h < 2; h++) {
+                put(dir, 0, heads[h], 2, b, len);
+            }
+            free(b);
         }
-        free(b);
         weft_world_destroy(g.w);
     }
 }
