@@ -21,6 +21,7 @@ from .observers import _ObserversWorld
 from .messages import _MessagesWorld
 from .relationships import _RelationshipsWorld
 from .schedules import _SchedulesWorld
+from .diagnostics import _DiagnosticsWorld
 
 
 def entity_index(e):
@@ -39,7 +40,8 @@ class World(_ComponentsWorld,
             _ObserversWorld,
             _MessagesWorld,
             _RelationshipsWorld,
-            _SchedulesWorld):
+            _SchedulesWorld,
+            _DiagnosticsWorld):
     """A weft world. Use as a context manager or call close(). Every method
     runs on the thread that created the world (weft's driver thread)."""
 
