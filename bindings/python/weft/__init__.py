@@ -38,6 +38,8 @@ __all__ = [
     "Schedule", "Node", "Condition", "SystemContext", "Ambiguity", "QuerySpec",
     "terms", "SYSTEM_EXCLUSIVE", "SYSTEM_MAIN_THREAD", "SYSTEM_COMMANDS",
     "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
+    "State", "StateTag", "StateValue", "STATE_VALUE_NONE", "WeftNextState",
+    "WeftStateTransitionEvent",
 ]
 
 # The package is split by concept; this file only gathers every module's
@@ -45,7 +47,7 @@ __all__ = [
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
 #   components -> queries -> commands -> observers -> messages ->
-#   relationships -> systems -> schedules -> world
+#   relationships -> systems -> schedules -> state -> world
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
 # to World's bases in world.py, and its public names are imported here and
@@ -108,6 +110,14 @@ from .systems import (  # noqa: F401
 from .schedules import (  # noqa: F401
     Ambiguity, Condition, Node, Schedule, _fail_with, _is_c_function,
 )
+from .state import (  # noqa: F401
+    State, StateTag, StateValue, _StatesWorld, _values_of,
+)
 from .world import (  # noqa: F401
     World, entity_generation, entity_index,
+)
+from ._abi import (  # noqa: F401
+    MAX_STATE_SOURCES, MAX_STATE_VALUES, STATE_COMPUTE_FN, STATE_KIND_COMPUTED,
+    STATE_KIND_DEFAULT, STATE_KIND_SUB, STATE_VALUE_NONE, WeftNextState, WeftStateDesc,
+    WeftStateTransitionEvent, WeftStateValue,
 )
