@@ -58,6 +58,9 @@ NULL_OK = {
     ("weft_system_fail", "message"): "NULL message uses the status text",
     ("weft_schedule_trace_json", "buf"): "NULL buf asks for the size needed",
     ("weft_schedule_dot", "buf"): "NULL buf asks for the size needed",
+    ("weft_app_create", "desc"): "NULL desc means all defaults",
+    ("weft_app_destroy", "app"): "NULL is ignored",
+    ("weft_app_exit_requested", "out_code"): "the code is optional",
 }
 
 # Parameters never tested: user context pointers are the caller's own.
@@ -68,7 +71,7 @@ SKIP_NAMES = {"user"}
 CARRIERS = {
     "weft_world *", "const weft_world *", "weft_schedule *", "const weft_schedule *",
     "weft_commands *", "const weft_commands *", "weft_iter *", "const weft_iter *",
-    "weft_system_ctx *", "const weft_system_ctx *",
+    "weft_system_ctx *", "const weft_system_ctx *", "weft_app *", "const weft_app *",
 }
 
 # How to report failure, by return type.
@@ -166,6 +169,16 @@ def valid_value(fn, ptype, pname):
         return "&F->%s" % m.group(1)
     if t == "const weft_job_system *":
         return "&F->jobs"
+    if t in ("weft_app *", "const weft_app *"):
+        return "F->app"
+    if t == "weft_plugin_fn":
+        return "nf_plugin"
+    if t == "weft_app_runner_fn":
+        return "nf_runner"
+    if t == "weft_app_place":
+        return "WEFT_APP_AFTER"
+    if t == "weft_app_order":
+        return "WEFT_APP_ORDER_MAIN"
     m = re.match(r"((?:weft_\w+)|int32_t|uint32_t|bool|size_t) \*$", t)
     if m:  # an out parameter: scratch space of that type
         return "(%s *)(void *)F->scratch" % m.group(1)
@@ -268,6 +281,8 @@ def main():
                 out.append("    nf_result r = {%s, (uint64_t)%s};" % (kind, call))
             if name == "weft_world_create":
                 out.append("    weft_world_destroy((weft_world *)(uintptr_t)r.value);")
+            if name == "weft_app_create":
+                out.append("    weft_app_destroy((weft_app *)(uintptr_t)r.value);")
             out.append("    nf_expect(F, r, \"%s\", \"%s\", %s, %s);" % (
                 name, pname, "true" if (name, pname) in NULL_OK else "false",
                 "true" if carrier else "false"))

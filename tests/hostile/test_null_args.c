@@ -49,6 +49,7 @@ typedef struct nf {
     weft_commands *cmds;
     weft_schedule *s;      // one system (node) and one set
     weft_node node;
+    weft_app *app;         // on w; Update has one system
     weft_condition *cond;
     weft_observer *obs;
     weft_scene *scene;     // saved from q
@@ -73,7 +74,9 @@ typedef struct nf {
     weft_relationship_desc weft_relationship_desc;
     weft_system_desc weft_system_desc;
     weft_condition_desc weft_condition_desc;
-    weft_frame_desc weft_frame_desc;
+    weft_app_desc weft_app_desc;
+    weft_plugin_desc weft_plugin_desc;
+    weft_plugin_group_desc weft_plugin_group_desc;
     weft_state state;      // values 0 ("A") and 1 ("B")
     weft_state_value state_values[2];
     weft_state_desc weft_state_desc;
@@ -127,6 +130,20 @@ static bool nf_condition(weft_system_ctx *ctx, void *user)
     (void)ctx;
     (void)user;
     return true;
+}
+
+static weft_status nf_plugin(weft_app *app, void *user)
+{
+    (void)app;
+    (void)user;
+    return WEFT_OK;
+}
+
+static weft_status nf_runner(weft_app *app, void *user)
+{
+    (void)app;
+    (void)user;
+    return WEFT_OK;
 }
 
 static void nf_job_submit(void *user, weft_job_fn fn, void *arg)
@@ -306,6 +323,14 @@ static int nf_setup(void **state)
     F->weft_condition_desc.fn = nf_condition;
     F->cond = weft_condition_run_once(F->s);
     assert_non_null(F->cond);
+    F->weft_app_desc.world = w; // refused: the app below already drives w
+    F->app = weft_app_create(&F->weft_app_desc);
+    assert_non_null(F->app);
+    assert_int_not_equal(weft_app_add_system(F->app, WEFT_APP_UPDATE, &F->weft_system_desc), 0);
+    assert_int_equal(weft_app_exit(F->app, 3), WEFT_OK); // exit_requested answers true
+    F->weft_plugin_desc.name = "null-args.plugin";
+    F->weft_plugin_desc.build = nf_plugin;
+    F->weft_plugin_group_desc.name = "null-args.group";
     F->jobs.workers = 1;
     F->jobs.submit = nf_job_submit;
     F->jobs.help = nf_job_help;
@@ -336,6 +361,7 @@ static int nf_teardown(void **state)
     if (F->it_open) {
         weft_iter_fini(&F->it);
     }
+    assert_int_equal(weft_app_destroy(F->app), WEFT_OK);
     tw_fixture_free(F->f);
     free(F->snap);
     free(F->delta);

@@ -40,6 +40,7 @@ __all__ = [
     "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
     "State", "StateTag", "StateValue", "STATE_VALUE_NONE", "WeftNextState",
     "WeftStateTransitionEvent",
+    "App", "APP_LABELS",
 ]
 
 # The package is split by concept; this file only gathers every module's
@@ -47,7 +48,7 @@ __all__ = [
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
 #   components -> queries -> commands -> observers -> messages ->
-#   relationships -> systems -> schedules -> state -> world
+#   relationships -> systems -> schedules -> state -> world -> app
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
 # to World's bases in world.py, and its public names are imported here and
@@ -70,7 +71,7 @@ from ._abi import (  # noqa: F401
     REQUIRE_CTOR_FN, STATUS_NAMES, STORAGE_DEFAULT, STORAGE_SPARSE, STORAGE_TABLE,
     SYSTEM_COMMANDS, SYSTEM_EXCLUSIVE, SYSTEM_FN, SYSTEM_MAIN_THREAD, TYPE_HOOK_FN,
     WeftAllocator, WeftAmbiguity, WeftArchetypeInfo, WeftComponentDesc, WeftComponentInfo,
-    WeftConditionDesc, WeftEventDesc, WeftFrameDesc, WeftIter, WeftJobSystem,
+    WeftConditionDesc, WeftEventDesc, WeftIter, WeftJobSystem,
     WeftLifecycleHooks, WeftLocalDesc, WeftLogger, WeftMessageCursor, WeftMessageDesc,
     WeftMessageUse, WeftObserverDesc, WeftQueryDesc, WeftRelationshipDesc, WeftRequire,
     WeftResourceUse, WeftSystemDesc, WeftSystemStats, WeftTerm, WeftTicks, WeftTrigger,
@@ -120,4 +121,10 @@ from ._abi import (  # noqa: F401
     MAX_STATE_SOURCES, MAX_STATE_VALUES, STATE_COMPUTE_FN, STATE_KIND_COMPUTED,
     STATE_KIND_DEFAULT, STATE_KIND_SUB, STATE_VALUE_NONE, WeftNextState, WeftStateDesc,
     WeftStateTransitionEvent, WeftStateValue,
+    APP_AFTER, APP_BEFORE, APP_LABELS, APP_MAX_FIXED_STEPS, APP_MIN_FIXED_STEP,
+    APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
+    WeftPluginDesc, WeftPluginGroupDesc,
+)
+from .app import (  # noqa: F401
+    App,
 )
