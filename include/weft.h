@@ -2633,6 +2633,33 @@ WEFT_API weft_condition *weft_condition_state_exists(weft_schedule *schedule,
 WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
                                                       weft_state state);
 
+/* -- states on an app -- */
+
+/** Adds the plugin "weft.states" to an app. Its build makes the app run
+ *  weft_state_transition of its world: every update in the
+ *  StateTransition label (after PreUpdate, before the fixed loop and
+ *  Update), through an exclusive system "weft.state_transition", and once
+ *  at startup in a label "StateTransitionStartup" placed before
+ *  PreStartup, so initial states are entered (their OnEnter run) before
+ *  any startup system. A failing step (a failing OnEnter system, a bad
+ *  queued value) fails that system, so weft_app_update reports it. States
+ *  registered on the app's world with weft_state_register are then
+ *  driven too. Errors: as weft_app_add_plugin (ALREADY_EXISTS: added
+ *  before). Thread: driver. */
+WEFT_API weft_status weft_app_add_states_plugin(weft_app *app);
+
+/** Registers a state on the app's world (as weft_state_register) after
+ *  making sure the app runs the transition step: the same hooks as the
+ *  states plugin's build, made now, so it works with or without the
+ *  plugin and also after the setup. A state registered after the startup
+ *  order ran is entered by the next StateTransition. Returns the id, or 0
+ *  with the error in the world's slot: INVALID_HANDLE (invalid app),
+ *  WRONG_PHASE (while the app's StateTransition runs), OUT_OF_MEMORY, and
+ *  weft_state_register's errors. Bad input is refused before anything
+ *  changes; should memory run out after the hooks were made, they stay (a
+ *  transition step without states does nothing). Thread: driver. */
+WEFT_API weft_state weft_app_register_state(weft_app *app, const weft_state_desc *desc);
+
 #ifdef __cplusplus
 }
 #endif
