@@ -193,5 +193,44 @@ class StateCase(unittest.TestCase):
         self.assertIsNotNone(self.app.on_enter("Menu"))
 
 
+class AppStateCase(unittest.TestCase):
+    def test_app_enters_at_startup_and_transitions_each_update(self):
+        with weft.App() as app:
+            log = []
+            screen = app.register_state("Screen", ["Menu", "Game"])
+            screen.on_enter("Menu").add_system(lambda ctx: log.append("+Menu"),
+                                               name="enter_menu")
+            screen.on_enter("Game").add_system(lambda ctx: log.append("+Game"),
+                                               name="enter_game")
+            app.add_system("PreStartup", lambda ctx: log.append("PreStartup"),
+                           name="pre_startup")
+            app.add_system("Update", lambda ctx: log.append("Update:%s" % ctx.state(screen)),
+                           name="update", resources=[read(screen.resource)])
+            frames = {"n": 0}
+
+            def press(ctx):
+                frames["n"] += 1
+                if frames["n"] == 2:
+                    ctx.set_next_state(screen, "Game")
+            app.add_system("PreUpdate", press, resources=[write(screen.next_resource)])
+            app.update(1 / 60)
+            app.update(1 / 60)
+            self.assertEqual(log, ["+Menu", "PreStartup", "Update:Menu", "+Game",
+                                   "Update:Game"])
+
+    def test_plugin_drives_world_states(self):
+        with weft.App() as app:
+            app.add_states_plugin()
+            with self.assertRaises(weft.WeftError) as cm:
+                app.add_states_plugin()
+            self.assertEqual(cm.exception.status, weft.ERR_ALREADY_EXISTS)
+            s = app.world.register_state("S", ["A", "B"], initial="B")
+            entered = []
+            s.on_enter("B").add_system(lambda ctx: entered.append(1), name="enter_b")
+            app.update(0.0)
+            self.assertEqual(entered, [1])
+            self.assertEqual(s.get(), "B")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -269,6 +269,8 @@ _PROTOTYPES = {
     "weft_condition_in_state": (_cond, [_sch, _u32, _u32]),
     "weft_condition_state_exists": (_cond, [_sch, _u32]),
     "weft_condition_state_changed": (_cond, [_sch, _u32]),
+    "weft_app_add_states_plugin": (c_status, [_app]),
+    "weft_app_register_state": (_u32, [_app, _P(WeftStateDesc)]),
 }
 
 

@@ -163,6 +163,14 @@ class _StatesWorld:
 
     def register_state(self, name, values, initial=None, *, source=None, source_value=None,
                        sources=(), compute=None):
+        """Registers a state type and returns its State (see
+        _register_state for the arguments)."""
+        return self._register_state(
+            lambda desc: _lib.weft_state_register(self._p(), desc), name, values, initial,
+            source=source, source_value=source_value, sources=sources, compute=compute)
+
+    def _register_state(self, register, name, values, initial=None, *, source=None,
+                        source_value=None, sources=(), compute=None):
         """Registers a state type and returns its State.
 
         `values` is a list of names (numbered 0, 1, ...) or a dict
@@ -237,7 +245,7 @@ class _StatesWorld:
             else:
                 desc.initial = int(initial)
         desc.kind = kind
-        sid = self._handle(_lib.weft_state_register(self._p(), ctypes.byref(desc)))
+        sid = self._handle(register(ctypes.byref(desc)))
         st = State(self, sid, name, vals, kind)
         self._keep_state.append(keep)
         self._states[sid] = st
