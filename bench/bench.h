@@ -165,4 +165,8 @@ void bench_sched_build(const bench_cfg *cfg, const bench_data *data);
 
 void bench_app_frame(const bench_cfg *cfg, const bench_data *data);
 
+/* ---- states (bench_state.c) ---- */
+
+void bench_state_transition(const bench_cfg *cfg, const bench_data *data);
+
 #endif /* WEFT_BENCH_H */

@@ -99,6 +99,8 @@ const char *wf_state_value_str(const wf_state_type *t, uint32_t value);
 /* Validates and registers a state type; 0 on failure (recorded, world
  * unchanged). */
 weft_state wf_state_register(weft_world *w, const weft_state_desc *desc);
+/* The validation of wf_state_register alone (recorded; nothing changes). */
+weft_status wf_state_register_check(weft_world *w, const weft_state_desc *desc);
 /* The owned schedule (kind, from, to) of t, created on first use; NULL on
  * failure (recorded). */
 weft_schedule *wf_state_schedule(weft_world *w, wf_state_type *t, uint8_t kind,

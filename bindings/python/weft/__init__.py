@@ -40,6 +40,8 @@ __all__ = [
     "Schedule", "Node", "Condition", "SystemContext", "Ambiguity", "QuerySpec",
     "terms", "SYSTEM_EXCLUSIVE", "SYSTEM_MAIN_THREAD", "SYSTEM_COMMANDS",
     "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
+    "State", "StateTag", "StateValue", "STATE_VALUE_NONE", "WeftNextState",
+    "WeftStateTransitionEvent",
     "App", "APP_LABELS", "Plugin", "SYSTEM_NOT_STEPPABLE", "STEP_DEFAULT",
     "STEP_ALWAYS_RUN", "STEP_NEVER_RUN", "STEP_BREAK", "DiagValue",
 ]
@@ -49,7 +51,7 @@ __all__ = [
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
 #   components -> arrays -> queries -> commands -> observers -> messages ->
-#   relationships -> systems -> schedules -> diagnostics -> world -> app
+#   relationships -> systems -> schedules -> state -> diagnostics -> world -> app
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
 # to World's bases in world.py, and its public names are imported here and
@@ -116,6 +118,9 @@ from .systems import (  # noqa: F401
 from .schedules import (  # noqa: F401
     Ambiguity, Condition, Node, Schedule, _fail_with, _is_c_function,
 )
+from .state import (  # noqa: F401
+    State, StateTag, StateValue, _StatesWorld, _values_of,
+)
 from .diagnostics import (  # noqa: F401
     DiagValue,
 )
@@ -123,6 +128,9 @@ from .world import (  # noqa: F401
     World, entity_generation, entity_index,
 )
 from ._abi import (  # noqa: F401
+    MAX_STATE_SOURCES, MAX_STATE_VALUES, STATE_COMPUTE_FN, STATE_KIND_COMPUTED,
+    STATE_KIND_DEFAULT, STATE_KIND_SUB, STATE_VALUE_NONE, WeftNextState, WeftStateDesc,
+    WeftStateTransitionEvent, WeftStateValue,
     APP_AFTER, APP_BEFORE, APP_LABELS, APP_MAX_FIXED_STEPS, APP_MIN_FIXED_STEP,
     APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
     WeftPluginDesc, WeftPluginGroupDesc, SYSTEM_NOT_STEPPABLE, STEP_ALWAYS_RUN, STEP_BREAK,

@@ -410,3 +410,47 @@ class WeftPluginGroupDesc(ctypes.Structure):
                 ("disabled", ctypes.POINTER(ctypes.c_char_p)),
                 ("disabled_count", ctypes.c_int32),
                 ("_end_canary", ctypes.c_uint32)]
+
+
+# States.
+STATE_VALUE_NONE = 0xFFFFFFFF
+MAX_STATE_VALUES = 1024
+MAX_STATE_SOURCES = 8
+STATE_KIND_DEFAULT = 0
+STATE_KIND_SUB = 1
+STATE_KIND_COMPUTED = 2
+
+# uint32_t (*)(const uint32_t *sources, int32_t count, void *user)
+STATE_COMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+                                    ctypes.c_int32, _vp)
+
+
+class WeftStateValue(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_uint32), ("name", ctypes.c_char_p)]
+
+
+class WeftStateDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("kind", ctypes.c_int32),
+                ("values", ctypes.POINTER(WeftStateValue)),
+                ("value_count", ctypes.c_int32),
+                ("initial", ctypes.c_uint32),
+                ("source", ctypes.c_uint32),
+                ("source_value", ctypes.c_uint32),
+                ("sources", ctypes.POINTER(ctypes.c_uint32)),
+                ("source_count", ctypes.c_int32),
+                ("compute", STATE_COMPUTE_FN),
+                ("user", _vp),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftNextState(ctypes.Structure):
+    """The NextState<name> resource."""
+    _fields_ = [("value", ctypes.c_uint32), ("pending", ctypes.c_uint32)]
+
+
+class WeftStateTransitionEvent(ctypes.Structure):
+    """One message of StateTransitionEvent<name>."""
+    _fields_ = [("state", ctypes.c_uint32), ("exited", ctypes.c_uint32),
+                ("entered", ctypes.c_uint32), ("same", ctypes.c_uint32)]

@@ -587,6 +587,23 @@ class Schedule:
         return self._cond(_lib.weft_condition_on_message(self._p(), mtype.id),
                           "on_message(%s)" % mtype.name)
 
+    def in_state(self, state, value):
+        """True while `state` (a weft.State) exists and has `value`."""
+        v = state.number(value)
+        return self._cond(_lib.weft_condition_in_state(self._p(), state.id, v),
+                          "in_state(%s::%s)" % (state.name, state.names[v]))
+
+    def state_exists(self, state):
+        """True while `state` exists."""
+        return self._cond(_lib.weft_condition_state_exists(self._p(), state.id),
+                          "state_exists(%s)" % state.name)
+
+    def state_changed(self, state):
+        """True when `state` exists and changed (or appeared) since this
+        condition last evaluated."""
+        return self._cond(_lib.weft_condition_state_changed(self._p(), state.id),
+                          "state_changed(%s)" % state.name)
+
     def and_(self, a, b, eager=False):
         """a AND b (b evaluated only when a is true, unless eager)."""
         a, b = self._as_condition(a), self._as_condition(b)

@@ -9,7 +9,7 @@ import weakref
 
 from ._abi import (
     ACCESS_NONE, ACCESS_READ, ACCESS_WRITE, ERR_ACCESS_VIOLATION, ERR_CALLBACK,
-    ERR_INVALID_ARG, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, OK, OPER_WITH, OPER_WITHOUT,
+    ERR_IMMUTABLE, ERR_INVALID_ARG, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, OK, OPER_WITH, OPER_WITHOUT,
     STATUS_NAMES, WeftIter,
 )
 from ._loader import _lib
@@ -299,6 +299,28 @@ class SystemContext:
             raise WeftError(ERR_ACCESS_VIOLATION, "resource %s is not declared %s"
                             % (comp.name, "WRITE" if want_write else "READ or WRITE"))
         return comp
+
+    def state(self, state):
+        """The current value (name) of `state` (a weft.State), whose
+        resource the system declared READ; None when it does not exist."""
+        self._resource_comp(state.resource, False)
+        v = ctypes.c_uint32()
+        st = _lib.weft_system_state_get(self._p(), state.id, ctypes.byref(v))
+        if st != 0:
+            raise WeftError(st, "reading state %s failed" % state.name)
+        return state.name_of(v.value)
+
+    def set_next_state(self, state, value):
+        """Queues a transition of `state` to `value`; the system declared
+        WRITE on state.next_resource. The last write before the transition
+        step wins."""
+        if state.next_resource is None:
+            raise WeftError(ERR_IMMUTABLE, "state %s is computed: it cannot be set"
+                            % state.name)
+        self._resource_comp(state.next_resource, True)
+        st = _lib.weft_system_state_set_next(self._p(), state.id, state.number(value))
+        if st != 0:
+            raise WeftError(st, "setting state %s failed" % state.name)
 
     def resource(self, component):
         """Copy of a resource the system declared (READ or WRITE), or None

@@ -21,6 +21,7 @@ from .observers import _ObserversWorld
 from .messages import _MessagesWorld
 from .relationships import _RelationshipsWorld
 from .schedules import _SchedulesWorld
+from .state import _StatesWorld
 from .diagnostics import _DiagnosticsWorld
 
 
@@ -41,6 +42,7 @@ class World(_ComponentsWorld,
             _MessagesWorld,
             _RelationshipsWorld,
             _SchedulesWorld,
+            _StatesWorld,
             _DiagnosticsWorld):
     """A weft world. Use as a context manager or call close(). Every method
     runs on the thread that created the world (weft's driver thread)."""
@@ -62,6 +64,8 @@ class World(_ComponentsWorld,
         self._app = None        # the App driving this world, if any
         self._system_exc = None # exceptions systems/conditions raised in a run
         self._in_system = 0     # Python systems/conditions on the stack
+        self._states = {}       # weft_state -> State
+        self._keep_state = []   # ctypes objects state descriptors point at
         desc = WeftWorldDesc()
         desc.entity_capacity_hint = entity_capacity_hint
         if logger is not None:
