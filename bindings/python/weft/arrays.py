@@ -251,6 +251,16 @@ def _build_class(np):
                     return
             ndarray.__setitem__(self, key, plain(value))
 
+        def __reduce__(self):
+            # pickles as the plain array it holds (the class is local to
+            # this module's numpy build, and a pickle outlives the chunk)
+            check(self)
+            return view(self, ndarray).__reduce__()
+
+        def __reduce_ex__(self, protocol):
+            check(self)
+            return view(self, ndarray).__reduce_ex__(protocol)
+
         def __iter__(self):
             check(self)
             for i in range(len(self)):
