@@ -74,7 +74,10 @@ def main(n=10_000, threads=2, frames=5, dt=0.5, columns=True):
         for i in range(0, n, 10):
             w.insert(ids[i], Lifetime(2 + i % 4))
 
-        update = w.schedule("update")
+        # the app drives the world: "update" runs right after Update, the
+        # fixed order (physics) 0..k times before it
+        app = weft.App(w, fixed_step=0.25, max_delta=1.0)
+        update = app.insert_schedule("update", after="Update")
         stats = {"census": 0, "deaths read": 0, "respawned": 0}
 
         def move_columns(ctx):
@@ -145,17 +148,17 @@ def main(n=10_000, threads=2, frames=5, dt=0.5, columns=True):
         def census(ctx):
             stats["census"] = ctx.count(0)
 
-        # Fixed-step schedule: runs floor(accumulated / step) times a frame.
-        physics = w.schedule("physics")
+        # Fixed-step schedule: runs floor(accumulated / step) times a frame,
+        # placed by the app after FixedUpdate.
+        physics = app.insert_schedule("physics", after="FixedUpdate")
 
         @physics.system(query=[read(Position), Changed(Position)], resources=[write(Clock)])
         def settle(ctx):
             ctx.resource_mut(Clock).fixed_steps += 1
 
         update.set_profiling(True)
-        w.frame_configure([update], fixed=physics, fixed_step=0.25, max_delta=1.0)
         for _ in range(frames):
-            w.frame_run(dt)   # updates messages, runs physics, then update
+            app.update(dt)   # updates messages, runs physics, then update
 
         order = update.order_of()
         ambiguities = update.ambiguities()
