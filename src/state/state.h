@@ -75,6 +75,8 @@ typedef struct wf_state_type {
     bool dirty;                /* to be evaluated at the next step (new
                                   sub/computed state; initial enter) */
     wf_state_ev ev;            /* this step's transition (scratch) */
+    wf_state_ev swept;         /* the last message read by the despawn
+                                  sweeps this step (scratch) */
     wf_state_sched *scheds;    /* [nscheds] created on demand */
     uint32_t nscheds, cap_scheds;
 } wf_state_type;

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "test_world.h"
 #include "weft.h"
 
 static char g_log[4096];
@@ -212,6 +213,47 @@ static void bad_input_leaves_the_app_unchanged(void **state)
     assert_int_equal(weft_app_destroy(app), WEFT_OK);
 }
 
+// Every allocation of weft_app_register_state may fail: the call returns 0
+// with OUT_OF_MEMORY, no state is registered, nothing leaks, and the app
+// still updates; the first run without a failure registers and enters it.
+static void out_of_memory_registering_on_the_app(void **state)
+{
+    (void)state;
+    bool done = false;
+    int failures = 0;
+    for (int64_t n = 1; !done && n < 300; n++) {
+        tw_fixture *f = tw_fixture_new();
+        assert_non_null(f);
+        weft_app_desc ad;
+        memset(&ad, 0, sizeof ad);
+        ad.world = f->w;
+        weft_app *app = weft_app_create(&ad);
+        assert_non_null(app);
+        weft_state_desc d = screen_desc("Screen");
+        tw_alloc_fail_nth(&f->alloc, n, false);
+        weft_state s = weft_app_register_state(app, &d);
+        bool injected = tw_alloc_injected(&f->alloc) > 0;
+        tw_alloc_disarm(&f->alloc);
+        if (s == 0) {
+            failures++;
+            assert_true(injected);
+            assert_int_equal(weft_last_status(f->w), WEFT_ERR_OUT_OF_MEMORY);
+            assert_int_equal(weft_state_lookup(f->w, "Screen"), 0);
+        } else {
+            done = !injected;
+            uint32_t v = 9;
+            assert_int_equal(weft_state_get(f->w, s, &v), WEFT_OK);
+            assert_int_equal(v, 0);
+        }
+        assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+        assert_int_equal(weft_world_check(f->w), WEFT_OK);
+        assert_int_equal(weft_app_destroy(app), WEFT_OK);
+        tw_fixture_free(f);
+    }
+    assert_true(done);
+    assert_true(failures > 3); // the hooks' and the registration's allocations
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +261,7 @@ int main(void)
         cmocka_unit_test(plugin_hooks_states_registered_on_the_world),
         cmocka_unit_test(failing_enter_fails_the_update),
         cmocka_unit_test(bad_input_leaves_the_app_unchanged),
+        cmocka_unit_test(out_of_memory_registering_on_the_app),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
