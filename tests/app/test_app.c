@@ -1117,6 +1117,60 @@ static void app_plugin_groups(void **state)
     assert_int_equal(pl.freed, 2);
 }
 
+// A snapshot of an app's world carries the fixed-time accumulator: a second
+// app restoring it runs the fixed step the first one had half-accumulated.
+static void count_runs(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    ++*(int *)user;
+}
+
+static weft_app *snapshot_app(tw_fixture *f, int *runs)
+{
+    weft_app_desc d;
+    memset(&d, 0, sizeof d);
+    d.world_desc = tw_fixture_desc(f);
+    d.fixed_step = 0.125;
+    weft_app *app = weft_app_create(&d);
+    assert_non_null(app);
+    weft_system_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.name = "count";
+    sd.fn = count_runs;
+    sd.user = runs;
+    assert_int_not_equal(weft_app_add_system(app, WEFT_APP_FIXED_UPDATE, &sd), 0);
+    return app;
+}
+
+static void app_snapshot_carries_the_accumulator(void **state)
+{
+    tw_fixture *f = *state;
+    int runs_a = 0, runs_b = 0;
+    weft_app *a = snapshot_app(f, &runs_a);
+    assert_int_equal(weft_app_update(a, 0.1875), WEFT_OK); // 1.5 steps
+    assert_int_equal(runs_a, 1);
+    assert_true(fabs(weft_app_fixed_accumulator(a) - 0.0625) < 1e-12);
+    size_t len = 0;
+    assert_int_equal(weft_snapshot_write(weft_app_world(a), NULL, 0, &len),
+                     WEFT_ERR_CAPACITY);
+    unsigned char *buf = test_malloc(len);
+    assert_int_equal(weft_snapshot_write(weft_app_world(a), buf, len, &len), WEFT_OK);
+    weft_app *b = snapshot_app(f, &runs_b);
+    assert_true(weft_app_fixed_accumulator(b) == 0.0);
+    assert_int_equal(weft_snapshot_restore(weft_app_world(b), buf, len), WEFT_OK);
+    assert_true(fabs(weft_app_fixed_accumulator(b) - 0.0625) < 1e-12);
+    // half a step more completes the step both apps had begun
+    assert_int_equal(weft_app_update(a, 0.0625), WEFT_OK);
+    assert_int_equal(weft_app_update(b, 0.0625), WEFT_OK);
+    assert_int_equal(weft_app_fixed_steps(a), 1);
+    assert_int_equal(weft_app_fixed_steps(b), 1);
+    assert_int_equal(runs_b, 1);
+    assert_int_equal(weft_world_hash(weft_app_world(a)), weft_world_hash(weft_app_world(b)));
+    test_free(buf);
+    assert_int_equal(weft_app_destroy(a), WEFT_OK);
+    assert_int_equal(weft_app_destroy(b), WEFT_OK);
+}
+
 // Plugins, groups, the setup's ordering and diagnostics run out of memory
 // at every allocation in turn: each failure is OUT_OF_MEMORY, leaves the
 // app's plugins as they were (no build ran), and leaks nothing.
@@ -1211,6 +1265,7 @@ int main(void)
         T(app_plugin_callback_failure),
         T(app_plugin_groups),
         T(app_plugins_out_of_memory),
+        T(app_snapshot_carries_the_accumulator),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
