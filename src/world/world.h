@@ -91,6 +91,9 @@ struct weft_world {
     struct wf_reflect *reflect;  /* type descriptions (src/reflect), NULL
                                     until the first one */
     void (*reflect_fini)(weft_world *w); /* frees `reflect` (set with it) */
+    struct wf_diag *diag;        /* diagnostics store (src/diag), NULL until
+                                    the first diagnostic */
+    void (*diag_fini)(weft_world *w); /* frees `diag` (set with it) */
     struct wf_states *states;    /* state types (src/state), NULL until the
                                     first one */
     void (*states_fini)(weft_world *w); /* frees `states` (set with it) */
@@ -145,6 +148,12 @@ wf_error_sink *wf_error_sink_swap(wf_error_sink *sink);
 
 /* The status of the last error recorded for w on this thread's path. */
 weft_status wf_error_last(const weft_world *w);
+/* Sends a message to the logger hook at `level` (no error recorded);
+ * nothing without a logger. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void wf_log(const weft_world *w, weft_log_level level, const char *fmt, ...);
 /* The sink installed on this thread for w, or NULL. */
 wf_error_sink *wf_error_sink_for(const weft_world *w);
 

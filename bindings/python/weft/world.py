@@ -25,6 +25,7 @@ from .messages import _MessagesWorld
 from .relationships import _RelationshipsWorld
 from .schedules import _SchedulesWorld
 from .state import _StatesWorld
+from .diagnostics import _DiagnosticsWorld
 
 if TYPE_CHECKING:
     from ._typing import ComponentRef, Entity, S, Value
@@ -48,7 +49,8 @@ class World(_ComponentsWorld,
             _MessagesWorld,
             _RelationshipsWorld,
             _SchedulesWorld,
-            _StatesWorld):
+            _StatesWorld,
+            _DiagnosticsWorld):
     """A weft world. Use as a context manager or call close(). Every method
     runs on the thread that created the world (weft's driver thread)."""
 
