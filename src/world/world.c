@@ -171,6 +171,7 @@ void wf_world_destroy(weft_world *w)
     if (w->reflect_fini) {
         w->reflect_fini(w);
     }
+    wf_journal_stop(w);
     w->magic = 0;
     wf_defer_fini(w);
     wf_events_fini(&w->events, &w->alloc);
