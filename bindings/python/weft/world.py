@@ -21,6 +21,7 @@ from .observers import _ObserversWorld
 from .messages import _MessagesWorld
 from .relationships import _RelationshipsWorld
 from .schedules import _SchedulesWorld
+from .reflect import _ReflectWorld
 
 
 def entity_index(e):
@@ -39,7 +40,8 @@ class World(_ComponentsWorld,
             _ObserversWorld,
             _MessagesWorld,
             _RelationshipsWorld,
-            _SchedulesWorld):
+            _SchedulesWorld,
+            _ReflectWorld):
     """A weft world. Use as a context manager or call close(). Every method
     runs on the thread that created the world (weft's driver thread)."""
 
@@ -53,6 +55,7 @@ class World(_ComponentsWorld,
         self._callbacks = {}    # observer key -> (trampoline, python fn)
         self._keep = []         # ctypes objects the world points at
         self._queries = set()
+        self._scenes = set()    # live Scene objects (reflect.py)
         self._pending = None    # first exception caught in a callback
         self._depth = 0         # nesting of Python callbacks on the stack
         self._next_key = 1
@@ -94,6 +97,9 @@ class World(_ComponentsWorld,
             for q in list(self._queries):
                 q._ptr = None
             self._queries.clear()
+            for sc in list(self._scenes):
+                sc._ptr = None   # the world frees its scenes
+            self._scenes.clear()
             if not destroyed:
                 _lib.weft_world_destroy(p)
             for sch in list(self._schedules.values()):
