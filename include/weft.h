@@ -178,8 +178,9 @@ WEFT_API weft_world *weft_world_create(const weft_world_desc *desc);
  *  every resource, then frees all memory through the allocator hook.
  *  NULL is ignored (WEFT_OK). Refused while the world is running one of
  *  your callbacks (a lifecycle hook, observer, system, run condition,
- *  custom command or drop function, message drop): the world stays as it
- *  is and the call returns WRONG_PHASE. Thread: driver.
+ *  custom command or drop function, message drop) or while an app
+ *  (weft_app) drives it: the world stays as it is and the call returns
+ *  WRONG_PHASE. Thread: driver.
  *  Errors: INVALID_HANDLE (destroyed or foreign pointer), WRONG_PHASE. */
 WEFT_API weft_status weft_world_destroy(weft_world *world);
 
@@ -1647,8 +1648,8 @@ WEFT_API int32_t weft_world_threads(const weft_world *world);
 /** The system's name.
  *  Thread: the thread running the system or condition, during its call. */
 WEFT_API const char *weft_system_name(const weft_system_ctx *ctx);
-/** The delta time passed to the run (a fixed step inside the fixed
- *  schedule of weft_frame_run).
+/** The delta time passed to the run (the fixed step inside an app's
+ *  fixed schedules, see weft_app_update).
  *  Thread: the thread running the system or condition, during its call. */
 WEFT_API double weft_system_delta(const weft_system_ctx *ctx);
 /** This run's change tick.
@@ -1749,50 +1750,6 @@ typedef void (*weft_chunk_fn)(weft_iter *it, weft_commands *cmds, void *user);
  *  Thread: the thread running the system, during its call (not from fn). */
 WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
                                           weft_chunk_fn fn, void *user, int32_t min_rows);
-
-/* -- frames -- */
-
-/** Smallest fixed step weft_frame_configure accepts, seconds. */
-#define WEFT_FRAME_MIN_STEP 1e-6
-/** Most fixed steps one weft_frame_run runs. A frame that would need more
- *  runs this many and drops the rest of its accumulated time, so a
- *  simulation that cannot keep up slows down instead of falling further
- *  behind with every frame. */
-#define WEFT_FRAME_MAX_FIXED_STEPS 1024
-
-/** What weft_frame_run runs. */
-typedef struct weft_frame_desc {
-    uint32_t _start_canary;            /**< must be 0 */
-    weft_schedule *const *schedules;   /**< run in this order every frame */
-    int32_t schedule_count;
-    weft_schedule *fixed;              /**< optional: run 0..k times per frame */
-    int32_t fixed_before;              /**< index in `schedules` it runs before
-                                            (schedule_count: after all) */
-    double fixed_step;                 /**< seconds; 0: 1/64 */
-    double max_delta;                  /**< frame delta clamp, seconds; 0: 0.25 */
-    bool no_message_update;            /**< skip weft_messages_update per frame */
-    uint32_t _end_canary;              /**< must be 0 */
-} weft_frame_desc;
-
-/** Sets the frame plan (copied). Errors: INVALID_ARG (canary, count < 0,
- *  NULL schedules, fixed_before out of range, negative, infinite or NaN
- *  step or clamp, a step below WEFT_FRAME_MIN_STEP, a schedule of another
- *  world), WRONG_PHASE (a schedule is running). Thread: driver. */
-WEFT_API weft_status weft_frame_configure(weft_world *world, const weft_frame_desc *desc);
-
-/** Runs one frame of `dt` seconds: updates messages (unless turned off),
- *  clamps dt to max_delta, adds it to the fixed accumulator, runs the
- *  schedules in order with the fixed schedule floor(acc / step) times at
- *  its place (each with dt = step), keeping the remainder; at most
- *  WEFT_FRAME_MAX_FIXED_STEPS fixed runs per frame (then the accumulator
- *  is emptied). Returns the first failure; every schedule still runs.
- *  Thread: driver. */
-WEFT_API weft_status weft_frame_run(weft_world *world, double dt);
-
-/** Fixed steps run by the last frame. Thread: driver. */
-WEFT_API int32_t weft_frame_fixed_steps(const weft_world *world);
-/** Time left in the fixed accumulator, seconds. Thread: driver. */
-WEFT_API double weft_frame_accumulator(const weft_world *world);
 
 /* ==================================================================== */
 /* ---- reflection: type descriptions, field paths, snapshots ----      */
@@ -1927,7 +1884,7 @@ WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_compo
  *  order, sparse sets in slot order, relationship lists, resources, the
  *  message queues and removal streams, the change tick, every query's last
  *  run and the tick state of every schedule (system and condition last
- *  runs, message cursors, the frame accumulator). The blob starts with a
+ *  runs, message cursors, the fixed-time accumulator of an app (weft_app)). The blob starts with a
  *  header (magic, version, byte-order mark, sizes) and carries an XXH3-64
  *  checksum over header and payload. Components with copy, move or dtor
  *  hooks (other than relationship lists) and message types with a drop
@@ -2188,6 +2145,568 @@ WEFT_API weft_status weft_scene_destroy(weft_world *world, weft_scene *scene);
  *  INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY, WRONG_PHASE, CAPACITY,
  *  OUT_OF_MEMORY. */
 WEFT_API weft_entity weft_clone(weft_world *world, weft_entity e, bool recursive);
+
+/* ==================================================================== */
+/* ---- states: finite state machines on resources and schedules ----  */
+/* (src/state/; entry points in src/api/api_state.c)                   */
+/* ==================================================================== */
+
+/* A state type has a fixed set of values (uint32_t, each with a name).
+ * Its current value is the resource State<name> (a uint32_t, immutable:
+ * it changes only through transitions); a freely mutable or sub state
+ * also has the resource NextState<name> (weft_next_state), where a system
+ * or the driver queues the value to go to. weft_state_transition applies
+ * the queued values and runs the OnExit, OnTransition and OnEnter
+ * schedules of every state type that changed (see there). Sub states
+ * exist only while their source state has one value; computed states are
+ * derived from their sources by a callback and cannot be set. A state's
+ * resources exist exactly while the state does.
+ *
+ * Nothing here needs an App: a program can register states on a world and
+ * call weft_state_transition from its own loop. */
+
+/** State type id (per world, from 1). 0 is "none". */
+typedef uint32_t weft_state;
+
+/** The value of a state that does not exist (a sub state whose source
+ *  has another value, a computed state whose callback returned none). It
+ *  can never be registered as a value. */
+#define WEFT_STATE_VALUE_NONE ((uint32_t)0xFFFFFFFFu)
+/** Most values one state type may have. */
+#define WEFT_MAX_STATE_VALUES 1024
+/** Most sources of one computed state. */
+#define WEFT_MAX_STATE_SOURCES 8
+
+/** One value of a state type. */
+typedef struct weft_state_value {
+    uint32_t value;      /**< any but WEFT_STATE_VALUE_NONE; unique */
+    const char *name;    /**< required, unique within the type; copied */
+} weft_state_value;
+
+/** What kind of state a descriptor registers. */
+typedef enum weft_state_kind {
+    /** Freely mutable (Bevy's States): exists from registration on. */
+    WEFT_STATE_KIND_DEFAULT = 0,
+    /** Exists while `source` has the value `source_value`; mutable while
+     *  it exists (Bevy's SubStates). */
+    WEFT_STATE_KIND_SUB = 1,
+    /** Derived from `sources` by `compute`; cannot be set (Bevy's
+     *  ComputedStates). */
+    WEFT_STATE_KIND_COMPUTED = 2,
+    WEFT_STATE_KIND_NUM,
+    WEFT_STATE_KIND_FORCE_U32 = 0x7FFFFFFF
+} weft_state_kind;
+
+/** Computes a computed state from its sources' current values
+ *  (sources[i] is WEFT_STATE_VALUE_NONE when source i does not exist).
+ *  Returns one of the state's values, or WEFT_STATE_VALUE_NONE for "the
+ *  state does not exist". Must be a pure function of its arguments: it is
+ *  called on the driver thread inside weft_state_transition, whenever a
+ *  source had a transition. */
+typedef uint32_t (*weft_state_compute_fn)(const uint32_t *sources, int32_t count,
+                                          void *user);
+
+/** State type descriptor. Zero-initialise. */
+typedef struct weft_state_desc {
+    uint32_t _start_canary;              /**< must be 0 */
+    const char *name;                    /**< required, unique; copied */
+    weft_state_kind kind;
+    const weft_state_value *values;      /**< [value_count]; copied */
+    int32_t value_count;                 /**< 1 .. WEFT_MAX_STATE_VALUES */
+    /** DEFAULT: the value entered at the first transition step. SUB: the
+     *  value taken each time the state comes into existence. COMPUTED:
+     *  ignored. Must be one of `values`. */
+    uint32_t initial;
+    weft_state source;                   /**< SUB: the source state */
+    uint32_t source_value;               /**< SUB: one of the source's values */
+    const weft_state *sources;           /**< COMPUTED: [source_count], copied */
+    int32_t source_count;                /**< COMPUTED: 1 .. WEFT_MAX_STATE_SOURCES */
+    weft_state_compute_fn compute;       /**< COMPUTED: required */
+    void *user;                          /**< passed to compute */
+    uint32_t _end_canary;                /**< must be 0 */
+} weft_state_desc;
+
+/** The NextState<name> resource: a queued transition. Writing it directly
+ *  (a system declaring WRITE on weft_state_next_resource) is the same as
+ *  weft_state_set_next: set value and pending = 1. */
+typedef struct weft_next_state {
+    uint32_t value;      /**< the value to go to (when pending) */
+    uint32_t pending;    /**< 1: a transition is queued; 0: none */
+} weft_next_state;
+
+/** What a transition writes to the state's message type
+ *  (weft_state_transition_message), one per state that changed in a
+ *  transition step. */
+typedef struct weft_state_transition_event {
+    weft_state state;    /**< the state type */
+    uint32_t exited;     /**< the old value, or WEFT_STATE_VALUE_NONE (it did
+                              not exist) */
+    uint32_t entered;    /**< the new value, or WEFT_STATE_VALUE_NONE (it no
+                              longer exists) */
+    uint32_t same;       /**< 1: an explicit set to the current value (its
+                              OnExit and OnEnter run again) */
+} weft_state_transition_event;
+
+/** Registers a state type. Registers four components and a message type
+ *  named after it: the resources State<name> (uint32_t, immutable) and
+ *  NextState<name> (weft_next_state; none for a computed state), the
+ *  components DespawnOnExit<name> and DespawnOnEnter<name> (uint32_t: an
+ *  entity holding DespawnOnExit<name> = v is despawned when the state
+ *  exits v), and StateTransitionEvent<name> (weft_state_transition_event).
+ *  A DEFAULT state gets State = initial and an empty NextState now, and
+ *  OnEnter(initial) runs at the next weft_state_transition. A sub or
+ *  computed state is evaluated at the next weft_state_transition. Sources
+ *  must be registered first, so state types form a tree (a DAG with
+ *  computed states) in registration order.
+ *  Thread: driver, not inside weft_state_transition.
+ *  Returns the id, or 0. Errors: INVALID_HANDLE; INVALID_ARG (desc NULL,
+ *  canary, no name, bad kind, values NULL, value_count out of range, a
+ *  value WEFT_STATE_VALUE_NONE or twice, a value without a name or a name
+ *  twice, `initial` not a value, fields of another kind set, compute
+ *  missing, source_count out of range, a source twice); NOT_FOUND (the
+ *  source state is not registered, or `source_value` is not one of its
+ *  values, so the sub state could never exist); ALREADY_EXISTS (the name,
+ *  or one of the derived component or message names, is taken);
+ *  WRONG_PHASE (inside a transition, or from a parallel system);
+ *  CAPACITY; OUT_OF_MEMORY. On failure the world is unchanged. */
+WEFT_API weft_state weft_state_register(weft_world *world, const weft_state_desc *desc);
+
+/** The state registered under `name`, or 0 (no error recorded; a NULL
+ *  name is INVALID_ARG, recorded). Thread: driver. */
+WEFT_API weft_state weft_state_lookup(const weft_world *world, const char *name);
+
+/** The state's name, or NULL (NOT_FOUND recorded). Thread: driver.
+ *  Lifetime: the world's. */
+WEFT_API const char *weft_state_name(const weft_world *world, weft_state state);
+
+/** The name of one of the state's values, or NULL (NOT_FOUND: unknown
+ *  state; INVALID_ARG: not one of its values). Thread: driver.
+ *  Lifetime: the world's. */
+WEFT_API const char *weft_state_value_name(const weft_world *world, weft_state state,
+                                           uint32_t value);
+
+/** Writes the state's current value to *out: WEFT_STATE_VALUE_NONE when
+ *  the state does not exist (then WEFT_OK too). Thread: driver. Errors:
+ *  INVALID_HANDLE, INVALID_ARG (out NULL), NOT_FOUND (unknown state). */
+WEFT_API weft_status weft_state_get(const weft_world *world, weft_state state,
+                                    uint32_t *out);
+
+/** Does the state exist now (its State resource is present)? False for an
+ *  unknown state (NOT_FOUND recorded). Thread: driver. */
+WEFT_API bool weft_state_exists(const weft_world *world, weft_state state);
+
+/** Queues a transition to `value`, applied by the next
+ *  weft_state_transition. Several calls before it: the last one wins.
+ *  Setting the current value is a transition too (its OnExit and OnEnter
+ *  run again). A sub state may be set while it does not exist: the value
+ *  is used if the same step brings it into existence, otherwise dropped.
+ *  Thread: driver (systems use weft_system_state_set_next). Errors:
+ *  INVALID_HANDLE, NOT_FOUND (unknown state), INVALID_ARG (not one of its
+ *  values), IMMUTABLE (a computed state), WRONG_PHASE (from a parallel
+ *  system). On failure nothing is queued and a queued value stays. */
+WEFT_API weft_status weft_state_set_next(weft_world *world, weft_state state, uint32_t value);
+
+/** Runs one transition step for every state type of the world:
+ *  1. in registration order (sources before what depends on them): a
+ *     DEFAULT state enters its initial value (first step only) or applies
+ *     its queued NextState; a sub state appears (with its queued value or
+ *     `initial`), disappears or applies its queued value, as its source
+ *     allows; a computed state whose source changed is recomputed. State
+ *     resources are inserted, replaced or removed now, so every schedule
+ *     below sees the new values. Each state that changed (or was set to
+ *     its own value) writes one weft_state_transition_event to its
+ *     message type;
+ *  2. OnExit(exited) of the states that changed, leaf to root (reverse
+ *     registration order), each followed by despawning the entities whose
+ *     DespawnOnExit<name> equals the exited value;
+ *  3. OnTransition(exited, entered) where both exist, root to leaf;
+ *  4. for each state, root to leaf: despawning the entities whose
+ *     DespawnOnEnter<name> equals the entered value, then OnEnter(entered).
+ *  A derived change that keeps the value (a sub state whose source was
+ *  re-entered) is no transition. The despawns are driven by the last
+ *  StateTransitionEvent<name> message since the previous step (read
+ *  through the state's own cursor), so a message written by hand acts the
+ *  same. Schedules run with dt 0; queued values set during the step are
+ *  applied by the next one. Thread: driver, or an exclusive system.
+ *  Returns WEFT_OK or the first failure; every schedule still runs.
+ *  Errors: INVALID_HANDLE; WRONG_PHASE (inside a transition, from a
+ *  parallel system, while a query iteration is open); NOT_FOUND (a queued
+ *  value that is not one of the state's values, e.g. written directly to
+ *  NextState: it is dropped and the state stays); CALLBACK (a compute
+ *  callback returned a value that is not the state's: the state stays);
+ *  OUT_OF_MEMORY; a failure of an OnExit/OnTransition/OnEnter schedule. */
+WEFT_API weft_status weft_state_transition(weft_world *world);
+
+/** The OnEnter(value) schedule of the state, created (empty) on first use
+ *  and named "OnEnter(<state>::<value>)". Add systems to it with the
+ *  weft_schedule_* calls. It belongs to the state machinery:
+ *  weft_schedule_destroy refuses it, the world frees it.
+ *  Thread: driver, not while it runs. Lifetime: the world's.
+ *  Returns NULL on failure: INVALID_HANDLE, NOT_FOUND (unknown state),
+ *  INVALID_ARG (not one of its values), ALREADY_EXISTS (a schedule of
+ *  that name was created by hand), OUT_OF_MEMORY. */
+WEFT_API weft_schedule *weft_state_on_enter(weft_world *world, weft_state state,
+                                            uint32_t value);
+/** The OnExit(value) schedule, as weft_state_on_enter. */
+WEFT_API weft_schedule *weft_state_on_exit(weft_world *world, weft_state state,
+                                           uint32_t value);
+/** The OnTransition(from, to) schedule, named
+ *  "OnTransition(<state>::<from> -> <state>::<to>)", as
+ *  weft_state_on_enter; run when the state goes from `from` to `to`
+ *  (from == to: when it is set to its own value). */
+WEFT_API weft_schedule *weft_state_on_transition(weft_world *world, weft_state state,
+                                                 uint32_t from, uint32_t to);
+
+/** The State<name> resource (uint32_t), for declaring READ access in
+ *  system descriptors; 0 on failure (INVALID_HANDLE, NOT_FOUND).
+ *  Thread: driver. */
+WEFT_API weft_component weft_state_resource(const weft_world *world, weft_state state);
+/** The NextState<name> resource (weft_next_state), for declaring WRITE
+ *  access; 0 on failure (INVALID_HANDLE, NOT_FOUND, IMMUTABLE: a computed
+ *  state has none). Thread: driver. */
+WEFT_API weft_component weft_state_next_resource(const weft_world *world, weft_state state);
+/** The DespawnOnExit<name> component (uint32_t value); 0 on failure
+ *  (INVALID_HANDLE, NOT_FOUND). Thread: driver. */
+WEFT_API weft_component weft_state_despawn_on_exit(const weft_world *world, weft_state state);
+/** The DespawnOnEnter<name> component (uint32_t value); 0 on failure
+ *  (INVALID_HANDLE, NOT_FOUND). Thread: driver. */
+WEFT_API weft_component weft_state_despawn_on_enter(const weft_world *world,
+                                                    weft_state state);
+/** The StateTransitionEvent<name> message type
+ *  (weft_state_transition_event); 0 on failure (INVALID_HANDLE,
+ *  NOT_FOUND). Thread: driver. */
+WEFT_API weft_message_type weft_state_transition_message(const weft_world *world,
+                                                         weft_state state);
+
+/** Inside a system that declared READ (or WRITE) on
+ *  weft_state_resource(state): writes the current value to *out
+ *  (WEFT_STATE_VALUE_NONE when the state does not exist).
+ *  Errors: INVALID_ARG (ctx or out NULL), NOT_FOUND (unknown state),
+ *  ACCESS_VIOLATION (not declared; the system fails).
+ *  Thread: the thread running the system or condition, during its call. */
+WEFT_API weft_status weft_system_state_get(weft_system_ctx *ctx, weft_state state,
+                                           uint32_t *out);
+/** Inside a system that declared WRITE on weft_state_next_resource(state):
+ *  queues a transition, as weft_state_set_next. Errors: INVALID_ARG (ctx
+ *  NULL, not one of the values, from a condition), NOT_FOUND (unknown
+ *  state), IMMUTABLE (a computed state), ACCESS_VIOLATION (not declared;
+ *  the system fails). Thread: the thread running the system, during its
+ *  call. */
+WEFT_API weft_status weft_system_state_set_next(weft_system_ctx *ctx, weft_state state,
+                                                uint32_t value);
+
+/** Run condition: the state exists and has `value` (Bevy's in_state).
+ *  Reads State<name>. Returns NULL on failure (as
+ *  weft_condition_resource_exists, plus NOT_FOUND for an unknown state
+ *  and INVALID_ARG for a value that is not one of its values).
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_condition *weft_condition_in_state(weft_schedule *schedule, weft_state state,
+                                                 uint32_t value);
+/** Run condition: the state exists (Bevy's state_exists).
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_condition *weft_condition_state_exists(weft_schedule *schedule,
+                                                     weft_state state);
+/** Run condition: the state exists and its value changed (or it came into
+ *  existence) since this condition last evaluated; the first evaluation
+ *  counts an existing state (Bevy's state_changed). A set to the current
+ *  value is no change. Thread: driver, not while the schedule runs. */
+WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
+                                                      weft_state state);
+
+/* ==================================================================== */
+/* ---- app: the main schedule order, fixed time and plugins ----       */
+/* (src/app/; entry points in src/api/api_app.c)                        */
+/* ==================================================================== */
+
+/* An app drives one world through an ordered set of schedules, the way
+ * Bevy's App and Main schedule do (docs/architecture.md, "The app"):
+ *
+ *   once, on the first update:  PreStartup, Startup, PostStartup
+ *   every update:               First (messages are updated as it starts),
+ *                               PreUpdate, StateTransition,
+ *                               RunFixedMainLoop (then the fixed order
+ *                               FixedFirst, FixedPreUpdate, FixedUpdate,
+ *                               FixedPostUpdate, FixedLast 0..k times),
+ *                               Update, PostUpdate, Last
+ *
+ * Every label is the name of a weft_schedule of the app's world, created
+ * with the app: weft_app_schedule gives it, and every weft_schedule_* call
+ * works on it (add systems, sets, orderings, conditions). Users insert
+ * their own schedules before or after any label. StateTransition is empty
+ * until a plugin (states) adds its work there.
+ *
+ * Plugins are descriptors added before the first update; they are built
+ * in dependency order by weft_app_setup (which the first update or
+ * weft_app_run calls when the caller did not), then finished, then
+ * cleaned up.
+ *
+ * Errors of weft_app_* calls go to the error slot of the app's world
+ * (weft_last_status(weft_app_world(app))); an invalid app handle gives
+ * INVALID_HANDLE and records nothing. Every call is for the driver thread
+ * of the app's world, outside schedule runs unless noted. */
+
+/** Opaque app. */
+typedef struct weft_app weft_app;
+
+/** Built-in labels (schedule names) of the startup order. */
+#define WEFT_APP_PRE_STARTUP "PreStartup"
+#define WEFT_APP_STARTUP "Startup"
+#define WEFT_APP_POST_STARTUP "PostStartup"
+/** Built-in labels of the main (per-update) order. */
+#define WEFT_APP_FIRST "First"
+#define WEFT_APP_PRE_UPDATE "PreUpdate"
+#define WEFT_APP_STATE_TRANSITION "StateTransition"
+#define WEFT_APP_RUN_FIXED_MAIN_LOOP "RunFixedMainLoop"
+#define WEFT_APP_UPDATE "Update"
+#define WEFT_APP_POST_UPDATE "PostUpdate"
+#define WEFT_APP_LAST "Last"
+/** Built-in labels of the fixed order, run 0..k times per update. */
+#define WEFT_APP_FIXED_FIRST "FixedFirst"
+#define WEFT_APP_FIXED_PRE_UPDATE "FixedPreUpdate"
+#define WEFT_APP_FIXED_UPDATE "FixedUpdate"
+#define WEFT_APP_FIXED_POST_UPDATE "FixedPostUpdate"
+#define WEFT_APP_FIXED_LAST "FixedLast"
+
+/** Smallest fixed step an app accepts, seconds. */
+#define WEFT_APP_MIN_FIXED_STEP 1e-6
+/** Default (and largest accepted) number of fixed steps one update runs.
+ *  An update that would need more runs this many and drops the rest of
+ *  its accumulated time, so a simulation that cannot keep up slows down
+ *  instead of falling further behind with every update. */
+#define WEFT_APP_MAX_FIXED_STEPS 1024
+
+/** App descriptor. Zero-initialise it; zero fields mean defaults. */
+typedef struct weft_app_desc {
+    uint32_t _start_canary;      /**< must be 0 */
+    /** The world to drive, or NULL: the app creates one from world_desc
+     *  and destroys it with the app. A world given here stays the
+     *  caller's: destroy the app first (weft_world_destroy refuses a
+     *  world an app uses); its schedules stay in the world. */
+    weft_world *world;
+    weft_world_desc world_desc;  /**< used when `world` is NULL */
+    double fixed_step;           /**< seconds per fixed step; 0: 1/64 */
+    double max_delta;            /**< an update's dt is clamped to this,
+                                      seconds; 0: 0.25 */
+    int32_t max_fixed_steps;     /**< fixed steps per update at most;
+                                      0: WEFT_APP_MAX_FIXED_STEPS */
+    bool no_message_update;      /**< do not call weft_messages_update at
+                                      the start of First */
+    uint32_t _end_canary;        /**< must be 0 */
+} weft_app_desc;
+
+/** Creates an app (NULL desc: all defaults, a new world) and the
+ *  schedules of every built-in label in its world; a schedule the world
+ *  already has under such a name (made by the caller, or left by an
+ *  earlier app) becomes that label's, systems included. Returns NULL when
+ *  the descriptor is invalid (canary set, negative or non-finite step or
+ *  clamp, a step below WEFT_APP_MIN_FIXED_STEP, max_fixed_steps < 0 or
+ *  above WEFT_APP_MAX_FIXED_STEPS, an invalid world), when the given world
+ *  already has an app, or when memory runs out; with a given world the error is recorded in its slot
+ *  and the world is unchanged. Thread: the driver of the world.
+ *  Lifetime: until weft_app_destroy. */
+WEFT_API weft_app *weft_app_create(const weft_app_desc *desc);
+
+/** Destroys an app: calls every plugin's free_user (in reverse order of
+ *  addition), frees the app and, when the app created its world, destroys
+ *  the world (after which free_user runs, so systems' fini hooks still see
+ *  plugin data). A world given to weft_app_create keeps its schedules.
+ *  NULL is ignored. Errors: INVALID_HANDLE, WRONG_PHASE (called from
+ *  inside an update, a runner or a plugin callback; nothing is freed). */
+WEFT_API weft_status weft_app_destroy(weft_app *app);
+
+/** The app's world (NULL for an invalid app). Lifetime: the app's (or the
+ *  caller's, for a world given at creation). */
+WEFT_API weft_world *weft_app_world(weft_app *app);
+
+/** The schedule of `label` in the app's orders (built-in or inserted), or
+ *  NULL: NOT_FOUND when no order of the app has that label, INVALID_ARG
+ *  when label is NULL. Every weft_schedule_* call works on it, except
+ *  weft_schedule_destroy (refused: the app owns it). Lifetime: the app's.
+ *  Thread: driver. */
+WEFT_API weft_schedule *weft_app_schedule(weft_app *app, const char *label);
+
+/** Adds a system to the schedule of `label`: weft_app_schedule followed by
+ *  weft_schedule_add_system. Returns the node, or 0 with the error of
+ *  either step. Thread: driver, not while that schedule runs. */
+WEFT_API weft_node weft_app_add_system(weft_app *app, const char *label,
+                                       const weft_system_desc *desc);
+
+/** Where weft_app_insert_schedule puts a label relative to its anchor. */
+typedef enum weft_app_place {
+    WEFT_APP_PLACE_DEFAULT = 0, /**< same as WEFT_APP_AFTER */
+    WEFT_APP_BEFORE = 1,
+    WEFT_APP_AFTER = 2,
+    WEFT_APP_PLACE_FORCE_U32 = 0x7FFFFFFF
+} weft_app_place;
+
+/** Inserts the schedule `label` right before or after `anchor`, in the
+ *  anchor's order (startup, main or fixed): a new label gets a new
+ *  schedule of that name in the app's world; a label inserted earlier
+ *  moves (with every label anchored on it). Several labels placed on the
+ *  same side of one anchor keep the order of their placement: after X,
+ *  the first placed runs first; before X, the last placed runs right
+ *  before X. A label placed after RunFixedMainLoop runs after the fixed
+ *  steps. Errors: INVALID_ARG (NULL or empty label or anchor, bad
+ *  `place`, `label` is a built-in label), NOT_FOUND (the anchor is no
+ *  label of the app), SCHEDULE_CYCLE (`label` is the anchor, or the
+ *  anchor is placed, directly or through others, relative to `label`),
+ *  ALREADY_EXISTS (the world has a schedule named `label` the app does
+ *  not order), WRONG_PHASE (during an update), OUT_OF_MEMORY; the app is
+ *  unchanged on error. Thread: driver. */
+WEFT_API weft_status weft_app_insert_schedule(weft_app *app, const char *label,
+                                              const char *anchor, weft_app_place place);
+
+/** The orders an app runs. */
+typedef enum weft_app_order {
+    WEFT_APP_ORDER_DEFAULT = 0, /**< same as WEFT_APP_ORDER_MAIN */
+    WEFT_APP_ORDER_STARTUP = 1, /**< once, on the first update */
+    WEFT_APP_ORDER_MAIN = 2,    /**< every update */
+    WEFT_APP_ORDER_FIXED = 3,   /**< 0..k times per update */
+    WEFT_APP_ORDER_FORCE_U32 = 0x7FFFFFFF
+} weft_app_order;
+
+/** Labels in `order`, or -1 (invalid app or order). Thread: driver. */
+WEFT_API int32_t weft_app_label_count(const weft_app *app, weft_app_order order);
+
+/** Label `index` of `order`, in run order, or NULL (NOT_FOUND recorded for
+ *  an index out of range, INVALID_ARG for a bad order). Lifetime: until
+ *  the app is destroyed. Thread: driver. */
+WEFT_API const char *weft_app_label(const weft_app *app, weft_app_order order, int32_t index);
+
+/** Runs one update of `dt` seconds. The first call (and only it) first
+ *  sets up the plugins (weft_app_setup, when not done) and runs the
+ *  startup order with dt = 0. Then: dt is clamped to max_delta and added
+ *  to the fixed accumulator; the main order runs, the message buffers
+ *  being swapped (weft_messages_update) as First starts; after
+ *  RunFixedMainLoop the fixed order runs floor(acc / step) times, each
+ *  time with dt = step, and the remainder stays for the next update; at
+ *  most max_fixed_steps times (then the accumulator is emptied). Every
+ *  schedule runs even when an earlier one failed; returns the first
+ *  failure. Errors: INVALID_HANDLE, INVALID_ARG (dt negative, infinite or
+ *  NaN), WRONG_PHASE (inside an update or a schedule run of the world),
+ *  the setup's errors (then nothing ran), and those of weft_schedule_run.
+ *  Thread: driver. */
+WEFT_API weft_status weft_app_update(weft_app *app, double dt);
+
+/** A runner owns the loop: it calls weft_app_update until it decides to
+ *  stop (weft_app_exit_requested tells whether something asked it to),
+ *  and returns the status weft_app_run returns. */
+typedef weft_status (*weft_app_runner_fn)(weft_app *app, void *user);
+
+/** Sets the plugins up (weft_app_setup) and hands the app to `runner`.
+ *  Returns the setup's error or the runner's status. Errors:
+ *  INVALID_HANDLE, INVALID_ARG (runner NULL), WRONG_PHASE (already
+ *  running, or inside an update). Thread: driver. */
+WEFT_API weft_status weft_app_run(weft_app *app, weft_app_runner_fn runner, void *user);
+
+/** Asks the app's runner to stop with `code`; the first request wins.
+ *  Thread: any (the flag is atomic): a system may call it. Errors:
+ *  INVALID_HANDLE. */
+WEFT_API weft_status weft_app_exit(weft_app *app, int32_t code);
+
+/** Whether weft_app_exit was called; stores its code in *out_code when
+ *  out_code is not NULL. Thread: any. */
+WEFT_API bool weft_app_exit_requested(const weft_app *app, int32_t *out_code);
+
+/** Updates run so far (the one in progress included). Thread: driver. */
+WEFT_API int64_t weft_app_update_count(const weft_app *app);
+
+/** Fixed steps run by the last update (0 for an invalid app). Thread: driver. */
+WEFT_API int32_t weft_app_fixed_steps(const weft_app *app);
+
+/** Time left in the fixed accumulator, seconds (0 for an invalid app).
+ *  Thread: driver. */
+WEFT_API double weft_app_fixed_accumulator(const weft_app *app);
+
+/** The fixed step, seconds (0 for an invalid app). Thread: driver. */
+WEFT_API double weft_app_fixed_step(const weft_app *app);
+
+/** Changes the fixed step from the next update on; the accumulator keeps
+ *  its time. Errors: INVALID_HANDLE, INVALID_ARG (not finite, below
+ *  WEFT_APP_MIN_FIXED_STEP), WRONG_PHASE (during an update). Thread: driver. */
+WEFT_API weft_status weft_app_set_fixed_step(weft_app *app, double step);
+
+/* -- plugins -- */
+
+/** A plugin callback: build, finish or cleanup. A status other than
+ *  WEFT_OK stops the setup, which returns WEFT_ERR_CALLBACK naming the
+ *  plugin. */
+typedef weft_status (*weft_plugin_fn)(weft_app *app, void *user);
+
+/** Plugin descriptor. Zero-initialise it; zero fields mean defaults. */
+typedef struct weft_plugin_desc {
+    uint32_t _start_canary;           /**< must be 0 */
+    const char *name;                 /**< unique per app (copied); required */
+    weft_plugin_fn build;             /**< adds schedules, systems, resources,
+                                           other plugins; required */
+    weft_plugin_fn finish;            /**< optional: after every build */
+    weft_plugin_fn cleanup;           /**< optional: after every finish */
+    /** Names of plugins built before this one (copied). Each must be added
+     *  by the time the setup runs. */
+    const char *const *dependencies;
+    int32_t dependency_count;
+    /** May be added more than once (every instance must say so). */
+    bool repeatable;
+    void *user;                       /**< passed to the callbacks */
+    void (*free_user)(void *user);    /**< optional: at weft_app_destroy */
+    uint32_t _end_canary;             /**< must be 0 */
+} weft_plugin_desc;
+
+/** Adds a plugin (copied; `user` is kept). It is built by weft_app_setup;
+ *  a plugin's build may add more plugins, which the same setup builds.
+ *  On failure the app is unchanged and free_user is not called. Errors:
+ *  INVALID_HANDLE, INVALID_ARG (canary, no name or build, negative
+ *  dependency_count, dependencies NULL with a count, a NULL or empty
+ *  dependency name, a plugin depending on itself), ALREADY_EXISTS (a
+ *  plugin of that name was added and not both are repeatable),
+ *  WRONG_PHASE (the setup is past building), OUT_OF_MEMORY.
+ *  Thread: driver. */
+WEFT_API weft_status weft_app_add_plugin(weft_app *app, const weft_plugin_desc *desc);
+
+/** A group of plugins added together, with some members left out. */
+typedef struct weft_plugin_group_desc {
+    uint32_t _start_canary;           /**< must be 0 */
+    const char *name;                 /**< for messages; required */
+    const weft_plugin_desc *plugins;  /**< added in this order */
+    int32_t plugin_count;
+    /** Names of members not to add (each must be a member). */
+    const char *const *disabled;
+    int32_t disabled_count;
+    uint32_t _end_canary;             /**< must be 0 */
+} weft_plugin_group_desc;
+
+/** Adds every member of a group that is not disabled, all or none: on
+ *  failure the app is unchanged. Errors: as weft_app_add_plugin for each
+ *  member (two members of one name count as a duplicate), plus
+ *  INVALID_ARG (canary, no name, negative counts, NULL arrays with a
+ *  count) and NOT_FOUND (a disabled name is no member). Thread: driver. */
+WEFT_API weft_status weft_app_add_plugin_group(weft_app *app,
+                                               const weft_plugin_group_desc *desc);
+
+/** Builds every plugin not built yet, each after its dependencies (ties:
+ *  in order of addition), then calls every finish and every cleanup in
+ *  build order. Nothing is built when a dependency is missing or the
+ *  dependencies form a cycle: the app is unchanged and plugins may still
+ *  be added. After a successful setup no plugin may be added; a second
+ *  call does nothing. Errors: INVALID_HANDLE, NOT_FOUND (missing
+ *  dependency, naming both), SCHEDULE_CYCLE (naming the plugins on the
+ *  cycle), CALLBACK (a callback failed: the app stays half set up and
+ *  every later weft_app_setup, weft_app_update or weft_app_run returns
+ *  CALLBACK), WRONG_PHASE (called from a plugin callback or an update).
+ *  Thread: driver. */
+WEFT_API weft_status weft_app_setup(weft_app *app);
+
+/** Whether a plugin named `name` was added. False for an invalid app, and
+ *  for a NULL name (INVALID_ARG recorded). Thread: driver. */
+WEFT_API bool weft_app_has_plugin(const weft_app *app, const char *name);
+
+/** Plugins added, or -1 for an invalid app. Thread: driver. */
+WEFT_API int32_t weft_app_plugin_count(const weft_app *app);
+
+/** Name of plugin `index`: in order of addition until the setup, in build
+ *  order after it; NULL (NOT_FOUND recorded) when out of range.
+ *  Lifetime: the app's. Thread: driver. */
+WEFT_API const char *weft_app_plugin_name(const weft_app *app, int32_t index);
 
 #ifdef __cplusplus
 }

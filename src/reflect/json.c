@@ -558,7 +558,7 @@ static bool jr_elem(jr *r, const wf_rfield *f, const json_t *v, uint8_t *p)
     case WEFT_KIND_F64: {
         double x;
         if (json_is_null(v)) {
-            x = NAN;
+            x = (double)NAN;
         } else if (json_is_number(v)) {
             x = json_number_value(v);
         } else {

@@ -110,9 +110,14 @@ struct weft_schedule {
     bool profiling;
     bool dirty;                /* declarations changed since the last build */
     bool running;
+    bool app_owned;            /* an app's label: weft_schedule_destroy
+                                  refuses it while the app lives */
     uint32_t builds;
     wf_sgraph graph;           /* the last successful build's graph */
     bool built;
+    bool state_owned;          /* an OnEnter/OnExit/OnTransition schedule of
+                                  a state (src/state/): weft_schedule_destroy
+                                  refuses it, the world frees it */
     wf_plan plan;
     /* run state, sized by the plan */
     wf_atomic_u32 *remaining;  /* [n] */
@@ -141,22 +146,26 @@ typedef struct wf_sys_world {
     bool host;
     weft_job_system jobs;
     int32_t depth;             /* schedules running (nested runs) */
-    /* frame plan */
-    weft_schedule **frame;
-    int32_t nframe;
-    weft_schedule *fixed;
-    int32_t fixed_before;
-    double step, max_delta, acc;
-    bool no_msg_update;
-    int32_t fixed_steps;
+    double acc;                /* fixed-time accumulator, seconds, of the app
+                                  driving the world (src/app/), kept here
+                                  so snapshots save and restore it */
 } wf_sys_world;
 
 /* ---- schedule.c ---- */
 wf_sys_world *wf_sys_get(weft_world *w);            /* creates on first use */
+/* A new empty schedule named `name` (copied, not empty); NULL with the
+ * error recorded (ALREADY_EXISTS, OUT_OF_MEMORY). `fn` names the caller
+ * in messages. */
+weft_schedule *wf_schedule_create(weft_world *w, const char *name, const char *fn);
+/* The schedule named `name`, or NULL. */
+weft_schedule *wf_schedule_find(const weft_world *w, const char *name);
 weft_status wf_schedule_build(weft_schedule *s);
 void wf_schedule_free(weft_world *w, weft_schedule *s);
 bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok);
 bool wf_conds_push(weft_world *w, wf_conds *c, weft_condition *cond);
+/* A new unattached condition of `kind` owned by s (its last run "minus
+ * infinity"); NULL when out of memory (recorded). */
+weft_condition *wf_condition_new(weft_schedule *s, uint8_t kind);
 
 /* ---- executor.c ---- */
 weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt);
@@ -172,9 +181,5 @@ uint64_t wf_now_ns(void);
 /* ---- export.c ---- */
 size_t wf_schedule_trace(const weft_schedule *s, char *buf, size_t cap);
 size_t wf_schedule_dot(const weft_schedule *s, char *buf, size_t cap);
-
-/* ---- frame.c ---- */
-weft_status wf_frame_configure(weft_world *w, const weft_frame_desc *d);
-weft_status wf_frame_run(weft_world *w, double dt);
 
 #endif

@@ -84,6 +84,8 @@ struct weft_world {
     wf_messages *messages;       /* NULL until the first message type or
                                     removal tracking */
     wf_sys_world *sys;           /* NULL until the first schedule */
+    bool app_attached;           /* an app (src/app/) drives this world:
+                                    weft_world_destroy is refused */
     void (*sys_fini)(weft_world *w); /* frees `sys` (set with it) */
     void (*sys_clamp)(weft_world *w, uint32_t now); /* clamps the ticks
                                     the system layer stores (set with it) */
@@ -91,6 +93,9 @@ struct weft_world {
                                     until the first one */
     void (*reflect_fini)(weft_world *w); /* frees `reflect` (set with it) */
     wf_journal journal;          /* changes for fast deltas (world/journal.h) */
+    struct wf_states *states;    /* state types (src/state), NULL until the
+                                    first one */
+    void (*states_fini)(weft_world *w); /* frees `states` (set with it) */
     weft_scene *scenes;          /* live scenes (src/reflect/scene.c) */
     void (*scenes_fini)(weft_world *w); /* destroys `scenes` (set with it) */
     weft_status last_status;     /* error slot */

@@ -60,6 +60,9 @@ NULL_OK = {
     ("weft_system_fail", "message"): "NULL message uses the status text",
     ("weft_schedule_trace_json", "buf"): "NULL buf asks for the size needed",
     ("weft_schedule_dot", "buf"): "NULL buf asks for the size needed",
+    ("weft_app_create", "desc"): "NULL desc means all defaults",
+    ("weft_app_destroy", "app"): "NULL is ignored",
+    ("weft_app_exit_requested", "out_code"): "the code is optional",
 }
 
 # Parameters never tested: user context pointers are the caller's own.
@@ -70,12 +73,12 @@ SKIP_NAMES = {"user"}
 CARRIERS = {
     "weft_world *", "const weft_world *", "weft_schedule *", "const weft_schedule *",
     "weft_commands *", "const weft_commands *", "weft_iter *", "const weft_iter *",
-    "weft_system_ctx *", "const weft_system_ctx *",
+    "weft_system_ctx *", "const weft_system_ctx *", "weft_app *", "const weft_app *",
 }
 
 # How to report failure, by return type.
 HANDLE_RETURNS = {"weft_entity", "weft_component", "weft_node", "weft_event",
-                  "weft_message_type"}
+                  "weft_message_type", "weft_state"}
 
 
 # Predicates whose answer on misuse is true (nothing to iterate).
@@ -137,6 +140,8 @@ def valid_value(fn, ptype, pname):
         return "F->event"
     if t == "weft_message_type":
         return "F->msg"
+    if t == "weft_state":
+        return "F->state"
     if t in ("weft_message_cursor *", "const weft_message_cursor *"):
         return "&F->cursor"
     if t in ("weft_system_ctx *", "const weft_system_ctx *"):
@@ -166,7 +171,17 @@ def valid_value(fn, ptype, pname):
         return "&F->%s" % m.group(1)
     if t == "const weft_job_system *":
         return "&F->jobs"
-    m = re.match(r"((?:weft_\w+)|int32_t|bool|size_t) \*$", t)
+    if t in ("weft_app *", "const weft_app *"):
+        return "F->app"
+    if t == "weft_plugin_fn":
+        return "nf_plugin"
+    if t == "weft_app_runner_fn":
+        return "nf_runner"
+    if t == "weft_app_place":
+        return "WEFT_APP_AFTER"
+    if t == "weft_app_order":
+        return "WEFT_APP_ORDER_MAIN"
+    m = re.match(r"((?:weft_\w+)|int32_t|uint32_t|bool|size_t) \*$", t)
     if m:  # an out parameter: scratch space of that type
         return "(%s *)(void *)F->scratch" % m.group(1)
     return None
@@ -268,6 +283,8 @@ def main():
                 out.append("    nf_result r = {%s, (uint64_t)%s};" % (kind, call))
             if name == "weft_world_create":
                 out.append("    weft_world_destroy((weft_world *)(uintptr_t)r.value);")
+            if name == "weft_app_create":
+                out.append("    weft_app_destroy((weft_app *)(uintptr_t)r.value);")
             # a writer with a NULL buffer (the one under test, or the valid
             # value of its buf) answers a size query: CAPACITY is not a failure
             size_query = any(qn == "buf" and (j == i or args[j] == "NULL")

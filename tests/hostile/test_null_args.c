@@ -49,6 +49,7 @@ typedef struct nf {
     weft_commands *cmds;
     weft_schedule *s;      // one system (node) and one set
     weft_node node;
+    weft_app *app;         // on w; Update has one system
     weft_condition *cond;
     weft_observer *obs;
     weft_scene *scene;     // saved from q
@@ -73,7 +74,12 @@ typedef struct nf {
     weft_relationship_desc weft_relationship_desc;
     weft_system_desc weft_system_desc;
     weft_condition_desc weft_condition_desc;
-    weft_frame_desc weft_frame_desc;
+    weft_state state;      // values 0 ("A") and 1 ("B")
+    weft_state_value state_values[2];
+    weft_state_desc weft_state_desc;
+    weft_app_desc weft_app_desc;
+    weft_plugin_desc weft_plugin_desc;
+    weft_plugin_group_desc weft_plugin_group_desc;
     weft_snapshot_options weft_snapshot_options;
     weft_job_system jobs;
     int failures;
@@ -125,6 +131,20 @@ static bool nf_condition(weft_system_ctx *ctx, void *user)
     (void)ctx;
     (void)user;
     return true;
+}
+
+static weft_status nf_plugin(weft_app *app, void *user)
+{
+    (void)app;
+    (void)user;
+    return WEFT_OK;
+}
+
+static weft_status nf_runner(weft_app *app, void *user)
+{
+    (void)app;
+    (void)user;
+    return WEFT_OK;
 }
 
 static void nf_job_submit(void *user, weft_job_fn fn, void *arg)
@@ -285,6 +305,15 @@ static int nf_setup(void **state)
     F->req.id = F->c;
     F->weft_relationship_desc.name = "null-args.Rel";
 
+    F->state_values[0] = (weft_state_value){0, "A"};
+    F->state_values[1] = (weft_state_value){1, "B"};
+    F->weft_state_desc.name = "null-args.State";
+    F->weft_state_desc.values = F->state_values;
+    F->weft_state_desc.value_count = 2;
+    F->state = weft_state_register(w, &F->weft_state_desc);
+    assert_int_not_equal(F->state, 0);
+    F->weft_state_desc.name = "null-args.State2";
+
     F->s = weft_schedule_create(w, "null-args");
     assert_non_null(F->s);
     F->weft_system_desc.name = "null-args.sys";
@@ -297,6 +326,14 @@ static int nf_setup(void **state)
     F->weft_condition_desc.fn = nf_condition;
     F->cond = weft_condition_run_once(F->s);
     assert_non_null(F->cond);
+    F->weft_app_desc.world = w; // refused: the app below already drives w
+    F->app = weft_app_create(&F->weft_app_desc);
+    assert_non_null(F->app);
+    assert_int_not_equal(weft_app_add_system(F->app, WEFT_APP_UPDATE, &F->weft_system_desc), 0);
+    assert_int_equal(weft_app_exit(F->app, 3), WEFT_OK); // exit_requested answers true
+    F->weft_plugin_desc.name = "null-args.plugin";
+    F->weft_plugin_desc.build = nf_plugin;
+    F->weft_plugin_group_desc.name = "null-args.group";
     F->jobs.workers = 1;
     F->jobs.submit = nf_job_submit;
     F->jobs.help = nf_job_help;
@@ -327,6 +364,7 @@ static int nf_teardown(void **state)
     if (F->it_open) {
         weft_iter_fini(&F->it);
     }
+    assert_int_equal(weft_app_destroy(F->app), WEFT_OK);
     tw_fixture_free(F->f);
     free(F->snap);
     free(F->delta);

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Python binding of weft, an embeddable ECS runtime (C ABI via ctypes).
 
-Standard library only. The shared library is found through the
-environment variable WEFT_LIBRARY (full path), else
-ctypes.util.find_library('weft'), else a few common build paths, and is
-refused unless weft_abi_version() equals ABI_VERSION.
+Standard library only (numpy optional: Chunk.array returns columns as
+zero-copy numpy arrays, checked before every use). The shared library is
+found through the environment variable WEFT_LIBRARY (full path), else the
+installed library (pkg-config, then the standard library path), else a
+build tree next to the sources, and is refused unless weft_abi_version()
+equals ABI_VERSION (see _loader.load_library).
 
 Components are ctypes.Structure subclasses registered with
 World.register(); entities are Python ints (weft_entity, uint64). Every
@@ -17,7 +19,8 @@ Lifetimes (the C rules, see docs/bindings.md):
   structural change (spawn, despawn, insert, remove, flush, applying
   commands, the end of an iteration). A View checks where the value lives
   before every use and raises WeftError once it is stale.
-- Chunk columns/entities are zero-copy views valid until the next chunk.
+- Chunk columns/entities are zero-copy views valid until the next chunk;
+  Chunk.array's numpy arrays raise WeftError once their chunk is over.
 - Trigger objects passed to observers are valid only during the callback.
 
 Callbacks (observers, lifecycle hooks) never let a Python exception unwind
@@ -41,14 +44,15 @@ __all__ = [
     "SNAPSHOT_VERSION", "KIND_BOOL", "KIND_I8", "KIND_I16", "KIND_I32", "KIND_I64",
     "KIND_U8", "KIND_U16", "KIND_U32", "KIND_U64", "KIND_F32", "KIND_F64", "KIND_ENTITY",
     "KIND_STRING", "KIND_STRUCT", "KIND_ENUM", "ERR_UNSUPPORTED",
+    "App", "APP_LABELS",
 ]
 
 # The package is split by concept; this file only gathers every module's
 # names, so `import weft` (and `weft.<name>`, private helpers included) sees
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
-#   components -> queries -> commands -> observers -> messages ->
-#   relationships -> systems -> schedules -> reflect -> world
+#   components -> arrays -> queries -> commands -> observers -> messages ->
+#   relationships -> systems -> schedules -> reflect -> world -> app
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
 # to World's bases in world.py, and its public names are imported here and
@@ -72,7 +76,7 @@ from ._abi import (  # noqa: F401
     REQUIRE_CTOR_FN, STATUS_NAMES, STORAGE_DEFAULT, STORAGE_SPARSE, STORAGE_TABLE,
     SYSTEM_COMMANDS, SYSTEM_EXCLUSIVE, SYSTEM_FN, SYSTEM_MAIN_THREAD, TYPE_HOOK_FN,
     WeftAllocator, WeftAmbiguity, WeftArchetypeInfo, WeftComponentDesc, WeftComponentInfo,
-    WeftConditionDesc, WeftEventDesc, WeftFrameDesc, WeftIter, WeftJobSystem,
+    WeftConditionDesc, WeftEventDesc, WeftIter, WeftJobSystem,
     WeftLifecycleHooks, WeftLocalDesc, WeftLogger, WeftMessageCursor, WeftMessageDesc,
     WeftMessageUse, WeftObserverDesc, WeftQueryDesc, WeftRelationshipDesc, WeftRequire,
     WeftResourceUse, WeftSystemDesc, WeftSystemStats, WeftTerm, WeftTicks, WeftTrigger,
@@ -88,6 +92,9 @@ from .errors import (  # noqa: F401
 )
 from .components import (  # noqa: F401
     Component, View, _checked_view, _copy, _is_struct_type, _owned, _view,
+)
+from .arrays import (  # noqa: F401
+    column_array_type,
 )
 from .queries import (  # noqa: F401
     Added, Changed, Chunk, Query, Term, optional, or_, read, with_, without, write,
@@ -124,3 +131,19 @@ from .reflect import (  # noqa: F401
 from .world import (  # noqa: F401
     World, entity_generation, entity_index,
 )
+from ._abi import (  # noqa: F401
+    APP_AFTER, APP_BEFORE, APP_LABELS, APP_MAX_FIXED_STEPS, APP_MIN_FIXED_STEP,
+    APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
+    WeftPluginDesc, WeftPluginGroupDesc,
+)
+from .app import (  # noqa: F401
+    App,
+)
+
+
+def __getattr__(name):
+    # weft.ColumnArray (the numpy subclass Chunk.array returns) exists only
+    # with numpy, so it is made on first use: ImportError without numpy.
+    if name == "ColumnArray":
+        return column_array_type()
+    raise AttributeError("module 'weft' has no attribute %r" % name)
