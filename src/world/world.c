@@ -190,6 +190,7 @@ void wf_world_destroy(weft_world *w)
     if (w->diag_fini) {
         w->diag_fini(w);
     }
+    wf_journal_stop(w);
     w->magic = 0;
     wf_defer_fini(w);
     wf_events_fini(&w->events, &w->alloc);

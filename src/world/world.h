@@ -17,6 +17,7 @@
 #include "storage/archetype_graph.h"
 #include "storage/entity_index.h"
 #include "storage/sparse_set.h"
+#include "world/journal.h"
 
 #define WF_WORLD_MAGIC 0x77656674u /* "weft" */
 
@@ -94,6 +95,7 @@ struct weft_world {
     struct wf_diag *diag;        /* diagnostics store (src/diag), NULL until
                                     the first diagnostic */
     void (*diag_fini)(weft_world *w); /* frees `diag` (set with it) */
+    wf_journal journal;          /* changes for fast deltas (world/journal.h) */
     struct wf_states *states;    /* state types (src/state), NULL until the
                                     first one */
     void (*states_fini)(weft_world *w); /* frees `states` (set with it) */
@@ -106,6 +108,25 @@ struct weft_world {
 static inline bool wf_world_ok(const weft_world *w)
 {
     return w && w->magic == WF_WORLD_MAGIC;
+}
+
+/* A value write without a structural change, marked at `tick`:
+ * journaled while tracking. */
+static inline void wf_journal_add(weft_world *w, const struct wf_column *c, uint32_t row,
+                                  uint32_t count, uint32_t tick)
+{
+    if (WF_UNLIKELY(w->journal.on)) {
+        wf_journal_add_slow(w, c, row, count, tick, true);
+    }
+}
+
+/* A structural change (driver thread): deltas since an earlier tick scan. */
+static inline void wf_journal_structural(weft_world *w)
+{
+    if (WF_UNLIKELY(w->journal.on)) {
+        w->journal.structural = true;
+        w->journal.struct_tick = w->change_tick;
+    }
 }
 
 /* Records status + formatted message in the slot and logs it. Returns
