@@ -2,17 +2,55 @@
  * SPDX-License-Identifier: MIT
  *
  * The only file in src/ that calls the C library's allocator. The default
- * hook rounds the size up to a multiple of the alignment, as aligned_alloc
- * requires.
+ * hook uses malloc for alignments malloc already guarantees (max_align_t)
+ * and aligned_alloc, with the size rounded up to a multiple of the
+ * alignment as it requires, only above that. Blocks of the default hook
+ * grow with realloc (wf_realloc), which lets the C library extend a block
+ * in place or remap a large one instead of copying it and touching fresh
+ * pages; user hooks have no realloc, so their blocks grow by allocate,
+ * copy, free.
  */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE */
+#endif
+
 #include "core/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+/* Large blocks ask the kernel for transparent huge pages, so that their
+ * first touch costs one fault per 2 MiB instead of one per 4 KiB. The
+ * advice covers the whole pages of the block: advising only its aligned
+ * middle would split the mapping, and realloc could no longer remap it. */
+static void alloc_advise(void *p, size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    enum { PAGE = 4096u, HUGE = 2u << 20 };
+    if (p == NULL || size < 2u * HUGE) {
+        return;
+    }
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(PAGE - 1);
+    uintptr_t hi = ((uintptr_t)p + size + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: failure is benign */
+#else
+    (void)p;
+    (void)size;
+#endif
+}
+
 static void *alloc_default(size_t size, size_t align, void *user)
 {
     (void)user;
+    if (align <= _Alignof(max_align_t)) {
+        void *p = malloc(size);
+        alloc_advise(p, size);
+        return p;
+    }
     if (align < sizeof(void *)) {
         align = sizeof(void *);
     }
@@ -118,17 +156,46 @@ bool wf_grow_ex(wf_allocator *a, void **data, uint32_t *cap, uint64_t need, uint
     if (ncap == 0) {
         return false;
     }
-    void *nd = wf_alloc(a, (size_t)ncap * elem, align);
+    void *nd = wf_realloc(a, *data, (size_t)*cap * elem, (size_t)ncap * elem, align);
     if (nd == NULL) {
         return false;
-    }
-    if (*data != NULL) {
-        memcpy(nd, *data, (size_t)*cap * elem);
-        wf_free(a, *data, (size_t)*cap * elem, align);
     }
     *data = nd;
     *cap = ncap;
     return true;
+}
+
+/* realloc keeps only the alignment malloc guarantees, and only blocks of
+ * the default hook came from the C library. */
+static bool alloc_can_realloc(const wf_allocator *a, size_t align)
+{
+    return a->hook.alloc == alloc_default && align <= _Alignof(max_align_t);
+}
+
+void *wf_realloc(wf_allocator *a, void *ptr, size_t old_size, size_t new_size, size_t align)
+{
+    if (ptr == NULL) {
+        return wf_alloc(a, new_size, align);
+    }
+    if (new_size > WF_ALLOC_MAX) {
+        return NULL;
+    }
+    if (alloc_can_realloc(a, align)) {
+        void *p = realloc(ptr, new_size);
+        alloc_advise(p, new_size);
+        if (p) {
+            /* relaxed: a statistic, pairs with nothing (alloc.h) */
+            wf_atomic_fetch_add_relaxed_i64(&a->live_bytes,
+                                            (int64_t)new_size - (int64_t)old_size);
+        }
+        return p;
+    }
+    void *p = wf_alloc(a, new_size, align);
+    if (p) {
+        memcpy(p, ptr, old_size < new_size ? old_size : new_size);
+        wf_free(a, ptr, old_size, align);
+    }
+    return p;
 }
 
 void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align)

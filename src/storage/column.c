@@ -17,55 +17,53 @@ void wf_column_init(wf_column *c, const wf_type_info *ti)
     c->id = ti->id;
 }
 
-static size_t column_data_bytes(const wf_type_info *ti, uint32_t cap)
-{
-    size_t bytes = (size_t)ti->size * cap;
-    return (bytes + 7u) & ~(size_t)7u; /* tick pairs that follow */
-}
-
-size_t wf_column_block_size(const wf_type_info *ti, uint32_t cap)
-{
-    size_t bytes = column_data_bytes(ti, cap);
-    if (ti->has_ticks) {
-        bytes += sizeof(weft_ticks) * cap;
-    }
-    return bytes;
-}
-
 size_t wf_column_block_align(const wf_type_info *ti)
 {
     return ti->align > WF_COLUMN_MIN_ALIGN ? ti->align : WF_COLUMN_MIN_ALIGN;
 }
 
-/* Points data/added/changed into `block` laid out for `cap` rows. */
-static void column_layout(wf_column *c, void *block, uint32_t cap)
+static bool column_grow_data(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap)
 {
-    uint8_t *base = block;
-    size_t data_bytes = column_data_bytes(c->ti, cap);
-    c->data = (c->ti->size && base) ? base : NULL;
-    if (c->ti->has_ticks && base) {
-        c->ticks = (weft_ticks *)(void *)(base + data_bytes);
+    size_t align = wf_column_block_align(c->ti);
+    size_t old_bytes = (size_t)c->data_cap * c->size;
+    size_t new_bytes = (size_t)cap * c->size;
+    uint8_t *data;
+    if (c->ti->hooks.move == NULL) {
+        data = wf_realloc(a, c->data, old_bytes, new_bytes, align);
+        if (!data) {
+            return false;
+        }
     } else {
-        c->ticks = NULL;
+        /* a move hook must see every relocation */
+        data = wf_alloc(a, new_bytes, align);
+        if (!data) {
+            return false;
+        }
+        if (count) {
+            wf_type_move(c->ti, data, c->data, (int32_t)count);
+        }
+        wf_free(a, c->data, old_bytes, align);
     }
+    c->data = data;
+    c->data_cap = cap;
+    return true;
 }
 
-void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
-                     uint32_t new_cap)
+bool wf_column_grow(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap)
 {
-    wf_column old = *c;
-    column_layout(c, block, new_cap);
-    if (count) {
-        if (c->data) {
-            wf_type_move(c->ti, c->data, old.data, (int32_t)count);
-        }
-        if (c->ticks) {
-            memcpy(c->ticks, old.ticks, count * sizeof *c->ticks);
-        }
+    if (c->size && c->data_cap < cap && !column_grow_data(c, a, count, cap)) {
+        return false;
     }
-    wf_free(a, old.block, old.block_size, wf_column_block_align(c->ti));
-    c->block = block;
-    c->block_size = wf_column_block_size(c->ti, new_cap);
+    if (c->ti->has_ticks && c->ticks_cap < cap) {
+        weft_ticks *t = wf_realloc(a, c->ticks, (size_t)c->ticks_cap * sizeof *t,
+                                   (size_t)cap * sizeof *t, _Alignof(weft_ticks));
+        if (!t) {
+            return false;
+        }
+        c->ticks = t;
+        c->ticks_cap = cap;
+    }
+    return true;
 }
 
 void wf_column_materialize(wf_column *c, uint32_t count, uint32_t now)
@@ -84,15 +82,13 @@ void wf_column_materialize(wf_column *c, uint32_t count, uint32_t now)
 
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count)
 {
-    if (!c->block) {
-        return; /* never grown (or a half-built table being undone) */
-    }
     if (c->data) {
         wf_type_destroy(c->ti, c->data, (int32_t)count);
+        wf_free(a, c->data, (size_t)c->data_cap * c->size, wf_column_block_align(c->ti));
     }
-    wf_free(a, c->block, c->block_size, wf_column_block_align(c->ti));
-    c->block = NULL;
+    wf_free(a, c->ticks, (size_t)c->ticks_cap * sizeof *c->ticks, _Alignof(weft_ticks));
     c->data = NULL;
     c->ticks = NULL;
-    c->block_size = 0;
+    c->data_cap = 0;
+    c->ticks_cap = 0;
 }
