@@ -8,8 +8,11 @@
 # otherwise; when neither is possible it prints the exact apt-get line and
 # returns 1. On a system without dpkg it only checks that the tools exist.
 
+# python3-venv, python3-setuptools and python3-wheel: the Python package is
+# installed offline into a fresh virtual environment by its tests and by
+# .ci/run (pip --no-index --no-build-isolation builds it with these).
 WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev
-                   libjansson-dev python3)
+                   libjansson-dev python3 python3-venv python3-setuptools python3-wheel)
 # Only the fuzz step needs these: clang ships libFuzzer, and Debian puts its
 # runtime (and clang's ASan/UBSan runtimes) in libclang-rt-dev.
 WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev)

@@ -23,12 +23,22 @@ jobs=$(weft_jobs)
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-# Fails unless build dir $1 registered the Python binding tests.
+# Fails unless build dir $1 registered the Python binding tests, the
+# offline install into a fresh venv among them (it needs the system
+# interpreter's python3-venv, python3-setuptools and python3-wheel).
 require_python_tests() {
-    if ! ctest --test-dir "$1" -N -L python | grep -q "Total Tests: [1-9]"; then
+    local listed t
+    listed=$(ctest --test-dir "$1" -N -L python)
+    if ! echo "$listed" | grep -q "Total Tests: [1-9]"; then
         echo "ci: $1 has no Python tests (no python3, or no preloadable libasan?)" >&2
         exit 1
     fi
+    for t in test_python_install; do
+        if ! echo "$listed" | grep -q ": $t\$"; then
+            echo "ci: $1 did not register $t (see bindings/python/tests/needs.py)" >&2
+            exit 1
+        fi
+    done
 }
 
 echo "== [1/3] Debug + ASan/UBSan (build/asan)"

@@ -7,7 +7,10 @@
  * by one thread at a time (the "driver thread"). Functions return a
  * weft_status (0 = WEFT_OK) or a handle where 0/NULL means failure; every
  * failure also lands in the world's error slot (weft_last_status,
- * weft_last_error) and goes to the logger hook if one is installed.
+ * weft_last_error) and goes to the logger hook if one is installed. One
+ * answer is not a failure: the writers that fill a caller buffer and report
+ * the size they need (snapshots, JSON) answer a size query (a NULL buffer)
+ * with WEFT_ERR_CAPACITY and the size, and record nothing.
  *
  * Conventions used in every doc comment below:
  *   Thread:   who may call it. "driver" = the one thread driving the world.
@@ -1929,7 +1932,8 @@ WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_compo
  *  callback cannot be saved: their bytes own something.
  *  When `buf` is NULL or `cap` is too small nothing is written, *out_len
  *  receives the size needed and CAPACITY is returned (no error recorded
- *  when buf is NULL). Nothing is allocated.
+ *  when buf is NULL: that is a size query); on any other error *out_len
+ *  is 0. Nothing is allocated.
  *  Thread: driver, outside schedule runs and iterations. Errors:
  *  INVALID_HANDLE, INVALID_ARG (out_len NULL, unsavable component or
  *  message type), WRONG_PHASE (iterating, commands or reservations
@@ -1995,9 +1999,10 @@ WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, si
  *  strings as strings, nested structs as objects, entities as numbers; a
  *  u64 above INT64_MAX as a decimal string; NaN and infinities as null).
  *  The text is NUL-terminated; *out_len receives its size including the
- *  NUL. When `buf` is NULL or `cap` is too small nothing is written and
- *  CAPACITY is returned (no error recorded when buf is NULL). Allocates
- *  nothing. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (out_len
+ *  NUL. When `buf` is NULL or `cap` is too small nothing is written,
+ *  *out_len receives the size needed and CAPACITY is returned (no error
+ *  recorded when buf is NULL: that is a size query); on any other error
+ *  *out_len is 0. Allocates nothing. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (out_len
  *  NULL), INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT, NOT_FOUND (no
  *  description, or e lacks c), CAPACITY. */
 WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_entity e,

@@ -116,6 +116,7 @@ WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t ca
     if (!out_len) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_snapshot_write: out_len is NULL");
     }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
     return wf_snapshot_write(world, buf, cap, out_len);
 }
 
@@ -140,6 +141,7 @@ WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since
         return wf_error(world, WEFT_ERR_INVALID_ARG,
                         "weft_snapshot_delta_write: out_len is NULL");
     }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
     return wf_snapshot_delta_write(world, since, buf, cap, out_len);
 }
 
@@ -154,6 +156,7 @@ WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, si
         return wf_error(world, WEFT_ERR_INVALID_ARG,
                         "weft_snapshot_merge: base, delta or out_len is NULL");
     }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
     return wf_snapshot_merge(world, base, base_len, delta, delta_len, buf, cap, out_len);
 }
 
@@ -169,6 +172,7 @@ WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_ent
     if (!out_len) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_write_component: out_len is NULL");
     }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
     return wf_json_write_component(world, e, c, buf, cap, out_len);
 }
 
@@ -181,6 +185,7 @@ WEFT_API weft_status weft_json_write_entity(const weft_world *world, weft_entity
     if (!out_len) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_write_entity: out_len is NULL");
     }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
     return wf_json_write_entity(world, e, buf, cap, out_len);
 }
 
@@ -194,6 +199,7 @@ WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query,
         return wf_error(world, WEFT_ERR_INVALID_ARG,
                         "weft_json_write_query: query or out_len is NULL or of another world");
     }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
     if (query->iterating) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_json_write_query: the query is being iterated");

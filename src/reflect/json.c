@@ -247,19 +247,38 @@ static void jw_entity(jw *o, const weft_world *w, weft_entity e, const wf_record
     jw_raw(o, "}}", 2);
 }
 
-/* Ends a write: NUL-terminates when there is room, reports the size. */
-static weft_status jw_finish(const weft_world *w, jw *o, size_t *out_len, const char *fn)
+/* Runs `emit` once to measure, then, when the text and its NUL fit, once
+ * more into the buffer: a NULL or too small buffer is left untouched. */
+typedef void (*jw_emit_fn)(jw *o, const void *ctx);
+
+static weft_status jw_run(const weft_world *w, jw_emit_fn emit, const void *ctx, char *buf,
+                          size_t cap, size_t *out_len, const char *fn)
 {
-    *out_len = o->len + 1;
-    if (!o->buf) {
+    jw m = {NULL, 0, 0};
+    emit(&m, ctx);
+    *out_len = m.len + 1;
+    if (!buf) {
         return WEFT_ERR_CAPACITY;
     }
-    if (o->len + 1 > o->cap) {
+    if (m.len + 1 > cap) {
         return wf_error(w, WEFT_ERR_CAPACITY, "%s: needs %zu bytes, the buffer has %zu", fn,
-                        o->len + 1, o->cap);
+                        m.len + 1, cap);
     }
-    o->buf[o->len] = '\0';
+    jw o = {buf, cap, 0};
+    emit(&o, ctx);
+    o.buf[o.len] = '\0';
     return WEFT_OK;
+}
+
+typedef struct jw_comp_ctx {
+    const wf_rtype *root;
+    const uint8_t *value;
+} jw_comp_ctx;
+
+static void jw_emit_component(jw *o, const void *ctx)
+{
+    const jw_comp_ctx *c = ctx;
+    jw_type(o, c->root, c->value);
 }
 
 weft_status wf_json_write_component(const weft_world *w, weft_entity e, weft_component c,
@@ -282,9 +301,20 @@ weft_status wf_json_write_component(const weft_world *w, weft_entity e, weft_com
         return wf_error(w, WEFT_ERR_NOT_FOUND, "entity %u:%u has no '%s'", (uint32_t)e,
                         (uint32_t)(e >> 32), ti->name);
     }
-    jw o = {buf, cap, 0};
-    jw_type(&o, d->root, value_of(w, rec, e, ti));
-    return jw_finish(w, &o, out_len, "weft_json_write_component");
+    jw_comp_ctx ctx = {d->root, value_of(w, rec, e, ti)};
+    return jw_run(w, jw_emit_component, &ctx, buf, cap, out_len, "weft_json_write_component");
+}
+
+typedef struct jw_entity_ctx {
+    const weft_world *w;
+    weft_entity e;
+    const wf_record *rec;
+} jw_entity_ctx;
+
+static void jw_emit_entity(jw *o, const void *ctx)
+{
+    const jw_entity_ctx *c = ctx;
+    jw_entity(o, c->w, c->e, c->rec);
 }
 
 weft_status wf_json_write_entity(const weft_world *w, weft_entity e, char *buf, size_t cap,
@@ -295,42 +325,53 @@ weft_status wf_json_write_entity(const weft_world *w, weft_entity e, char *buf, 
     if (st != WEFT_OK) {
         return st;
     }
-    jw o = {buf, cap, 0};
-    jw_entity(&o, w, e, rec);
-    return jw_finish(w, &o, out_len, "weft_json_write_entity");
+    jw_entity_ctx ctx = {w, e, rec};
+    return jw_run(w, jw_emit_entity, &ctx, buf, cap, out_len, "weft_json_write_entity");
 }
 
-weft_status wf_json_write_query(weft_world *w, weft_query *q, char *buf, size_t cap,
-                                size_t *out_len)
+typedef struct jw_query_ctx {
+    weft_world *w;
+    weft_query *q;
+    wf_query_env env;
+} jw_query_ctx;
+
+/* An iteration that does not count as a run: last_run stays. */
+static void jw_emit_query(jw *o, const void *ctx)
 {
-    wf_query_env env = wf_world_query_env(w);
-    if (!wf_query_update(q, &env)) {
-        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_json_write_query: out of memory "
-                        "matching archetypes");
-    }
-    /* an iteration that does not count as a run: last_run stays */
+    const jw_query_ctx *c = ctx;
+    weft_world *w = c->w;
+    weft_query *q = c->q;
     wf_iter it;
-    wf_iter_init(&it, w, q, &env, q->last_run, w->change_tick, false);
+    wf_iter_init(&it, w, q, &c->env, q->last_run, w->change_tick, false);
     q->iterating++;
     w->iter_depth++;
-    jw o = {buf, cap, 0};
-    jw_raw(&o, "[", 1);
+    jw_raw(o, "[", 1);
     bool first = true;
     while (wf_iter_step(&it)) {
         const weft_entity *es = it.table->entities + it.start;
         for (uint32_t i = 0; i < it.count; i++) {
             if (!first) {
-                jw_raw(&o, ",", 1);
+                jw_raw(o, ",", 1);
             }
             first = false;
-            jw_entity(&o, w, es[i], &w->entities.records[(uint32_t)es[i]]);
+            jw_entity(o, w, es[i], &w->entities.records[(uint32_t)es[i]]);
         }
     }
-    jw_raw(&o, "]", 1);
+    jw_raw(o, "]", 1);
     it.state = WF_ITER_DONE;
     q->iterating--;
     w->iter_depth--;
-    return jw_finish(w, &o, out_len, "weft_json_write_query");
+}
+
+weft_status wf_json_write_query(weft_world *w, weft_query *q, char *buf, size_t cap,
+                                size_t *out_len)
+{
+    jw_query_ctx ctx = {w, q, wf_world_query_env(w)};
+    if (!wf_query_update(q, &ctx.env)) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_json_write_query: out of memory "
+                        "matching archetypes");
+    }
+    return jw_run(w, jw_emit_query, &ctx, buf, cap, out_len, "weft_json_write_query");
 }
 
 /* ==================================================================== */
@@ -517,7 +558,7 @@ static bool jr_elem(jr *r, const wf_rfield *f, const json_t *v, uint8_t *p)
     case WEFT_KIND_F64: {
         double x;
         if (json_is_null(v)) {
-            x = NAN;
+            x = (double)NAN;
         } else if (json_is_number(v)) {
             x = json_number_value(v);
         } else {

@@ -37,16 +37,6 @@
 
 #include "fuzz_common.h"
 
-// Operations an input can express while weft still has the bugs a
-// separate fix is dealing with are fenced by these switches; each is
-// turned on once the fix is on main.
-#ifndef FZ_CHANGED_ON_NO_TICKS
-#define FZ_CHANGED_ON_NO_TICKS 0 // Changed/Added filters on NO_CHANGE_TICKS ids
-#endif
-#ifndef FZ_TOUCH_TARGET_LISTS
-#define FZ_TOUCH_TARGET_LISTS 0  // insert/remove a relationship's target list by hand
-#endif
-
 #define MAX_COMPS 24
 #define MAX_ENTS 64
 #define MAX_QUERIES 8
@@ -337,10 +327,12 @@ static uint64_t value_touch(const comp_info *c, const void *p)
     return acc;
 }
 
-// Components a user may insert or remove directly.
+// Components an operation may insert or remove directly: every kind the
+// program registered, relationship target lists included (weft must refuse
+// or survive hand edits of those, see tests/api/test_api_hostile.c).
 static bool user_touchable(const comp_info *c)
 {
-    return c != NULL && (c->kind != CK_TARGETS || FZ_TOUCH_TARGET_LISTS);
+    return c != NULL;
 }
 
 // ---- hooks and observers ----
@@ -539,7 +531,11 @@ static void custom_drop(void *payload, void *user)
 // no allocation failure is armed.
 static bool plain_effects(const state *st, const comp_info *c)
 {
+    // Commands recorded into the world's own buffer at depth 0 are applied
+    // when the next structural call ends (weft.h, weft_world_commands), so
+    // they count as effects too: ask before that call.
     return st->depth == 0 && st->callback_depth == 0 && !st->callbacks && c != NULL &&
+           weft_commands_count(weft_world_commands(st->w)) == 0 &&
            (c->kind == CK_PLAIN || c->kind == CK_OWNING) &&
            atomic_load(&st->alloc.fail_at) == 0;
 }
@@ -678,9 +674,6 @@ static int build_values(state *st, fz_in *in, weft_value *vals, uint8_t (*bufs)[
     int n = (int)fz_below(in, (uint32_t)max + 1);
     for (int i = 0; i < n; i++) {
         comp_info *c = pick_comp(st, in);
-        if (c != NULL && !user_touchable(c)) {
-            c = NULL;
-        }
         vals[i].id = c ? c->id : pick_id(st, in);
         vals[i].ptr = value_make(st, in, c, bufs[i], &vals[i].size);
         owners[i] = c;
@@ -788,14 +781,6 @@ static void op_query_create(state *st, fz_in *in)
             t->access = WEFT_ACCESS_READ;
         }
         any_filter |= t->filter != 0;
-    }
-    if (!FZ_CHANGED_ON_NO_TICKS && any_filter) {
-        for (int32_t i = 0; i < d.term_count && i < WEFT_MAX_TERMS; i++) {
-            comp_info *c = find_comp(st, d.terms[i].id);
-            if (c != NULL && c->no_ticks) {
-                d.terms[i].id = 0; // UNKNOWN_COMPONENT instead
-            }
-        }
     }
     uint8_t fl = fz_u8(in);
     d.flags = fl < 200 ? 0 : (uint32_t)(fl & 3);
@@ -1306,8 +1291,9 @@ static void op_run(state *st, fz_in *in)
         size_t size;
         const void *p = value_make(st, in, c, buf, &size);
         weft_entity e = pick_ent(st, in);
+        bool plain = plain_effects(st, c); // before the call: it applies pending commands
         weft_status s = weft_insert(w, e, c->id, p, size);
-        if (s == WEFT_OK && plain_effects(st, c)) {
+        if (s == WEFT_OK && plain) {
             // Nothing else can run: the value is there, as given.
             if (!weft_has(w, e, c->id)) {
                 FZ_FAIL("weft_insert returned OK but the entity lacks the component");
@@ -1335,8 +1321,9 @@ static void op_run(state *st, fz_in *in)
         comp_info *c = pick_comp(st, in);
         if (user_touchable(c)) {
             weft_entity e = pick_ent(st, in);
+            bool plain = plain_effects(st, c);
             weft_status s = weft_remove(w, e, c->id);
-            if (s == WEFT_OK && plain_effects(st, c) && weft_has(w, e, c->id)) {
+            if (s == WEFT_OK && plain && weft_has(w, e, c->id)) {
                 FZ_FAIL("weft_remove returned OK but the entity still has the component");
             }
         } else {

@@ -39,6 +39,8 @@ NULL_OK = {
     ("weft_scene_spawn", "out"): "the new ids are optional",
     ("weft_snapshot_write", "buf"): "NULL buf asks for the size needed",
     ("weft_snapshot_delta_write", "buf"): "NULL buf asks for the size needed",
+    ("weft_snapshot_merge", "buf"): "NULL buf asks for the size needed",
+    ("weft_json_write_component", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_entity", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_query", "buf"): "NULL buf asks for the size needed",
     ("weft_iter_fini", "it"): "harmless on anything not iterating",
@@ -83,6 +85,11 @@ def valid_value(fn, ptype, pname):
     t = ptype
     if fn == "weft_children" and pname == "e":
         return "F->parent"  # the entity with a child
+    if fn == "weft_snapshot_merge" and pname in ("base", "base_len", "delta", "delta_len"):
+        # a real full snapshot and a delta on top of it, so that a NULL buf
+        # reaches the size query
+        return {"base": "F->snap", "base_len": "F->snap_len", "delta": "F->delta",
+                "delta_len": "F->delta_len"}[pname]
     if t in ("weft_world *", "const weft_world *"):
         return "F->w"
     if t == "weft_entity":

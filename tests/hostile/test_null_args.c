@@ -57,6 +57,10 @@ typedef struct nf {
     weft_message_cursor cursor;
     weft_value vals[1];    // {c, sizeof(int), &val}
     weft_require req;
+    void *snap;            // a full snapshot of the fixture, and a delta on it
+    size_t snap_len;
+    void *delta;
+    size_t delta_len;
     char buf[256];
     _Alignas(16) unsigned char scratch[4096]; // out parameters
     weft_world_desc weft_world_desc;
@@ -190,6 +194,20 @@ static void nf_expect(nf *F, nf_result r, const char *fn, const char *param, boo
             nf_fail(F, "%s(%s = NULL): NULL is documented as valid but the call failed "
                     "(%s)", fn, param, weft_last_error(F->w));
         }
+        if (size_query) {
+            // a size query is an answer, not a failure: the size lands in
+            // the out parameter (the scratch, zeroed before every case) and
+            // nothing is recorded
+            size_t need = 0;
+            memcpy(&need, F->scratch, sizeof need);
+            if (need == 0) {
+                nf_fail(F, "%s(%s = NULL): a size query that reports no size", fn, param);
+            }
+            if (weft_last_status(F->w) != WEFT_OK) {
+                nf_fail(F, "%s(%s = NULL): a size query recorded an error (%s)", fn, param,
+                        weft_last_error(F->w));
+            }
+        }
         return;
     }
     if ((r.kind == NF_RET_STATUS || r.kind == NF_RET_POINTER || r.kind == NF_RET_HANDLE) &&
@@ -279,6 +297,22 @@ static int nf_setup(void **state)
     F->jobs.workers = 1;
     F->jobs.submit = nf_job_submit;
     F->jobs.help = nf_job_help;
+    // c is described (one i32), so that the JSON writers reach their size
+    // query; a snapshot and a delta on top of it, for weft_snapshot_merge
+    static const weft_field c_fields[] = {{.name = "v", .kind = WEFT_KIND_I32}};
+    static const weft_type_desc c_desc = {"null-args.C", sizeof(int), 0, c_fields, 1};
+    assert_int_equal(weft_component_describe(w, F->c, &c_desc), WEFT_OK);
+    assert_int_equal(weft_snapshot_write(w, NULL, 0, &F->snap_len), WEFT_ERR_CAPACITY);
+    F->snap = malloc(F->snap_len);
+    assert_non_null(F->snap);
+    assert_int_equal(weft_snapshot_write(w, F->snap, F->snap_len, &F->snap_len), WEFT_OK);
+    uint32_t since = weft_world_change_tick(w);
+    assert_int_equal(weft_snapshot_delta_write(w, since, NULL, 0, &F->delta_len),
+                     WEFT_ERR_CAPACITY);
+    F->delta = malloc(F->delta_len);
+    assert_non_null(F->delta);
+    assert_int_equal(weft_snapshot_delta_write(w, since, F->delta, F->delta_len, &F->delta_len),
+                     WEFT_OK);
     assert_int_equal(weft_world_check(w), WEFT_OK);
     *state = F;
     return 0;
@@ -291,6 +325,8 @@ static int nf_teardown(void **state)
         weft_iter_fini(&F->it);
     }
     tw_fixture_free(F->f);
+    free(F->snap);
+    free(F->delta);
     free(F);
     return 0;
 }
@@ -306,6 +342,7 @@ static void nf_ctx_system(weft_system_ctx *ctx, void *user)
             continue;
         }
         weft_clear_error(F->w);
+        memset(F->scratch, 0, sizeof F->scratch);
         nf_cases[i].run(F, ctx);
     }
     weft_clear_error(F->w); // the failures were expected: the system succeeds
@@ -320,6 +357,7 @@ static void null_args_every_pointer_parameter(void **state)
             continue;
         }
         weft_clear_error(F->w);
+        memset(F->scratch, 0, sizeof F->scratch);
         nf_cases[i].run(F, NULL);
         weft_status st = weft_world_check(F->w);
         if (st != WEFT_OK) {

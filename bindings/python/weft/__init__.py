@@ -3,9 +3,10 @@
 """Python binding of weft, an embeddable ECS runtime (C ABI via ctypes).
 
 Standard library only. The shared library is found through the
-environment variable WEFT_LIBRARY (full path), else
-ctypes.util.find_library('weft'), else a few common build paths, and is
-refused unless weft_abi_version() equals ABI_VERSION.
+environment variable WEFT_LIBRARY (full path), else the installed
+library (pkg-config, then the standard library path), else a build tree
+next to the sources, and is refused unless
+weft_abi_version() equals ABI_VERSION (see _loader.load_library).
 
 Components are ctypes.Structure subclasses registered with
 World.register(); entities are Python ints (weft_entity, uint64). Every

@@ -4,9 +4,10 @@
 """Loading libweft: every prototype, the library search, the ABI version check;
 `_lib` is the loaded library."""
 
+import collections
 import ctypes
-import ctypes.util
 import os
+import subprocess
 import sys
 
 from ._abi import (
@@ -227,16 +228,89 @@ _PROTOTYPES = {
 }
 
 
-def _candidate_paths():
+def _soname():
+    """The soname of the library this binding was written for (see
+    CMakeLists.txt): libweft.so.0.<minor> before 1.0, libweft.so.<major> after."""
+    major, minor = ABI_VERSION // 10000, ABI_VERSION // 100 % 100
+    return "libweft.so.0.%d" % minor if major == 0 else "libweft.so.%d" % major
+
+
+def _source_root():
+    """The repository root when the package is used from its clone
+    (bindings/python/weft/ -> ../../..), else None."""
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.normpath(os.path.join(here, "..", "..", ".."))
-    soname = "libweft.so.0.%d" % (ABI_VERSION // 100 % 100)   # see CMakeLists.txt
-    names = [soname, "libweft.so", "libweft.dylib", "weft.dll"]
+    if os.path.isfile(os.path.join(root, "include", "weft.h")):
+        return root
+    return None
+
+
+def _candidate_paths(root=None):
+    """Library files a build tree next to the sources would hold, most
+    likely first (only those that exist are tried)."""
+    root = root if root is not None else _source_root()
+    if root is None:
+        return []
+    names = [_soname(), "libweft.so", "libweft.dylib", "weft.dll"]
     dirs = [os.path.join(root, d) for d in
-            ("build", "build/Release", "build/release", "cmake-build-release",
+            ("build", "build/release", "build/Release", "cmake-build-release",
              "build/Debug", "cmake-build-debug", "out/build")]
-    dirs += ["/usr/local/lib", "/usr/local/lib64", "/usr/lib"]
     return [os.path.join(d, n) for d in dirs for n in names]
+
+
+def _pkg_config_libdir():
+    """libdir of the installed weft.pc (`pkg-config --variable=libdir weft`,
+    which honours PKG_CONFIG_PATH), or (None, why not)."""
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "weft"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, "pkg-config not usable (%s)" % exc
+    libdir = out.stdout.strip()
+    if out.returncode != 0 or not libdir:
+        return None, "pkg-config knows no weft (no weft.pc on PKG_CONFIG_PATH)"
+    return libdir, None
+
+
+class _Candidate(collections.namedtuple("_Candidate", "origin path final why")):
+    """One place load_library() looks: `path` (a file, or a soname for the
+    dynamic loader) or None with `why` when the step has nothing to try;
+    `final` for an explicit choice, which stops the search when it fails
+    instead of falling through to a guess."""
+
+    __slots__ = ()
+
+
+def _library_candidates(path=None, environ=None, pkg_config=_pkg_config_libdir,
+                        root=None, exists=os.path.exists):
+    """The places load_library() looks, in order (a list of _Candidate).
+    The parameters other than `path` are for tests."""
+    env = os.environ if environ is None else environ
+    if path:
+        return [_Candidate("explicit path", os.fspath(path), True, None)]
+    if env.get("WEFT_LIBRARY"):
+        return [_Candidate("WEFT_LIBRARY", env["WEFT_LIBRARY"], True, None)]
+    out = []
+    libdir, why = pkg_config()
+    if libdir:
+        found = [os.path.join(libdir, n) for n in (_soname(), "libweft.so")
+                 if exists(os.path.join(libdir, n))]
+        out.append(_Candidate("pkg-config", found[0], False, None) if found else
+                   _Candidate("pkg-config", None, False,
+                              "libdir %s holds no %s" % (libdir, _soname())))
+    else:
+        out.append(_Candidate("pkg-config", None, False, why))
+    # The dynamic loader's search: LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib.
+    out.append(_Candidate("standard library path", _soname(), False, None))
+    root = root if root is not None else _source_root()
+    built = [p for p in _candidate_paths(root) if exists(p)] if root else []
+    out += [_Candidate("build tree", p, False, None) for p in built]
+    if not built:
+        out.append(_Candidate("build tree", None, False,
+                              "none built in %s" % root if root else
+                              "the package is not inside a weft clone"))
+    return out
 
 
 def _expected_abi():
@@ -245,41 +319,56 @@ def _expected_abi():
     return getattr(sys.modules.get(__package__), "ABI_VERSION", ABI_VERSION)
 
 
+def _open_checked(cand):
+    """(CDLL, None) when `cand` loads and has the expected ABI version,
+    else (None, why not)."""
+    try:
+        lib = ctypes.CDLL(cand)
+    except OSError as exc:
+        return None, str(exc)
+    try:
+        fn = lib.weft_abi_version
+    except AttributeError:
+        return None, "not a weft library (no weft_abi_version)"
+    fn.restype = ctypes.c_int32
+    fn.argtypes = []
+    version, expected = fn(), _expected_abi()
+    if version != expected:
+        return None, ("weft_abi_version() is %d, this binding was written for %d"
+                      % (version, expected))
+    return lib, None
+
+
 def load_library(path=None):
     """Loads libweft, declares every prototype and checks the ABI version.
 
-    Order: `path`, $WEFT_LIBRARY, ctypes.util.find_library('weft'), common
-    build paths. Raises OSError when nothing loads and ImportError on an ABI
-    version mismatch."""
+    Order: `path`, else $WEFT_LIBRARY, else the installed library
+    (`pkg-config --variable=libdir weft`, then the soname through the
+    dynamic loader's standard path), else a build tree next to the sources
+    (build/, build/release, ...). A given path or WEFT_LIBRARY is the only
+    candidate; the searched ones are tried until one loads and has this
+    binding's ABI version. Raises ImportError naming every candidate and
+    why it was refused (a library of another ABI version included)."""
     tried = []
-    candidates = []
-    if path:
-        candidates.append(path)
-    elif os.environ.get("WEFT_LIBRARY"):
-        candidates.append(os.environ["WEFT_LIBRARY"])
-    else:
-        found = ctypes.util.find_library("weft")
-        if found:
-            candidates.append(found)
-        candidates += [p for p in _candidate_paths() if os.path.exists(p)]
     lib = None
-    for cand in candidates:
-        try:
-            lib = ctypes.CDLL(cand)
+    for cand in _library_candidates(path):
+        if cand.path is None:
+            tried.append("%s: %s" % (cand.origin, cand.why))
+            continue
+        lib, why = _open_checked(cand.path)
+        if lib is not None:
             break
-        except OSError as exc:
-            tried.append("%s (%s)" % (cand, exc))
+        tried.append("%s: %s" % (cand.origin, why if why.startswith(cand.path)
+                                 else "%s: %s" % (cand.path, why)))
+        if cand.final:
+            break
     if lib is None:
-        raise OSError("weft: cannot load the shared library; set WEFT_LIBRARY "
-                      "to the full path of libweft.so. Tried: %s"
-                      % ("; ".join(tried) or "nothing found"))
-    lib.weft_abi_version.restype = ctypes.c_int32
-    lib.weft_abi_version.argtypes = []
-    version = lib.weft_abi_version()
-    expected = _expected_abi()
-    if version != expected:
-        raise ImportError("weft: library %s has ABI version %d, this binding "
-                          "was written for %d" % (lib._name, version, expected))
+        raise ImportError(
+            "weft: no usable libweft (%s, ABI version %d). Tried, in order:\n  %s\n"
+            "Build and install weft (cmake --install; for a prefix outside the "
+            "system's, add its lib/pkgconfig to PKG_CONFIG_PATH), or set WEFT_LIBRARY "
+            "to the full path of %s." % (_soname(), _expected_abi(), "\n  ".join(tried),
+                                         _soname()))
     missing = []
     for name, (restype, argtypes) in _PROTOTYPES.items():
         try:
@@ -294,6 +383,7 @@ def load_library(path=None):
         fn.restype = restype
         fn.argtypes = argtypes
     lib._weft_missing = tuple(missing)
+    lib._weft_origin = cand.origin   # which step found it (see _library_candidates)
     return lib
 
 
