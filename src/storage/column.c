@@ -22,38 +22,8 @@ size_t wf_column_block_align(const wf_type_info *ti)
     return ti->align > WF_COLUMN_MIN_ALIGN ? ti->align : WF_COLUMN_MIN_ALIGN;
 }
 
-static bool column_grow_data(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap)
+bool wf_column_grow_inplace(wf_column *c, wf_allocator *a, uint32_t cap)
 {
-    size_t align = wf_column_block_align(c->ti);
-    size_t old_bytes = (size_t)c->data_cap * c->size;
-    size_t new_bytes = (size_t)cap * c->size;
-    uint8_t *data;
-    if (c->ti->hooks.move == NULL) {
-        data = wf_realloc(a, c->data, old_bytes, new_bytes, align);
-        if (!data) {
-            return false;
-        }
-    } else {
-        /* a move hook must see every relocation */
-        data = wf_alloc(a, new_bytes, align);
-        if (!data) {
-            return false;
-        }
-        if (count) {
-            wf_type_move(c->ti, data, c->data, (int32_t)count);
-        }
-        wf_free(a, c->data, old_bytes, align);
-    }
-    c->data = data;
-    c->data_cap = cap;
-    return true;
-}
-
-bool wf_column_grow(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap)
-{
-    if (c->size && c->data_cap < cap && !column_grow_data(c, a, count, cap)) {
-        return false;
-    }
     if (c->ti->has_ticks && c->ticks_cap < cap) {
         weft_ticks *t = wf_realloc(a, c->ticks, (size_t)c->ticks_cap * sizeof *t,
                                    (size_t)cap * sizeof *t, _Alignof(weft_ticks));
@@ -62,6 +32,52 @@ bool wf_column_grow(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap)
         }
         c->ticks = t;
         c->ticks_cap = cap;
+    }
+    if (c->size && c->data_cap < cap && c->ti->hooks.move == NULL) {
+        size_t align = wf_column_block_align(c->ti);
+        uint8_t *d = wf_realloc(a, c->data, (size_t)c->data_cap * c->size,
+                                (size_t)cap * c->size, align);
+        if (!d) {
+            return false;
+        }
+        c->data = d;
+        c->data_cap = cap;
+    }
+    return true;
+}
+
+void *wf_column_alloc_block(const wf_column *c, wf_allocator *a, uint32_t cap)
+{
+    return wf_alloc(a, (size_t)cap * c->size, wf_column_block_align(c->ti));
+}
+
+void wf_column_free_block(const wf_column *c, wf_allocator *a, void *block, uint32_t cap)
+{
+    wf_free(a, block, (size_t)cap * c->size, wf_column_block_align(c->ti));
+}
+
+void wf_column_adopt_block(wf_column *c, wf_allocator *a, void *block, uint32_t count,
+                           uint32_t cap)
+{
+    if (count) {
+        wf_type_move(c->ti, block, c->data, (int32_t)count);
+    }
+    wf_column_free_block(c, a, c->data, c->data_cap);
+    c->data = block;
+    c->data_cap = cap;
+}
+
+bool wf_column_grow(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap)
+{
+    if (!wf_column_grow_inplace(c, a, cap)) {
+        return false;
+    }
+    if (wf_column_needs_move(c, cap)) {
+        void *block = wf_column_alloc_block(c, a, cap);
+        if (!block) {
+            return false;
+        }
+        wf_column_adopt_block(c, a, block, count, cap);
     }
     return true;
 }

@@ -56,10 +56,29 @@ static inline size_t wf_column_row_bytes(const wf_type_info *ti)
 }
 /* Alignment of the value block. */
 size_t wf_column_block_align(const wf_type_info *ti);
-/* Makes both blocks hold at least `cap` rows, keeping the first `count`
- * (values relocate bytewise unless the type has a move hook). False when
- * out of memory: the rows are intact, and a block that did grow keeps its
- * new size. */
+/* Growth in two steps, so that an owner with several columns can make
+ * every allocation before it relocates any value through a move hook (a
+ * moved value may be observable, e.g. a self pointer, so a failed growth
+ * must not have moved one):
+ * 1. wf_column_grow_inplace resizes the tick block and, for types without
+ *    a move hook, the value block (bytewise relocation, unobservable);
+ * 2. a value block that still needs to grow (wf_column_needs_move) is
+ *    allocated with wf_column_alloc_block and, once every allocation of
+ *    the owner succeeded, taken with wf_column_adopt_block, which moves
+ *    the `count` live values through the hook and frees the old block.
+ * A step that fails leaves the rows in place; a block that did grow keeps
+ * its new size. */
+bool wf_column_grow_inplace(wf_column *c, wf_allocator *a, uint32_t cap);
+static inline bool wf_column_needs_move(const wf_column *c, uint32_t cap)
+{
+    return c->size && c->data_cap < cap;
+}
+void *wf_column_alloc_block(const wf_column *c, wf_allocator *a, uint32_t cap);
+void wf_column_free_block(const wf_column *c, wf_allocator *a, void *block, uint32_t cap);
+void wf_column_adopt_block(wf_column *c, wf_allocator *a, void *block, uint32_t count,
+                           uint32_t cap);
+/* Both steps for a lone column (its owner has nothing else to allocate
+ * after it). */
 bool wf_column_grow(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap);
 /* Destroys `count` values and frees the blocks. */
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count);

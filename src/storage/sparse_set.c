@@ -60,10 +60,8 @@ bool wf_sparse_grow_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
         if (cap == 0) {
             return false;
         }
-        /* as wf_table_reserve: each block grows in place or keeps its rows */
-        if (!wf_column_grow(&s->dense, a, s->count, cap)) {
-            return false;
-        }
+        /* as wf_table_reserve: bytewise growth first, the value block (which
+         * may move through a hook) last, so a failure has moved nothing */
         if (s->owner_cap < cap) {
             weft_entity *owners =
                 wf_realloc(a, s->owners, (size_t)s->owner_cap * sizeof *owners,
@@ -73,6 +71,9 @@ bool wf_sparse_grow_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
             }
             s->owners = owners;
             s->owner_cap = cap;
+        }
+        if (!wf_column_grow(&s->dense, a, s->count, cap)) {
+            return false;
         }
         s->cap = cap;
     }

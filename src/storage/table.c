@@ -68,6 +68,44 @@ void wf_table_destroy(wf_table *t, wf_allocator *a)
     wf_free(a, t, sizeof *t, _Alignof(wf_table));
 }
 
+/* Second step of growth: the columns whose values move through a hook
+ * (`moving` of them) get every new block, then all move. */
+static bool table_grow_moving(wf_table *t, wf_allocator *a, uint32_t cap, uint32_t moving)
+{
+    void *small[8];
+    void **blocks = small;
+    if (moving > 8) {
+        blocks = wf_alloc(a, moving * sizeof *blocks, _Alignof(void *));
+        if (!blocks) {
+            return false;
+        }
+    }
+    uint32_t got = 0;
+    bool ok = true;
+    for (uint32_t i = 0; i < t->col_count && ok; i++) {
+        if (wf_column_needs_move(&t->cols[i], cap)) {
+            blocks[got] = wf_column_alloc_block(&t->cols[i], a, cap);
+            ok = blocks[got] != NULL;
+            got += ok;
+        }
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < t->col_count && k < got; i++) {
+        if (wf_column_needs_move(&t->cols[i], cap)) {
+            if (ok) {
+                wf_column_adopt_block(&t->cols[i], a, blocks[k], t->count, cap);
+            } else {
+                wf_column_free_block(&t->cols[i], a, blocks[k], cap);
+            }
+            k++;
+        }
+    }
+    if (blocks != small) {
+        wf_free(a, blocks, moving * sizeof *blocks, _Alignof(void *));
+    }
+    return ok;
+}
+
 bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
 {
     if (need <= t->cap) {
@@ -85,14 +123,11 @@ bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
     if (cap == 0) {
         return false;
     }
-    /* Every block grows in place or moves with its rows; one that fails
-     * leaves its rows where they were, so the table is unchanged (blocks
-     * that already grew just hold more than `cap` until the next try). */
-    for (uint32_t i = 0; i < t->col_count; i++) {
-        if (!wf_column_grow(&t->cols[i], a, t->count, cap)) {
-            return false;
-        }
-    }
+    /* Everything bytewise first (entities, ticks, values without a move
+     * hook): a failure leaves every row in place, and blocks that already
+     * grew just hold more than `cap` until the next try. Values with a
+     * move hook get all their new blocks before any of them moves, so a
+     * failed growth never has moved a value. */
     if (t->ent_cap < cap) {
         weft_entity *e = wf_realloc(a, t->entities, (size_t)t->ent_cap * sizeof *e,
                                     (size_t)cap * sizeof *e, _Alignof(weft_entity));
@@ -101,6 +136,16 @@ bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
         }
         t->entities = e;
         t->ent_cap = cap;
+    }
+    uint32_t moving = 0;
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        if (!wf_column_grow_inplace(&t->cols[i], a, cap)) {
+            return false;
+        }
+        moving += wf_column_needs_move(&t->cols[i], cap);
+    }
+    if (moving && !table_grow_moving(t, a, cap, moving)) {
+        return false;
     }
     t->cap = cap;
     return true;
