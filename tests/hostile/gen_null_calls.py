@@ -147,7 +147,7 @@ def valid_value(fn, ptype, pname):
         return "F->vals"
     if t == "const weft_entity *":
         return "&F->e"  # one handle (count arguments are 1)
-    if t == "const void **":
+    if t in ("const void **", "const void * *"):
         return "(const void **)(void *)F->scratch"
     if t == "const weft_require *":
         return "&F->req"
