@@ -67,10 +67,12 @@ static void grow_fx_push(grow_fx *g, uint32_t rows)
 {
     for (uint32_t r = g->t->count; r < rows; r++) {
         uint32_t row = wf_table_push(g->t, wf_make_entity(r + 1, 1), 7);
-        uint64_t v8 = 1000u + r;
-        uint32_t v4 = 2000u + r;
-        wf_column_construct(&g->t->cols[0], row, &v8, 5 + r);
-        wf_column_construct(&g->t->cols[1], row, &v4, 5 + r);
+        // 16-byte sources: the inlined copy reads by size class, and the
+        // compiler cannot see that column 1 copies only 4 of them
+        uint64_t v8[2] = {1000u + r, 0};
+        uint32_t v4[4] = {2000u + r, 0, 0, 0};
+        wf_column_construct(&g->t->cols[0], row, v8, 5 + r);
+        wf_column_construct(&g->t->cols[1], row, v4, 5 + r);
         wf_column_construct(&g->t->cols[2], row, NULL, 5 + r);
     }
 }
