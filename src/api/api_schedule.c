@@ -110,6 +110,11 @@ WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule)
         return WEFT_ERR_INVALID_HANDLE;
     }
     weft_world *world = schedule->world;
+    if (schedule->state_owned) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_destroy: schedule '%s' belongs to a state, which "
+                        "owns it for the world's lifetime", schedule->name);
+    }
     if (schedule->running) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_schedule_destroy: schedule '%s' is running", schedule->name);
@@ -400,18 +405,7 @@ WEFT_API weft_status weft_schedule_apply_pending(weft_schedule *schedule)
 
 static weft_condition *cond_new(weft_schedule *s, uint8_t kind)
 {
-    weft_world *w = s->world;
-    weft_condition *c = wf_calloc(&w->alloc, sizeof *c, _Alignof(weft_condition));
-    if (!c) {
-        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating a condition");
-        return NULL;
-    }
-    c->sched = s;
-    c->kind = kind;
-    c->last_run = w->change_tick - WEFT_MAX_CHANGE_AGE;
-    c->next = s->conds;
-    s->conds = c;
-    return c;
+    return wf_condition_new(s, kind);
 }
 
 WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,

@@ -73,6 +73,65 @@ wf_sys_world *wf_sys_get(weft_world *w)
     return w->sys;
 }
 
+weft_schedule *wf_schedule_find(const weft_world *w, const char *name)
+{
+    for (weft_schedule *s = w->sys ? w->sys->schedules : NULL; s; s = s->next) {
+        if (strcmp(s->name, name) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+weft_schedule *wf_schedule_create(weft_world *w, const char *name, const char *fn)
+{
+    wf_sys_world *sw = wf_sys_get(w);
+    if (!sw) {
+        return NULL;
+    }
+    if (wf_schedule_find(w, name)) {
+        wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: a schedule named '%s' exists", fn, name);
+        return NULL;
+    }
+    size_t n = strlen(name);
+    weft_schedule *s = wf_calloc(&w->alloc, sizeof *s, _Alignof(weft_schedule));
+    char *nm = s ? wf_alloc(&w->alloc, n + 1, 1) : NULL;
+    if (!nm) {
+        if (s) {
+            wf_free(&w->alloc, s, sizeof *s, _Alignof(weft_schedule));
+        }
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory creating schedule '%s'", fn,
+                 name);
+        return NULL;
+    }
+    memcpy(nm, name, n + 1);
+    s->magic = WF_SCHEDULE_MAGIC;
+    s->world = w;
+    s->name = nm;
+    s->auto_sync = true;
+    s->apply_final = true;
+    s->dirty = true;
+    s->next = sw->schedules;
+    sw->schedules = s;
+    return s;
+}
+
+weft_condition *wf_condition_new(weft_schedule *s, uint8_t kind)
+{
+    weft_world *w = s->world;
+    weft_condition *c = wf_calloc(&w->alloc, sizeof *c, _Alignof(weft_condition));
+    if (!c) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating a condition");
+        return NULL;
+    }
+    c->sched = s;
+    c->kind = kind;
+    c->last_run = w->change_tick - WEFT_MAX_CHANGE_AGE;
+    c->next = s->conds;
+    s->conds = c;
+    return c;
+}
+
 /* Appends the system's access blocks (queries, resources, messages) to
  * node `node` of g; `reads_only` turns writes into reads (conditions). */
 static weft_status system_access(const wf_system *sys, wf_sgraph *g, uint32_t node,
@@ -238,7 +297,8 @@ static weft_status cond_access(weft_condition *c, wf_sgraph *g, uint32_t node)
     case WF_COND_USER:
         return system_access(c->sys, g, node, true);
     case WF_COND_RES_CHANGED:
-    case WF_COND_RES_EXISTS: {
+    case WF_COND_RES_EXISTS:
+    case WF_COND_RES_U32_EQ: {
         uint32_t id = c->res;
         wf_sg_access acc = {&id, 1, NULL, 0, NULL, 0, NULL, 0};
         return wf_sg_add_access(g, node, &acc);

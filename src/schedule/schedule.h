@@ -113,6 +113,9 @@ struct weft_schedule {
     uint32_t builds;
     wf_sgraph graph;           /* the last successful build's graph */
     bool built;
+    bool state_owned;          /* an OnEnter/OnExit/OnTransition schedule of
+                                  a state (src/state/): weft_schedule_destroy
+                                  refuses it, the world frees it */
     wf_plan plan;
     /* run state, sized by the plan */
     wf_atomic_u32 *remaining;  /* [n] */
@@ -153,10 +156,19 @@ typedef struct wf_sys_world {
 
 /* ---- schedule.c ---- */
 wf_sys_world *wf_sys_get(weft_world *w);            /* creates on first use */
+/* A new empty schedule named `name` (copied, not empty); NULL with the
+ * error recorded (ALREADY_EXISTS, OUT_OF_MEMORY). `fn` names the caller
+ * in messages. */
+weft_schedule *wf_schedule_create(weft_world *w, const char *name, const char *fn);
+/* The schedule named `name`, or NULL. */
+weft_schedule *wf_schedule_find(const weft_world *w, const char *name);
 weft_status wf_schedule_build(weft_schedule *s);
 void wf_schedule_free(weft_world *w, weft_schedule *s);
 bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok);
 bool wf_conds_push(weft_world *w, wf_conds *c, weft_condition *cond);
+/* A new unattached condition of `kind` owned by s (its last run "minus
+ * infinity"); NULL when out of memory (recorded). */
+weft_condition *wf_condition_new(weft_schedule *s, uint8_t kind);
 
 /* ---- executor.c ---- */
 weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt);

@@ -65,6 +65,15 @@ bool wf_condition_eval(weft_condition *c, weft_system_ctx *ctx)
         const wf_type_info *ti = wf_registry_get(&w->registry, c->res);
         return ti && ti->res_present;
     }
+    case WF_COND_RES_U32_EQ: {
+        const wf_type_info *ti = wf_registry_get(&w->registry, c->res);
+        uint32_t v;
+        if (!ti || !ti->res_present || ti->size < sizeof v) {
+            return false;
+        }
+        memcpy(&v, ti->res_value, sizeof v);
+        return v == c->u32;
+    }
     case WF_COND_RES_CHANGED: {
         const wf_type_info *ti = wf_registry_get(&w->registry, c->res);
         bool r = ti && ti->res_present &&

@@ -91,7 +91,8 @@ enum wf_cond_kind {
     WF_COND_RUN_ONCE,
     WF_COND_RES_CHANGED,
     WF_COND_RES_EXISTS,
-    WF_COND_ON_MESSAGE
+    WF_COND_ON_MESSAGE,
+    WF_COND_RES_U32_EQ  /* resource present and its first uint32_t == u32 */
 };
 
 struct weft_condition {
@@ -102,6 +103,7 @@ struct weft_condition {
     weft_condition *a, *b;     /* combinator operands */
     wf_system *sys;            /* WF_COND_USER */
     weft_component res;        /* resource kinds */
+    uint32_t u32;              /* res_u32_eq: the value compared with */
     weft_message_type msg;     /* on_message */
     weft_message_cursor cursor;
     uint32_t last_run;         /* resource_changed */

@@ -162,6 +162,9 @@ fail:
 void wf_world_destroy(weft_world *w)
 {
     w->busy++; /* callbacks run by the teardown cannot destroy it again */
+    if (w->states_fini) {
+        w->states_fini(w); /* its schedules are freed with the others below */
+    }
     if (w->sys_fini) {
         w->sys_fini(w); /* schedules own queries and buffers: first */
     }

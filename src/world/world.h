@@ -89,6 +89,9 @@ struct weft_world {
     struct wf_reflect *reflect;  /* type descriptions (src/reflect), NULL
                                     until the first one */
     void (*reflect_fini)(weft_world *w); /* frees `reflect` (set with it) */
+    struct wf_states *states;    /* state types (src/state), NULL until the
+                                    first one */
+    void (*states_fini)(weft_world *w); /* frees `states` (set with it) */
     weft_scene *scenes;          /* live scenes (src/reflect/scene.c) */
     void (*scenes_fini)(weft_world *w); /* destroys `scenes` (set with it) */
     weft_status last_status;     /* error slot */

@@ -227,6 +227,31 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_type_desc, align, 16);
     ABI_OFF(weft_type_desc, fields, 24);
     ABI_OFF(weft_type_desc, field_count, 32);
+    ABI_SIZE(weft_state_value, 16);
+    ABI_OFF(weft_state_value, value, 0);
+    ABI_OFF(weft_state_value, name, 8);
+    ABI_SIZE(weft_state_desc, 88);
+    ABI_OFF(weft_state_desc, _start_canary, 0);
+    ABI_OFF(weft_state_desc, name, 8);
+    ABI_OFF(weft_state_desc, kind, 16);
+    ABI_OFF(weft_state_desc, values, 24);
+    ABI_OFF(weft_state_desc, value_count, 32);
+    ABI_OFF(weft_state_desc, initial, 36);
+    ABI_OFF(weft_state_desc, source, 40);
+    ABI_OFF(weft_state_desc, source_value, 44);
+    ABI_OFF(weft_state_desc, sources, 48);
+    ABI_OFF(weft_state_desc, source_count, 56);
+    ABI_OFF(weft_state_desc, compute, 64);
+    ABI_OFF(weft_state_desc, user, 72);
+    ABI_OFF(weft_state_desc, _end_canary, 80);
+    ABI_SIZE(weft_next_state, 8);
+    ABI_OFF(weft_next_state, value, 0);
+    ABI_OFF(weft_next_state, pending, 4);
+    ABI_SIZE(weft_state_transition_event, 16);
+    ABI_OFF(weft_state_transition_event, state, 0);
+    ABI_OFF(weft_state_transition_event, exited, 4);
+    ABI_OFF(weft_state_transition_event, entered, 8);
+    ABI_OFF(weft_state_transition_event, same, 12);
 #else
     skip();
 #endif
@@ -244,6 +269,7 @@ static void abi_enums_are_32_bits(void **state)
     assert_int_equal(sizeof(weft_component_flags), 4);
     assert_int_equal(sizeof(weft_query_flags), 4);
     assert_int_equal(sizeof(weft_relationship_flags), 4);
+    assert_int_equal(sizeof(weft_state_kind), 4);
     assert_int_equal(sizeof(weft_entity), 8);
     assert_int_equal(sizeof(weft_component), 4);
 }

@@ -73,7 +73,7 @@ CARRIERS = {
 
 # How to report failure, by return type.
 HANDLE_RETURNS = {"weft_entity", "weft_component", "weft_node", "weft_event",
-                  "weft_message_type"}
+                  "weft_message_type", "weft_state"}
 
 
 # Predicates whose answer on misuse is true (nothing to iterate).
@@ -135,6 +135,8 @@ def valid_value(fn, ptype, pname):
         return "F->event"
     if t == "weft_message_type":
         return "F->msg"
+    if t == "weft_state":
+        return "F->state"
     if t in ("weft_message_cursor *", "const weft_message_cursor *"):
         return "&F->cursor"
     if t in ("weft_system_ctx *", "const weft_system_ctx *"):
@@ -168,7 +170,7 @@ def valid_value(fn, ptype, pname):
         return "&F->%s" % m.group(1)
     if t == "const weft_job_system *":
         return "&F->jobs"
-    m = re.match(r"((?:weft_\w+)|int32_t|bool|size_t) \*$", t)
+    m = re.match(r"((?:weft_\w+)|int32_t|uint32_t|bool|size_t) \*$", t)
     if m:  # an out parameter: scratch space of that type
         return "(%s *)(void *)F->scratch" % m.group(1)
     return None

@@ -74,6 +74,9 @@ typedef struct nf {
     weft_system_desc weft_system_desc;
     weft_condition_desc weft_condition_desc;
     weft_frame_desc weft_frame_desc;
+    weft_state state;      // values 0 ("A") and 1 ("B")
+    weft_state_value state_values[2];
+    weft_state_desc weft_state_desc;
     weft_job_system jobs;
     int failures;
     int cases;
@@ -281,6 +284,15 @@ static int nf_setup(void **state)
     F->weft_component_desc.size = sizeof(int);
     F->req.id = F->c;
     F->weft_relationship_desc.name = "null-args.Rel";
+
+    F->state_values[0] = (weft_state_value){0, "A"};
+    F->state_values[1] = (weft_state_value){1, "B"};
+    F->weft_state_desc.name = "null-args.State";
+    F->weft_state_desc.values = F->state_values;
+    F->weft_state_desc.value_count = 2;
+    F->state = weft_state_register(w, &F->weft_state_desc);
+    assert_int_not_equal(F->state, 0);
+    F->weft_state_desc.name = "null-args.State2";
 
     F->s = weft_schedule_create(w, "null-args");
     assert_non_null(F->s);
