@@ -202,6 +202,45 @@ static void realloc_default_keeps_large_alignment(void **state)
     assert_int_equal(wf_alloc_live(&a), 0);
 }
 
+// The default allocator gives large blocks mappings of their own and
+// resizes them in place; a block crossing that size, up or down, changes
+// kind by copying. Contents survive every step, alignment up to a page
+// holds, and the live-byte count follows.
+static void realloc_default_across_the_mapping_size(void **state)
+{
+    (void)state;
+    wf_allocator a;
+    wf_allocator_init(&a, NULL);
+    static const size_t sizes[] = {4000, 3u << 20, 100000, 9u << 20, 24u << 20, 2u << 20, 64};
+    static const size_t aligns[] = {8, 64, 4096};
+    for (int k = 0; k < 3; k++) {
+        size_t align = aligns[k];
+        size_t cur = 64;
+        uint8_t *p = wf_alloc(&a, cur, align);
+        assert_non_null(p);
+        for (size_t i = 0; i < cur; i++) {
+            p[i] = (uint8_t)(i * 7);
+        }
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            size_t next = sizes[s];
+            p = wf_realloc(&a, p, cur, next, align);
+            assert_non_null(p);
+            assert_int_equal((uintptr_t)p % align, 0);
+            size_t keep = cur < next ? cur : next;
+            for (size_t i = 0; i < keep; i += 997) {
+                assert_int_equal(p[i], (uint8_t)(i * 7));
+            }
+            for (size_t i = keep; i < next; i++) {
+                p[i] = (uint8_t)(i * 7);
+            }
+            cur = next;
+            assert_int_equal(wf_alloc_live(&a), (int64_t)cur);
+        }
+        wf_free(&a, p, cur, align);
+        assert_int_equal(wf_alloc_live(&a), 0);
+    }
+}
+
 // A type with a move hook is relocated through it on growth, never by
 // realloc: the hook sees every row it moves.
 static int32_t g_moved;
@@ -243,6 +282,7 @@ int main(void)
         cmocka_unit_test(growth_failing_partway_leaves_table_unchanged),
         cmocka_unit_test(realloc_hook_copies_and_fails_cleanly),
         cmocka_unit_test(realloc_default_keeps_large_alignment),
+        cmocka_unit_test(realloc_default_across_the_mapping_size),
         cmocka_unit_test(growth_uses_move_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
