@@ -605,7 +605,9 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
         wf_sparse_remove(ti->sparse, idx);
     }
     wf_table *t = arch->table;
-    for (uint32_t i = 0; i < t->col_count; i++) {
+    /* removal streams exist only once messages are set up: without them
+     * no column's type info needs to be read */
+    for (uint32_t i = 0; WF_UNLIKELY(w->messages != NULL) && i < t->col_count; i++) {
         const wf_type_info *ti = t->cols[i].ti;
         if (WF_UNLIKELY(ti->removed_stream)) {
             wf_removed_push(w, ti->id, e);
