@@ -42,6 +42,12 @@ typedef struct wf_spawn_cache {
     weft_component ids[WF_SPAWN_CACHE_IDS]; /* in the caller's order */
     int32_t count;
     wf_archetype *arch;                     /* NULL: empty cache */
+    int16_t cols[WF_SPAWN_CACHE_IDS];       /* column of ids[i] in arch's
+                                               table (tables never change
+                                               their columns) */
+    bool direct;                            /* every id has a column: a
+                                               spawn writes cols[] without
+                                               looking components up */
 } wf_spawn_cache;
 
 /* Message types and removed-component streams (world/messages.h). */

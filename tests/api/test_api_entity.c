@@ -611,6 +611,36 @@ static void entity_reserve_from_threads_gives_distinct_ids(void **state)
     free(ids);
 }
 
+// The spawn archetype cache writes values by remembered column: spawning
+// the same set in another order, or a set of the same size with a sparse
+// member, must still put every value in its own component.
+static void entity_spawn_with_same_set_any_order(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component a = tw_comp(w, "a", 4, 4, WEFT_STORAGE_TABLE, 0);
+    weft_component b = tw_comp(w, "b", 8, 8, WEFT_STORAGE_TABLE, 0);
+    weft_component s = tw_comp(w, "s", 4, 4, WEFT_STORAGE_SPARSE, 0);
+    int32_t va = 1;
+    int64_t vb = 2;
+    int32_t vs = 3;
+    weft_entity e[4];
+    e[0] = weft_spawn_with(w, (weft_value[]){{a, 4, &va}, {b, 8, &vb}}, 2);
+    e[1] = weft_spawn_with(w, (weft_value[]){{b, 8, &vb}, {a, 4, &va}}, 2);
+    e[2] = weft_spawn_with(w, (weft_value[]){{b, 8, &vb}, {a, 4, &va}}, 2);
+    e[3] = weft_spawn_with(w, (weft_value[]){{s, 4, &vs}, {a, 4, &va}}, 2);
+    for (int i = 0; i < 4; i++) {
+        assert_true(e[i] != 0);
+        assert_int_equal(*(const int32_t *)weft_get(w, e[i], a, 4), 1);
+        if (i < 3) {
+            assert_int_equal(*(const int64_t *)weft_get(w, e[i], b, 8), 2);
+        }
+    }
+    assert_int_equal(*(const int32_t *)weft_get(w, e[3], s, 4), 3);
+    assert_false(weft_has(w, e[3], b));
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 // ---- weft_get_many ----
 
 // Every slot agrees with weft_get over a mix of live handles (two
@@ -720,6 +750,7 @@ int main(void)
         T(entity_reserve_reuses_despawned_generation),
         T(entity_spawn_flushes_pending_reservations),
         T(entity_reserve_from_threads_gives_distinct_ids),
+        T(entity_spawn_with_same_set_any_order),
         T(entity_get_many_matches_get),
         T(entity_get_many_refuses_misuse),
     };
