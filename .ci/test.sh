@@ -7,8 +7,8 @@
 #                    which also compiles the bench and examples
 #  3. build/tsan:    ThreadSanitizer over the tests that run threads
 #                    (concurrent entity reservation, deque, thread pool,
-#                    every scheduler test in tests/sched, every state
-#                    test in tests/state) and nothing else
+#                    the app, every scheduler test in tests/sched, every
+#                    state test in tests/state) and nothing else
 # Builds 1 and 2 run every ctest test (unit, api, model, fault, sched, abi,
 # example, python); build 3 runs only the subset above. The Python tests
 # must be registered in builds 1 and 2: CMake leaves them out (with a status
@@ -25,8 +25,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_stri
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 # Fails unless build dir $1 registered the Python binding tests, the
-# offline install into a fresh venv among them (it needs the system
-# interpreter's python3-venv, python3-setuptools and python3-wheel).
+# offline install into a fresh venv (it needs the system interpreter's
+# python3-venv, python3-setuptools and python3-wheel) and the numpy columns
+# (python3-numpy) among them.
 require_python_tests() {
     local listed t
     listed=$(ctest --test-dir "$1" -N -L python)
@@ -34,7 +35,7 @@ require_python_tests() {
         echo "ci: $1 has no Python tests (no python3, or no preloadable libasan?)" >&2
         exit 1
     fi
-    for t in test_python_install; do
+    for t in test_python_install test_python_numpy; do
         if ! echo "$listed" | grep -q ": $t\$"; then
             echo "ci: $1 did not register $t (see bindings/python/tests/needs.py)" >&2
             exit 1
@@ -62,9 +63,9 @@ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_TSAN=ON \
 sched_tests=$(for f in tests/sched/test_*.c tests/state/test_*.c; do basename "$f" .c; done)
 # shellcheck disable=SC2086 # one target per word
 cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity \
-    test_deque test_deque_stress test_thread_pool $sched_tests
+    test_deque test_deque_stress test_thread_pool test_app $sched_tests
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" \
     ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 \
-    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_sched_|test_state"
+    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_sched_|test_state"
 
 echo "== tests: all passed"

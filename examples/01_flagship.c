@@ -1,4 +1,4 @@
-/* examples/01_flagship.c - an arena simulation driven by weft's systems, schedules and frames.
+/* examples/01_flagship.c - an arena simulation driven by weft's systems, schedules and app.
  * SPDX-License-Identifier: MIT
  *
  * Usage: weft_example_flagship [UNITS [FRAMES [OUTDIR [THREADS]]]]
@@ -11,9 +11,9 @@
  * that die or grow old are despawned through commands (their drones go with
  * them) and replaced by newcomers, so the population stays stable.
  *
- * Schedules (run by weft_frame_run, 60 frames per simulated second):
- *   fixed_update, 120 Hz:  gravity -> movement (parallel chunks)
- *   update, once a frame:  setup (once) -> clock -> [gameplay] -> [present]
+ * Schedules of a weft_app (weft_app_update, 60 frames per simulated second):
+ *   FixedUpdate, 120 Hz:   gravity -> movement (parallel chunks)
+ *   Update, once a frame:  setup (once) -> clock -> [gameplay] -> [present]
  *     gameplay: hazard, aging, regen, red_steer, blue_steer, orbit,
  *               damage, death, spawner      (only once the Population exists)
  *     present:  propagate -> census -> report (report once a second)
@@ -788,14 +788,18 @@ int main(int argc, char **argv)
     const char *outdir = argc > 3 ? argv[3] : ".";
     int32_t threads = (int32_t)arg(argc, argv, 4, -1, -1, 1024);
 
-    weft_world_desc wd;
-    memset(&wd, 0, sizeof wd);
-    wd.logger.fn = log_to_stderr;
-    weft_world *w = g_world = weft_world_create(&wd);
-    if (w == NULL) {
-        fprintf(stderr, "flagship: weft_world_create failed\n");
+    /* the app creates and owns the world; physics runs at 120 Hz, twice
+     * per 1/60 s frame, before Update */
+    weft_app_desc ad;
+    memset(&ad, 0, sizeof ad);
+    ad.world_desc.logger.fn = log_to_stderr;
+    ad.fixed_step = FIXED_STEP;
+    weft_app *app = weft_app_create(&ad);
+    if (app == NULL) {
+        fprintf(stderr, "flagship: weft_app_create failed\n");
         return 1;
     }
+    weft_world *w = g_world = weft_app_world(app);
     g.pos = reg(w, "Position", sizeof(Position));
     g.vel = reg(w, "Velocity", sizeof(Velocity));
     g.health = reg(w, "Health", sizeof(Health));
@@ -815,24 +819,16 @@ int main(int argc, char **argv)
     check(weft_resource_insert(w, g.clock, NULL, sizeof(Clock)), "insert Clock");
     check(weft_resource_insert(w, g.hud, NULL, sizeof(Hud)), "insert Hud");
 
-    weft_schedule *update = weft_schedule_create(w, "update");
-    weft_schedule *fixed = weft_schedule_create(w, "fixed_update");
-    check_ptr(update, "weft_schedule_create(update)");
-    check_ptr(fixed, "weft_schedule_create(fixed_update)");
+    weft_schedule *update = weft_app_schedule(app, WEFT_APP_UPDATE);
+    weft_schedule *fixed = weft_app_schedule(app, WEFT_APP_FIXED_UPDATE);
+    check_ptr(update, "weft_app_schedule(Update)");
+    check_ptr(fixed, "weft_app_schedule(FixedUpdate)");
     build_fixed(fixed, &g);
     build_update(update, &g);
     check(weft_schedule_build(update), "build update");
     check(weft_schedule_build(fixed), "build fixed_update");
 
     check(weft_world_set_threads(w, threads), "weft_world_set_threads");
-    weft_frame_desc fd;
-    memset(&fd, 0, sizeof fd);
-    fd.schedules = &update;
-    fd.schedule_count = 1;
-    fd.fixed = fixed;      /* physics runs before update, */
-    fd.fixed_before = 0;
-    fd.fixed_step = FIXED_STEP; /* twice per 1/60 s frame */
-    check(weft_frame_configure(w, &fd), "weft_frame_configure");
 
     printf("weft %d.%d.%d flagship: %lld units, %lld frames, %d threads\n", WEFT_VERSION_MAJOR,
            WEFT_VERSION_MINOR, WEFT_VERSION_PATCH, (long long)g.units, (long long)frames,
@@ -851,7 +847,7 @@ int main(int argc, char **argv)
             }
         }
         uint64_t t0 = now_ns();
-        check(weft_frame_run(w, FRAME_DT), "weft_frame_run");
+        check(weft_app_update(app, FRAME_DT), "weft_app_update");
         if (f == 0) {
             first_ns = now_ns() - t0;
         } else {
@@ -907,7 +903,7 @@ int main(int argc, char **argv)
     write_export(update, weft_schedule_trace_json, outdir, "flagship_trace.json");
     write_export(update, weft_schedule_dot, outdir, "flagship_schedule.dot");
 
-    weft_world_destroy(w);
+    check(weft_app_destroy(app), "weft_app_destroy"); /* and its world */
     printf("flagship: OK\n");
     return 0;
 }

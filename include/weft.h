@@ -94,6 +94,8 @@ typedef enum weft_status {
                                          corrupt, truncated or of another version */
     WEFT_ERR_TYPE_MISMATCH = 26,    /**< a value's kind differs from the described
                                          field's */
+    WEFT_ERR_UNSUPPORTED = 27,      /**< needs an optional part this build of weft
+                                         was made without (e.g. zstd) */
     WEFT_STATUS_NUM,
     WEFT_STATUS_FORCE_U32 = 0x7FFFFFFF
 } weft_status;
@@ -176,8 +178,9 @@ WEFT_API weft_world *weft_world_create(const weft_world_desc *desc);
  *  every resource, then frees all memory through the allocator hook.
  *  NULL is ignored (WEFT_OK). Refused while the world is running one of
  *  your callbacks (a lifecycle hook, observer, system, run condition,
- *  custom command or drop function, message drop): the world stays as it
- *  is and the call returns WRONG_PHASE. Thread: driver.
+ *  custom command or drop function, message drop) or while an app
+ *  (weft_app) drives it: the world stays as it is and the call returns
+ *  WRONG_PHASE. Thread: driver.
  *  Errors: INVALID_HANDLE (destroyed or foreign pointer), WRONG_PHASE. */
 WEFT_API weft_status weft_world_destroy(weft_world *world);
 
@@ -1662,8 +1665,8 @@ WEFT_API int32_t weft_world_threads(const weft_world *world);
 /** The system's name.
  *  Thread: the thread running the system or condition, during its call. */
 WEFT_API const char *weft_system_name(const weft_system_ctx *ctx);
-/** The delta time passed to the run (a fixed step inside the fixed
- *  schedule of weft_frame_run).
+/** The delta time passed to the run (the fixed step inside an app's
+ *  fixed schedules, see weft_app_update).
  *  Thread: the thread running the system or condition, during its call. */
 WEFT_API double weft_system_delta(const weft_system_ctx *ctx);
 /** This run's change tick.
@@ -1764,50 +1767,6 @@ typedef void (*weft_chunk_fn)(weft_iter *it, weft_commands *cmds, void *user);
  *  Thread: the thread running the system, during its call (not from fn). */
 WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
                                           weft_chunk_fn fn, void *user, int32_t min_rows);
-
-/* -- frames -- */
-
-/** Smallest fixed step weft_frame_configure accepts, seconds. */
-#define WEFT_FRAME_MIN_STEP 1e-6
-/** Most fixed steps one weft_frame_run runs. A frame that would need more
- *  runs this many and drops the rest of its accumulated time, so a
- *  simulation that cannot keep up slows down instead of falling further
- *  behind with every frame. */
-#define WEFT_FRAME_MAX_FIXED_STEPS 1024
-
-/** What weft_frame_run runs. */
-typedef struct weft_frame_desc {
-    uint32_t _start_canary;            /**< must be 0 */
-    weft_schedule *const *schedules;   /**< run in this order every frame */
-    int32_t schedule_count;
-    weft_schedule *fixed;              /**< optional: run 0..k times per frame */
-    int32_t fixed_before;              /**< index in `schedules` it runs before
-                                            (schedule_count: after all) */
-    double fixed_step;                 /**< seconds; 0: 1/64 */
-    double max_delta;                  /**< frame delta clamp, seconds; 0: 0.25 */
-    bool no_message_update;            /**< skip weft_messages_update per frame */
-    uint32_t _end_canary;              /**< must be 0 */
-} weft_frame_desc;
-
-/** Sets the frame plan (copied). Errors: INVALID_ARG (canary, count < 0,
- *  NULL schedules, fixed_before out of range, negative, infinite or NaN
- *  step or clamp, a step below WEFT_FRAME_MIN_STEP, a schedule of another
- *  world), WRONG_PHASE (a schedule is running). Thread: driver. */
-WEFT_API weft_status weft_frame_configure(weft_world *world, const weft_frame_desc *desc);
-
-/** Runs one frame of `dt` seconds: updates messages (unless turned off),
- *  clamps dt to max_delta, adds it to the fixed accumulator, runs the
- *  schedules in order with the fixed schedule floor(acc / step) times at
- *  its place (each with dt = step), keeping the remainder; at most
- *  WEFT_FRAME_MAX_FIXED_STEPS fixed runs per frame (then the accumulator
- *  is emptied). Returns the first failure; every schedule still runs.
- *  Thread: driver. */
-WEFT_API weft_status weft_frame_run(weft_world *world, double dt);
-
-/** Fixed steps run by the last frame. Thread: driver. */
-WEFT_API int32_t weft_frame_fixed_steps(const weft_world *world);
-/** Time left in the fixed accumulator, seconds. Thread: driver. */
-WEFT_API double weft_frame_accumulator(const weft_world *world);
 
 /* ==================================================================== */
 /* ---- reflection: type descriptions, field paths, snapshots ----      */
@@ -1942,7 +1901,7 @@ WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_compo
  *  order, sparse sets in slot order, relationship lists, resources, the
  *  message queues and removal streams, the change tick, every query's last
  *  run and the tick state of every schedule (system and condition last
- *  runs, message cursors, the frame accumulator). The blob starts with a
+ *  runs, message cursors, the fixed-time accumulator of an app (weft_app)). The blob starts with a
  *  header (magic, version, byte-order mark, sizes) and carries an XXH3-64
  *  checksum over header and payload. Components with copy, move or dtor
  *  hooks (other than relationship lists) and message types with a drop
@@ -1957,6 +1916,50 @@ WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_compo
  *  pending), CAPACITY. */
 WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t cap,
                                          size_t *out_len);
+
+/** Bits of weft_snapshot_options.flags. */
+typedef enum weft_snapshot_flags {
+    WEFT_SNAPSHOT_FLAGS_DEFAULT = 0,
+    /** A delta since options->since (as weft_snapshot_delta_write). */
+    WEFT_SNAPSHOT_DELTA = 1u << 0,
+    /** Compress the payload with zstd (the header stays plain and records
+     *  the flag and the payload's uncompressed size; the checksum covers
+     *  the compressed bytes). Needs a build with zstd
+     *  (weft_snapshot_zstd_available). */
+    WEFT_SNAPSHOT_ZSTD = 1u << 1,
+    WEFT_SNAPSHOT_FLAGS_FORCE_U32 = 0x7FFFFFFF
+} weft_snapshot_flags;
+
+/** How weft_snapshot_write_ex writes. Zero-initialize, then set fields. */
+typedef struct weft_snapshot_options {
+    uint32_t _start_canary; /**< must be 0 */
+    uint32_t flags;         /**< weft_snapshot_flags bits */
+    uint32_t since;         /**< DELTA: the base's change tick */
+    int32_t zstd_level;     /**< ZSTD: 1..19; 0 means 3 */
+    uint32_t _end_canary;   /**< must be 0 */
+} weft_snapshot_options;
+
+/** Writes a full or delta snapshot as weft_snapshot_write and
+ *  weft_snapshot_delta_write do, optionally compressed with zstd
+ *  (WEFT_SNAPSHOT_ZSTD). `options` NULL means a full, uncompressed
+ *  snapshot. Restore and merge read compressed and plain snapshots alike
+ *  (merge writes a plain one). Buffer rules as weft_snapshot_write, except
+ *  that when compressing the size a query reports is an upper bound (the
+ *  header plus zstd's bound for the payload) and a buffer must hold that
+ *  bound; *out_len then receives the size actually written. Compressing
+ *  allocates a scratch copy of the plain payload and zstd's state through
+ *  the world's allocator (freed before returning).
+ *  Thread: driver, outside schedule runs and iterations. Errors: as
+ *  weft_snapshot_write, INVALID_ARG (canary, unknown flag bits, a level
+ *  outside 0..19), UNSUPPORTED (ZSTD asked of a build without zstd),
+ *  OUT_OF_MEMORY (compressing). */
+WEFT_API weft_status weft_snapshot_write_ex(weft_world *world,
+                                            const weft_snapshot_options *options, void *buf,
+                                            size_t cap, size_t *out_len);
+
+/** True when this build of weft compresses and decompresses snapshots
+ *  with zstd (built with WEFT_ZSTD and libzstd found). Thread: any. */
+WEFT_API bool weft_snapshot_zstd_available(void);
 
 /** Restores a snapshot into `world`, which must hold no entity (none
  *  spawned or reserved since creation) and no resource, with the same
@@ -1973,9 +1976,13 @@ WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t ca
  *  `data` is read only during the call.
  *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (NULL data),
  *  WRONG_PHASE (world not empty, iterating), BAD_FORMAT (bad magic,
- *  version, byte order, checksum, truncated or inconsistent content),
+ *  version, byte order, checksum, truncated or inconsistent content,
+ *  a compressed payload that does not decompress to its recorded size),
+ *  UNSUPPORTED (compressed with zstd, and this build has no zstd),
  *  UNKNOWN_COMPONENT / NOT_FOUND (a saved component, message type,
- *  schedule or system the world lacks), SIZE_MISMATCH, OUT_OF_MEMORY. */
+ *  schedule or system the world lacks), SIZE_MISMATCH, OUT_OF_MEMORY
+ *  (also for the scratch copy a compressed snapshot is decompressed
+ *  into). */
 WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, size_t len);
 
 
@@ -2004,7 +2011,9 @@ WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since
  *  during the call. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG
  *  (NULL inputs or out_len), BAD_FORMAT (either input corrupt, of another
  *  version, a full snapshot given as delta or the reverse, a delta of
- *  another base), CAPACITY, OUT_OF_MEMORY. */
+ *  another base), UNSUPPORTED (an input compressed with zstd, and this
+ *  build has no zstd), CAPACITY, OUT_OF_MEMORY. Compressed inputs are
+ *  decompressed into scratch memory; the result is never compressed. */
 WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, size_t base_len,
                                          const void *delta, size_t delta_len, void *buf,
                                          size_t cap, size_t *out_len);
@@ -2399,6 +2408,301 @@ WEFT_API weft_condition *weft_condition_state_exists(weft_schedule *schedule,
  *  value is no change. Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
                                                       weft_state state);
+
+/* ==================================================================== */
+/* ---- app: the main schedule order, fixed time and plugins ----       */
+/* (src/app/; entry points in src/api/api_app.c)                        */
+/* ==================================================================== */
+
+/* An app drives one world through an ordered set of schedules, the way
+ * Bevy's App and Main schedule do (docs/architecture.md, "The app"):
+ *
+ *   once, on the first update:  PreStartup, Startup, PostStartup
+ *   every update:               First (messages are updated as it starts),
+ *                               PreUpdate, StateTransition,
+ *                               RunFixedMainLoop (then the fixed order
+ *                               FixedFirst, FixedPreUpdate, FixedUpdate,
+ *                               FixedPostUpdate, FixedLast 0..k times),
+ *                               Update, PostUpdate, Last
+ *
+ * Every label is the name of a weft_schedule of the app's world, created
+ * with the app: weft_app_schedule gives it, and every weft_schedule_* call
+ * works on it (add systems, sets, orderings, conditions). Users insert
+ * their own schedules before or after any label. StateTransition is empty
+ * until a plugin (states) adds its work there.
+ *
+ * Plugins are descriptors added before the first update; they are built
+ * in dependency order by weft_app_setup (which the first update or
+ * weft_app_run calls when the caller did not), then finished, then
+ * cleaned up.
+ *
+ * Errors of weft_app_* calls go to the error slot of the app's world
+ * (weft_last_status(weft_app_world(app))); an invalid app handle gives
+ * INVALID_HANDLE and records nothing. Every call is for the driver thread
+ * of the app's world, outside schedule runs unless noted. */
+
+/** Opaque app. */
+typedef struct weft_app weft_app;
+
+/** Built-in labels (schedule names) of the startup order. */
+#define WEFT_APP_PRE_STARTUP "PreStartup"
+#define WEFT_APP_STARTUP "Startup"
+#define WEFT_APP_POST_STARTUP "PostStartup"
+/** Built-in labels of the main (per-update) order. */
+#define WEFT_APP_FIRST "First"
+#define WEFT_APP_PRE_UPDATE "PreUpdate"
+#define WEFT_APP_STATE_TRANSITION "StateTransition"
+#define WEFT_APP_RUN_FIXED_MAIN_LOOP "RunFixedMainLoop"
+#define WEFT_APP_UPDATE "Update"
+#define WEFT_APP_POST_UPDATE "PostUpdate"
+#define WEFT_APP_LAST "Last"
+/** Built-in labels of the fixed order, run 0..k times per update. */
+#define WEFT_APP_FIXED_FIRST "FixedFirst"
+#define WEFT_APP_FIXED_PRE_UPDATE "FixedPreUpdate"
+#define WEFT_APP_FIXED_UPDATE "FixedUpdate"
+#define WEFT_APP_FIXED_POST_UPDATE "FixedPostUpdate"
+#define WEFT_APP_FIXED_LAST "FixedLast"
+
+/** Smallest fixed step an app accepts, seconds. */
+#define WEFT_APP_MIN_FIXED_STEP 1e-6
+/** Default (and largest accepted) number of fixed steps one update runs.
+ *  An update that would need more runs this many and drops the rest of
+ *  its accumulated time, so a simulation that cannot keep up slows down
+ *  instead of falling further behind with every update. */
+#define WEFT_APP_MAX_FIXED_STEPS 1024
+
+/** App descriptor. Zero-initialise it; zero fields mean defaults. */
+typedef struct weft_app_desc {
+    uint32_t _start_canary;      /**< must be 0 */
+    /** The world to drive, or NULL: the app creates one from world_desc
+     *  and destroys it with the app. A world given here stays the
+     *  caller's: destroy the app first (weft_world_destroy refuses a
+     *  world an app uses); its schedules stay in the world. */
+    weft_world *world;
+    weft_world_desc world_desc;  /**< used when `world` is NULL */
+    double fixed_step;           /**< seconds per fixed step; 0: 1/64 */
+    double max_delta;            /**< an update's dt is clamped to this,
+                                      seconds; 0: 0.25 */
+    int32_t max_fixed_steps;     /**< fixed steps per update at most;
+                                      0: WEFT_APP_MAX_FIXED_STEPS */
+    bool no_message_update;      /**< do not call weft_messages_update at
+                                      the start of First */
+    uint32_t _end_canary;        /**< must be 0 */
+} weft_app_desc;
+
+/** Creates an app (NULL desc: all defaults, a new world) and the
+ *  schedules of every built-in label in its world; a schedule the world
+ *  already has under such a name (made by the caller, or left by an
+ *  earlier app) becomes that label's, systems included. Returns NULL when
+ *  the descriptor is invalid (canary set, negative or non-finite step or
+ *  clamp, a step below WEFT_APP_MIN_FIXED_STEP, max_fixed_steps < 0 or
+ *  above WEFT_APP_MAX_FIXED_STEPS, an invalid world), when the given world
+ *  already has an app, or when memory runs out; with a given world the error is recorded in its slot
+ *  and the world is unchanged. Thread: the driver of the world.
+ *  Lifetime: until weft_app_destroy. */
+WEFT_API weft_app *weft_app_create(const weft_app_desc *desc);
+
+/** Destroys an app: calls every plugin's free_user (in reverse order of
+ *  addition), frees the app and, when the app created its world, destroys
+ *  the world (after which free_user runs, so systems' fini hooks still see
+ *  plugin data). A world given to weft_app_create keeps its schedules.
+ *  NULL is ignored. Errors: INVALID_HANDLE, WRONG_PHASE (called from
+ *  inside an update, a runner or a plugin callback; nothing is freed). */
+WEFT_API weft_status weft_app_destroy(weft_app *app);
+
+/** The app's world (NULL for an invalid app). Lifetime: the app's (or the
+ *  caller's, for a world given at creation). */
+WEFT_API weft_world *weft_app_world(weft_app *app);
+
+/** The schedule of `label` in the app's orders (built-in or inserted), or
+ *  NULL: NOT_FOUND when no order of the app has that label, INVALID_ARG
+ *  when label is NULL. Every weft_schedule_* call works on it, except
+ *  weft_schedule_destroy (refused: the app owns it). Lifetime: the app's.
+ *  Thread: driver. */
+WEFT_API weft_schedule *weft_app_schedule(weft_app *app, const char *label);
+
+/** Adds a system to the schedule of `label`: weft_app_schedule followed by
+ *  weft_schedule_add_system. Returns the node, or 0 with the error of
+ *  either step. Thread: driver, not while that schedule runs. */
+WEFT_API weft_node weft_app_add_system(weft_app *app, const char *label,
+                                       const weft_system_desc *desc);
+
+/** Where weft_app_insert_schedule puts a label relative to its anchor. */
+typedef enum weft_app_place {
+    WEFT_APP_PLACE_DEFAULT = 0, /**< same as WEFT_APP_AFTER */
+    WEFT_APP_BEFORE = 1,
+    WEFT_APP_AFTER = 2,
+    WEFT_APP_PLACE_FORCE_U32 = 0x7FFFFFFF
+} weft_app_place;
+
+/** Inserts the schedule `label` right before or after `anchor`, in the
+ *  anchor's order (startup, main or fixed): a new label gets a new
+ *  schedule of that name in the app's world; a label inserted earlier
+ *  moves (with every label anchored on it). Several labels placed on the
+ *  same side of one anchor keep the order of their placement: after X,
+ *  the first placed runs first; before X, the last placed runs right
+ *  before X. A label placed after RunFixedMainLoop runs after the fixed
+ *  steps. Errors: INVALID_ARG (NULL or empty label or anchor, bad
+ *  `place`, `label` is a built-in label), NOT_FOUND (the anchor is no
+ *  label of the app), SCHEDULE_CYCLE (`label` is the anchor, or the
+ *  anchor is placed, directly or through others, relative to `label`),
+ *  ALREADY_EXISTS (the world has a schedule named `label` the app does
+ *  not order), WRONG_PHASE (during an update), OUT_OF_MEMORY; the app is
+ *  unchanged on error. Thread: driver. */
+WEFT_API weft_status weft_app_insert_schedule(weft_app *app, const char *label,
+                                              const char *anchor, weft_app_place place);
+
+/** The orders an app runs. */
+typedef enum weft_app_order {
+    WEFT_APP_ORDER_DEFAULT = 0, /**< same as WEFT_APP_ORDER_MAIN */
+    WEFT_APP_ORDER_STARTUP = 1, /**< once, on the first update */
+    WEFT_APP_ORDER_MAIN = 2,    /**< every update */
+    WEFT_APP_ORDER_FIXED = 3,   /**< 0..k times per update */
+    WEFT_APP_ORDER_FORCE_U32 = 0x7FFFFFFF
+} weft_app_order;
+
+/** Labels in `order`, or -1 (invalid app or order). Thread: driver. */
+WEFT_API int32_t weft_app_label_count(const weft_app *app, weft_app_order order);
+
+/** Label `index` of `order`, in run order, or NULL (NOT_FOUND recorded for
+ *  an index out of range, INVALID_ARG for a bad order). Lifetime: until
+ *  the app is destroyed. Thread: driver. */
+WEFT_API const char *weft_app_label(const weft_app *app, weft_app_order order, int32_t index);
+
+/** Runs one update of `dt` seconds. The first call (and only it) first
+ *  sets up the plugins (weft_app_setup, when not done) and runs the
+ *  startup order with dt = 0. Then: dt is clamped to max_delta and added
+ *  to the fixed accumulator; the main order runs, the message buffers
+ *  being swapped (weft_messages_update) as First starts; after
+ *  RunFixedMainLoop the fixed order runs floor(acc / step) times, each
+ *  time with dt = step, and the remainder stays for the next update; at
+ *  most max_fixed_steps times (then the accumulator is emptied). Every
+ *  schedule runs even when an earlier one failed; returns the first
+ *  failure. Errors: INVALID_HANDLE, INVALID_ARG (dt negative, infinite or
+ *  NaN), WRONG_PHASE (inside an update or a schedule run of the world),
+ *  the setup's errors (then nothing ran), and those of weft_schedule_run.
+ *  Thread: driver. */
+WEFT_API weft_status weft_app_update(weft_app *app, double dt);
+
+/** A runner owns the loop: it calls weft_app_update until it decides to
+ *  stop (weft_app_exit_requested tells whether something asked it to),
+ *  and returns the status weft_app_run returns. */
+typedef weft_status (*weft_app_runner_fn)(weft_app *app, void *user);
+
+/** Sets the plugins up (weft_app_setup) and hands the app to `runner`.
+ *  Returns the setup's error or the runner's status. Errors:
+ *  INVALID_HANDLE, INVALID_ARG (runner NULL), WRONG_PHASE (already
+ *  running, or inside an update). Thread: driver. */
+WEFT_API weft_status weft_app_run(weft_app *app, weft_app_runner_fn runner, void *user);
+
+/** Asks the app's runner to stop with `code`; the first request wins.
+ *  Thread: any (the flag is atomic): a system may call it. Errors:
+ *  INVALID_HANDLE. */
+WEFT_API weft_status weft_app_exit(weft_app *app, int32_t code);
+
+/** Whether weft_app_exit was called; stores its code in *out_code when
+ *  out_code is not NULL. Thread: any. */
+WEFT_API bool weft_app_exit_requested(const weft_app *app, int32_t *out_code);
+
+/** Updates run so far (the one in progress included). Thread: driver. */
+WEFT_API int64_t weft_app_update_count(const weft_app *app);
+
+/** Fixed steps run by the last update (0 for an invalid app). Thread: driver. */
+WEFT_API int32_t weft_app_fixed_steps(const weft_app *app);
+
+/** Time left in the fixed accumulator, seconds (0 for an invalid app).
+ *  Thread: driver. */
+WEFT_API double weft_app_fixed_accumulator(const weft_app *app);
+
+/** The fixed step, seconds (0 for an invalid app). Thread: driver. */
+WEFT_API double weft_app_fixed_step(const weft_app *app);
+
+/** Changes the fixed step from the next update on; the accumulator keeps
+ *  its time. Errors: INVALID_HANDLE, INVALID_ARG (not finite, below
+ *  WEFT_APP_MIN_FIXED_STEP), WRONG_PHASE (during an update). Thread: driver. */
+WEFT_API weft_status weft_app_set_fixed_step(weft_app *app, double step);
+
+/* -- plugins -- */
+
+/** A plugin callback: build, finish or cleanup. A status other than
+ *  WEFT_OK stops the setup, which returns WEFT_ERR_CALLBACK naming the
+ *  plugin. */
+typedef weft_status (*weft_plugin_fn)(weft_app *app, void *user);
+
+/** Plugin descriptor. Zero-initialise it; zero fields mean defaults. */
+typedef struct weft_plugin_desc {
+    uint32_t _start_canary;           /**< must be 0 */
+    const char *name;                 /**< unique per app (copied); required */
+    weft_plugin_fn build;             /**< adds schedules, systems, resources,
+                                           other plugins; required */
+    weft_plugin_fn finish;            /**< optional: after every build */
+    weft_plugin_fn cleanup;           /**< optional: after every finish */
+    /** Names of plugins built before this one (copied). Each must be added
+     *  by the time the setup runs. */
+    const char *const *dependencies;
+    int32_t dependency_count;
+    /** May be added more than once (every instance must say so). */
+    bool repeatable;
+    void *user;                       /**< passed to the callbacks */
+    void (*free_user)(void *user);    /**< optional: at weft_app_destroy */
+    uint32_t _end_canary;             /**< must be 0 */
+} weft_plugin_desc;
+
+/** Adds a plugin (copied; `user` is kept). It is built by weft_app_setup;
+ *  a plugin's build may add more plugins, which the same setup builds.
+ *  On failure the app is unchanged and free_user is not called. Errors:
+ *  INVALID_HANDLE, INVALID_ARG (canary, no name or build, negative
+ *  dependency_count, dependencies NULL with a count, a NULL or empty
+ *  dependency name, a plugin depending on itself), ALREADY_EXISTS (a
+ *  plugin of that name was added and not both are repeatable),
+ *  WRONG_PHASE (the setup is past building), OUT_OF_MEMORY.
+ *  Thread: driver. */
+WEFT_API weft_status weft_app_add_plugin(weft_app *app, const weft_plugin_desc *desc);
+
+/** A group of plugins added together, with some members left out. */
+typedef struct weft_plugin_group_desc {
+    uint32_t _start_canary;           /**< must be 0 */
+    const char *name;                 /**< for messages; required */
+    const weft_plugin_desc *plugins;  /**< added in this order */
+    int32_t plugin_count;
+    /** Names of members not to add (each must be a member). */
+    const char *const *disabled;
+    int32_t disabled_count;
+    uint32_t _end_canary;             /**< must be 0 */
+} weft_plugin_group_desc;
+
+/** Adds every member of a group that is not disabled, all or none: on
+ *  failure the app is unchanged. Errors: as weft_app_add_plugin for each
+ *  member (two members of one name count as a duplicate), plus
+ *  INVALID_ARG (canary, no name, negative counts, NULL arrays with a
+ *  count) and NOT_FOUND (a disabled name is no member). Thread: driver. */
+WEFT_API weft_status weft_app_add_plugin_group(weft_app *app,
+                                               const weft_plugin_group_desc *desc);
+
+/** Builds every plugin not built yet, each after its dependencies (ties:
+ *  in order of addition), then calls every finish and every cleanup in
+ *  build order. Nothing is built when a dependency is missing or the
+ *  dependencies form a cycle: the app is unchanged and plugins may still
+ *  be added. After a successful setup no plugin may be added; a second
+ *  call does nothing. Errors: INVALID_HANDLE, NOT_FOUND (missing
+ *  dependency, naming both), SCHEDULE_CYCLE (naming the plugins on the
+ *  cycle), CALLBACK (a callback failed: the app stays half set up and
+ *  every later weft_app_setup, weft_app_update or weft_app_run returns
+ *  CALLBACK), WRONG_PHASE (called from a plugin callback or an update).
+ *  Thread: driver. */
+WEFT_API weft_status weft_app_setup(weft_app *app);
+
+/** Whether a plugin named `name` was added. False for an invalid app, and
+ *  for a NULL name (INVALID_ARG recorded). Thread: driver. */
+WEFT_API bool weft_app_has_plugin(const weft_app *app, const char *name);
+
+/** Plugins added, or -1 for an invalid app. Thread: driver. */
+WEFT_API int32_t weft_app_plugin_count(const weft_app *app);
+
+/** Name of plugin `index`: in order of addition until the setup, in build
+ *  order after it; NULL (NOT_FOUND recorded) when out of range.
+ *  Lifetime: the app's. Thread: driver. */
+WEFT_API const char *weft_app_plugin_name(const weft_app *app, int32_t index);
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,11 @@
  * SPDX-License-Identifier: MIT
  *
  * core (no ECS knowledge) <- storage <- query | command | events <- world
- * <- system <- schedule <- api; task (threads, deque, pool) depends on core
+ * <- system <- schedule <- app <- api; task (threads, deque, pool) depends on core
  * only. A module includes only the layers below it; public entry points
  * live only in src/api/. This header gathers the layers up to the world;
- * system/system.h and schedule/schedule.h are included where needed.
+ * system/system.h, schedule/schedule.h and app/app.h are included where
+ * needed.
  */
 #ifndef WF_INTERNAL_H
 #define WF_INTERNAL_H

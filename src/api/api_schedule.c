@@ -1,5 +1,5 @@
 /* src/api/api_schedule.c - schedules: declaration, conditions, build, run,
- * diagnostics, executor choice and frames.
+ * diagnostics and executor choice.
  * SPDX-License-Identifier: MIT
  */
 #include "schedule/schedule.h"
@@ -52,33 +52,7 @@ WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name
         wf_error(world, WEFT_ERR_INVALID_ARG, "weft_schedule_create: name is NULL or empty");
         return NULL;
     }
-    wf_sys_world *sw = wf_sys_get(world);
-    if (!sw) {
-        return NULL;
-    }
-    if (weft_schedule_lookup(world, name)) {
-        wf_error(world, WEFT_ERR_ALREADY_EXISTS,
-                 "weft_schedule_create: a schedule named '%s' exists", name);
-        return NULL;
-    }
-    weft_schedule *s = wf_calloc(&world->alloc, sizeof *s, _Alignof(weft_schedule));
-    char *nm = s ? dup_str(world, name) : NULL;
-    if (!nm) {
-        if (s) {
-            wf_free(&world->alloc, s, sizeof *s, _Alignof(weft_schedule));
-        }
-        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating schedule '%s'", name);
-        return NULL;
-    }
-    s->magic = WF_SCHEDULE_MAGIC;
-    s->world = world;
-    s->name = nm;
-    s->auto_sync = true;
-    s->apply_final = true;
-    s->dirty = true;
-    s->next = sw->schedules;
-    sw->schedules = s;
-    return s;
+    return wf_schedule_create(world, name, "weft_schedule_create");
 }
 
 WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char *name)
@@ -90,15 +64,7 @@ WEFT_API weft_schedule *weft_schedule_lookup(const weft_world *world, const char
         wf_error(world, WEFT_ERR_INVALID_ARG, "weft_schedule_lookup: name is NULL");
         return NULL;
     }
-    if (!world->sys) {
-        return NULL;
-    }
-    for (weft_schedule *s = world->sys->schedules; s; s = s->next) {
-        if (strcmp(s->name, name) == 0) {
-            return s;
-        }
-    }
-    return NULL;
+    return wf_schedule_find(world, name);
 }
 
 WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule)
@@ -119,20 +85,17 @@ WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule)
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_schedule_destroy: schedule '%s' is running", schedule->name);
     }
+    if (schedule->app_owned) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_destroy: schedule '%s' is a label of an app, which "
+                        "owns it", schedule->name);
+    }
     wf_sys_world *sw = world->sys;
     for (weft_schedule **pp = &sw->schedules; *pp; pp = &(*pp)->next) {
         if (*pp == schedule) {
             *pp = schedule->next;
             break;
         }
-    }
-    for (int32_t i = 0; i < sw->nframe; i++) {
-        if (sw->frame[i] == schedule) {
-            sw->frame[i] = NULL;
-        }
-    }
-    if (sw->fixed == schedule) {
-        sw->fixed = NULL;
     }
     wf_schedule_free(world, schedule);
     return WEFT_OK;
@@ -751,32 +714,4 @@ WEFT_API int32_t weft_world_threads(const weft_world *world)
         return 0;
     }
     return world->sys ? world->sys->threads : 1;
-}
-
-/* ---- frames ---- */
-
-WEFT_API weft_status weft_frame_configure(weft_world *world, const weft_frame_desc *desc)
-{
-    if (!wf_world_ok(world)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    return wf_frame_configure(world, desc);
-}
-
-WEFT_API weft_status weft_frame_run(weft_world *world, double dt)
-{
-    if (!wf_world_ok(world)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    return wf_frame_run(world, dt);
-}
-
-WEFT_API int32_t weft_frame_fixed_steps(const weft_world *world)
-{
-    return wf_world_ok(world) && world->sys ? world->sys->fixed_steps : 0;
-}
-
-WEFT_API double weft_frame_accumulator(const weft_world *world)
-{
-    return wf_world_ok(world) && world->sys ? world->sys->acc : 0.0;
 }

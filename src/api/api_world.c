@@ -38,6 +38,11 @@ WEFT_API weft_status weft_world_destroy(weft_world *world)
                         "(hook, observer, system, condition, custom command, drop function); "
                         "destroy it after the outer call returns");
     }
+    if (world->app_attached) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_world_destroy: an app drives this world; destroy the app "
+                        "(weft_app_destroy) first");
+    }
     wf_world_destroy(world);
     return WEFT_OK;
 }

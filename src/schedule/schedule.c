@@ -25,10 +25,6 @@ static void sys_world_fini(weft_world *w)
         wf_schedule_free(w, s);
     }
     wf_exec_release(w);
-    if (sw->frame) {
-        wf_free(&w->alloc, sw->frame, (size_t)sw->nframe * sizeof *sw->frame,
-                _Alignof(weft_schedule *));
-    }
     wf_free(&w->alloc, sw, sizeof *sw, _Alignof(wf_sys_world));
     w->sys = NULL;
     w->sys_fini = NULL;
@@ -64,8 +60,6 @@ wf_sys_world *wf_sys_get(weft_world *w)
             return NULL;
         }
         sw->threads = 1;
-        sw->step = 1.0 / 64.0;
-        sw->max_delta = 0.25;
         w->sys = sw;
         w->sys_fini = sys_world_fini;
         w->sys_clamp = sys_world_clamp;

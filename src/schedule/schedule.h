@@ -110,6 +110,8 @@ struct weft_schedule {
     bool profiling;
     bool dirty;                /* declarations changed since the last build */
     bool running;
+    bool app_owned;            /* an app's label: weft_schedule_destroy
+                                  refuses it while the app lives */
     uint32_t builds;
     wf_sgraph graph;           /* the last successful build's graph */
     bool built;
@@ -144,14 +146,9 @@ typedef struct wf_sys_world {
     bool host;
     weft_job_system jobs;
     int32_t depth;             /* schedules running (nested runs) */
-    /* frame plan */
-    weft_schedule **frame;
-    int32_t nframe;
-    weft_schedule *fixed;
-    int32_t fixed_before;
-    double step, max_delta, acc;
-    bool no_msg_update;
-    int32_t fixed_steps;
+    double acc;                /* fixed-time accumulator, seconds, of the app
+                                  driving the world (src/app/), kept here
+                                  so snapshots save and restore it */
 } wf_sys_world;
 
 /* ---- schedule.c ---- */
@@ -184,9 +181,5 @@ uint64_t wf_now_ns(void);
 /* ---- export.c ---- */
 size_t wf_schedule_trace(const weft_schedule *s, char *buf, size_t cap);
 size_t wf_schedule_dot(const weft_schedule *s, char *buf, size_t cap);
-
-/* ---- frame.c ---- */
-weft_status wf_frame_configure(weft_world *w, const weft_frame_desc *d);
-weft_status wf_frame_run(weft_world *w, double dt);
 
 #endif

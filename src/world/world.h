@@ -89,6 +89,8 @@ struct weft_world {
     wf_messages *messages;       /* NULL until the first message type or
                                     removal tracking */
     wf_sys_world *sys;           /* NULL until the first schedule */
+    bool app_attached;           /* an app (src/app/) drives this world:
+                                    weft_world_destroy is refused */
     void (*sys_fini)(weft_world *w); /* frees `sys` (set with it) */
     void (*sys_clamp)(weft_world *w, uint32_t now); /* clamps the ticks
                                     the system layer stores (set with it) */

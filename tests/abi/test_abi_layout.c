@@ -202,16 +202,35 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_job_system, workers, 8);
     ABI_OFF(weft_job_system, submit, 16);
     ABI_OFF(weft_job_system, help, 24);
-    ABI_SIZE(weft_frame_desc, 64);
-    ABI_OFF(weft_frame_desc, _start_canary, 0);
-    ABI_OFF(weft_frame_desc, schedules, 8);
-    ABI_OFF(weft_frame_desc, schedule_count, 16);
-    ABI_OFF(weft_frame_desc, fixed, 24);
-    ABI_OFF(weft_frame_desc, fixed_before, 32);
-    ABI_OFF(weft_frame_desc, fixed_step, 40);
-    ABI_OFF(weft_frame_desc, max_delta, 48);
-    ABI_OFF(weft_frame_desc, no_message_update, 56);
-    ABI_OFF(weft_frame_desc, _end_canary, 60);
+    ABI_SIZE(weft_app_desc, 104);
+    ABI_OFF(weft_app_desc, _start_canary, 0);
+    ABI_OFF(weft_app_desc, world, 8);
+    ABI_OFF(weft_app_desc, world_desc, 16);
+    ABI_OFF(weft_app_desc, fixed_step, 72);
+    ABI_OFF(weft_app_desc, max_delta, 80);
+    ABI_OFF(weft_app_desc, max_fixed_steps, 88);
+    ABI_OFF(weft_app_desc, no_message_update, 92);
+    ABI_OFF(weft_app_desc, _end_canary, 96);
+    ABI_SIZE(weft_plugin_desc, 80);
+    ABI_OFF(weft_plugin_desc, _start_canary, 0);
+    ABI_OFF(weft_plugin_desc, name, 8);
+    ABI_OFF(weft_plugin_desc, build, 16);
+    ABI_OFF(weft_plugin_desc, finish, 24);
+    ABI_OFF(weft_plugin_desc, cleanup, 32);
+    ABI_OFF(weft_plugin_desc, dependencies, 40);
+    ABI_OFF(weft_plugin_desc, dependency_count, 48);
+    ABI_OFF(weft_plugin_desc, repeatable, 52);
+    ABI_OFF(weft_plugin_desc, user, 56);
+    ABI_OFF(weft_plugin_desc, free_user, 64);
+    ABI_OFF(weft_plugin_desc, _end_canary, 72);
+    ABI_SIZE(weft_plugin_group_desc, 48);
+    ABI_OFF(weft_plugin_group_desc, _start_canary, 0);
+    ABI_OFF(weft_plugin_group_desc, name, 8);
+    ABI_OFF(weft_plugin_group_desc, plugins, 16);
+    ABI_OFF(weft_plugin_group_desc, plugin_count, 24);
+    ABI_OFF(weft_plugin_group_desc, disabled, 32);
+    ABI_OFF(weft_plugin_group_desc, disabled_count, 40);
+    ABI_OFF(weft_plugin_group_desc, _end_canary, 44);
     ABI_SIZE(weft_enum_value, 16);
     ABI_OFF(weft_enum_value, value, 8);
     ABI_SIZE(weft_field, 64);
@@ -252,6 +271,11 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_state_transition_event, exited, 4);
     ABI_OFF(weft_state_transition_event, entered, 8);
     ABI_OFF(weft_state_transition_event, same, 12);
+    ABI_SIZE(weft_snapshot_options, 20);
+    ABI_OFF(weft_snapshot_options, flags, 4);
+    ABI_OFF(weft_snapshot_options, since, 8);
+    ABI_OFF(weft_snapshot_options, zstd_level, 12);
+    ABI_OFF(weft_snapshot_options, _end_canary, 16);
 #else
     skip();
 #endif
@@ -270,6 +294,9 @@ static void abi_enums_are_32_bits(void **state)
     assert_int_equal(sizeof(weft_query_flags), 4);
     assert_int_equal(sizeof(weft_relationship_flags), 4);
     assert_int_equal(sizeof(weft_state_kind), 4);
+    assert_int_equal(sizeof(weft_app_place), 4);
+    assert_int_equal(sizeof(weft_app_order), 4);
+    assert_int_equal(sizeof(weft_snapshot_flags), 4);
     assert_int_equal(sizeof(weft_entity), 8);
     assert_int_equal(sizeof(weft_component), 4);
 }

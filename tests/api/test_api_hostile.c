@@ -1,6 +1,6 @@
 // tests/api/test_api_hostile.c - regressions for inputs a hostile or careless
 // user sends: sizes that wrap, limits skipped, the world destroyed from
-// inside its own callbacks, absurd frame steps, iterators copied or left
+// inside its own callbacks, absurd fixed steps of an app, iterators copied or left
 // zeroed, change filters next to components without ticks, and hand edits
 // of a relationship's target list. Every case must end with a status and a
 // message, no crash, and weft_world_check clean.
@@ -304,55 +304,84 @@ static void count_fixed(weft_system_ctx *ctx, void *user)
     g_fixed_runs++;
 }
 
-static weft_schedule *fixed_schedule(weft_world *w)
+// An app on the fixture's world whose FixedUpdate counts its runs.
+static weft_app *fixed_app(tw_fixture *f, double step, double max_delta)
 {
-    weft_schedule *s = weft_schedule_create(w, "Fixed");
-    assert_non_null(s);
+    weft_app_desc ad = {0};
+    ad.world = f->w;
+    ad.fixed_step = step;
+    ad.max_delta = max_delta;
+    weft_app *app = weft_app_create(&ad);
+    assert_non_null(app);
     weft_system_desc sd = {0};
     sd.name = "count";
     sd.fn = count_fixed;
-    assert_int_not_equal(weft_schedule_add_system(s, &sd), 0);
-    return s;
+    assert_int_not_equal(weft_app_add_system(app, WEFT_APP_FIXED_UPDATE, &sd), 0);
+    return app;
+}
+
+// Destroys the app and the FixedUpdate schedule it leaves in the world (a
+// later app on the world would take it back, counting system included).
+static void fixed_app_done(tw_fixture *f, weft_app *app)
+{
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
+    weft_schedule *s = weft_schedule_lookup(f->w, WEFT_APP_FIXED_UPDATE);
+    assert_non_null(s);
+    assert_int_equal(weft_schedule_destroy(s), WEFT_OK);
 }
 
 // A step of 1e-300 made acc / step overflow int32_t (undefined conversion);
-// 1e-6 against a 10 s delta ran ten million fixed steps in one frame.
-static void frame_absurd_fixed_steps(void **state)
+// 1e-6 against a 10 s delta ran ten million fixed steps in one update.
+static void app_absurd_fixed_steps(void **state)
 {
     tw_fixture *f = *state;
-    weft_schedule *fixed = fixed_schedule(f->w);
-    weft_frame_desc fd = {0};
-    fd.fixed = fixed;
     const double bad[] = {1e-300, 1e-12, 5e-7};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        fd.fixed_step = bad[i];
+        weft_app_desc ad = {0};
+        ad.world = f->w;
+        ad.fixed_step = bad[i];
         weft_clear_error(f->w);
-        assert_int_equal(weft_frame_configure(f->w, &fd), WEFT_ERR_INVALID_ARG);
+        assert_null(weft_app_create(&ad));
+        tw_expect_error(f, WEFT_ERR_INVALID_ARG, "fixed_step");
+    }
+    // the smallest step allowed, with a huge clamp: capped per update
+    weft_app *app = fixed_app(f, WEFT_APP_MIN_FIXED_STEP, 10.0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        weft_clear_error(f->w);
+        assert_int_equal(weft_app_set_fixed_step(app, bad[i]), WEFT_ERR_INVALID_ARG);
         tw_expect_error(f, WEFT_ERR_INVALID_ARG, "minimum");
     }
-    // the smallest step allowed, with a huge clamp: capped per frame
-    fd.fixed_step = WEFT_FRAME_MIN_STEP;
-    fd.max_delta = 10.0;
-    assert_int_equal(weft_frame_configure(f->w, &fd), WEFT_OK);
     g_fixed_runs = 0;
-    assert_int_equal(weft_frame_run(f->w, 10.0), WEFT_OK);
-    assert_int_equal(weft_frame_fixed_steps(f->w), WEFT_FRAME_MAX_FIXED_STEPS);
-    assert_int_equal(g_fixed_runs, WEFT_FRAME_MAX_FIXED_STEPS);
-    assert_true(weft_frame_accumulator(f->w) < WEFT_FRAME_MIN_STEP);
+    assert_int_equal(weft_app_update(app, 10.0), WEFT_OK);
+    assert_int_equal(weft_app_fixed_steps(app), WEFT_APP_MAX_FIXED_STEPS);
+    assert_int_equal(g_fixed_runs, WEFT_APP_MAX_FIXED_STEPS);
+    assert_true(weft_app_fixed_accumulator(app) < WEFT_APP_MIN_FIXED_STEP);
+    fixed_app_done(f, app);
     // an accumulator far beyond int32_t steps (finite clamp near DBL_MAX)
-    fd.fixed_step = 2e-6;
-    fd.max_delta = 1e300;
-    assert_int_equal(weft_frame_configure(f->w, &fd), WEFT_OK);
+    app = fixed_app(f, 2e-6, 1e300);
     g_fixed_runs = 0;
-    assert_int_equal(weft_frame_run(f->w, 1e300), WEFT_OK);
-    assert_int_equal(weft_frame_fixed_steps(f->w), WEFT_FRAME_MAX_FIXED_STEPS);
-    assert_int_equal(g_fixed_runs, WEFT_FRAME_MAX_FIXED_STEPS);
-    // ordinary frames are unchanged: 0.048 s at 1/64... 3 steps of 0.016
-    fd.fixed_step = 0.016;
-    fd.max_delta = 0.0;
-    assert_int_equal(weft_frame_configure(f->w, &fd), WEFT_OK);
-    assert_int_equal(weft_frame_run(f->w, 0.048), WEFT_OK);
-    assert_int_equal(weft_frame_fixed_steps(f->w), 3);
+    assert_int_equal(weft_app_update(app, 1e300), WEFT_OK);
+    assert_int_equal(weft_app_fixed_steps(app), WEFT_APP_MAX_FIXED_STEPS);
+    assert_int_equal(g_fixed_runs, WEFT_APP_MAX_FIXED_STEPS);
+    // a smaller cap per update
+    fixed_app_done(f, app);
+    weft_app_desc ad = {0};
+    ad.world = f->w;
+    ad.fixed_step = 0.001;
+    ad.max_fixed_steps = 5;
+    app = weft_app_create(&ad);
+    assert_non_null(app);
+    assert_int_equal(weft_app_update(app, 0.25), WEFT_OK);
+    assert_int_equal(weft_app_fixed_steps(app), 5);
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
+    ad.max_fixed_steps = WEFT_APP_MAX_FIXED_STEPS + 1;
+    assert_null(weft_app_create(&ad));
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, "max_fixed_steps");
+    // ordinary updates are unchanged: 0.048 s at 0.016 is 3 steps
+    app = fixed_app(f, 0.016, 0.0);
+    assert_int_equal(weft_app_update(app, 0.048), WEFT_OK);
+    assert_int_equal(weft_app_fixed_steps(app), 3);
+    fixed_app_done(f, app);
     expect_clean(f->w);
 }
 
@@ -1085,7 +1114,7 @@ int main(void)
                                         tw_teardown),
         cmocka_unit_test_setup_teardown(world_destroy_from_system, tw_setup, tw_teardown),
         cmocka_unit_test(world_destroy_bad_handles),
-        cmocka_unit_test_setup_teardown(frame_absurd_fixed_steps, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(app_absurd_fixed_steps, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(iter_copy_fini_twice, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(iter_zeroed_is_harmless, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(changed_filter_and_no_change_ticks, tw_setup,

@@ -40,6 +40,8 @@ NULL_OK = {
     ("weft_snapshot_write", "buf"): "NULL buf asks for the size needed",
     ("weft_snapshot_delta_write", "buf"): "NULL buf asks for the size needed",
     ("weft_snapshot_merge", "buf"): "NULL buf asks for the size needed",
+    ("weft_snapshot_write_ex", "options"): "NULL options: a full, uncompressed snapshot",
+    ("weft_snapshot_write_ex", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_component", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_entity", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_query", "buf"): "NULL buf asks for the size needed",
@@ -58,6 +60,9 @@ NULL_OK = {
     ("weft_system_fail", "message"): "NULL message uses the status text",
     ("weft_schedule_trace_json", "buf"): "NULL buf asks for the size needed",
     ("weft_schedule_dot", "buf"): "NULL buf asks for the size needed",
+    ("weft_app_create", "desc"): "NULL desc means all defaults",
+    ("weft_app_destroy", "app"): "NULL is ignored",
+    ("weft_app_exit_requested", "out_code"): "the code is optional",
 }
 
 # Parameters never tested: user context pointers are the caller's own.
@@ -68,7 +73,7 @@ SKIP_NAMES = {"user"}
 CARRIERS = {
     "weft_world *", "const weft_world *", "weft_schedule *", "const weft_schedule *",
     "weft_commands *", "const weft_commands *", "weft_iter *", "const weft_iter *",
-    "weft_system_ctx *", "const weft_system_ctx *",
+    "weft_system_ctx *", "const weft_system_ctx *", "weft_app *", "const weft_app *",
 }
 
 # How to report failure, by return type.
@@ -165,11 +170,21 @@ def valid_value(fn, ptype, pname):
         return "nf_chunk"
     if t == "void *":
         return "NULL"
-    m = re.match(r"const (weft_\w+_desc) \*$", t)
+    m = re.match(r"const (weft_\w+_desc|weft_snapshot_options) \*$", t)
     if m:
         return "&F->%s" % m.group(1)
     if t == "const weft_job_system *":
         return "&F->jobs"
+    if t in ("weft_app *", "const weft_app *"):
+        return "F->app"
+    if t == "weft_plugin_fn":
+        return "nf_plugin"
+    if t == "weft_app_runner_fn":
+        return "nf_runner"
+    if t == "weft_app_place":
+        return "WEFT_APP_AFTER"
+    if t == "weft_app_order":
+        return "WEFT_APP_ORDER_MAIN"
     m = re.match(r"((?:weft_\w+)|int32_t|uint32_t|bool|size_t) \*$", t)
     if m:  # an out parameter: scratch space of that type
         return "(%s *)(void *)F->scratch" % m.group(1)
@@ -272,9 +287,16 @@ def main():
                 out.append("    nf_result r = {%s, (uint64_t)%s};" % (kind, call))
             if name == "weft_world_create":
                 out.append("    weft_world_destroy((weft_world *)(uintptr_t)r.value);")
-            out.append("    nf_expect(F, r, \"%s\", \"%s\", %s, %s);" % (
+            if name == "weft_app_create":
+                out.append("    weft_app_destroy((weft_app *)(uintptr_t)r.value);")
+            # a writer with a NULL buffer (the one under test, or the valid
+            # value of its buf) answers a size query: CAPACITY is not a failure
+            size_query = any(qn == "buf" and (j == i or args[j] == "NULL")
+                             for j, (qt, qn) in enumerate(plist)) and any(
+                qn == "out_len" for (qt, qn) in plist)
+            out.append("    nf_expect(F, r, \"%s\", \"%s\", %s, %s, %s);" % (
                 name, pname, "true" if (name, pname) in NULL_OK else "false",
-                "true" if carrier else "false"))
+                "true" if carrier else "false", "true" if size_query else "false"))
             if uses_iter and not in_system:
                 out.append("    nf_iter_end(F);")
             out.append("}")

@@ -2,7 +2,7 @@
 // on the single-threaded executor: declared access and the ambiguity report,
 // intra-system conflicts, read-only conditions, deterministic order, cycles,
 // auto sync points, set and combined run conditions, change detection across
-// systems, command order, the final apply, frames and the fixed step,
+// systems, command order, the final apply,
 // messages, failures and context misuse, local state, stats and exports.
 // SPDX-License-Identifier: MIT
 #define _POSIX_C_SOURCE 200809L
@@ -1601,196 +1601,6 @@ static void final_apply_off_carries_to_next_sync(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
-// ---- frames and the fixed step ----
-
-typedef struct flog {
-    char order[256];
-    int n;
-} flog;
-
-typedef struct frec {
-    flog *log;
-    char tag;
-    int runs;
-    double last_dt;
-    bool dt_ok; // every fixed run saw the expected step
-    double want_dt;
-} frec;
-
-static void sys_frame(weft_system_ctx *ctx, void *user)
-{
-    frec *r = user;
-    r->runs++;
-    r->last_dt = weft_system_delta(ctx);
-    if (r->want_dt > 0 && r->last_dt != r->want_dt) {
-        r->dt_ok = false;
-    }
-    if (r->log->n < 255) {
-        r->log->order[r->log->n++] = r->tag;
-        r->log->order[r->log->n] = '\0';
-    }
-}
-
-static weft_schedule *frame_sched(weft_world *w, const char *name, frec *r)
-{
-    weft_schedule *s = mksched(w, name);
-    sysb b;
-    sb_init(&b, name, sys_frame, r);
-    sb_add(w, s, &b);
-    return s;
-}
-
-static bool near(double a, double b)
-{
-    return fabs(a - b) < 1e-9;
-}
-
-static void frames_fixed_step(void **state)
-{
-    tw_fixture *f = *state;
-    weft_world *w = f->w;
-    flog log = {{0}, 0};
-    frec rp = {&log, 'P', 0, 0, true, 0}, rq = {&log, 'Q', 0, 0, true, 0};
-    frec rf = {&log, 'F', 0, 0, true, 1.0 / 64.0};
-    weft_schedule *pre = frame_sched(w, "pre", &rp);
-    weft_schedule *post = frame_sched(w, "post", &rq);
-    weft_schedule *fixed = frame_sched(w, "fixed", &rf);
-    weft_schedule *list[2] = {pre, post};
-    weft_frame_desc d;
-    memset(&d, 0, sizeof d);
-    d.schedules = list;
-    d.schedule_count = 2;
-    d.fixed = fixed;
-    d.fixed_before = 1;
-    assert_int_equal(weft_frame_configure(w, &d), WEFT_OK);
-
-    // dt = 3 steps: three fixed runs between pre and post, each with dt = step.
-    expect_ok(w, weft_frame_run(w, 3.0 / 64.0), "weft_frame_run");
-    assert_int_equal(weft_frame_fixed_steps(w), 3);
-    assert_string_equal(log.order, "PFFFQ");
-    assert_true(rf.dt_ok);
-    assert_true(near(rp.last_dt, 3.0 / 64.0));
-    assert_true(near(rq.last_dt, 3.0 / 64.0));
-    assert_true(near(weft_frame_accumulator(w), 0.0));
-
-    // Small frames accumulate: 1/256 three times gives no step, the fourth one.
-    for (int i = 1; i <= 3; i++) {
-        expect_ok(w, weft_frame_run(w, 1.0 / 256.0), "weft_frame_run");
-        assert_int_equal(weft_frame_fixed_steps(w), 0);
-        assert_true(near(weft_frame_accumulator(w), i / 256.0));
-    }
-    assert_int_equal(rf.runs, 3);
-    expect_ok(w, weft_frame_run(w, 1.0 / 256.0), "weft_frame_run");
-    assert_int_equal(weft_frame_fixed_steps(w), 1);
-    assert_int_equal(rf.runs, 4);
-    assert_true(near(weft_frame_accumulator(w), 0.0));
-    assert_int_equal(rp.runs, 5);
-    assert_int_equal(rq.runs, 5);
-
-    // A huge frame is clamped to max_delta (default 0.25 s): 16 steps.
-    expect_ok(w, weft_frame_run(w, 10.0), "weft_frame_run");
-    assert_int_equal(weft_frame_fixed_steps(w), 16);
-    assert_int_equal(rf.runs, 20);
-    assert_true(rf.dt_ok);
-    assert_true(near(rp.last_dt, 0.25));
-
-    // Custom step and clamp; the fixed schedule after all others.
-    d.fixed_step = 0.125;
-    d.max_delta = 1.0;
-    d.fixed_before = 2;
-    rf.want_dt = 0.125;
-    assert_int_equal(weft_frame_configure(w, &d), WEFT_OK);
-    log.n = 0;
-    expect_ok(w, weft_frame_run(w, 0.375 + 0.0625), "weft_frame_run");
-    assert_int_equal(weft_frame_fixed_steps(w), 3);
-    assert_string_equal(log.order, "PQFFF");
-    assert_true(near(weft_frame_accumulator(w), 0.0625));
-    expect_ok(w, weft_frame_run(w, 5.0), "weft_frame_run");
-    assert_int_equal(weft_frame_fixed_steps(w), 8); // (1.0 + 0.0625) / 0.125
-    assert_true(rf.dt_ok);
-
-    // No fixed schedule at all.
-    d.fixed = NULL;
-    d.fixed_before = 0;
-    assert_int_equal(weft_frame_configure(w, &d), WEFT_OK);
-    expect_ok(w, weft_frame_run(w, 0.5), "weft_frame_run");
-    assert_int_equal(weft_frame_fixed_steps(w), 0);
-}
-
-static void frames_configure_misuse_and_messages(void **state)
-{
-    tw_fixture *f = *state;
-    weft_world *w = f->w;
-    flog log = {{0}, 0};
-    frec rp = {&log, 'P', 0, 0, true, 0};
-    weft_schedule *pre = frame_sched(w, "pre", &rp);
-    weft_schedule *list[1] = {pre};
-    weft_frame_desc d;
-    memset(&d, 0, sizeof d);
-    d.schedules = list;
-    d.schedule_count = 1;
-
-    weft_frame_desc bad = d;
-    bad._start_canary = 1;
-    assert_int_equal(weft_frame_configure(w, &bad), WEFT_ERR_INVALID_ARG);
-    bad = d;
-    bad.schedule_count = -1;
-    assert_int_equal(weft_frame_configure(w, &bad), WEFT_ERR_INVALID_ARG);
-    bad = d;
-    bad.schedules = NULL;
-    assert_int_equal(weft_frame_configure(w, &bad), WEFT_ERR_INVALID_ARG);
-    bad = d;
-    bad.fixed = pre;
-    bad.fixed_before = 2;
-    assert_int_equal(weft_frame_configure(w, &bad), WEFT_ERR_INVALID_ARG);
-    bad = d;
-    bad.fixed_step = -1.0;
-    assert_int_equal(weft_frame_configure(w, &bad), WEFT_ERR_INVALID_ARG);
-    bad = d;
-    bad.max_delta = -0.5;
-    assert_int_equal(weft_frame_configure(w, &bad), WEFT_ERR_INVALID_ARG);
-    weft_world *w2 = weft_world_create(NULL);
-    assert_non_null(w2);
-    weft_schedule *foreign = weft_schedule_create(w2, "foreign");
-    assert_non_null(foreign);
-    weft_schedule *flist[1] = {foreign};
-    bad = d;
-    bad.schedules = flist;
-    assert_int_equal(weft_frame_configure(w, &bad), WEFT_ERR_INVALID_ARG);
-    bad = d;
-    bad.fixed = foreign;
-    assert_int_equal(weft_frame_configure(w, &bad), WEFT_ERR_INVALID_ARG);
-    weft_world_destroy(w2);
-
-    // Messages are updated once per frame unless turned off: a message
-    // written before frame 1 is gone after frame 2.
-    weft_message_desc md;
-    memset(&md, 0, sizeof md);
-    md.name = "Note";
-    md.size = sizeof(int32_t);
-    weft_message_type mt = weft_message_register(w, &md);
-    assert_true(mt != 0);
-    int32_t one = 1;
-    weft_message_cursor fresh;
-    assert_int_equal(weft_frame_configure(w, &d), WEFT_OK);
-    assert_int_equal(weft_message_write(w, mt, &one, sizeof one), WEFT_OK);
-    expect_ok(w, weft_frame_run(w, 0.01), "weft_frame_run");
-    memset(&fresh, 0, sizeof fresh);
-    assert_int_equal(weft_message_unread(w, mt, &fresh), 1);
-    expect_ok(w, weft_frame_run(w, 0.01), "weft_frame_run");
-    memset(&fresh, 0, sizeof fresh);
-    assert_int_equal(weft_message_unread(w, mt, &fresh), 0);
-    d.no_message_update = true;
-    assert_int_equal(weft_frame_configure(w, &d), WEFT_OK);
-    assert_int_equal(weft_message_write(w, mt, &one, sizeof one), WEFT_OK);
-    for (int i = 0; i < 3; i++) {
-        expect_ok(w, weft_frame_run(w, 0.01), "weft_frame_run");
-    }
-    memset(&fresh, 0, sizeof fresh);
-    assert_int_equal(weft_message_unread(w, mt, &fresh), 1);
-    assert_int_equal(rp.runs, 5);
-}
-
 // ---- messages between systems ----
 
 typedef struct msgsys {
@@ -1851,14 +1661,9 @@ static void messages_between_systems(void **state)
     assert_int_equal(weft_schedule_add_order(s, n0, nw, 0), WEFT_OK);
     assert_int_equal(weft_schedule_add_order(s, nw, n1, 0), WEFT_OK);
     assert_int_equal(weft_schedule_add_order(s, nw, n2, 0), WEFT_OK);
-    weft_schedule *list[1] = {s};
-    weft_frame_desc d;
-    memset(&d, 0, sizeof d);
-    d.schedules = list;
-    d.schedule_count = 1;
-    assert_int_equal(weft_frame_configure(w, &d), WEFT_OK);
     for (int frame = 1; frame <= 5; frame++) {
-        expect_ok(w, weft_frame_run(w, 0.01), "weft_frame_run");
+        weft_messages_update(w); // once per frame, as an app does in First
+        expect_ok(w, weft_schedule_run(s, 0.01), "weft_schedule_run");
         assert_int_equal(r1.ngot, 3 * frame);
         assert_int_equal(r2.ngot, 3 * frame);
         assert_int_equal(r0.ngot, 3 * (frame - 1)); // last frame's messages
@@ -2636,8 +2441,6 @@ int main(void)
         T(command_order),
         T(final_apply_and_apply_pending),
         T(final_apply_off_carries_to_next_sync),
-        T(frames_fixed_step),
-        T(frames_configure_misuse_and_messages),
         T(messages_between_systems),
         T(system_failure_reported),
         T(context_misuse_fails_the_system),

@@ -2,7 +2,7 @@
 // (22k entities, squads with ChildOf children, players shooting bullets,
 // damage messages, spawns and despawns through commands - also from inside
 // weft_system_par_each - an exclusive system, run conditions and a fixed
-// step) run for 30 frames with weft_frame_run on 1, 2, 4 and 8 threads, a
+// step) run for 30 updates of a weft_app on 1, 2, 4 and 8 threads, a
 // fresh world each time: weft_world_hash must be identical after every frame
 // (weft_schedule_run in weft.h: "the world after a run
 // does not depend on the thread count").
@@ -48,6 +48,7 @@ typedef struct score {
 } score;
 
 typedef struct sim {
+    weft_app *app;
     weft_world *w;
     weft_component pos, vel, health, age, offset;
     weft_component enemy, player, bullet, squad, child_of;
@@ -628,8 +629,9 @@ static weft_condition *user_cond(sim *s, weft_schedule *sc, const char *name, ev
 static void sim_build(sim *s, int32_t threads)
 {
     memset(s, 0, sizeof *s);
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    s->app = weft_app_create(NULL);
+    assert_non_null(s->app);
+    weft_world *w = weft_app_world(s->app);
     s->w = w;
     assert_int_equal(weft_world_set_threads(w, threads), WEFT_OK);
     s->pos = comp(w, "Pos", sizeof(ivec));
@@ -710,9 +712,13 @@ static void sim_build(sim *s, int32_t threads)
     }
 
     // Schedules.
-    s->update = weft_schedule_create(w, "update");
-    s->late = weft_schedule_create(w, "late");
-    s->fixed = weft_schedule_create(w, "fixed");
+    // the fixed steps run before update and late (after RunFixedMainLoop)
+    assert_int_equal(weft_app_insert_schedule(s->app, "update", WEFT_APP_UPDATE, WEFT_APP_AFTER),
+                     WEFT_OK);
+    assert_int_equal(weft_app_insert_schedule(s->app, "late", "update", WEFT_APP_AFTER), WEFT_OK);
+    s->update = weft_app_schedule(s->app, "update");
+    s->late = weft_app_schedule(s->app, "late");
+    s->fixed = weft_app_schedule(s->app, WEFT_APP_FIXED_UPDATE);
     assert_true(s->update && s->late && s->fixed);
     weft_schedule *u = s->update;
     sysb b;
@@ -830,20 +836,11 @@ static void sim_build(sim *s, int32_t threads)
     term(q, s->vel, WEFT_ACCESS_WRITE, WEFT_OPER_AND);
     term(q, s->bullet, WEFT_ACCESS_NONE, WEFT_OPER_WITH);
     sb_add(w, s->fixed, &b);
-
-    weft_schedule *list[2] = {s->update, s->late};
-    weft_frame_desc fd;
-    memset(&fd, 0, sizeof fd);
-    fd.schedules = list;
-    fd.schedule_count = 2;
-    fd.fixed = s->fixed;
-    fd.fixed_before = 0;
-    assert_int_equal(weft_frame_configure(w, &fd), WEFT_OK);
 }
 
 static void sim_free(sim *s)
 {
-    weft_world_destroy(s->w);
+    assert_int_equal(weft_app_destroy(s->app), WEFT_OK);
     free(s->targets);
 }
 
@@ -982,7 +979,7 @@ static void sim_run(int32_t threads, uint64_t *hashes, uint64_t *canon, int64_t 
         g_watch_threads = threads;
         g_watch_frame = f;
         alarm(WATCHDOG_S);
-        weft_status st = weft_frame_run(s.w, dt);
+        weft_status st = weft_app_update(s.app, dt);
         if (st != WEFT_OK) {
             fail_msg("%d threads, frame %d: %s: %s", threads, f, weft_status_name(st),
                      weft_last_error(s.w));

@@ -178,7 +178,12 @@ static void removed_components_per_system(void **state)
     (void)state;
     weft_component pos, enemy;
     weft_world *w = world_new(&pos, &enemy);
-    weft_schedule *s = weft_schedule_create(w, "update");
+    weft_app_desc ad;
+    memset(&ad, 0, sizeof ad);
+    ad.world = w;
+    weft_app *app = weft_app_create(&ad);
+    assert_non_null(app);
+    weft_schedule *s = weft_app_schedule(app, WEFT_APP_UPDATE);
     removed_user a = {enemy, 0, 0, 0}, b = {enemy, 0, 0, 0};
     weft_system_desc d;
     memset(&d, 0, sizeof d);
@@ -191,26 +196,21 @@ static void removed_components_per_system(void **state)
     d.name = "b";
     d.user = &b;
     assert_int_not_equal(weft_schedule_add_system(s, &d), 0);
-    weft_frame_desc fd;
-    memset(&fd, 0, sizeof fd);
-    fd.schedules = &s;
-    fd.schedule_count = 1;
-    assert_int_equal(weft_frame_configure(w, &fd), WEFT_OK);
     weft_entity e1 = weft_spawn(w);
     weft_entity e2 = weft_spawn(w);
     assert_int_equal(weft_insert(w, e1, enemy, NULL, 0), WEFT_OK);
     assert_int_equal(weft_insert(w, e2, enemy, NULL, 0), WEFT_OK);
     assert_int_equal(weft_remove(w, e1, enemy), WEFT_OK); /* tracked since add */
-    assert_int_equal(weft_frame_run(w, 0.016), WEFT_OK);
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
     assert_int_equal(a.seen, 1);
     assert_int_equal(b.seen, 1);
     assert_int_equal(a.last, e1);
     assert_int_equal(weft_despawn(w, e2), WEFT_OK);
-    assert_int_equal(weft_frame_run(w, 0.016), WEFT_OK);
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
     assert_int_equal(a.seen, 2);
     assert_int_equal(b.seen, 2);
     assert_int_equal(b.last, e2);
-    assert_int_equal(weft_frame_run(w, 0.016), WEFT_OK);
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
     assert_int_equal(a.seen, 2); /* nothing new, nothing twice */
 
     /* undeclared: the system fails with ACCESS_VIOLATION */
@@ -241,6 +241,7 @@ static void removed_components_per_system(void **state)
     assert_int_equal(weft_schedule_add_system(s2, &d), 0);
     assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
     assert_int_equal(weft_world_check(w), WEFT_OK);
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
     weft_world_destroy(w);
 }
 

@@ -78,7 +78,8 @@ class TestLayouts(unittest.TestCase):
             weft.WeftResourceUse: 8, weft.WeftMessageUse: 8, weft.WeftLocalDesc: 32,
             weft.WeftSystemDesc: 136, weft.WeftConditionDesc: 80,
             weft.WeftAmbiguity: 24, weft.WeftSystemStats: 40,
-            weft.WeftJobSystem: 32, weft.WeftFrameDesc: 64,
+            weft.WeftJobSystem: 32, weft.WeftAppDesc: 104, weft.WeftPluginDesc: 80,
+            weft.WeftPluginGroupDesc: 48,
         }
         for t, size in expect.items():
             self.assertEqual(ctypes.sizeof(t), size, t.__name__)
@@ -91,9 +92,12 @@ class TestLayouts(unittest.TestCase):
         self.assertEqual(weft.WeftSystemDesc._end_canary.offset, 132)
         self.assertEqual(weft.WeftConditionDesc._end_canary.offset, 76)
         self.assertEqual(weft.WeftAmbiguity.components.offset, 16)
-        self.assertEqual(weft.WeftFrameDesc.fixed_before.offset, 32)
-        self.assertEqual(weft.WeftFrameDesc.no_message_update.offset, 56)
-        self.assertEqual(weft.WeftFrameDesc._end_canary.offset, 60)
+        self.assertEqual(weft.WeftAppDesc.world_desc.offset, 16)
+        self.assertEqual(weft.WeftAppDesc.max_fixed_steps.offset, 88)
+        self.assertEqual(weft.WeftAppDesc._end_canary.offset, 96)
+        self.assertEqual(weft.WeftPluginDesc.repeatable.offset, 52)
+        self.assertEqual(weft.WeftPluginDesc._end_canary.offset, 72)
+        self.assertEqual(weft.WeftPluginGroupDesc.disabled_count.offset, 40)
 
 
 class TestScheduleLifetime(ScheduleCase):
@@ -653,57 +657,115 @@ class TestDiagnostics(ScheduleCase):
             s.ambiguities()
 
 
-class TestFrames(ScheduleCase):
+class TestApp(ScheduleCase):
     def test_fixed_schedule_step_count(self):
         w = self.w
         log = []
-        fixed = w.schedule("fixed")
+        app = weft.App(w, fixed_step=0.25, max_delta=1.0)
+        self.addCleanup(app.close)
+        fixed = app.schedule("FixedUpdate")
         fixed.add_system(lambda ctx: log.append(("fixed", ctx.delta)), name="physics")
-        update = w.schedule("update")
-        update.add_system(lambda ctx: log.append(("update", ctx.delta)), name="logic")
-        w.frame_configure([update], fixed=fixed, fixed_before=0, fixed_step=0.25,
-                          max_delta=1.0)
+        app.add_system("Update", lambda ctx: log.append(("update", ctx.delta)), name="logic")
         steps = []
         for dt in (0.625, 0.625, 0.125, 5.0):
             log.clear()
-            w.frame_run(dt)
-            steps.append(w.frame_fixed_steps)
+            app.update(dt)
+            steps.append(app.fixed_steps)
             n = steps[-1]
-            self.assertEqual(log[:n], [("fixed", 0.25)] * n)   # before `update`
+            self.assertEqual(log[:n], [("fixed", 0.25)] * n)   # before Update
             self.assertEqual(log[n:], [("update", min(dt, 1.0))])
         # 0.625 -> 2 (0.125 left), 0.75 -> 3 (0), 0.125 -> 0, clamped 1.0 -> 4
         self.assertEqual(steps, [2, 3, 0, 4])
-        self.assertEqual(w.frame_accumulator, 0.125)
+        self.assertEqual(app.fixed_accumulator, 0.125)
         self.assertEqual(fixed.system_stats("physics").runs, 9)
+        self.assertEqual(app.update_count, 4)
 
-    def test_frame_reports_a_failing_system(self):
+    def test_update_reports_a_failing_system(self):
         w = self.w
-        fixed = w.schedule("fixed")
-        fixed.add_system(lambda ctx: 1 / 0, name="divide")
+        app = weft.App(w, fixed_step=0.125)
+        self.addCleanup(app.close)
+        app.add_system("FixedUpdate", lambda ctx: 1 / 0, name="divide")
         later = []
-        update = w.schedule("update")
-        update.add_system(lambda ctx: later.append(1), name="logic")
-        w.frame_configure([update], fixed=fixed, fixed_step=0.125)
+        app.add_system("Update", lambda ctx: later.append(1), name="logic")
         with self.assertRaises(weft.WeftError) as cm:
-            w.frame_run(0.125)
-        self.assertEqual(w.frame_fixed_steps, 1)
+            app.update(0.125)
+        self.assertEqual(app.fixed_steps, 1)
         self.assertIn("divide", str(cm.exception))
         self.assertIsInstance(cm.exception.__cause__, ZeroDivisionError)
         self.assertEqual(later, [1])   # every schedule still runs
 
-    def test_frame_updates_messages(self):
+    def test_update_updates_messages(self):
         w = self.w
         hits = w.message_type(Hit)
-        s = w.schedule("update")
+        app = weft.App(w)
+        self.addCleanup(app.close)
+        s = app.schedule("Update")
         got = []
         s.add_system(lambda ctx: ctx.write(hits, Hit(1)), name="emit",
                      messages=[write(hits)])
         s.add_system(lambda ctx: got.append(len(list(ctx.messages(hits)))), name="take",
                      messages=[read(hits)], after="emit")
-        w.frame_configure([s])
         for _ in range(4):
-            w.frame_run(0.016)
+            app.update(0.016)
         self.assertEqual(got, [1, 1, 1, 1])
+
+    def test_order_and_inserted_schedules(self):
+        app = weft.App(self.w)
+        self.addCleanup(app.close)
+        self.assertEqual(app.labels("startup"), ["PreStartup", "Startup", "PostStartup"])
+        self.assertEqual(app.labels(), ["First", "PreUpdate", "StateTransition",
+                                        "RunFixedMainLoop", "Update", "PostUpdate", "Last"])
+        app.insert_schedule("Ai", after="Update")
+        app.insert_schedule("Input", before="PreUpdate")
+        self.assertEqual(app.labels()[:3], ["First", "Input", "PreUpdate"])
+        self.assertEqual(app.labels()[5:7], ["Update", "Ai"])
+        with self.assertRaises(weft.WeftError) as cm:
+            app.insert_schedule("Update", after="Last")
+        self.assertEqual(cm.exception.name, "WEFT_ERR_INVALID_ARG")
+        with self.assertRaises(weft.WeftError) as cm:
+            app.insert_schedule("X", after="Nowhere")
+        self.assertEqual(cm.exception.name, "WEFT_ERR_NOT_FOUND")
+        with self.assertRaises(weft.WeftError) as cm:
+            app.insert_schedule("Ai", after="Ai")
+        self.assertEqual(cm.exception.name, "WEFT_ERR_SCHEDULE_CYCLE")
+        log = []
+        app.add_system("Startup", lambda ctx: log.append("startup"), name="s")
+        app.add_system("Ai", lambda ctx: log.append("ai"), name="ai")
+        app.add_system("Input", lambda ctx: log.append("input"), name="input")
+        app.update(0.01)
+        app.update(0.01)
+        self.assertEqual(log, ["startup", "input", "ai", "input", "ai"])
+
+    def test_runner_and_exit(self):
+        app = weft.App()   # its own world
+        self.addCleanup(app.close)
+        count = []
+
+        @app.system("Update")
+        def tick(ctx):
+            count.append(1)
+            if len(count) == 3:
+                app.exit(5)
+
+        def runner(a):
+            while a.exit_requested is None:
+                a.update(1 / 60)
+        self.assertIsNone(app.exit_requested)
+        app.run(runner)
+        self.assertEqual(len(count), 3)
+        self.assertEqual(app.exit_requested, 5)
+
+        def bad_runner(a):
+            raise KeyError("stop")
+        with self.assertRaises(KeyError):
+            app.run(bad_runner)
+
+    def test_world_close_releases_the_app(self):
+        w = weft.World()
+        app = weft.App(w)
+        w.close()             # destroys the app first
+        with self.assertRaises(weft.WeftError):
+            app.update(0.1)
 
 
 def build_sim(w):

@@ -32,7 +32,7 @@ STATUS_NAMES = (
     "WEFT_ERR_BAD_ALIGNMENT", "WEFT_ERR_DUPLICATE_COMPONENT",
     "WEFT_ERR_CORRUPT", "WEFT_ERR_NOT_UNIQUE", "WEFT_ERR_DEPTH_LIMIT",
     "WEFT_ERR_RELATIONSHIP", "WEFT_ERR_CALLBACK", "WEFT_ERR_BAD_FORMAT",
-    "WEFT_ERR_TYPE_MISMATCH",
+    "WEFT_ERR_TYPE_MISMATCH", "WEFT_ERR_UNSUPPORTED",
 )
 for _i, _n in enumerate(STATUS_NAMES):
     globals()[_n[len("WEFT_"):]] = _i
@@ -313,13 +313,51 @@ class WeftJobSystem(ctypes.Structure):
                 ("submit", JOB_SUBMIT_FN), ("help", JOB_HELP_FN)]
 
 
-class WeftFrameDesc(ctypes.Structure):
+# -- the app (weft_app_*)
+APP_BEFORE = 1
+APP_AFTER = 2
+APP_ORDER_STARTUP = 1
+APP_ORDER_MAIN = 2
+APP_ORDER_FIXED = 3
+APP_MIN_FIXED_STEP = 1e-6
+APP_MAX_FIXED_STEPS = 1024
+APP_LABELS = ("PreStartup", "Startup", "PostStartup", "First", "PreUpdate",
+              "StateTransition", "RunFixedMainLoop", "Update", "PostUpdate", "Last",
+              "FixedFirst", "FixedPreUpdate", "FixedUpdate", "FixedPostUpdate", "FixedLast")
+PLUGIN_FN = ctypes.CFUNCTYPE(c_status, _vp, _vp)
+RUNNER_FN = ctypes.CFUNCTYPE(c_status, _vp, _vp)
+
+
+class WeftAppDesc(ctypes.Structure):
     _fields_ = [("_start_canary", ctypes.c_uint32),
-                ("schedules", ctypes.POINTER(_vp)),
-                ("schedule_count", ctypes.c_int32),
-                ("fixed", _vp),
-                ("fixed_before", ctypes.c_int32),
+                ("world", _vp),
+                ("world_desc", WeftWorldDesc),
                 ("fixed_step", ctypes.c_double),
                 ("max_delta", ctypes.c_double),
+                ("max_fixed_steps", ctypes.c_int32),
                 ("no_message_update", ctypes.c_bool),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftPluginDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("build", PLUGIN_FN),
+                ("finish", PLUGIN_FN),
+                ("cleanup", PLUGIN_FN),
+                ("dependencies", ctypes.POINTER(ctypes.c_char_p)),
+                ("dependency_count", ctypes.c_int32),
+                ("repeatable", ctypes.c_bool),
+                ("user", _vp),
+                ("free_user", FREE_USER_FN),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftPluginGroupDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("plugins", ctypes.POINTER(WeftPluginDesc)),
+                ("plugin_count", ctypes.c_int32),
+                ("disabled", ctypes.POINTER(ctypes.c_char_p)),
+                ("disabled_count", ctypes.c_int32),
                 ("_end_canary", ctypes.c_uint32)]

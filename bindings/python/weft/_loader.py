@@ -11,8 +11,9 @@ import subprocess
 import sys
 
 from ._abi import (
-    ABI_VERSION, CHUNK_FN, COMMAND_DROP_FN, COMMAND_FN, WeftAmbiguity, WeftArchetypeInfo,
-    WeftComponentDesc, WeftComponentInfo, WeftConditionDesc, WeftEventDesc, WeftFrameDesc,
+    ABI_VERSION, CHUNK_FN, COMMAND_DROP_FN, COMMAND_FN, RUNNER_FN, WeftAppDesc, WeftPluginDesc,
+    WeftPluginGroupDesc, WeftAmbiguity, WeftArchetypeInfo,
+    WeftComponentDesc, WeftComponentInfo, WeftConditionDesc, WeftEventDesc,
     WeftIter, WeftJobSystem, WeftMessageCursor, WeftMessageDesc, WeftObserverDesc,
     WeftQueryDesc, WeftRelationshipDesc, WeftRequire, WeftSystemDesc, WeftSystemStats,
     WeftTicks, WeftValue, WeftWorldDesc, WeftWorldStats, _vp, c_component, c_entity, c_event,
@@ -36,6 +37,7 @@ _sch = _vp       # weft_schedule *
 _cond = _vp      # weft_condition *
 _ctx = _vp       # weft_system_ctx *
 _node = ctypes.c_uint32   # weft_node
+_app = _vp       # weft_app *
 
 # name: (restype, argtypes) -- mirrors include/weft.h.
 _PROTOTYPES = {
@@ -220,11 +222,30 @@ _PROTOTYPES = {
     "weft_system_removed_read": (c_entity, [_ctx, c_component]),
     "weft_system_fail": (None, [_ctx, c_status, _cstr]),
     "weft_system_par_each": (c_status, [_ctx, _i32, CHUNK_FN, _vp, _i32]),
-    # frames
-    "weft_frame_configure": (c_status, [_w, _P(WeftFrameDesc)]),
-    "weft_frame_run": (c_status, [_w, ctypes.c_double]),
-    "weft_frame_fixed_steps": (_i32, [_w]),
-    "weft_frame_accumulator": (ctypes.c_double, [_w]),
+    # the app
+    "weft_app_create": (_app, [_P(WeftAppDesc)]),
+    "weft_app_destroy": (c_status, [_app]),
+    "weft_app_world": (_w, [_app]),
+    "weft_app_schedule": (_sch, [_app, _cstr]),
+    "weft_app_add_system": (_node, [_app, _cstr, _P(WeftSystemDesc)]),
+    "weft_app_insert_schedule": (c_status, [_app, _cstr, _cstr, _i32]),
+    "weft_app_label_count": (_i32, [_app, _i32]),
+    "weft_app_label": (_cstr, [_app, _i32, _i32]),
+    "weft_app_update": (c_status, [_app, ctypes.c_double]),
+    "weft_app_run": (c_status, [_app, RUNNER_FN, _vp]),
+    "weft_app_exit": (c_status, [_app, _i32]),
+    "weft_app_exit_requested": (_bool, [_app, _P(_i32)]),
+    "weft_app_update_count": (_i64, [_app]),
+    "weft_app_fixed_steps": (_i32, [_app]),
+    "weft_app_fixed_accumulator": (ctypes.c_double, [_app]),
+    "weft_app_fixed_step": (ctypes.c_double, [_app]),
+    "weft_app_set_fixed_step": (c_status, [_app, ctypes.c_double]),
+    "weft_app_add_plugin": (c_status, [_app, _P(WeftPluginDesc)]),
+    "weft_app_add_plugin_group": (c_status, [_app, _P(WeftPluginGroupDesc)]),
+    "weft_app_setup": (c_status, [_app]),
+    "weft_app_has_plugin": (_bool, [_app, _cstr]),
+    "weft_app_plugin_count": (_i32, [_app]),
+    "weft_app_plugin_name": (_cstr, [_app, _i32]),
 }
 
 

@@ -1,15 +1,15 @@
 # bindings/python/weft/schedules.py - schedules, nodes and run conditions, and the World methods
-# for schedules, the executor and frames.
+# for schedules and the executor.
 # SPDX-License-Identifier: MIT
 """Schedules, nodes and run conditions, and the World methods for schedules,
-the executor and frames."""
+the executor."""
 
 import ctypes
 
 from ._abi import (
     ACCESS_READ, ACCESS_WRITE, CONDITION_FN, ERR_INVALID_HANDLE, ERR_WRONG_PHASE,
     MAX_SYSTEM_QUERIES, NODE_SET, OK, ORDER_IGNORE_DEFERRED, SYSTEM_COMMANDS, SYSTEM_EXCLUSIVE,
-    SYSTEM_FN, SYSTEM_MAIN_THREAD, WeftAmbiguity, WeftConditionDesc, WeftFrameDesc,
+    SYSTEM_FN, SYSTEM_MAIN_THREAD, WeftAmbiguity, WeftConditionDesc,
     WeftMessageUse, WeftQueryDesc, WeftResourceUse, WeftSystemDesc, WeftSystemStats, _vp,
     c_component,
 )
@@ -699,7 +699,7 @@ def _fail_with(sched, info, ctx, exc):
 class _SchedulesWorld:
     """World methods for schedules (a mixin of weft.World)."""
 
-    # -- schedules, executor, frames
+    # -- schedules, executor
     def schedule(self, name):
         """Creates an empty Schedule named `name` (WeftError
         ALREADY_EXISTS when the name is taken; see schedule_lookup)."""
@@ -735,53 +735,8 @@ class _SchedulesWorld:
         """Workers of the current executor (1: single-threaded)."""
         return _lib.weft_world_threads(self._p())
 
-    def frame_configure(self, schedules=(), fixed=None, fixed_before=None,
-                        fixed_step=0.0, max_delta=0.0, no_message_update=False):
-        """Sets the plan frame_run() follows: `schedules` in order every
-        frame, and the optional `fixed` schedule run floor(acc / step)
-        times per frame (dt = fixed_step, 0: 1/64 s) before
-        schedules[fixed_before] (default: after all). max_delta clamps a
-        frame's dt (0: 0.25 s). The plan keeps the Schedule objects alive."""
-        schedules = list(schedules)
-        arr = (_vp * max(1, len(schedules)))()
-        for i, sch in enumerate(schedules):
-            arr[i] = sch._p()
-        desc = WeftFrameDesc()
-        desc.schedules = ctypes.cast(arr, _P(_vp)) if schedules else None
-        desc.schedule_count = len(schedules)
-        desc.fixed = fixed._p() if fixed is not None else None
-        desc.fixed_before = len(schedules) if fixed_before is None else fixed_before
-        desc.fixed_step = fixed_step
-        desc.max_delta = max_delta
-        desc.no_message_update = no_message_update
-        self._check(_lib.weft_frame_configure(self._p(), ctypes.byref(desc)))
-        self._frame = tuple(schedules) + ((fixed,) if fixed is not None else ())
-
-    def frame_run(self, dt):
-        """Runs one frame of `dt` seconds (see weft_frame_run). Every
-        schedule runs; the first failure is raised afterwards as WeftError
-        (chained to the Python exception when a Python system raised)."""
-        p = self._p()
-        outer, self._system_exc = self._system_exc, None
-        try:
-            status = _lib.weft_frame_run(p, dt)
-            failures = self._system_exc
-        finally:
-            self._system_exc = outer
-        self._finish_run(status, failures)
-
-    @property
-    def frame_fixed_steps(self):
-        """Fixed steps run by the last frame."""
-        return _lib.weft_frame_fixed_steps(self._p())
-
-    @property
-    def frame_accumulator(self):
-        """Seconds left in the fixed-step accumulator."""
-        return _lib.weft_frame_accumulator(self._p())
-
     def _finish_run(self, status, failures):
-        """Raises what a schedule or frame run left: an exception of an
+        """Raises what a schedule run or app update left: an exception of an
         observer or hook first (as itself); then the run's failure as
         WeftError with the world's message, chained to the exception of the
         Python system it names; then an exception of a Python condition

@@ -57,7 +57,7 @@ class World(_ComponentsWorld,
         self._depth = 0         # nesting of Python callbacks on the stack
         self._next_key = 1
         self._schedules = {}    # weft_schedule * -> Schedule
-        self._frame = ()        # schedules the frame plan points at
+        self._app = None        # the App driving this world, if any
         self._system_exc = None # exceptions systems/conditions raised in a run
         self._in_system = 0     # Python systems/conditions on the stack
         desc = WeftWorldDesc()
@@ -85,6 +85,8 @@ class World(_ComponentsWorld,
         WeftError (WRONG_PHASE) from inside one of the world's callbacks,
         where weft refuses and the world stays usable."""
         if self._ptr:
+            if self._app is not None and not self._depth:
+                self._app._release()   # weft refuses to destroy a world an app drives
             destroyed = False
             if self._depth:
                 # inside a callback of this world: weft refuses
@@ -99,7 +101,6 @@ class World(_ComponentsWorld,
             for sch in list(self._schedules.values()):
                 sch._forget()
             self._schedules.clear()
-            self._frame = ()
             self._callbacks.clear()
             self._keep.clear()
             self._raise_pending()

@@ -1,0 +1,199 @@
+# bindings/python/weft/app.py - the App: a World driven through the main schedule order, fixed time,
+# runners and exit requests (weft_app_* in weft.h).
+# SPDX-License-Identifier: MIT
+"""The App: a World driven through the main schedule order (PreStartup,
+Startup, PostStartup once; First, PreUpdate, StateTransition,
+RunFixedMainLoop with the fixed order FixedFirst .. FixedLast 0..k times,
+Update, PostUpdate, Last every update), fixed time, runners and exit
+requests. Labels are schedule names; App.schedule(label) gives the
+Schedule, on which every Schedule method works."""
+
+import ctypes
+
+from ._abi import (
+    APP_AFTER, APP_BEFORE, APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP,
+    ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, OK, RUNNER_FN, WeftAppDesc,
+)
+from ._loader import _lib
+from .errors import WeftError, _s
+from .schedules import Schedule
+from .systems import _exc_status
+from .world import World
+
+_ORDERS = {"startup": APP_ORDER_STARTUP, "main": APP_ORDER_MAIN, "fixed": APP_ORDER_FIXED}
+
+
+class App:
+    """A weft app. App() creates its own World (keyword arguments go to
+    World()); App(world=w) drives an existing one, which outlives the app.
+    Use as a context manager or call close(). Every method runs on the
+    world's driver thread."""
+
+    def __init__(self, world=None, fixed_step=0.0, max_delta=0.0, max_fixed_steps=0,
+                 no_message_update=False, **world_kwargs):
+        self._ptr = None
+        self._owns_world = world is None
+        if world is None:
+            world = World(**world_kwargs)
+        elif world_kwargs:
+            raise TypeError("World arguments given with an existing world")
+        self.world = world
+        desc = WeftAppDesc()
+        desc.world = world._p()
+        desc.fixed_step = fixed_step
+        desc.max_delta = max_delta
+        desc.max_fixed_steps = max_fixed_steps
+        desc.no_message_update = no_message_update
+        ptr = _lib.weft_app_create(ctypes.byref(desc))
+        if not ptr:
+            status = _lib.weft_last_status(world._p())
+            msg = _s(_lib.weft_last_error(world._p()))
+            if self._owns_world:
+                world.close()
+            raise WeftError(status if status != OK else ERR_OUT_OF_MEMORY,
+                            msg or "weft_app_create failed", recorded=True)
+        self._ptr = ptr
+        self._runner = None
+        world._app = self
+
+    # -- lifetime
+    def _p(self):
+        if not self._ptr:
+            raise WeftError(ERR_INVALID_HANDLE, "app closed")
+        return self._ptr
+
+    def close(self):
+        """Destroys the app, then the World when the app created it."""
+        self._release()
+        if self._owns_world:
+            self.world.close()
+
+    def _release(self):
+        """Destroys the app only (World.close calls it first)."""
+        if self._ptr:
+            status = _lib.weft_app_destroy(self._ptr)
+            if status == OK:
+                self._ptr = None
+                self.world._app = None
+            self.world._check(status)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- labels
+    def schedule(self, label):
+        """The Schedule of `label` (a built-in label or one inserted with
+        insert_schedule); WeftError NOT_FOUND otherwise."""
+        w = self.world
+        ptr = w._handle(_lib.weft_app_schedule(self._p(), label.encode("utf-8")))
+        sch = w._schedules.get(ptr)
+        if sch is None:
+            sch = w._schedules[ptr] = Schedule(w, ptr, label)
+        return sch
+
+    def add_system(self, label, fn, **kwargs):
+        """Schedule(label).add_system(fn, **kwargs)."""
+        return self.schedule(label).add_system(fn, **kwargs)
+
+    def system(self, label, **kwargs):
+        """Decorator form of add_system."""
+        return self.schedule(label).system(**kwargs)
+
+    def insert_schedule(self, label, before=None, after=None):
+        """Places the schedule `label` right before or after another label
+        (exactly one of before/after); returns its Schedule. A label placed
+        earlier moves. WeftError for an unknown anchor, a cycle, a
+        built-in label."""
+        if (before is None) == (after is None):
+            raise TypeError("give exactly one of before= and after=")
+        anchor = before if before is not None else after
+        place = APP_BEFORE if before is not None else APP_AFTER
+        self.world._check(_lib.weft_app_insert_schedule(
+            self._p(), label.encode("utf-8"), anchor.encode("utf-8"), place))
+        return self.schedule(label)
+
+    def labels(self, order="main"):
+        """The labels of an order ("startup", "main" or "fixed") in run
+        order."""
+        o = _ORDERS[order]
+        p = self._p()
+        return [_s(_lib.weft_app_label(p, o, i))
+                for i in range(_lib.weft_app_label_count(p, o))]
+
+    # -- running
+    def update(self, dt):
+        """Runs one update of `dt` seconds (startup once first; see
+        weft_app_update). Every schedule runs; the first failure is raised
+        afterwards as WeftError (chained to the Python exception when a
+        Python system raised)."""
+        w = self.world
+        p = self._p()
+        outer, w._system_exc = w._system_exc, None
+        try:
+            status = _lib.weft_app_update(p, dt)
+            failures = w._system_exc
+        finally:
+            w._system_exc = outer
+        w._finish_run(status, failures)
+
+    def run(self, runner):
+        """Sets the plugins up and calls runner(app), which drives the app
+        with update() until it decides to stop (exit_requested tells
+        whether something asked). An exception from the runner propagates."""
+        caught = []
+
+        def tramp(app_ptr, user):
+            try:
+                runner(self)
+                return OK
+            except BaseException as exc:   # must not unwind into C
+                caught.append(exc)
+                return _exc_status(exc)
+        fn = RUNNER_FN(tramp)
+        self._runner = fn
+        try:
+            status = _lib.weft_app_run(self._p(), fn, None)
+        finally:
+            self._runner = None
+        if caught:
+            raise caught[0]
+        if status != OK:
+            self.world._check(status)
+
+    def exit(self, code=0):
+        """Asks the runner to stop with `code` (the first request wins).
+        May be called from a system."""
+        _lib.weft_app_exit(self._p(), code)
+
+    @property
+    def exit_requested(self):
+        """None, or the code of the first exit request."""
+        code = ctypes.c_int32(0)
+        if _lib.weft_app_exit_requested(self._p(), ctypes.byref(code)):
+            return code.value
+        return None
+
+    @property
+    def update_count(self):
+        return _lib.weft_app_update_count(self._p())
+
+    @property
+    def fixed_steps(self):
+        """Fixed steps run by the last update."""
+        return _lib.weft_app_fixed_steps(self._p())
+
+    @property
+    def fixed_accumulator(self):
+        """Seconds left in the fixed-step accumulator."""
+        return _lib.weft_app_fixed_accumulator(self._p())
+
+    @property
+    def fixed_step(self):
+        return _lib.weft_app_fixed_step(self._p())
+
+    @fixed_step.setter
+    def fixed_step(self, step):
+        self.world._check(_lib.weft_app_set_fixed_step(self._p(), step))
