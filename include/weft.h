@@ -506,6 +506,23 @@ WEFT_API bool weft_has(const weft_world *world, weft_entity e, weft_component c)
 WEFT_API const void *weft_get(const weft_world *world, weft_entity e,
                               weft_component c, size_t size);
 
+/** weft_get for many handles at once: out[i] receives what
+ *  weft_get(world, entities[i], c, size) returns, for i in 0..count-1,
+ *  except that a null, dead or stale handle, or an entity without `c`,
+ *  gives NULL without recording an error. The lookups are overlapped:
+ *  each group of handles has its entity records, then its values,
+ *  prefetched before they are read, so handles in random order cost a
+ *  fraction of as many weft_get calls (each of those waits for its record
+ *  before it can ask for the value). Thread: driver. Lifetime: each
+ *  pointer as weft_get's.
+ *  Returns: how many pointers are non-NULL, or -1 on misuse with the error
+ *  recorded and `out` untouched: INVALID_HANDLE (world), INVALID_ARG
+ *  (count negative, entities or out NULL while count > 0, `c` is a tag),
+ *  UNKNOWN_COMPONENT, SIZE_MISMATCH. */
+WEFT_API int32_t weft_get_many(const weft_world *world, const weft_entity *entities,
+                               int32_t count, weft_component c, size_t size,
+                               const void **out);
+
 /** Like weft_get but writable; stamps the value's changed tick with the
  *  current change tick. Errors: as weft_get plus IMMUTABLE. Thread: driver. */
 WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,

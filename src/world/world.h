@@ -43,6 +43,12 @@ typedef struct wf_spawn_cache {
     weft_component ids[WF_SPAWN_CACHE_IDS]; /* in the caller's order */
     int32_t count;
     wf_archetype *arch;                     /* NULL: empty cache */
+    int16_t cols[WF_SPAWN_CACHE_IDS];       /* column of ids[i] in arch's
+                                               table (tables never change
+                                               their columns) */
+    bool direct;                            /* every id has a column: a
+                                               spawn writes cols[] without
+                                               looking components up */
 } wf_spawn_cache;
 
 /* Message types and removed-component streams (world/messages.h). */
@@ -205,6 +211,13 @@ static inline bool wf_type_managed(const wf_type_info *ti)
  * duplicates. Records the error naming `fn`. */
 weft_status wf_values_check(const weft_world *w, const weft_value *values, int32_t count,
                             const char *fn);
+
+/* Pointers to component ti's value of each of n entities (NULL when the
+ * handle is not live or the entity lacks it); records and values are
+ * prefetched a group at a time. Returns the number found. ti has a value
+ * (size > 0); es and out hold n entries. */
+int32_t wf_world_get_many(const weft_world *w, const weft_entity *es, int32_t n,
+                          const wf_type_info *ti, const void **out);
 
 /* Slow half of wf_entity_check: classifies the failure and records it. */
 weft_status wf_entity_check_slow(const weft_world *w, weft_entity e, wf_record **out);
