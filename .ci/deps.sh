@@ -11,8 +11,11 @@
 # python3-venv, python3-setuptools and python3-wheel: the Python package is
 # installed offline into a fresh virtual environment by its tests and by
 # .ci/run (pip --no-index --no-build-isolation builds it with these).
+# python3-numpy: Chunk.array's numpy columns are tested (test_python_numpy)
+# and benchmarked with it; the binding itself does not need it.
 WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev
-                   libjansson-dev python3 python3-venv python3-setuptools python3-wheel)
+                   libjansson-dev libzstd-dev python3 python3-venv python3-setuptools
+                   python3-wheel python3-numpy)
 # Only the fuzz step needs these: clang ships libFuzzer, and Debian puts its
 # runtime (and clang's ASan/UBSan runtimes) in libclang-rt-dev.
 WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev)

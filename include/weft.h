@@ -94,6 +94,8 @@ typedef enum weft_status {
                                          corrupt, truncated or of another version */
     WEFT_ERR_TYPE_MISMATCH = 26,    /**< a value's kind differs from the described
                                          field's */
+    WEFT_ERR_UNSUPPORTED = 27,      /**< needs an optional part this build of weft
+                                         was made without (e.g. zstd) */
     WEFT_STATUS_NUM,
     WEFT_STATUS_FORCE_U32 = 0x7FFFFFFF
 } weft_status;
@@ -1898,6 +1900,50 @@ WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_compo
 WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t cap,
                                          size_t *out_len);
 
+/** Bits of weft_snapshot_options.flags. */
+typedef enum weft_snapshot_flags {
+    WEFT_SNAPSHOT_FLAGS_DEFAULT = 0,
+    /** A delta since options->since (as weft_snapshot_delta_write). */
+    WEFT_SNAPSHOT_DELTA = 1u << 0,
+    /** Compress the payload with zstd (the header stays plain and records
+     *  the flag and the payload's uncompressed size; the checksum covers
+     *  the compressed bytes). Needs a build with zstd
+     *  (weft_snapshot_zstd_available). */
+    WEFT_SNAPSHOT_ZSTD = 1u << 1,
+    WEFT_SNAPSHOT_FLAGS_FORCE_U32 = 0x7FFFFFFF
+} weft_snapshot_flags;
+
+/** How weft_snapshot_write_ex writes. Zero-initialize, then set fields. */
+typedef struct weft_snapshot_options {
+    uint32_t _start_canary; /**< must be 0 */
+    uint32_t flags;         /**< weft_snapshot_flags bits */
+    uint32_t since;         /**< DELTA: the base's change tick */
+    int32_t zstd_level;     /**< ZSTD: 1..19; 0 means 3 */
+    uint32_t _end_canary;   /**< must be 0 */
+} weft_snapshot_options;
+
+/** Writes a full or delta snapshot as weft_snapshot_write and
+ *  weft_snapshot_delta_write do, optionally compressed with zstd
+ *  (WEFT_SNAPSHOT_ZSTD). `options` NULL means a full, uncompressed
+ *  snapshot. Restore and merge read compressed and plain snapshots alike
+ *  (merge writes a plain one). Buffer rules as weft_snapshot_write, except
+ *  that when compressing the size a query reports is an upper bound (the
+ *  header plus zstd's bound for the payload) and a buffer must hold that
+ *  bound; *out_len then receives the size actually written. Compressing
+ *  allocates a scratch copy of the plain payload and zstd's state through
+ *  the world's allocator (freed before returning).
+ *  Thread: driver, outside schedule runs and iterations. Errors: as
+ *  weft_snapshot_write, INVALID_ARG (canary, unknown flag bits, a level
+ *  outside 0..19), UNSUPPORTED (ZSTD asked of a build without zstd),
+ *  OUT_OF_MEMORY (compressing). */
+WEFT_API weft_status weft_snapshot_write_ex(weft_world *world,
+                                            const weft_snapshot_options *options, void *buf,
+                                            size_t cap, size_t *out_len);
+
+/** True when this build of weft compresses and decompresses snapshots
+ *  with zstd (built with WEFT_ZSTD and libzstd found). Thread: any. */
+WEFT_API bool weft_snapshot_zstd_available(void);
+
 /** Restores a snapshot into `world`, which must hold no entity (none
  *  spawned or reserved since creation) and no resource, with the same
  *  registrations as the saved world: components and message types are
@@ -1913,9 +1959,13 @@ WEFT_API weft_status weft_snapshot_write(weft_world *world, void *buf, size_t ca
  *  `data` is read only during the call.
  *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (NULL data),
  *  WRONG_PHASE (world not empty, iterating), BAD_FORMAT (bad magic,
- *  version, byte order, checksum, truncated or inconsistent content),
+ *  version, byte order, checksum, truncated or inconsistent content,
+ *  a compressed payload that does not decompress to its recorded size),
+ *  UNSUPPORTED (compressed with zstd, and this build has no zstd),
  *  UNKNOWN_COMPONENT / NOT_FOUND (a saved component, message type,
- *  schedule or system the world lacks), SIZE_MISMATCH, OUT_OF_MEMORY. */
+ *  schedule or system the world lacks), SIZE_MISMATCH, OUT_OF_MEMORY
+ *  (also for the scratch copy a compressed snapshot is decompressed
+ *  into). */
 WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, size_t len);
 
 
@@ -1944,7 +1994,9 @@ WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since
  *  during the call. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG
  *  (NULL inputs or out_len), BAD_FORMAT (either input corrupt, of another
  *  version, a full snapshot given as delta or the reverse, a delta of
- *  another base), CAPACITY, OUT_OF_MEMORY. */
+ *  another base), UNSUPPORTED (an input compressed with zstd, and this
+ *  build has no zstd), CAPACITY, OUT_OF_MEMORY. Compressed inputs are
+ *  decompressed into scratch memory; the result is never compressed. */
 WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, size_t base_len,
                                          const void *delta, size_t delta_len, void *buf,
                                          size_t cap, size_t *out_len);
@@ -2367,6 +2419,8 @@ WEFT_API int32_t weft_app_plugin_count(const weft_app *app);
  *  order after it; NULL (NOT_FOUND recorded) when out of range.
  *  Lifetime: the app's. Thread: driver. */
 WEFT_API const char *weft_app_plugin_name(const weft_app *app, int32_t index);
+
+/* ==================================================================== */
 /* ---- states: finite state machines on resources and schedules ----  */
 /* (src/state/; entry points in src/api/api_state.c)                   */
 /* ==================================================================== */

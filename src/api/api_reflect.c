@@ -145,6 +145,44 @@ WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since
     return wf_snapshot_delta_write(world, since, buf, cap, out_len);
 }
 
+WEFT_API weft_status weft_snapshot_write_ex(weft_world *world,
+                                            const weft_snapshot_options *options, void *buf,
+                                            size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_snapshot_write_ex: out_len is NULL");
+    }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
+    weft_snapshot_options o;
+    memset(&o, 0, sizeof o);
+    if (options) {
+        o = *options;
+    }
+    if (o._start_canary || o._end_canary) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_snapshot_write_ex: options canary set (zero-initialize them)");
+    }
+    if (o.flags & ~(uint32_t)(WEFT_SNAPSHOT_DELTA | WEFT_SNAPSHOT_ZSTD)) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_snapshot_write_ex: unknown flag bits 0x%x", o.flags);
+    }
+    if (o.zstd_level < 0 || o.zstd_level > 19) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_snapshot_write_ex: zstd level %d is not in 0..19", o.zstd_level);
+    }
+    return wf_snapshot_write_ex(world, (o.flags & WEFT_SNAPSHOT_DELTA) != 0, o.since,
+                                (o.flags & WEFT_SNAPSHOT_ZSTD) != 0,
+                                o.zstd_level ? o.zstd_level : 3, buf, cap, out_len);
+}
+
+WEFT_API bool weft_snapshot_zstd_available(void)
+{
+    return wf_zstd_available();
+}
+
 WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, size_t base_len,
                                          const void *delta, size_t delta_len, void *buf,
                                          size_t cap, size_t *out_len)

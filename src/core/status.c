@@ -66,6 +66,8 @@ static const status_row status_table[WEFT_STATUS_NUM] = {
         "input data is malformed, corrupt, truncated or of another version"},
     [WEFT_ERR_TYPE_MISMATCH] = {"WEFT_ERR_TYPE_MISMATCH",
         "the value's kind differs from the described field's"},
+    [WEFT_ERR_UNSUPPORTED] = {"WEFT_ERR_UNSUPPORTED",
+        "needs an optional part this build of weft was made without (e.g. zstd)"},
 };
 
 const char *wf_status_name(weft_status status)

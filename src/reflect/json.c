@@ -841,7 +841,9 @@ static weft_status jr_entity_common(weft_world *w, weft_entity e, const char *te
 {
     weft_status st = jr_phase(w, fn);
     wf_record *rec = NULL;
-    if (st != WEFT_OK || (e && (st = wf_entity_check(w, e, &rec)) != WEFT_OK)) {
+    /* out_spawned tells a spawn from a read into e: entity 0 is not a
+     * request to spawn */
+    if (st != WEFT_OK || (!out_spawned && (st = wf_entity_check(w, e, &rec)) != WEFT_OK)) {
         return st;
     }
     jr r;
@@ -869,7 +871,7 @@ static weft_status jr_entity_common(weft_world *w, weft_entity e, const char *te
             wv[i].size = vals[i].ti->size;
             wv[i].ptr = vals[i].block;
         }
-        if (e) {
+        if (!out_spawned) {
             st = n ? wf_commit_insert(w, e, rec, wv, (int32_t)n) : WEFT_OK;
         } else {
             st = wf_commit_spawn(w, wv, (int32_t)n, out_spawned);

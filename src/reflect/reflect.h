@@ -122,6 +122,11 @@ weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_
 /* Writes only what changed since tick `since` (a delta). */
 weft_status wf_snapshot_delta_write(weft_world *w, uint32_t since, void *buf, size_t cap,
                                     size_t *out_len);
+/* Either of them, compressed with zstd at `level` (1..19) when zstd is
+ * true (then *out_len of a size query is an upper bound, and a scratch
+ * copy of the payload is allocated). */
+weft_status wf_snapshot_write_ex(weft_world *w, bool delta, uint32_t since, bool zstd,
+                                 int level, void *buf, size_t cap, size_t *out_len);
 /* Full snapshot = base + delta (w: error slot and scratch memory only). */
 weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
                               const void *delta, size_t delta_len, void *buf, size_t cap,
@@ -129,6 +134,26 @@ weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
 /* Validates a snapshot completely, then restores it into an empty world;
  * on error the world is unchanged (archetypes aside). */
 weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len);
+
+/* ---- compress.c ---- */
+
+/* True when zstd is compiled in (and not hidden by the test switch). */
+bool wf_zstd_available(void);
+/* Tests only: makes wf_zstd_available() false, to take the path of a
+ * build without zstd. Driver thread; not for concurrent worlds. */
+void wf_zstd_simulate_absent(bool absent);
+/* Largest compressed size of n bytes (0 without zstd). */
+size_t wf_zstd_bound(size_t n);
+/* Compresses n bytes of src into dst (cap >= wf_zstd_bound(n)); zstd's
+ * memory comes from w's allocator. OUT_OF_MEMORY, recorded. */
+weft_status wf_zstd_compress(weft_world *w, void *dst, size_t cap, const void *src, size_t n,
+                             int level, size_t *out);
+/* Checks, before anything is allocated, that a frame of m bytes announces
+ * exactly n plain bytes and could hold them (BAD_FORMAT, recorded). */
+weft_status wf_zstd_check_size(weft_world *w, uint64_t n, const void *src, size_t m);
+/* Decompresses a frame of m bytes that must hold exactly n bytes.
+ * BAD_FORMAT or OUT_OF_MEMORY, recorded. */
+weft_status wf_zstd_decompress(weft_world *w, void *dst, size_t n, const void *src, size_t m);
 
 /* ---- json.c ---- */
 

@@ -4,8 +4,10 @@
  * Format (all integers in the writer's byte order, which the header's
  * byte-order mark lets a reader detect):
  *   header, 64 bytes: magic "WEFTSNAP", version, byte-order mark
- *   0x01020304, header size, flags, payload length, XXH3-64 checksum (over
- *   the header with this field zeroed, then the payload), then zeroes;
+ *   0x01020304, header size, flags (1 delta, 2 zstd), payload length,
+ *   XXH3-64 checksum (over the header with this field zeroed, then the
+ *   payload as stored), the delta's base tick, the plain payload length
+ *   when the payload is compressed (else 0), then zeroes;
  *   payload: sections in a fixed order, each {u32 tag, u32 0, u64 length}
  *   followed by `length` bytes padded to 8:
  *     COMP  every registered component: id, size, align, storage, flags,
@@ -50,6 +52,7 @@
 #define SNAP_CHUNK 65536u
 #define SNAP_SECTIONS 10u
 #define SNAP_FLAG_DELTA 1u
+#define SNAP_FLAG_ZSTD 2u
 
 static const char snap_magic[8] = {'W', 'E', 'F', 'T', 'S', 'N', 'A', 'P'};
 
@@ -571,9 +574,10 @@ static weft_status snapshot_check(weft_world *w)
 }
 
 static void write_header(uint8_t *h, size_t payload, uint64_t checksum, uint32_t flags,
-                         uint64_t since)
+                         uint64_t since, uint64_t plain_len)
 {
     memset(h, 0, SNAP_HEADER);
+    memcpy(h + 48, &plain_len, 8);
     memcpy(h + 20, &flags, 4);
     memcpy(h + 40, &since, 8);
     memcpy(h, snap_magic, 8);
@@ -588,13 +592,18 @@ static void write_header(uint8_t *h, size_t payload, uint64_t checksum, uint32_t
     memcpy(h + 32, &checksum, 8);
 }
 
-/* Full snapshot (delta false) or delta since `since`. */
-static weft_status snapshot_write(weft_world *w, bool delta, uint32_t since, void *buf,
-                                  size_t cap, size_t *out_len)
+/* Full snapshot (delta false) or delta since `since`, compressed when
+ * `zstd` is true. */
+static weft_status snapshot_write(weft_world *w, bool delta, uint32_t since, bool zstd,
+                                  int level, void *buf, size_t cap, size_t *out_len)
 {
     weft_status st = snapshot_check(w);
     if (st != WEFT_OK) {
         return st;
+    }
+    if (zstd && !wf_zstd_available()) {
+        return wf_error(w, WEFT_ERR_UNSUPPORTED, "snapshot: compression asked for, but this "
+                        "build of weft has no zstd (WEFT_ZSTD)");
     }
     wr o;
     memset(&o, 0, sizeof o);
@@ -604,7 +613,17 @@ static weft_status snapshot_write(weft_world *w, bool delta, uint32_t since, voi
     o.all = delta && !wf_tick_after(since, w->last_check_tick, w->change_tick);
     write_all(w, &o);
     size_t payload = o.len;
+    uint32_t flags = delta ? SNAP_FLAG_DELTA : 0u;
     size_t total = SNAP_HEADER + payload;
+    if (zstd) {
+        size_t bound = wf_zstd_bound(payload);
+        if (bound == 0 || bound > SIZE_MAX - SNAP_HEADER) {
+            return wf_error(w, WEFT_ERR_CAPACITY, "snapshot: %zu bytes are too many to "
+                            "compress", payload);
+        }
+        total = SNAP_HEADER + bound;
+        flags |= SNAP_FLAG_ZSTD;
+    }
     *out_len = total;
     if (!buf) {
         return WEFT_ERR_CAPACITY;
@@ -614,26 +633,61 @@ static weft_status snapshot_write(weft_world *w, bool delta, uint32_t since, voi
                         total, cap);
     }
     uint8_t *b = buf;
-    write_header(b, payload, 0, delta ? SNAP_FLAG_DELTA : 0u, delta ? since : 0u);
+    if (!zstd) {
+        write_header(b, payload, 0, flags, delta ? since : 0u, 0);
+        XXH3_64bits_reset(&o.hs);
+        XXH3_64bits_update(&o.hs, b, SNAP_HEADER);
+        o.buf = b + SNAP_HEADER;
+        o.len = 0;
+        write_all(w, &o);
+        uint64_t sum = XXH3_64bits_digest(&o.hs);
+        memcpy(b + 32, &sum, 8);
+        return WEFT_OK;
+    }
+    /* the plain payload into scratch, compressed into the caller's buffer */
+    uint8_t *plain = wf_alloc(&w->alloc, payload ? payload : 1, 16);
+    if (!plain) {
+        *out_len = 0;
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory for the %zu "
+                        "bytes to compress", payload);
+    }
     XXH3_64bits_reset(&o.hs);
-    XXH3_64bits_update(&o.hs, b, SNAP_HEADER);
-    o.buf = b + SNAP_HEADER;
+    o.buf = plain;
     o.len = 0;
     write_all(w, &o);
-    uint64_t sum = XXH3_64bits_digest(&o.hs);
+    size_t packed = 0;
+    st = wf_zstd_compress(w, b + SNAP_HEADER, cap - SNAP_HEADER, plain, payload, level,
+                          &packed);
+    wf_free(&w->alloc, plain, payload ? payload : 1, 16);
+    if (st != WEFT_OK) {
+        *out_len = 0;
+        return st;
+    }
+    write_header(b, packed, 0, flags, delta ? since : 0u, payload);
+    XXH3_state_t hs;
+    XXH3_64bits_reset(&hs);
+    XXH3_64bits_update(&hs, b, SNAP_HEADER + packed);
+    uint64_t sum = XXH3_64bits_digest(&hs);
     memcpy(b + 32, &sum, 8);
+    *out_len = SNAP_HEADER + packed;
     return WEFT_OK;
 }
 
 weft_status wf_snapshot_write(weft_world *w, void *buf, size_t cap, size_t *out_len)
 {
-    return snapshot_write(w, false, 0, buf, cap, out_len);
+    return snapshot_write(w, false, 0, false, 0, buf, cap, out_len);
 }
 
 weft_status wf_snapshot_delta_write(weft_world *w, uint32_t since, void *buf, size_t cap,
                                     size_t *out_len)
 {
-    return snapshot_write(w, true, since, buf, cap, out_len);
+    return snapshot_write(w, true, since, false, 0, buf, cap, out_len);
+}
+
+weft_status wf_snapshot_write_ex(weft_world *w, bool delta, uint32_t since, bool zstd,
+                                 int level, void *buf, size_t cap, size_t *out_len)
+{
+    return snapshot_write(w, delta, since, zstd, level, buf, cap, out_len);
 }
 
 /* ==================================================================== */
@@ -2013,12 +2067,12 @@ static weft_status check_header(weft_world *w, const uint8_t *b, size_t len,
                         "snapshot restore: format version %u, this library reads %u", version,
                         WEFT_SNAPSHOT_VERSION);
     }
-    if (hsize != SNAP_HEADER || (flags & ~SNAP_FLAG_DELTA) != 0) {
+    if (hsize != SNAP_HEADER || (flags & ~(SNAP_FLAG_DELTA | SNAP_FLAG_ZSTD)) != 0) {
         return wf_error(w, WEFT_ERR_BAD_FORMAT,
                         "snapshot restore: header size %u or flags 0x%x not understood", hsize,
                         flags);
     }
-    if (flags != want_flags) {
+    if ((flags & SNAP_FLAG_DELTA) != want_flags) {
         return wf_error(w, WEFT_ERR_BAD_FORMAT,
                         want_flags ? "snapshot: a full snapshot where a delta was expected"
                                    : "snapshot: a delta cannot be restored alone; merge it "
@@ -2045,6 +2099,63 @@ static weft_status check_header(weft_world *w, const uint8_t *b, size_t len,
     return WEFT_OK;
 }
 
+/* The payload of a snapshot whose header check_header accepted: in
+ * place, or decompressed into scratch memory (freed by payload_close). */
+typedef struct snap_payload {
+    const uint8_t *p;
+    size_t n;
+    uint8_t *owned;
+} snap_payload;
+
+static weft_status payload_open(weft_world *w, const uint8_t *b, size_t len,
+                                snap_payload *out)
+{
+    uint32_t flags;
+    uint64_t plain;
+    memcpy(&flags, b + 20, 4);
+    memcpy(&plain, b + 48, 8);
+    out->p = b + SNAP_HEADER;
+    out->n = len - SNAP_HEADER;
+    out->owned = NULL;
+    if (!(flags & SNAP_FLAG_ZSTD)) {
+        return WEFT_OK;
+    }
+    if (!wf_zstd_available()) {
+        return wf_error(w, WEFT_ERR_UNSUPPORTED, "snapshot: compressed with zstd, and this "
+                        "build of weft has no zstd (WEFT_ZSTD)");
+    }
+    if (plain == 0) {
+        return wf_error(w, WEFT_ERR_BAD_FORMAT, "snapshot: the header records no plain "
+                        "length for a compressed payload");
+    }
+    weft_status st = wf_zstd_check_size(w, plain, out->p, out->n);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    uint8_t *buf = wf_alloc(&w->alloc, (size_t)plain, 16);
+    if (!buf) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory for the %llu "
+                        "bytes to decompress", (unsigned long long)plain);
+    }
+    st = wf_zstd_decompress(w, buf, (size_t)plain, out->p, out->n);
+    if (st != WEFT_OK) {
+        wf_free(&w->alloc, buf, (size_t)plain, 16);
+        return st;
+    }
+    out->p = buf;
+    out->n = (size_t)plain;
+    out->owned = buf;
+    return WEFT_OK;
+}
+
+static void payload_close(weft_world *w, snap_payload *pl)
+{
+    if (pl->owned) {
+        wf_free(&w->alloc, pl->owned, pl->n, 16);
+        pl->owned = NULL;
+    }
+}
+
 weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len)
 {
     if (w->iter_depth || w->settling || (w->sys && w->sys->depth) || w->cmds.count) {
@@ -2061,15 +2172,16 @@ weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len)
                         "reserved, no resource)");
     }
     uint64_t since = 0;
+    snap_payload pl;
     weft_status st = check_header(w, data, len, 0, &since);
-    if (st != WEFT_OK) {
+    if (st != WEFT_OK || (st = payload_open(w, data, len, &pl)) != WEFT_OK) {
         return st;
     }
     restore r;
     memset(&r, 0, sizeof r);
     r.w = w;
     r.st = WEFT_OK;
-    rd in = {(const uint8_t *)data + SNAP_HEADER, len - SNAP_HEADER, 0};
+    rd in = {pl.p, pl.n, 0};
     rd s;
     bool ok = section(&r, &in, SEC_COMP, &s) && parse_comps(&r, &s) &&
               section(&r, &in, SEC_ENTS, &s) && parse_ents(&r, &s) &&
@@ -2094,6 +2206,7 @@ weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len)
         commit(&r);
     }
     restore_free(&r);
+    payload_close(w, &pl);
     return ok ? WEFT_OK : r.st;
 }
 
@@ -2657,19 +2770,23 @@ weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
 {
     uint64_t bsince = 0;
     uint64_t since = 0;
+    snap_payload bp = {NULL, 0, NULL};
+    snap_payload dp = {NULL, 0, NULL};
     weft_status st = check_header(w, base, base_len, 0, &bsince);
     if (st != WEFT_OK || (st = check_header(w, delta, delta_len, SNAP_FLAG_DELTA, &since)) !=
                              WEFT_OK) {
+        return st;
+    }
+    if ((st = payload_open(w, base, base_len, &bp)) != WEFT_OK ||
+        (st = payload_open(w, delta, delta_len, &dp)) != WEFT_OK) {
+        payload_close(w, &bp);
         return st;
     }
     merge m;
     memset(&m, 0, sizeof m);
     m.r.w = w;
     m.since = since;
-    bool ok = view_open(&m.r, (const uint8_t *)base + SNAP_HEADER, base_len - SNAP_HEADER,
-                        &m.b) &&
-              view_open(&m.r, (const uint8_t *)delta + SNAP_HEADER, delta_len - SNAP_HEADER,
-                        &m.d) &&
+    bool ok = view_open(&m.r, bp.p, bp.n, &m.b) && view_open(&m.r, dp.p, dp.n, &m.d) &&
               merge_comps(&m, m.d.sec[0], &m.size, &m.role, &m.ncomps) &&
               merge_comps(&m, m.b.sec[0], &m.bsize, NULL, &m.nb);
     if (ok) {
@@ -2727,7 +2844,7 @@ weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
         } else {
             uint8_t *b = buf;
             size_t payload = o.len;
-            write_header(b, payload, 0, 0, 0);
+            write_header(b, payload, 0, 0, 0, 0);
             XXH3_64bits_reset(&o.hs);
             XXH3_64bits_update(&o.hs, b, SNAP_HEADER);
             o.buf = b + SNAP_HEADER;
@@ -2749,5 +2866,7 @@ weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
     if (m.cols) {
         wf_free(&w->alloc, m.cols, (size_t)m.cap_cols * sizeof *m.cols, 16);
     }
+    payload_close(w, &bp);
+    payload_close(w, &dp);
     return st;
 }

@@ -271,6 +271,11 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_state_transition_event, exited, 4);
     ABI_OFF(weft_state_transition_event, entered, 8);
     ABI_OFF(weft_state_transition_event, same, 12);
+    ABI_SIZE(weft_snapshot_options, 20);
+    ABI_OFF(weft_snapshot_options, flags, 4);
+    ABI_OFF(weft_snapshot_options, since, 8);
+    ABI_OFF(weft_snapshot_options, zstd_level, 12);
+    ABI_OFF(weft_snapshot_options, _end_canary, 16);
 #else
     skip();
 #endif
@@ -291,6 +296,7 @@ static void abi_enums_are_32_bits(void **state)
     assert_int_equal(sizeof(weft_state_kind), 4);
     assert_int_equal(sizeof(weft_app_place), 4);
     assert_int_equal(sizeof(weft_app_order), 4);
+    assert_int_equal(sizeof(weft_snapshot_flags), 4);
     assert_int_equal(sizeof(weft_entity), 8);
     assert_int_equal(sizeof(weft_component), 4);
 }

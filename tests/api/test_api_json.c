@@ -298,6 +298,11 @@ static void json_rejects_bad_input(void **state)
     weft_value v = {j.body, sizeof b0, &b0};
     weft_entity e = weft_spawn_with(f->w, &v, 1);
     expect_bad(f, e, j.body, "{\"position\":{\"x\":1", WEFT_ERR_BAD_FORMAT, "line");
+    // entity 0 is no entity (reading into it used to spawn, storing the new
+    // id through a NULL pointer)
+    expect_bad(f, 0, 0, "{\"components\":{\"pos\":{\"x\":1}}}", WEFT_ERR_INVALID_ENTITY,
+               NULL);
+    expect_bad(f, 0, 0, "{\"components\":{}}", WEFT_ERR_INVALID_ENTITY, NULL);
     expect_bad(f, e, j.body, "", WEFT_ERR_BAD_FORMAT, NULL);
     expect_bad(f, e, j.body, "{} trailing", WEFT_ERR_BAD_FORMAT, NULL);
     expect_bad(f, e, j.body, "{\"mass\":1,\"mass\":2}", WEFT_ERR_BAD_FORMAT, NULL);

@@ -733,6 +733,222 @@ static void snapshot_restore_survives_allocation_failures(void **state)
     tw_fixture_free(bf.src);
 }
 
+// ---- zstd ----
+
+static void *take_ex(weft_world *w, uint32_t flags, uint32_t since, size_t *len, size_t *bound)
+{
+    weft_snapshot_options o = {0};
+    o.flags = flags;
+    o.since = since;
+    size_t need = 0;
+    assert_int_equal(weft_snapshot_write_ex(w, &o, NULL, 0, &need), WEFT_ERR_CAPACITY);
+    void *buf = malloc(need);
+    assert_non_null(buf);
+    // one byte short of the bound is refused, untouched
+    memset(buf, 0x5A, need);
+    size_t got = 0;
+    assert_int_equal(weft_snapshot_write_ex(w, &o, buf, need - 1, &got), WEFT_ERR_CAPACITY);
+    assert_int_equal(got, need);
+    assert_true(((uint8_t *)buf)[0] == 0x5A && ((uint8_t *)buf)[need - 2] == 0x5A);
+    assert_int_equal(weft_snapshot_write_ex(w, &o, buf, need, len), WEFT_OK);
+    assert_true(*len <= need);
+    if (bound) {
+        *bound = need;
+    }
+    return buf;
+}
+
+// Compressed snapshots restore to the same world, merge like plain ones,
+// and are smaller for a world of repetitive values.
+static void snapshot_zstd_round_trip(void **state)
+{
+    (void)state;
+    if (!weft_snapshot_zstd_available()) {
+        skip();
+    }
+    tw_fixture *a = second_fixture();
+    ids c = register_all(a->w);
+    tw_rng r;
+    tw_rng_seed(&r, 1234);
+    weft_entity ents[64] = {0};
+    random_ops(a->w, &c, &r, ents, 64, 400);
+    for (int i = 0; i < 2000; i++) { // many equal values: compressible
+        vec3 p = {1.0f, 2.0f, 3.0f};
+        weft_value v = {c.pos, sizeof p, &p};
+        assert_int_not_equal(weft_spawn_with(a->w, &v, 1), 0);
+    }
+    size_t plen = 0;
+    void *plain = take_snapshot(a->w, &plen);
+    size_t zlen = 0;
+    size_t bound = 0;
+    void *z = take_ex(a->w, WEFT_SNAPSHOT_ZSTD, 0, &zlen, &bound);
+    assert_true(bound > plen - 64);
+    if (zlen * 4 > plen) {
+        fail_msg("compressed %zu bytes to %zu", plen, zlen);
+    }
+    // the flag is in the header; restore decompresses
+    tw_fixture *b = second_fixture();
+    register_all(b->w);
+    assert_int_equal(weft_snapshot_restore(b->w, z, zlen), WEFT_OK);
+    assert_int_equal(weft_world_check(b->w), WEFT_OK);
+    assert_int_equal(weft_world_hash(b->w), weft_world_hash(a->w));
+    size_t blen = 0;
+    void *again = take_snapshot(b->w, &blen);
+    assert_int_equal(blen, plen);
+    assert_memory_equal(again, plain, plen);
+    free(again);
+    // a compressed delta onto a compressed base merges to the plain full one
+    uint32_t since = weft_world_change_tick(a->w);
+    weft_world_increment_change_tick(a->w);
+    random_ops(a->w, &c, &r, ents, 64, 40);
+    size_t dlen = 0;
+    void *d = take_ex(a->w, WEFT_SNAPSHOT_ZSTD | WEFT_SNAPSHOT_DELTA, since, &dlen, NULL);
+    size_t mlen = 0;
+    void *merged = merge_into(a->w, z, zlen, d, dlen, &mlen);
+    size_t flen = 0;
+    void *full = take_snapshot(a->w, &flen);
+    assert_int_equal(mlen, flen);
+    assert_memory_equal(merged, full, flen);
+    // a compressed delta alone is still not a snapshot
+    expect_rejected(d, dlen, WEFT_ERR_BAD_FORMAT);
+    free(merged);
+    free(full);
+    free(d);
+    // corrupt compressed bytes under a valid checksum: refused with the
+    // world unchanged, or (a flipped value) restored consistent
+    uint8_t *bad = malloc(zlen);
+    assert_non_null(bad);
+    int refused = 0;
+    for (size_t at = 64; at < zlen; at += 1 + zlen / 97) {
+        memcpy(bad, z, zlen);
+        bad[at] ^= 0xFF;
+        rechecksum(bad, zlen);
+        tw_fixture *t = second_fixture();
+        register_all(t->w);
+        tw_snap before = tw_snap_take(t->w);
+        if (weft_snapshot_restore(t->w, bad, zlen) != WEFT_OK) {
+            refused++;
+            assert_true(strlen(weft_last_error(t->w)) > 0);
+            tw_snap_expect_same_content(t->w, &before);
+        } else {
+            assert_int_equal(weft_world_check(t->w), WEFT_OK);
+        }
+        tw_fixture_free(t);
+    }
+    assert_true(refused > 0);
+    // a header recording another plain size
+    memcpy(bad, z, zlen);
+    uint64_t plain_len;
+    memcpy(&plain_len, bad + 48, 8);
+    assert_int_equal(plain_len, plen - 64);
+    const uint64_t lies[] = {0, plain_len - 1, plain_len + 1, UINT64_MAX / 2};
+    for (size_t i = 0; i < sizeof lies / sizeof lies[0]; i++) {
+        memcpy(bad + 48, &lies[i], 8);
+        rechecksum(bad, zlen);
+        expect_rejected(bad, zlen, -1);
+    }
+    // truncated compressed payloads
+    for (size_t cut = 64; cut < zlen; cut += 1 + cut / 5) {
+        memcpy(bad, z, zlen);
+        uint64_t pl = cut - 64;
+        memcpy(bad + 24, &pl, 8);
+        rechecksum(bad, cut);
+        expect_rejected(bad, cut, WEFT_ERR_BAD_FORMAT);
+    }
+    free(bad);
+    free(z);
+    free(plain);
+    tw_fixture_free(a);
+    tw_fixture_free(b);
+}
+
+static void snapshot_write_ex_checks_options(void **state)
+{
+    tw_fixture *f = *state;
+    register_all(f->w);
+    weft_spawn(f->w);
+    size_t n = 99;
+    weft_snapshot_options o = {0};
+    o._start_canary = 1;
+    assert_int_equal(weft_snapshot_write_ex(f->w, &o, NULL, 0, &n), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(n, 0);
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, "canary");
+    memset(&o, 0, sizeof o);
+    o.flags = 1u << 7;
+    assert_int_equal(weft_snapshot_write_ex(f->w, &o, NULL, 0, &n), WEFT_ERR_INVALID_ARG);
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, "flag");
+    memset(&o, 0, sizeof o);
+    o.flags = WEFT_SNAPSHOT_ZSTD;
+    o.zstd_level = 20;
+    assert_int_equal(weft_snapshot_write_ex(f->w, &o, NULL, 0, &n), WEFT_ERR_INVALID_ARG);
+    tw_expect_error(f, WEFT_ERR_INVALID_ARG, "level");
+    // NULL options and zeroed options: the plain full snapshot, byte for byte
+    size_t plen = 0;
+    void *plain = take_snapshot(f->w, &plen);
+    size_t len = 0;
+    void *viaex = take_ex(f->w, 0, 0, &len, NULL);
+    assert_int_equal(len, plen);
+    assert_memory_equal(viaex, plain, plen);
+    size_t need = 0;
+    assert_int_equal(weft_snapshot_write_ex(f->w, NULL, NULL, 0, &need), WEFT_ERR_CAPACITY);
+    assert_int_equal(need, plen);
+    free(viaex);
+    free(plain);
+}
+
+// Every allocation of a compressed write and of a compressed restore
+// (the scratch copy and zstd's own memory go through the hook) fails in
+// turn: OUT_OF_MEMORY, nothing leaked, the world unchanged.
+static void snapshot_zstd_survives_allocation_failures(void **state)
+{
+    (void)state;
+    if (!weft_snapshot_zstd_available()) {
+        skip();
+    }
+    bad_fixture bf = bad_setup();
+    uint64_t want = weft_world_hash(bf.src->w);
+    weft_snapshot_options o = {0};
+    o.flags = WEFT_SNAPSHOT_ZSTD;
+    size_t need = 0;
+    assert_int_equal(weft_snapshot_write_ex(bf.src->w, &o, NULL, 0, &need), WEFT_ERR_CAPACITY);
+    uint8_t *z = malloc(need);
+    assert_non_null(z);
+    size_t zlen = 0;
+    for (int64_t n = 1;; n++) {
+        tw_alloc_fail_nth(&bf.src->alloc, n, false);
+        weft_status st = weft_snapshot_write_ex(bf.src->w, &o, z, need, &zlen);
+        bool injected = tw_alloc_injected(&bf.src->alloc) > 0;
+        tw_alloc_disarm(&bf.src->alloc);
+        if (!injected) {
+            assert_int_equal(st, WEFT_OK);
+            break;
+        }
+        assert_int_equal(st, WEFT_ERR_OUT_OF_MEMORY);
+        assert_int_equal(zlen, 0);
+    }
+    for (int64_t n = 1;; n++) {
+        tw_fixture *t = second_fixture();
+        register_all(t->w);
+        tw_snap before = tw_snap_take(t->w);
+        tw_alloc_fail_nth(&t->alloc, n, false);
+        weft_status st = weft_snapshot_restore(t->w, z, zlen);
+        bool injected = tw_alloc_injected(&t->alloc) > 0;
+        tw_alloc_disarm(&t->alloc);
+        if (!injected) {
+            assert_int_equal(st, WEFT_OK);
+            assert_int_equal(weft_world_hash(t->w), want);
+            tw_fixture_free(t);
+            break;
+        }
+        assert_int_equal(st, WEFT_ERR_OUT_OF_MEMORY);
+        tw_snap_expect_same_content(t->w, &before);
+        tw_fixture_free(t);
+    }
+    free(z);
+    free(bf.blob);
+    tw_fixture_free(bf.src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -745,6 +961,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(snapshot_refuses_owning_components, tw_setup,
                                         tw_teardown),
         cmocka_unit_test(snapshot_restore_survives_allocation_failures),
+        cmocka_unit_test(snapshot_zstd_round_trip),
+        cmocka_unit_test_setup_teardown(snapshot_write_ex_checks_options, tw_setup, tw_teardown),
+        cmocka_unit_test(snapshot_zstd_survives_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

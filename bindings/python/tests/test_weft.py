@@ -423,6 +423,18 @@ class TestQueries(WorldCase):
         self.assertEqual({e for c in added for e in c.entities}, {late})
         self.assertEqual({e for c in changed for e in c.entities}, {ents[2], late})
 
+    def test_closing_the_world_with_an_iteration_open(self):
+        # The generator is closed after its world: ending the iteration then
+        # would touch the destroyed world (a use after free under ASan).
+        w = weft.World()
+        w.register(Position)
+        w.spawn(Position(1, 2))
+        gen = iter(w.query(Position))
+        self.assertEqual(next(gen).count, 1)
+        w.close()
+        gen.close()
+        self.assertIsNone(w._ptr)
+
     def test_structural_calls_deferred_during_iteration(self):
         w = self.w
         ents = self.spawn_movers(10)

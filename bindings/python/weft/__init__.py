@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Python binding of weft, an embeddable ECS runtime (C ABI via ctypes).
 
-Standard library only. The shared library is found through the
-environment variable WEFT_LIBRARY (full path), else the installed
-library (pkg-config, then the standard library path), else a build tree
-next to the sources, and is refused unless
-weft_abi_version() equals ABI_VERSION (see _loader.load_library).
+Standard library only (numpy optional: Chunk.array returns columns as
+zero-copy numpy arrays, checked before every use). The shared library is
+found through the environment variable WEFT_LIBRARY (full path), else the
+installed library (pkg-config, then the standard library path), else a
+build tree next to the sources, and is refused unless weft_abi_version()
+equals ABI_VERSION (see _loader.load_library).
 
 Components are ctypes.Structure subclasses registered with
 World.register(); entities are Python ints (weft_entity, uint64). Every
@@ -18,7 +19,8 @@ Lifetimes (the C rules, see docs/bindings.md):
   structural change (spawn, despawn, insert, remove, flush, applying
   commands, the end of an iteration). A View checks where the value lives
   before every use and raises WeftError once it is stale.
-- Chunk columns/entities are zero-copy views valid until the next chunk.
+- Chunk columns/entities are zero-copy views valid until the next chunk;
+  Chunk.array's numpy arrays raise WeftError once their chunk is over.
 - Trigger objects passed to observers are valid only during the callback.
 
 Callbacks (observers, lifecycle hooks) never let a Python exception unwind
@@ -47,7 +49,7 @@ __all__ = [
 # names, so `import weft` (and `weft.<name>`, private helpers included) sees
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
-#   components -> queries -> commands -> observers -> messages ->
+#   components -> arrays -> queries -> commands -> observers -> messages ->
 #   relationships -> systems -> schedules -> state -> world -> app
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
@@ -61,8 +63,9 @@ from ._abi import (  # noqa: F401
     ERR_DEPTH_LIMIT, ERR_DUPLICATE_COMPONENT, ERR_IMMUTABLE, ERR_INTERNAL, ERR_INVALID_ARG,
     ERR_INVALID_ENTITY, ERR_INVALID_HANDLE, ERR_NOT_FOUND, ERR_NOT_UNIQUE, ERR_OUT_OF_MEMORY,
     ERR_POISONED, ERR_RELATIONSHIP, ERR_SCHEDULE_CYCLE, ERR_SIZE_MISMATCH, ERR_STALE_ENTITY,
-    ERR_TYPE_MISMATCH, ERR_UNKNOWN_COMPONENT, ERR_WRONG_PHASE, ERR_WRONG_THREAD, FILTER_ADDED,
-    FILTER_CHANGED, FILTER_NONE, FREE_FN, FREE_USER_FN, HOOK_FN, INSERT, JOB_FN, JOB_HELP_FN,
+    ERR_TYPE_MISMATCH, ERR_UNKNOWN_COMPONENT, ERR_UNSUPPORTED, ERR_WRONG_PHASE,
+    ERR_WRONG_THREAD, FILTER_ADDED, FILTER_CHANGED, FILTER_NONE, FREE_FN, FREE_USER_FN, HOOK_FN,
+    INSERT, JOB_FN, JOB_HELP_FN,
     JOB_SUBMIT_FN, LOCAL_FN, LOG_ERROR, LOG_FN, LOG_INFO, LOG_WARN, MAX_EVENT_DEPTH,
     MAX_SYSTEM_MESSAGES, MAX_SYSTEM_QUERIES, MAX_SYSTEM_RESOURCES, MAX_TERMS, MESSAGE_DROP_FN,
     MOVE_HOOK_FN, NODE_SET, OBSERVER_FN, OK, OPER_AND, OPER_DEFAULT, OPER_OPTIONAL, OPER_OR,
@@ -87,6 +90,9 @@ from .errors import (  # noqa: F401
 )
 from .components import (  # noqa: F401
     Component, View, _checked_view, _copy, _is_struct_type, _owned, _view,
+)
+from .arrays import (  # noqa: F401
+    column_array_type,
 )
 from .queries import (  # noqa: F401
     Added, Changed, Chunk, Query, Term, optional, or_, read, with_, without, write,
@@ -128,3 +134,11 @@ from ._abi import (  # noqa: F401
 from .app import (  # noqa: F401
     App,
 )
+
+
+def __getattr__(name):
+    # weft.ColumnArray (the numpy subclass Chunk.array returns) exists only
+    # with numpy, so it is made on first use: ImportError without numpy.
+    if name == "ColumnArray":
+        return column_array_type()
+    raise AttributeError("module 'weft' has no attribute %r" % name)

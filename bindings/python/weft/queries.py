@@ -12,6 +12,7 @@ from ._abi import (
 from ._loader import _lib
 from .errors import WeftError
 from .components import Component, _copy, _owned, _view
+from .arrays import _Lease, chunk_array
 
 
 class Term:
@@ -71,15 +72,52 @@ def Changed(c):
 
 class Chunk:
     """One chunk of an iteration: `count` rows of one table. Every view it
-    hands out (entities, columns) is zero-copy and valid only until the
-    iteration moves to the next chunk or ends."""
+    hands out (entities, columns, arrays) is zero-copy and valid only until
+    the iteration moves to the next chunk or ends; the numpy arrays of
+    array() check that before every use."""
 
-    __slots__ = ("_query", "_it", "count")
+    __slots__ = ("_query", "_it", "count", "_lease")
 
     def __init__(self, query, it):
         self._query = query
         self._it = it
         self.count = _lib.weft_iter_count(ctypes.byref(it))
+        self._lease = None
+
+    def _array_lease(self):
+        """The lease of this chunk's arrays (WeftError once it has ended)."""
+        lease = self._lease
+        if lease is None:
+            lease = self._lease = _Lease(self._query.world, "a chunk of %d rows" % self.count)
+        lease.check()
+        return lease
+
+    def _end(self):
+        """The iteration leaves this chunk: its arrays go stale."""
+        if self._lease is None:
+            self._lease = _Lease(self._query.world, "a chunk of %d rows" % self.count)
+        self._lease.end()
+
+    def array(self, term, mark=True, dtype=None):
+        """Column of term `term` as a zero-copy numpy structured array whose
+        dtype is the component's ctypes structure (a["x"] is a field), or
+        None when an OPTIONAL/OR term is absent from this chunk.
+
+        READ terms give read-only arrays (writeable=False; writing raises
+        WeftError ACCESS_VIOLATION). WRITE terms give writable ones and, with
+        `mark` (default), stamp every row of the chunk changed when asked,
+        as weft_iter_field_mut does. `dtype` replaces the structure's dtype
+        (its itemsize must be the component's size: WeftError
+        SIZE_MISMATCH otherwise).
+
+        The array is a weft.ColumnArray, a numpy subclass that checks before
+        every use that the chunk is still current: once the iteration has
+        moved on or ended, using it (or any view of it) raises WeftError
+        INVALID_HANDLE instead of reading memory the world may have freed.
+        Copies (a.copy(), a["x"] * 2, np.sum(a["x"])) are plain arrays and
+        stay valid. Needs numpy: ImportError without it (column() gives the
+        same memory as a ctypes array)."""
+        return chunk_array(self, term, mark, dtype)
 
     def __len__(self):
         return self.count
@@ -228,12 +266,17 @@ class Query:
         it = WeftIter()
         w._check(_lib.weft_query_iter(w._p(), self._p(), ctypes.byref(it)))
         done = False
+        chunk = None
         try:
             while _lib.weft_iter_next(ctypes.byref(it)):
-                yield Chunk(self, it)
+                chunk = Chunk(self, it)
+                yield chunk
+                chunk._end()
             done = True
         finally:
-            if not done:
+            if chunk is not None:
+                chunk._end()
+            if not done and w._ptr:      # a closed world took its iterations with it
                 _lib.weft_iter_fini(ctypes.byref(it))
             w._raise_pending()
 

@@ -231,12 +231,17 @@ class SystemContext:
         if st != OK:
             raise WeftError(st, "weft_system_iter(%d) failed" % sq.index, recorded=True)
         done = False
+        chunk = None
         try:
             while _lib.weft_iter_next(ctypes.byref(it)):
-                yield Chunk(sq, it)
+                chunk = Chunk(sq, it)
+                yield chunk
+                chunk._end()      # its numpy arrays go stale (Chunk.array)
             done = True
         finally:
-            if not done:
+            if chunk is not None:
+                chunk._end()
+            if not done and sq.world._ptr:   # a closed world took its iterations with it
                 _lib.weft_iter_fini(ctypes.byref(it))
 
     def each(self, query=0):

@@ -1,0 +1,304 @@
+# bindings/python/weft/arrays.py - chunk columns as zero-copy numpy structured arrays that check, on every use, that their chunk is still current (Chunk.array).
+# SPDX-License-Identifier: MIT
+"""Chunk columns as zero-copy numpy structured arrays (Chunk.array).
+
+numpy is optional: it is imported on the first Chunk.array call, which
+raises ImportError when it is missing; nothing else in the binding needs it.
+
+A numpy array cannot be invalidated: it keeps its data pointer for as long
+as it lives. The world's column memory, though, lasts only until the next
+structural change after the chunk. So the arrays handed out are of a
+subclass, ColumnArray, that keeps a lease on its chunk and checks it before
+every operation that reads or writes the memory: item and field access,
+arithmetic and comparisons, ufuncs, numpy functions (through
+__array_ufunc__ and __array_function__), every ndarray method, printing,
+iteration. Once the chunk is over (the iteration moved on or ended, the
+system returned, the world closed), each of them raises
+WeftError(WEFT_ERR_INVALID_HANDLE) before touching the memory.
+
+Every array derived from a column that still points into the world's
+memory (a field a["x"], a slice, a transpose, a reshape, a row a[i]) finds
+the lease through its base chain, which numpy always ends at the exporter
+object created here, and is a ColumnArray with the same check. Results in
+new memory (a copy, a + 1, np.sum) come back as plain ndarrays: they are
+the caller's and stay valid. A row of a structured column comes back as a
+0-d ColumnArray rather than a numpy.void, because a void scalar of a
+structured array is a view that numpy would let outlive the chunk.
+
+Explicit conversions to a plain array (np.asarray(a), a.view(np.ndarray),
+memoryview(a), a.base, a.ctypes, a.__array_interface__) hand out the raw
+memory, as taking the address would: they are checked when made and not
+afterwards, so use them only inside the chunk."""
+
+import ctypes
+
+from ._abi import ACCESS_WRITE, ERR_ACCESS_VIOLATION, ERR_INVALID_HANDLE, ERR_SIZE_MISMATCH
+from ._loader import _lib
+from .errors import WeftError
+
+_state = {}      # "np": the numpy module, "cls": ColumnArray, once built
+_dtypes = {}     # ctypes type -> numpy dtype
+
+
+def _numpy():
+    """The numpy module, or ImportError saying what needs it."""
+    np = _state.get("np")
+    if np is not None:
+        return np
+    try:
+        import numpy as np
+    except ImportError as exc:
+        raise ImportError(
+            "weft: Chunk.array returns numpy arrays, and numpy is not installed "
+            "(Debian: apt-get install python3-numpy; a venv made with "
+            "--system-site-packages sees it). Chunk.column gives the same "
+            "zero-copy column as a ctypes array without numpy.") from exc
+    _state["np"] = np
+    _state["cls"] = _build_class(np)
+    return np
+
+
+def column_array_type():
+    """The ColumnArray class (imports numpy; ImportError without it)."""
+    _numpy()
+    return _state["cls"]
+
+
+class _Lease:
+    """Validity of the arrays of one chunk: live until end(), and while the
+    world is open."""
+
+    __slots__ = ("alive", "world", "what")
+
+    def __init__(self, world, what):
+        self.alive = True
+        self.world = world
+        self.what = what
+
+    def end(self):
+        self.alive = False
+
+    def check(self):
+        if not self.alive or not self.world._ptr:
+            raise WeftError(ERR_INVALID_HANDLE,
+                            "stale column array of %s: its chunk is over (arrays last "
+                            "until the iteration moves to the next chunk or ends); "
+                            "copy what must outlive it (a.copy())" % self.what)
+
+
+class _Exporter:
+    """What numpy keeps as the base of a column array: the memory as an
+    array interface (read-only for READ terms), and the lease. Every array
+    numpy derives from that memory ends its base chain here."""
+
+    __slots__ = ("__array_interface__", "lease", "readonly", "what")
+
+    def __init__(self, addr, count, itemsize, readonly, lease, what):
+        self.__array_interface__ = {"data": (addr, readonly), "shape": (count,),
+                                    "typestr": "|V%d" % itemsize, "version": 3}
+        self.lease = lease
+        self.readonly = readonly
+        self.what = what
+
+
+def _dtype_of(np, comp):
+    """numpy dtype of a component's ctypes structure (fields, offsets,
+    nested structs and arrays; itemsize = ctypes.sizeof)."""
+    dt = _dtypes.get(comp.type)
+    if dt is None:
+        try:
+            dt = np.dtype(comp.type)
+        except (TypeError, ValueError, NotImplementedError) as exc:
+            raise TypeError("component %s: its ctypes type has no numpy dtype (%s); "
+                            "pass dtype= to Chunk.array" % (comp.name, exc)) from None
+        _dtypes[comp.type] = dt
+    return dt
+
+
+def chunk_array(chunk, term, mark, dtype):
+    """Chunk.array's body (see there)."""
+    np = _numpy()
+    t, comp = chunk._term(term)
+    q = chunk._query
+    lease = chunk._array_lease()
+    dt = _dtype_of(np, comp) if dtype is None else np.dtype(dtype)
+    if dt.itemsize != comp.size and hasattr(q, "system"):
+        # weft refuses the size itself, and a world query raises weft's
+        # message; a system cannot read its error slot (see _SystemQuery),
+        # so its chunks are checked here, in weft's words.
+        raise WeftError(ERR_SIZE_MISMATCH,
+                        "Chunk.array: term %d component '%s' has size %d but the dtype "
+                        "has itemsize %d" % (term, comp.name, comp.size, dt.itemsize))
+    q._clear()
+    it = ctypes.byref(chunk._it)
+    if t.access == ACCESS_WRITE:
+        fn = _lib.weft_iter_field_mut if mark else _lib.weft_iter_field_mut_nomark
+        ptr = fn(it, term, dt.itemsize)
+    else:
+        ptr = _lib.weft_iter_field(it, term, dt.itemsize)
+    if not ptr:
+        return q._absent(chunk, term)
+    cls = _state["cls"]
+    readonly = t.access != ACCESS_WRITE
+    if chunk.count == 0:
+        out = np.empty(0, dt)
+        if readonly:
+            out.flags.writeable = False
+        return out
+    exp = _Exporter(ptr, chunk.count, dt.itemsize, readonly, lease,
+                    "term %d (%s)" % (term, comp.name))
+    return np.ndarray.view(np.asarray(exp), dtype=dt, type=cls)
+
+
+def _build_class(np):
+    ndarray = np.ndarray
+    base_of = ndarray.base.__get__
+    iface = ndarray.__array_interface__.__get__
+    view = ndarray.view
+
+    def exporter_of(a):
+        b = a
+        while isinstance(b, ndarray):
+            b = base_of(b)
+        return b if isinstance(b, _Exporter) else None
+
+    def lease_of(a):
+        exp = exporter_of(a)
+        return exp.lease if exp is not None else None
+
+    def check_writable(a):
+        """WeftError(ACCESS_VIOLATION) for a column of a READ term (numpy's
+        own read-only flag stops the write anyway; this names the term)."""
+        if isinstance(a, ColumnArray) and not a.flags.writeable:
+            exp = exporter_of(a)
+            if exp is not None and exp.readonly:
+                raise WeftError(ERR_ACCESS_VIOLATION,
+                                "%s is a READ term: its column array is read-only "
+                                "(query it with write() to change it)" % exp.what)
+
+    def check(a):
+        lease = getattr(a, "_weft_lease", None)
+        if lease is not None:
+            lease.check()
+        return a
+
+    def plain(x):
+        """Checked plain view of a ColumnArray (the memory, no subclass),
+        anything else as it is; recurses into lists and tuples."""
+        if isinstance(x, ColumnArray):
+            check(x)
+            return view(x, ndarray)
+        if type(x) in (list, tuple):
+            return type(x)(plain(v) for v in x)
+        return x
+
+    def wrap(r):
+        """A result as the caller gets it: arrays over a chunk's memory as
+        ColumnArray (checked), arrays in their own memory as plain ndarrays."""
+        if isinstance(r, ndarray):
+            lease = lease_of(r)
+            if lease is not None:
+                return r if type(r) is ColumnArray else view(r, ColumnArray)
+            return view(r, ndarray) if isinstance(r, ColumnArray) else r
+        if type(r) in (list, tuple):
+            return type(r)(wrap(v) for v in r)
+        return r
+
+    class ColumnArray(ndarray):
+        """A zero-copy numpy view of a chunk column, checked before every
+        use (see weft.arrays). Read-only for READ terms."""
+
+        def __array_finalize__(self, obj):
+            self._weft_lease = lease_of(self)
+
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+            out = kwargs.get("out")
+            if out is not None:
+                for o in out:
+                    check(o)
+                    check_writable(o)
+                kwargs["out"] = plain(out)
+            r = getattr(ufunc, method)(*plain(inputs), **kwargs)
+            if out is not None and method != "at":
+                return out[0] if len(out) == 1 else out
+            return wrap(r)
+
+        def __array_function__(self, func, types, args, kwargs):
+            return wrap(func(*plain(args), **plain(kwargs)))
+
+        def __getitem__(self, key):
+            check(self)
+            r = ndarray.__getitem__(self, key)
+            if isinstance(r, np.void):
+                # a row of a structured column: a 0-d view instead of a
+                # numpy.void, which would refer to the memory unchecked
+                key = key if isinstance(key, tuple) else (key,)
+                r = ndarray.__getitem__(self, key + (Ellipsis,))
+            return wrap(r)
+
+        def __setitem__(self, key, value):
+            check(self)
+            check_writable(self)
+            if isinstance(value, ColumnArray):
+                # `a["x"] += b` ends with a["x"] = <the same view, already
+                # updated in place>: skip that copy of the memory onto itself
+                cur = ndarray.__getitem__(self, key)
+                if isinstance(cur, ndarray) and iface(cur) == iface(value):
+                    check(value)
+                    return
+            ndarray.__setitem__(self, key, plain(value))
+
+        def __iter__(self):
+            check(self)
+            for i in range(len(self)):
+                yield self[i]
+
+        def __repr__(self):
+            check(self)
+            return "weft.ColumnArray(%s)" % repr(view(self, ndarray))
+
+        def __str__(self):
+            check(self)
+            return str(view(self, ndarray))
+
+        @property
+        def valid(self):
+            """False once the chunk is over (using the array then raises)."""
+            lease = self._weft_lease
+            return lease is None or (lease.alive and bool(lease.world._ptr))
+
+    def checked_method(name, fn):
+        def method(self, *args, **kwargs):
+            check(self)
+            return wrap(fn(self, *args, **kwargs))
+        method.__name__ = name
+        method.__qualname__ = "ColumnArray." + name
+        method.__doc__ = fn.__doc__
+        return method
+
+    def checked_property(name, prop):
+        def get(self):
+            check(self)
+            return wrap(prop.__get__(self))
+
+        def set_(self, value):
+            check(self)
+            prop.__set__(self, value)
+        return property(get, set_, doc=prop.__doc__)
+
+    own = set(vars(ColumnArray))
+    skip = {"__new__", "__init__", "__array_finalize__", "__array_wrap__",
+            "__array_prepare__", "__class_getitem__", "__init_subclass__",
+            "__subclasshook__", "__getattribute__", "__setattr__", "__delattr__",
+            "__dir__", "__sizeof__", "__format__"}
+    getsets = {"T", "real", "imag", "flat", "data", "base", "ctypes",
+               "__array_interface__", "__array_struct__"}
+    for name, member in vars(ndarray).items():
+        if name in own or name in skip:
+            continue
+        if name in getsets:
+            setattr(ColumnArray, name, checked_property(name, member))
+        elif callable(member) and not isinstance(member, type):
+            setattr(ColumnArray, name, checked_method(name, member))
+    ColumnArray.__module__ = "weft"
+    return ColumnArray
