@@ -509,7 +509,8 @@ static bool bench_write_results(const char *path, bool json, const bench_cfg *cf
 
 /* Targets file: one line per scenario, "name, max ratio" (the last comma
  * splits); "name @ param, max ratio" limits a line to one swept value.
- * '#' starts a comment; blank lines are skipped. Every matching row must
+ * '#' starts a comment; blank lines and lines starting "peers:" (checked
+ * by weft_peers against the peer libraries) are skipped. Every matching row must
  * have weft / baseline at or below the max ratio. A line that cannot be
  * parsed, or that matches no row of this run (a renamed or removed
  * scenario, or one that was not run), is a failure, not a skip: a target
@@ -537,8 +538,8 @@ static int32_t bench_check_targets(const char *path)
         while (*name == ' ' || *name == '\t') {
             name++;
         }
-        if (*name == '\0') {
-            continue;
+        if (*name == '\0' || strncmp(name, "peers:", 6) == 0) {
+            continue; /* "peers:" lines are weft_peers' (bench/peers) */
         }
         char *comma = strrchr(name, ',');
         char *end = NULL;

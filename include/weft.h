@@ -506,6 +506,23 @@ WEFT_API bool weft_has(const weft_world *world, weft_entity e, weft_component c)
 WEFT_API const void *weft_get(const weft_world *world, weft_entity e,
                               weft_component c, size_t size);
 
+/** weft_get for many handles at once: out[i] receives what
+ *  weft_get(world, entities[i], c, size) returns, for i in 0..count-1,
+ *  except that a null, dead or stale handle, or an entity without `c`,
+ *  gives NULL without recording an error. The lookups are overlapped:
+ *  each group of handles has its entity records, then its values,
+ *  prefetched before they are read, so handles in random order cost a
+ *  fraction of as many weft_get calls (each of those waits for its record
+ *  before it can ask for the value). Thread: driver. Lifetime: each
+ *  pointer as weft_get's.
+ *  Returns: how many pointers are non-NULL, or -1 on misuse with the error
+ *  recorded and `out` untouched: INVALID_HANDLE (world), INVALID_ARG
+ *  (count negative, entities or out NULL while count > 0, `c` is a tag),
+ *  UNKNOWN_COMPONENT, SIZE_MISMATCH. */
+WEFT_API int32_t weft_get_many(const weft_world *world, const weft_entity *entities,
+                               int32_t count, weft_component c, size_t size,
+                               const void **out);
+
 /** Like weft_get but writable; stamps the value's changed tick with the
  *  current change tick. Errors: as weft_get plus IMMUTABLE. Thread: driver. */
 WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
@@ -2037,10 +2054,31 @@ WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, 
  *  into its base with weft_snapshot_merge. Values written through
  *  pointers without a change mark (weft_iter_field_mut_nomark without
  *  weft_iter_mark) are invisible to deltas. After a tick clamp since
- *  `since` every row counts as changed. Buffer rules, thread and errors
- *  as weft_snapshot_write. */
+ *  `since` every row counts as changed. With weft_snapshot_track on since
+ *  `since` or earlier and no structural change since, the delta is a
+ *  patch (only the changed rows, the entity index and row order taken
+ *  from the base at merge) written without visiting unchanged rows.
+ *  Buffer rules, thread and errors as weft_snapshot_write. */
 WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since, void *buf,
                                                size_t cap, size_t *out_len);
+
+/** Starts (on = true) or stops tracking changes for delta snapshots.
+ *  Starting (again) drops what was tracked and tracks from the world's
+ *  current change tick on: call it right after writing the base snapshot.
+ *  While tracking, every value write that marks a row changed (weft_get_mut,
+ *  written query terms, weft_iter_mark, weft_iter_set_if_neq, system
+ *  get_mut, field paths) also records where it wrote, in memory from the
+ *  world's allocator (one entry per write; a system writing a whole table
+ *  is one entry per run). A delta since a tick at or after the start is
+ *  then written from that record in time proportional to the changes,
+ *  when nothing structural happened at or after its `since` (spawn,
+ *  despawn, insert, remove, flush, restore); otherwise, and past
+ *  4,194,304 entries or when memory for them runs out, deltas scan every
+ *  row as they do untracked. Both kinds merge and chain alike.
+ *  Stopping frees the record. Untracked, a write costs one predictable
+ *  branch more. Thread: driver, outside schedule runs.
+ *  Errors: INVALID_HANDLE, WRONG_PHASE (a schedule is running). */
+WEFT_API weft_status weft_snapshot_track(weft_world *world, bool on);
 
 /** Applies a delta to its base: writes into `buf` the full snapshot equal
  *  to one written when the delta was (byte for byte). The base is a full

@@ -1035,6 +1035,11 @@ static void par_note_columns(const wf_par_ctx *pc, const wf_par_task *tasks, uin
             }
             if (c && c->ticks) {
                 wf_column_note(c, pc->this_run, now);
+                /* the tasks wrote some rows of it: journaled whole, the
+                 * rows' ticks to be checked */
+                if (WF_UNLIKELY(pc->w->journal.on)) {
+                    wf_journal_add_slow(pc->w, c, 0, WF_JOURNAL_ALL, 0, false);
+                }
             }
         }
     }

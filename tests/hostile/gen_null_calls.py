@@ -153,6 +153,10 @@ def valid_value(fn, ptype, pname):
         return "F->buf"
     if t == "const weft_value *":
         return "F->vals"
+    if t == "const weft_entity *":
+        return "&F->e"  # one handle (count arguments are 1)
+    if t in ("const void **", "const void * *"):
+        return "(const void **)(void *)F->scratch"
     if t == "const weft_require *":
         return "&F->req"
     if t == "weft_kind":

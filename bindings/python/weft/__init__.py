@@ -46,6 +46,10 @@ __all__ = [
     "WeftStateTransitionEvent",
     "App", "APP_LABELS", "Plugin", "SYSTEM_NOT_STEPPABLE", "STEP_DEFAULT",
     "STEP_ALWAYS_RUN", "STEP_NEVER_RUN", "STEP_BREAK", "DiagValue",
+    "Scene", "zstd_available", "kind_name", "SNAPSHOT_DELTA", "SNAPSHOT_ZSTD",
+    "SNAPSHOT_VERSION", "KIND_BOOL", "KIND_I8", "KIND_I16", "KIND_I32", "KIND_I64",
+    "KIND_U8", "KIND_U16", "KIND_U32", "KIND_U64", "KIND_F32", "KIND_F64", "KIND_ENTITY",
+    "KIND_STRING", "KIND_STRUCT", "KIND_ENUM", "ERR_UNSUPPORTED",
 ]
 
 # The package is split by concept; this file only gathers every module's
@@ -53,7 +57,8 @@ __all__ = [
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
 #   components -> arrays -> queries -> commands -> observers -> messages ->
-#   relationships -> systems -> schedules -> state -> diagnostics -> world -> app
+#   relationships -> systems -> schedules -> state -> diagnostics -> reflect ->
+#   world -> app
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
 # to World's bases in world.py, and its public names are imported here and
@@ -125,6 +130,15 @@ from .state import (  # noqa: F401
 )
 from .diagnostics import (  # noqa: F401
     DiagValue,
+)
+from ._abi import (  # noqa: F401
+    KIND_BOOL, KIND_ENTITY, KIND_ENUM, KIND_F32, KIND_F64, KIND_I8, KIND_I16, KIND_I32,
+    KIND_I64, KIND_NONE, KIND_STRING, KIND_STRUCT, KIND_U8, KIND_U16, KIND_U32, KIND_U64,
+    SNAPSHOT_DELTA, SNAPSHOT_VERSION, SNAPSHOT_ZSTD, WeftEnumValue, WeftField,
+    WeftSnapshotOptions, WeftTypeDesc,
+)
+from .reflect import (  # noqa: F401
+    Scene, kind_name, zstd_available, _DescBuilder, _ReflectWorld,
 )
 from .world import (  # noqa: F401
     World, entity_generation, entity_index,

@@ -371,6 +371,49 @@ class WeftAppDesc(ctypes.Structure):
                 ("_end_canary", ctypes.c_uint32)]
 
 
+# Reflection (type descriptions, snapshots).
+(KIND_NONE, KIND_BOOL, KIND_I8, KIND_I16, KIND_I32, KIND_I64, KIND_U8, KIND_U16,
+ KIND_U32, KIND_U64, KIND_F32, KIND_F64, KIND_ENTITY, KIND_STRING, KIND_STRUCT,
+ KIND_ENUM) = range(16)
+SNAPSHOT_DELTA = 1 << 0
+SNAPSHOT_ZSTD = 1 << 1
+SNAPSHOT_VERSION = 1
+
+
+class WeftEnumValue(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_int64)]
+
+
+class WeftTypeDesc(ctypes.Structure):
+    pass
+
+
+class WeftField(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p),
+                ("kind", ctypes.c_int32),
+                ("offset", ctypes.c_size_t),
+                ("count", ctypes.c_int32),
+                ("type", ctypes.POINTER(WeftTypeDesc)),
+                ("enum_base", ctypes.c_int32),
+                ("enum_values", ctypes.POINTER(WeftEnumValue)),
+                ("enum_count", ctypes.c_int32)]
+
+
+WeftTypeDesc._fields_ = [("name", ctypes.c_char_p),
+                         ("size", ctypes.c_size_t),
+                         ("align", ctypes.c_size_t),
+                         ("fields", ctypes.POINTER(WeftField)),
+                         ("field_count", ctypes.c_int32)]
+
+
+class WeftSnapshotOptions(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("flags", ctypes.c_uint32),
+                ("since", ctypes.c_uint32),
+                ("zstd_level", ctypes.c_int32),
+                ("_end_canary", ctypes.c_uint32)]
+
+
 class WeftPluginDesc(ctypes.Structure):
     _fields_ = [("_start_canary", ctypes.c_uint32),
                 ("name", ctypes.c_char_p),
