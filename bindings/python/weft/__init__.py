@@ -28,6 +28,8 @@ into C: the ctypes trampoline catches it, stores it on the World, and the
 binding re-raises it once the outermost weft call has returned.
 """
 
+from typing import TYPE_CHECKING, Any
+
 __all__ = [
     "ABI_VERSION", "WeftError", "World", "Component", "Query", "Chunk",
     "Commands", "Observer", "Event", "MessageType", "MessageReader",
@@ -135,10 +137,18 @@ from .app import (  # noqa: F401
     App,
 )
 
+from ._typing import (  # noqa: F401  (names of the type hints, for annotations)
+    ComponentRef, Entity, TermLike, Value,
+)
 
-def __getattr__(name):
-    # weft.ColumnArray (the numpy subclass Chunk.array returns) exists only
-    # with numpy, so it is made on first use: ImportError without numpy.
-    if name == "ColumnArray":
-        return column_array_type()
-    raise AttributeError("module 'weft' has no attribute %r" % name)
+if TYPE_CHECKING:
+    ColumnArray: Any    # a numpy.ndarray subclass, made when numpy is first used
+else:
+    def __getattr__(name):
+        # weft.ColumnArray (the numpy subclass Chunk.array returns) exists
+        # only with numpy, so it is made on first use: ImportError without
+        # numpy. Hidden from type checkers, which would otherwise accept any
+        # attribute of the module.
+        if name == "ColumnArray":
+            return column_array_type()
+        raise AttributeError("module 'weft' has no attribute %r" % name)
