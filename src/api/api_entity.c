@@ -325,6 +325,8 @@ static void *entity_get_checked(const weft_world *w, weft_entity e, weft_compone
             return NULL;
         }
         wf_column_mark(col, row, w->change_tick, w->change_tick);
+        /* mut comes only from weft_get_mut, which holds a mutable world */
+        wf_journal_add((weft_world *)(uintptr_t)w, col, row, 1, w->change_tick);
     }
     return wf_column_ptr(col, row);
 }

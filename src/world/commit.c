@@ -123,6 +123,9 @@ static void commit_flush_apply(weft_world *w)
 
 weft_status wf_commit_flush(weft_world *w)
 {
+    if (commit_pending(w)) {
+        wf_journal_structural(w); /* reserved ids become live */
+    }
     weft_status st = commit_prepare(w, 0, NULL, 0);
     if (st == WEFT_OK) {
         commit_flush_apply(w);
@@ -432,6 +435,7 @@ static void commit_added_fired(weft_world *w, weft_entity e, const wf_type_info 
 weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
                                  const wf_type_info *ti, const void *value)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     if (WF_UNLIKELY(ti->req_count && w->req_gen)) {
         weft_value v = {ti->id, ti->size, value};
         return wf_commit_insert(w, e, rec, &v, 1);
@@ -556,6 +560,7 @@ static weft_status commit_insert_raw(weft_world *w, weft_entity e, wf_record *re
 weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
                              const wf_type_info *ti)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     wf_archetype *src = wf_world_archetype(w, rec->arch);
     weft_component c = ti->id;
     if (ti->storage == WEFT_STORAGE_SPARSE) {
@@ -593,6 +598,7 @@ weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
 
 weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     uint32_t idx = (uint32_t)e;
     wf_archetype *arch = wf_world_archetype(w, rec->arch);
     if (WF_UNLIKELY(arch->event_mask)) {
@@ -641,6 +647,7 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
                             weft_entity *out)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     if (WF_LIKELY(!w->req_gen)) {
         return commit_spawn_raw(w, values, count, out);
     }
@@ -658,6 +665,7 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
 weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns, int32_t count,
                                  uint32_t n, weft_entity *out)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     if (WF_LIKELY(!w->req_gen)) {
         return commit_spawn_bulk_raw(w, columns, count, count, n, out);
     }
@@ -675,6 +683,7 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns, int32
 weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
                              const weft_value *values, int32_t count)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     if (WF_LIKELY(!w->req_gen)) {
         return commit_insert_raw(w, e, rec, values, count);
     }

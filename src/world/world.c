@@ -86,6 +86,19 @@ weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, 
     return status;
 }
 
+void wf_log(const weft_world *w, weft_log_level level, const char *fmt, ...)
+{
+    if (!w->logger.fn) {
+        return;
+    }
+    char msg[WF_ERROR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    error_format(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    w->logger.fn(w->logger.user, level, WEFT_OK, msg, __FILE__, __LINE__);
+}
+
 const char *wf_component_name(const weft_world *w, weft_component c)
 {
     const wf_type_info *ti = wf_registry_get(&w->registry, c);
@@ -174,6 +187,10 @@ void wf_world_destroy(weft_world *w)
     if (w->reflect_fini) {
         w->reflect_fini(w);
     }
+    if (w->diag_fini) {
+        w->diag_fini(w);
+    }
+    wf_journal_stop(w);
     w->magic = 0;
     wf_defer_fini(w);
     wf_events_fini(&w->events, &w->alloc);
