@@ -19,6 +19,7 @@ from ._abi import (
 from ._loader import _lib
 from .errors import WeftError, _s
 from .schedules import Schedule
+from .state import State
 from .systems import _exc_status
 from .world import World
 
@@ -132,7 +133,8 @@ class App:
         return sch
 
     # -- states
-    def register_state(self, name, values, initial=None, **kwargs):
+    def register_state(self, name: str, values: Any, initial: Any = None,
+                       **kwargs: Any) -> State:
         """Registers a state on the app's world (arguments as
         World.register_state) and makes the app run its transitions: once
         before PreStartup (the initial value is entered) and in
@@ -142,7 +144,7 @@ class App:
             lambda desc: _lib.weft_app_register_state(self._p(), desc), name, values, initial,
             **kwargs)
 
-    def add_states_plugin(self):
+    def add_states_plugin(self) -> None:
         """Adds the "weft.states" plugin: states registered with
         World.register_state are then driven by the app too."""
         self.world._check(_lib.weft_app_add_states_plugin(self._p()))

@@ -28,6 +28,7 @@ from .systems import (
 
 if TYPE_CHECKING:
     from ._typing import ComponentRef, TermLike
+    from .state import State, StateRef
     #: A schedule node: a Node, its id, or the name of a system, set or apply point.
     NodeRef = Union["Node", int, str]
 
@@ -603,18 +604,18 @@ class Schedule:
         return self._cond(_lib.weft_condition_on_message(self._p(), mtype.id),
                           "on_message(%s)" % mtype.name)
 
-    def in_state(self, state, value):
+    def in_state(self, state: State, value: StateRef) -> Condition:
         """True while `state` (a weft.State) exists and has `value`."""
         v = state.number(value)
         return self._cond(_lib.weft_condition_in_state(self._p(), state.id, v),
                           "in_state(%s::%s)" % (state.name, state.names[v]))
 
-    def state_exists(self, state):
+    def state_exists(self, state: State) -> Condition:
         """True while `state` exists."""
         return self._cond(_lib.weft_condition_state_exists(self._p(), state.id),
                           "state_exists(%s)" % state.name)
 
-    def state_changed(self, state):
+    def state_changed(self, state: State) -> Condition:
         """True when `state` exists and changed (or appeared) since this
         condition last evaluated."""
         return self._cond(_lib.weft_condition_state_changed(self._p(), state.id),
