@@ -2910,7 +2910,8 @@ WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
  *  Update), through an exclusive system "weft.state_transition", and once
  *  at startup in a label "StateTransitionStartup" placed before
  *  PreStartup, so initial states are entered (their OnEnter run) before
- *  any startup system. A failing step (a failing OnEnter system, a bad
+ *  any startup system. The system is WEFT_SYSTEM_NOT_STEPPABLE: stepping
+ *  StateTransition does not hold transitions back. A failing step (a failing OnEnter system, a bad
  *  queued value) fails that system, so weft_app_update reports it. States
  *  registered on the app's world with weft_state_register are then
  *  driven too. Errors: as weft_app_add_plugin (ALREADY_EXISTS: added
