@@ -17,10 +17,12 @@
  *    the first touch of that memory, which on a virtual machine costs
  *    more than the copy itself. The write's pre-touched memcpy is
  *    printed in the note for the restore too.
- * delta: after one full snapshot, 1% of the entities (spread evenly) get
- * a new Position; weft_snapshot_delta_write since the snapshot's tick vs
+ * delta: after one full snapshot, with weft_snapshot_track on from its
+ * tick, 1% of the entities (spread evenly) get a new Position through
+ * weft_get_mut; weft_snapshot_delta_write since the snapshot's tick vs
  * the full weft_snapshot_write of the same world (target: <= 5% of the
- * time), with the delta's size in the note.
+ * time), with the delta's size in the note; the delta is merged onto the
+ * base once and checked against the full snapshot.
  * json: weft_json_write_query of min(N, 100,000) described Pos+Vel entities
  * (ids and both components) vs a hand-written snprintf loop printing the
  * same text from plain arrays; ns per entity, and MB/s in the note.
@@ -123,8 +125,15 @@ void bench_snapshot(const bench_cfg *cfg, const bench_data *data)
                len, (int)cfg->n, (double)len / (double)(cfg->n > 0 ? cfg->n : 1),
                (double)len / (m * cfg->n), (double)len / (s * cfg->n),
                (double)len / (rs * cfg->n));
-    /* delta after 1% changed */
+    /* delta after 1% changed, with the changes tracked since the base
+     * (weft_snapshot_track: the delta visits only the journaled rows) */
     uint32_t since = weft_world_change_tick(b.w);
+    uint8_t *base = bench_xmalloc(len); /* the base: the world as it is now */
+    {
+        size_t got = 0;
+        bench_world_expect(&b, "weft_snapshot_write", weft_snapshot_write(b.w, base, len, &got));
+    }
+    bench_world_expect(&b, "weft_snapshot_track", weft_snapshot_track(b.w, true));
     weft_world_increment_change_tick(b.w);
     weft_entity *ids = bench_xmalloc(sizeof(weft_entity) * (size_t)cfg->n);
     {
@@ -165,12 +174,32 @@ void bench_snapshot(const bench_cfg *cfg, const bench_data *data)
             vm[r] = snap_per(t1, t2, cfg->n);
         }
     }
+    {
+        /* the delta is right: base + delta == the full snapshot */
+        size_t got = 0;
+        bench_world_expect(&b, "weft_snapshot_delta_write",
+                           weft_snapshot_delta_write(b.w, since, dbuf, dlen, &got));
+        size_t mlen = 0;
+        if (weft_snapshot_merge(b.w, base, len, dbuf, got, NULL, 0, &mlen) !=
+                WEFT_ERR_CAPACITY || mlen != len) {
+            bench_fail(name, "weft_snapshot_merge", "the merged size differs");
+        }
+        uint8_t *merged = bench_xmalloc(mlen);
+        bench_world_expect(&b, "weft_snapshot_merge",
+                           weft_snapshot_merge(b.w, base, len, dbuf, got, merged, mlen, &mlen));
+        bench_world_expect(&b, "weft_snapshot_write", weft_snapshot_write(b.w, blob, len, &got));
+        if (memcmp(merged, blob, len) != 0) {
+            bench_fail(name, "weft_snapshot_merge", "base + delta differs from the full one");
+        }
+        free(merged);
+    }
     double dd = bench_median(vs, reps);
     double df2 = bench_median(vm, reps);
     bench_report_ratio("snapshot delta (1% changed) vs full write", "ns", dd, df2, 0.05);
     bench_note("snapshot delta: %zu bytes (%.1f%% of the full %zu)", dlen,
                100.0 * (double)dlen / (double)len, len);
     free(ids);
+    free(base);
     free(dbuf);
     free(vs);
     free(vr);

@@ -250,6 +250,10 @@ static void iter_mark_chunk(wf_iter *it, wf_column *c, uint32_t start, bool whol
     }
     uint32_t tick = it->this_run;
     uint32_t now = it->world->change_tick;
+    if (it->mode != WF_ITER_TASK) { /* par_each's dispatcher journals tasks */
+        wf_journal_add(it->world, c, whole ? 0u : start, whole ? WF_JOURNAL_ALL : it->count,
+                       tick);
+    }
     if (whole) {
         /* the whole table: O(1) bulk mark (storage/column.h); an identical
          * mark (the same chunk written twice) is left as it is */
@@ -327,6 +331,7 @@ WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
             if (WF_LIKELY(!wf_tick_after(c->bulk_tick, tick, now))) {
                 c->bulk_tick = tick;
                 wf_column_note(c, tick, now);
+                wf_journal_add(it->world, c, 0, WF_JOURNAL_ALL, tick);
                 return p;
             }
         }
@@ -413,6 +418,7 @@ static void iter_row_mark(wf_iter *it, wf_column *c, uint32_t r)
         return;
     }
     wf_column_mark(c, r, it->this_run, it->world->change_tick);
+    wf_journal_add(it->world, c, r, 1, it->this_run);
 }
 
 WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size_t size)
@@ -490,6 +496,9 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
             iter_row_mark(it, c, r);
         } else {
             wf_column_replace(c, r, value, it->this_run, it->world->change_tick);
+            if (it->mode != WF_ITER_TASK) { /* par_each's dispatcher journals tasks */
+                wf_journal_add(it->world, c, r, 1, it->this_run);
+            }
         }
         if (out_changed) {
             *out_changed = true;

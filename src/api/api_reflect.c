@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 #include "reflect/reflect.h"
+#include "schedule/schedule.h"
 #include "world/messages.h"
 
 WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c,
@@ -181,6 +182,23 @@ WEFT_API weft_status weft_snapshot_write_ex(weft_world *world,
 WEFT_API bool weft_snapshot_zstd_available(void)
 {
     return wf_zstd_available();
+}
+
+WEFT_API weft_status weft_snapshot_track(weft_world *world, bool on)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (world->sys && world->sys->depth) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_snapshot_track: not while a schedule is running");
+    }
+    if (on) {
+        wf_journal_start(world);
+    } else {
+        wf_journal_stop(world);
+    }
+    return WEFT_OK;
 }
 
 WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, size_t base_len,

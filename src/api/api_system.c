@@ -158,6 +158,7 @@ static void *ctx_get(weft_system_ctx *ctx, int32_t query, weft_entity e, int32_t
     }
     if (write) {
         wf_column_mark(c, at, ctx->this_run, w->change_tick);
+        wf_journal_add(w, c, at, 1, ctx->this_run);
     }
     return wf_column_ptr(c, at);
 }

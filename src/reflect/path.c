@@ -270,6 +270,7 @@ weft_status wf_field_set(weft_world *w, weft_entity e, weft_component c, const c
     if (!(ti->flags & WEFT_COMPONENT_IMMUTABLE)) {
         memmove(ptr + pl.offset, value, pl.size);
         wf_column_mark(col, row, w->change_tick, w->change_tick);
+        wf_journal_add(w, col, row, 1, w->change_tick);
         return WEFT_OK;
     }
     /* Immutable: a copy with the field changed replaces the value through

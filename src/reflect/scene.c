@@ -552,6 +552,7 @@ weft_status wf_scene_spawn(weft_world *w, const weft_scene *s, weft_entity *out,
         memcpy((uint8_t *)wf_column_ptr(col, row) + f->offset, &x.made[f->target],
                sizeof(weft_entity));
         wf_column_mark(col, row, w->change_tick, w->change_tick);
+        wf_journal_add(w, col, row, 1, w->change_tick);
     }
     if (out) {
         uint32_t k = s->n < out_cap ? s->n : out_cap;

@@ -53,6 +53,8 @@
 #define SNAP_SECTIONS 10u
 #define SNAP_FLAG_DELTA 1u
 #define SNAP_FLAG_ZSTD 2u
+#define SNAP_FLAG_PATCH 4u  /* a delta written from the change journal */
+#define SNAP_PATCH_WHOLE UINT32_MAX /* a patched column given whole */
 
 static const char snap_magic[8] = {'W', 'E', 'F', 'T', 'S', 'N', 'A', 'P'};
 
@@ -84,7 +86,10 @@ typedef struct wr {
     size_t sec_start;
     bool delta;               /* write only what changed since `since` */
     bool all;                 /* delta: every row counts as changed */
+    bool patch;               /* delta from the journal (no structural change) */
     uint32_t since;
+    const wf_jentry *jl;      /* patch: the sorted journal */
+    uint32_t jn;
 } wr;
 
 static void put(wr *o, const void *src, size_t n)
@@ -292,6 +297,138 @@ static void put_column(wr *o, const wf_column *c, uint32_t n, uint32_t now)
     }
 }
 
+/* Patch delta: the journal's entries of column c, [*first, *end). */
+static void journal_range(const wr *o, const wf_column *c, uint32_t *first, uint32_t *end)
+{
+    uint32_t lo = 0;
+    uint32_t hi = o->jn;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)o->jl[mid].col < (uintptr_t)c) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *first = lo;
+    while (hi < o->jn && o->jl[hi].col == c) {
+        hi++;
+    }
+    *end = hi;
+}
+
+/* Patch delta: the number of rows of column c (n rows) that the journal
+ * names and that changed at or after o->since (the sorted journal's
+ * ranges do not overlap). */
+static uint32_t patch_count(const wr *o, const wf_column *c, uint32_t n, uint32_t now)
+{
+    uint32_t first;
+    uint32_t end;
+    journal_range(o, c, &first, &end);
+    uint32_t count = 0;
+    for (uint32_t k = first; k < end; k++) {
+        const wf_jentry *e = &o->jl[k];
+        uint64_t stop = e->count == WF_JOURNAL_ALL ? n : (uint64_t)e->row + e->count;
+        if (stop > n) {
+            stop = n;
+        }
+        /* a sure entry marked at or after `since`: its rows changed, no
+         * need to look at their ticks */
+        if (e->sure && !wf_tick_after(o->since, e->tick, now)) {
+            count += e->row < stop ? (uint32_t)(stop - e->row) : 0u;
+            continue;
+        }
+        for (uint32_t r = e->row; r < stop; r++) {
+            count += row_changed(o, c, r, now) ? 1u : 0u;
+        }
+    }
+    return count;
+}
+
+/* One column of a patch delta: {npatch, 0}, then the changed rows'
+ * numbers, values and ticks. Columns without ticks are given whole
+ * (npatch SNAP_PATCH_WHOLE, their changes cannot be told), relationship
+ * lists not at all (they change only structurally). */
+static void put_patch_column(wr *o, const wf_column *c, uint32_t n, uint32_t now)
+{
+    if (c->ti->rel_source) {
+        put_u32(o, 0);
+        put_u32(o, 0);
+        return;
+    }
+    if (!c->ticks) {
+        put_u32(o, SNAP_PATCH_WHOLE);
+        put_u32(o, 0);
+        put_values(o, c->ti, c, n);
+        return;
+    }
+    uint32_t k = patch_count(o, c, n, now);
+    put_u32(o, k);
+    put_u32(o, 0);
+    if (!k) {
+        return;
+    }
+    if (!o->buf) { /* measuring: the sizes follow from the count */
+        put(o, NULL, (size_t)k * 4);
+        put_pad(o);
+        if (c->size) {
+            put(o, NULL, (size_t)k * c->size);
+            put_pad(o);
+        }
+        put(o, NULL, (size_t)k * sizeof(weft_ticks));
+        return;
+    }
+    /* writing: the row numbers, values and ticks go straight to their
+     * places in one pass over the rows (a row's value and ticks are
+     * fetched together), then the region is hashed in order */
+    size_t rb = (size_t)k * 4;
+    size_t rpad = (8 - (rb & 7)) & 7;
+    size_t vb = (size_t)k * c->size;
+    size_t vpad = (8 - (vb & 7)) & 7;
+    size_t total = rb + rpad + vb + vpad + (size_t)k * sizeof(weft_ticks);
+    uint8_t *rows = o->buf + o->len;
+    uint8_t *vals = rows + rb + rpad;
+    uint8_t *tks = vals + vb + vpad;
+    memset(rows + rb, 0, rpad);
+    memset(vals + vb, 0, vpad);
+    uint32_t first;
+    uint32_t end;
+    journal_range(o, c, &first, &end);
+    uint32_t i = 0;
+    for (uint32_t j = first; j < end && i < k; j++) {
+        const wf_jentry *e = &o->jl[j];
+#if defined(__GNUC__)
+        /* rows named by the journal are scattered: ask a few entries ahead */
+        if (j + 16 < end && o->jl[j + 16].row < n) {
+            __builtin_prefetch(wf_column_ptr(c, o->jl[j + 16].row));
+            __builtin_prefetch(c->ticks + o->jl[j + 16].row);
+        }
+#endif
+        uint64_t stop = e->count == WF_JOURNAL_ALL ? n : (uint64_t)e->row + e->count;
+        if (stop > n) {
+            stop = n;
+        }
+        bool sure = e->sure && !wf_tick_after(o->since, e->tick, now);
+        for (uint32_t r = e->row; r < stop && i < k; r++) {
+            if (!sure && !row_changed(o, c, r, now)) {
+                continue;
+            }
+            memcpy(rows + (size_t)i * 4, &r, 4);
+            if (c->size) {
+                wf_value_copy(vals + (size_t)i * c->size, wf_column_ptr(c, r), c->size);
+            }
+            weft_ticks t = wf_column_ticks(c, r, now);
+            memcpy(tks + (size_t)i * sizeof t, &t, sizeof t);
+            i++;
+        }
+    }
+    for (size_t at = 0; at < total; at += SNAP_CHUNK) {
+        size_t piece = total - at < SNAP_CHUNK ? total - at : SNAP_CHUNK;
+        XXH3_64bits_update(&o->hs, rows + at, piece);
+    }
+    o->len += total;
+}
+
 static void put_stream(wr *o, const wf_msg_stream *s)
 {
     put_u64(o, s->size);
@@ -372,11 +509,16 @@ static void write_all(weft_world *w, wr *o)
     put_u32(o, ix->free_len);
     put_u32(o, ix->retired);
     put_u32(o, 0);
+    if (o->patch) { /* unchanged since the base: the counts check the match */
+        sec_end(o);
+        goto arch;
+    }
     put(o, ix->records, (size_t)ix->count * sizeof(wf_record));
     put_pad(o);
     put(o, ix->free_stack, (size_t)ix->free_len * sizeof(uint32_t));
     sec_end(o);
 
+arch:
     sec_begin(o, SEC_ARCH);
     put_u32(o, g->arch_count);
     put_u32(o, 0);
@@ -401,12 +543,18 @@ static void write_all(weft_world *w, wr *o)
         }
         put_u32(o, tb->count);
         put_u32(o, tb->col_count);
-        put(o, tb->entities, (size_t)tb->count * sizeof(weft_entity));
+        if (!o->patch) {
+            put(o, tb->entities, (size_t)tb->count * sizeof(weft_entity));
+        }
         for (uint32_t i = 0; i < tb->col_count; i++) {
             const wf_column *c = &tb->cols[i];
             put_u32(o, c->id);
             put_u32(o, c->ticks ? 1u : 0u);
-            put_column(o, c, tb->count, now);
+            if (o->patch) {
+                put_patch_column(o, c, tb->count, now);
+            } else {
+                put_column(o, c, tb->count, now);
+            }
         }
     }
     sec_end(o);
@@ -427,6 +575,10 @@ static void write_all(weft_world *w, wr *o)
         }
         put_u32(o, id);
         put_u32(o, s->count);
+        if (o->patch) {
+            put_patch_column(o, &s->dense, s->count, now);
+            continue;
+        }
         put(o, s->owners, (size_t)s->count * sizeof(weft_entity));
         put_column(o, &s->dense, s->count, now);
     }
@@ -441,7 +593,7 @@ static void write_all(weft_world *w, wr *o)
             continue;
         }
         /* a delta leaves out unchanged values: flag 1 = take the base's */
-        bool keep = o->delta && !o->all &&
+        bool keep = o->delta && !o->all && !o->patch &&
                     wf_tick_after(o->since, ti->res_ticks.changed, now) &&
                     wf_tick_after(o->since, ti->res_ticks.added, now);
         put_u32(o, id);
@@ -611,9 +763,20 @@ static weft_status snapshot_write(weft_world *w, bool delta, uint32_t since, boo
     o.since = since;
     /* a tick clamp since `since` rewrote old ticks: every row counts */
     o.all = delta && !wf_tick_after(since, w->last_check_tick, w->change_tick);
+    /* nothing structural since `since` and the journal saw every write:
+     * only the journaled rows are visited (world/journal.h) */
+    o.patch = delta && !o.all && wf_journal_covers(w, since, w->change_tick);
+    if (o.patch) {
+        wf_journal_sort(w);
+        o.jl = w->journal.items;
+        o.jn = w->journal.count;
+    }
     write_all(w, &o);
     size_t payload = o.len;
     uint32_t flags = delta ? SNAP_FLAG_DELTA : 0u;
+    if (o.patch) {
+        flags |= SNAP_FLAG_PATCH;
+    }
     size_t total = SNAP_HEADER + payload;
     if (zstd) {
         size_t bound = wf_zstd_bound(payload);
@@ -1863,6 +2026,7 @@ static void fill_column(restore *r, wf_column *c, const st_col *sc, uint32_t n, 
 
 static void commit(restore *r)
 {
+    wf_journal_structural(r->w); /* the whole world arrives */
     weft_world *w = r->w;
     wf_entity_index *ix = &w->entities;
     w->change_tick = r->change_tick;
@@ -2067,7 +2231,9 @@ static weft_status check_header(weft_world *w, const uint8_t *b, size_t len,
                         "snapshot restore: format version %u, this library reads %u", version,
                         WEFT_SNAPSHOT_VERSION);
     }
-    if (hsize != SNAP_HEADER || (flags & ~(SNAP_FLAG_DELTA | SNAP_FLAG_ZSTD)) != 0) {
+    if (hsize != SNAP_HEADER ||
+        (flags & ~(SNAP_FLAG_DELTA | SNAP_FLAG_ZSTD | SNAP_FLAG_PATCH)) != 0 ||
+        ((flags & SNAP_FLAG_PATCH) && !(flags & SNAP_FLAG_DELTA))) {
         return wf_error(w, WEFT_ERR_BAD_FORMAT,
                         "snapshot restore: header size %u or flags 0x%x not understood", hsize,
                         flags);
@@ -2242,6 +2408,8 @@ typedef struct mcol {
     uint32_t id;
     const uint8_t *vals;      /* NULL for relationship lists (never needed) */
     const uint8_t *ticks;
+    const uint8_t *raw;       /* the values as stored, padding included */
+    size_t raw_len;
 } mcol;
 
 typedef struct mtab {
@@ -2411,9 +2579,11 @@ static bool merge_index_base(merge *m)
                 return TRUNC(&m->r, "base column");
             }
             bool rel = c->id <= m->ncomps && (m->role[c->id] & 1u);
+            c->raw = s.p + s.pos;
             if (!skip_values(m, &s, m->bsize[c->id], rel, tb->rows, &c->vals)) {
                 return false;
             }
+            c->raw_len = (size_t)(s.p + s.pos - c->raw);
             c->ticks = has ? rd_array(&s, tb->rows, sizeof(weft_ticks)) : NULL;
             if (has && !c->ticks) {
                 return TRUNC(&m->r, "base ticks");
@@ -2618,6 +2788,211 @@ static bool base_sparse(merge *m, uint32_t id, sparse_ctx *c)
             }
             return true;
         }
+    }
+    return true;
+}
+
+/* Patch delta: one column's values and ticks rebuilt from the base's
+ * (bvals, bticks; rows rows) with the delta's changed rows. */
+static bool merge_patch_column(wr *o, merge *m, rd *s, uint32_t id, uint32_t has,
+                               uint32_t rows, const uint8_t *bvals, const uint8_t *bticks,
+                               const uint8_t *braw, size_t braw_len)
+{
+    uint32_t np;
+    uint32_t zero;
+    if (!rd_u32(s, &np) || !rd_u32(s, &zero) || zero != 0) {
+        return TRUNC(&m->r, "patch column");
+    }
+    uint32_t size = m->size[id];
+    if (m->role[id] & 1u) { /* relationship lists change only structurally */
+        if (np != 0) {
+            return bad(&m->r, WEFT_ERR_BAD_FORMAT, "a patch of relationship list %u", id);
+        }
+        put(o, braw, braw_len);
+        if (has) {
+            put(o, bticks, (size_t)rows * sizeof(weft_ticks));
+        }
+        return true;
+    }
+    if (np == SNAP_PATCH_WHOLE) {
+        const uint8_t *vals;
+        const uint8_t *start = s->p + s->pos;
+        if (has || !skip_values(m, s, size, false, rows, &vals)) {
+            return has ? bad(&m->r, WEFT_ERR_BAD_FORMAT, "a whole patch of a column with "
+                             "ticks") : false;
+        }
+        put(o, start, (size_t)(s->p + s->pos - start));
+        return true;
+    }
+    if (np > rows) {
+        return bad(&m->r, WEFT_ERR_BAD_FORMAT, "a patch of %u rows in a column of %u", np,
+                   rows);
+    }
+    const uint8_t *idx = np ? rd_array(s, np, 4) : NULL;
+    if (np && (!idx || !rd_pad(s))) {
+        return TRUNC(&m->r, "patch rows");
+    }
+    const uint8_t *dv = np && size ? rd_array(s, np, size) : NULL;
+    if (np && size && (!dv || !rd_pad(s))) {
+        return TRUNC(&m->r, "patch values");
+    }
+    const uint8_t *dt = np && has ? rd_array(s, np, sizeof(weft_ticks)) : NULL;
+    if (np && has && !dt) {
+        return TRUNC(&m->r, "patch ticks");
+    }
+    uint32_t prev = 0;
+    for (uint32_t k = 0; k < np; k++) {
+        uint32_t r;
+        memcpy(&r, idx + (size_t)k * 4, 4);
+        if (r >= rows || (k > 0 && r <= prev)) {
+            return bad(&m->r, WEFT_ERR_BAD_FORMAT, "patch row %u out of order or range", r);
+        }
+        prev = r;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        size_t w = pass == 0 ? size : sizeof(weft_ticks);
+        const uint8_t *b = pass == 0 ? bvals : bticks;
+        const uint8_t *d = pass == 0 ? dv : dt;
+        if ((pass == 0 && !size) || (pass == 1 && !has)) {
+            continue;
+        }
+        uint32_t cur = 0;
+        for (uint32_t k = 0; k < np; k++) {
+            uint32_t r;
+            memcpy(&r, idx + (size_t)k * 4, 4);
+            if (r > cur) {
+                run_put(o, m, b + (size_t)cur * w, (size_t)(r - cur) * w);
+            }
+            run_put(o, m, d + (size_t)k * w, w);
+            cur = r + 1;
+        }
+        if (rows > cur) {
+            run_put(o, m, b + (size_t)cur * w, (size_t)(rows - cur) * w);
+        }
+        run_flush(o, m);
+        if (pass == 0) {
+            put_pad(o);
+        }
+    }
+    return true;
+}
+
+/* A patch delta onto its base: the base's index and layout, the delta's
+ * component and archetype tables, changed rows, resources, messages and
+ * tick state. */
+static bool merge_write_patch(wr *o, merge *m)
+{
+    o->nsec = 0;
+    put_raw_section(o, SEC_COMP, &m->d.sec[0]);
+    rd de = m->d.sec[1];
+    rd be = m->b.sec[1];
+    const uint8_t *dh = rd_take(&de, 16);
+    const uint8_t *bh = rd_take(&be, 16);
+    if (!dh || !bh || memcmp(dh, bh, 16) != 0 || de.pos != de.len) {
+        return bad(&m->r, WEFT_ERR_BAD_FORMAT,
+                   "the patch delta's entity index does not match its base");
+    }
+    put_raw_section(o, SEC_ENTS, &m->b.sec[1]);
+    put_raw_section(o, SEC_ARCH, &m->d.sec[2]);
+    /* tables: the base's, in its order */
+    rd s = m->d.sec[3];
+    uint32_t n;
+    uint32_t zero;
+    if (!rd_u32(&s, &n) || !rd_u32(&s, &zero) || n != m->ntabs) {
+        return bad(&m->r, WEFT_ERR_BAD_FORMAT, "the patch delta's tables differ from its "
+                   "base's");
+    }
+    sec_begin(o, SEC_TABL);
+    put_u32(o, n);
+    put_u32(o, 0);
+    for (uint32_t t = 0; t < n; t++) {
+        const mtab *tb = &m->tabs[t];
+        uint32_t rows;
+        uint32_t ncols;
+        if (!rd_u32(&s, &rows) || !rd_u32(&s, &ncols)) {
+            return TRUNC(&m->r, "patch table");
+        }
+        if (rows != tb->rows || ncols != tb->ncols) {
+            return bad(&m->r, WEFT_ERR_BAD_FORMAT, "patch table %u differs from its base's",
+                       t);
+        }
+        put_u32(o, rows);
+        put_u32(o, ncols);
+        put(o, tb->ents, (size_t)rows * 8);
+        for (uint32_t i = 0; i < ncols; i++) {
+            const mcol *c = &m->cols[tb->col0 + i];
+            uint32_t id;
+            uint32_t has;
+            if (!rd_u32(&s, &id) || !rd_u32(&s, &has)) {
+                return TRUNC(&m->r, "patch column");
+            }
+            if (id != c->id || id > m->ncomps || has != (c->ticks != NULL) ||
+                m->size[id] != m->bsize[id]) {
+                return bad(&m->r, WEFT_ERR_BAD_FORMAT,
+                           "patch column %u differs from its base's", id);
+            }
+            put_u32(o, id);
+            put_u32(o, has);
+            if (!merge_patch_column(o, m, &s, id, has, rows, c->vals, c->ticks, c->raw,
+                                    c->raw_len)) {
+                return false;
+            }
+        }
+    }
+    if (s.pos != s.len) {
+        return bad(&m->r, WEFT_ERR_BAD_FORMAT, "bytes follow the patch tables");
+    }
+    sec_end(o);
+    /* sparse sets: the base's, in its order */
+    s = m->d.sec[4];
+    rd b = m->b.sec[4];
+    uint32_t bn;
+    if (!rd_u32(&s, &n) || !rd_u32(&s, &zero) || !rd_u32(&b, &bn) || !rd_u32(&b, &zero) ||
+        n != bn) {
+        return bad(&m->r, WEFT_ERR_BAD_FORMAT, "the patch delta's sparse sets differ from "
+                   "its base's");
+    }
+    sec_begin(o, SEC_SPRS);
+    put_u32(o, n);
+    put_u32(o, 0);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id;
+        uint32_t cnt;
+        uint32_t bid;
+        uint32_t bcnt;
+        const uint8_t *owners;
+        const uint8_t *vals;
+        if (!rd_u32(&s, &id) || !rd_u32(&s, &cnt) || !rd_u32(&b, &bid) || !rd_u32(&b, &bcnt) ||
+            bid == 0 || bid > m->nb || !(owners = rd_array(&b, bcnt, 8)) || !rd_pad(&b)) {
+            return TRUNC(&m->r, "patch sparse set");
+        }
+        if (id != bid || cnt != bcnt || id > m->ncomps || m->size[id] != m->bsize[id]) {
+            return bad(&m->r, WEFT_ERR_BAD_FORMAT, "patch sparse set %u differs from its "
+                       "base's", id);
+        }
+        const uint8_t *raw = b.p + b.pos;
+        if (!skip_values(m, &b, m->bsize[bid], false, bcnt, &vals)) {
+            return false;
+        }
+        size_t raw_len = (size_t)(b.p + b.pos - raw);
+        uint32_t has = m->role[id] & 2u ? 0u : 1u;
+        const uint8_t *ticks = has ? rd_array(&b, bcnt, sizeof(weft_ticks)) : NULL;
+        if (has && !ticks) {
+            return TRUNC(&m->r, "base sparse ticks");
+        }
+        put_u32(o, id);
+        put_u32(o, cnt);
+        put(o, owners, (size_t)cnt * 8);
+        if (!merge_patch_column(o, m, &s, id, has, cnt, vals, ticks, raw, raw_len)) {
+            return false;
+        }
+    }
+    if (s.pos != s.len) {
+        return bad(&m->r, WEFT_ERR_BAD_FORMAT, "bytes follow the patch sparse sets");
+    }
+    sec_end(o);
+    for (uint32_t k = 5; k < SNAP_SECTIONS; k++) {
+        put_raw_section(o, sec_tags[k], &m->d.sec[k]);
     }
     return true;
 }
@@ -2830,9 +3205,12 @@ weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
         }
     }
     ok = ok && merge_index_base(&m);
+    uint32_t dflags;
+    memcpy(&dflags, (const uint8_t *)delta + 20, 4);
+    bool patch = (dflags & SNAP_FLAG_PATCH) != 0;
     wr o;
     memset(&o, 0, sizeof o);
-    ok = ok && merge_write(&o, &m);
+    ok = ok && (patch ? merge_write_patch(&o, &m) : merge_write(&o, &m));
     if (ok) {
         size_t total = SNAP_HEADER + o.len;
         *out_len = total;
@@ -2849,7 +3227,12 @@ weft_status wf_snapshot_merge(weft_world *w, const void *base, size_t base_len,
             XXH3_64bits_update(&o.hs, b, SNAP_HEADER);
             o.buf = b + SNAP_HEADER;
             o.len = 0;
-            merge_write(&o, &m); /* the measuring pass checked everything */
+            /* the measuring pass checked everything */
+            if (patch) {
+                merge_write_patch(&o, &m);
+            } else {
+                merge_write(&o, &m);
+            }
             uint64_t sum = XXH3_64bits_digest(&o.hs);
             memcpy(b + 32, &sum, 8);
         }

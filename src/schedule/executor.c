@@ -614,14 +614,17 @@ static weft_status schedule_run(weft_world *w, weft_schedule *s, double dt)
         }
     }
     wf_sys_world *sw = w->sys;
-    /* even a one-step plan runs on the pool: its system may split a
-     * parallel iteration over the workers */
     bool multi = (sw->pool || sw->host) && sw->threads > 1 && s->plan.n > 0;
     if (multi && sw->pool && wf_thread_pool_on_pool_thread()) {
         /* a pool worker: it owns a deque somewhere, it cannot be our 0 */
         return wf_error(w, WEFT_ERR_WRONG_THREAD,
                         "weft_schedule_run: not from a worker thread of a thread pool");
     }
+    if (s->stepping) {
+        wf_stepping_prepare(s); /* through the skip hook: skip_once */
+    }
+    /* even a one-step plan runs on the pool (multi above): its system
+     * may split a parallel iteration over the workers */
     wf_commit_flush(w); /* ids reserved on the driver become live first */
     wf_world_clamp_ticks(w, false);
     const wf_plan *plan = &s->plan;
@@ -1032,6 +1035,11 @@ static void par_note_columns(const wf_par_ctx *pc, const wf_par_task *tasks, uin
             }
             if (c && c->ticks) {
                 wf_column_note(c, pc->this_run, now);
+                /* the tasks wrote some rows of it: journaled whole, the
+                 * rows' ticks to be checked */
+                if (WF_UNLIKELY(pc->w->journal.on)) {
+                    wf_journal_add_slow(pc->w, c, 0, WF_JOURNAL_ALL, 0, false);
+                }
             }
         }
     }

@@ -123,6 +123,9 @@ static void commit_flush_apply(weft_world *w)
 
 weft_status wf_commit_flush(weft_world *w)
 {
+    if (commit_pending(w)) {
+        wf_journal_structural(w); /* reserved ids become live */
+    }
     weft_status st = commit_prepare(w, 0, NULL, 0);
     if (st == WEFT_OK) {
         commit_flush_apply(w);
@@ -183,8 +186,12 @@ static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
         wf_free(&w->alloc, ids, n * sizeof *ids, _Alignof(weft_component));
     }
     if (cacheable && arch) {
+        sc->direct = true;
         for (int32_t i = 0; i < count; i++) {
-            sc->ids[i] = values[i].id;
+            weft_component c = values[i].id;
+            sc->ids[i] = c;
+            sc->cols[i] = c < arch->col_map_len ? arch->col_map[c] : (int16_t)-1;
+            sc->direct &= sc->cols[i] >= 0;
         }
         sc->count = count;
         sc->arch = arch;
@@ -240,12 +247,22 @@ static weft_status commit_spawn_raw(weft_world *w, const weft_value *values, int
     rec->row = row;
     arch->entity_count++;
     uint32_t tick = w->change_tick;
-    for (int32_t i = 0; i < count; i++) {
-        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
-        if (ti->storage == WEFT_STORAGE_SPARSE) {
-            wf_sparse_insert(ti->sparse, e, values[i].ptr, tick);
-        } else {
-            wf_column_construct(wf_table_column(t, values[i].id), row, values[i].ptr, tick);
+    const wf_spawn_cache *sc = &w->spawn_cache;
+    if (count > 1 && sc->arch == arch && sc->count == count && sc->direct) {
+        /* commit_target left the cache describing exactly these values,
+         * in this order (a hit compares them, a miss stores them) */
+        for (int32_t i = 0; i < count; i++) {
+            wf_column_construct(&t->cols[sc->cols[i]], row, values[i].ptr, tick);
+        }
+    } else {
+        for (int32_t i = 0; i < count; i++) {
+            const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+            if (ti->storage == WEFT_STORAGE_SPARSE) {
+                wf_sparse_insert(ti->sparse, e, values[i].ptr, tick);
+            } else {
+                wf_column_construct(wf_table_column(t, values[i].id), row, values[i].ptr,
+                                    tick);
+            }
         }
     }
     *out = e;
@@ -418,6 +435,7 @@ static void commit_added_fired(weft_world *w, weft_entity e, const wf_type_info 
 weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
                                  const wf_type_info *ti, const void *value)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     if (WF_UNLIKELY(ti->req_count && w->req_gen)) {
         weft_value v = {ti->id, ti->size, value};
         return wf_commit_insert(w, e, rec, &v, 1);
@@ -542,6 +560,7 @@ static weft_status commit_insert_raw(weft_world *w, weft_entity e, wf_record *re
 weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
                              const wf_type_info *ti)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     wf_archetype *src = wf_world_archetype(w, rec->arch);
     weft_component c = ti->id;
     if (ti->storage == WEFT_STORAGE_SPARSE) {
@@ -579,6 +598,7 @@ weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
 
 weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     uint32_t idx = (uint32_t)e;
     wf_archetype *arch = wf_world_archetype(w, rec->arch);
     if (WF_UNLIKELY(arch->event_mask)) {
@@ -605,7 +625,9 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
         wf_sparse_remove(ti->sparse, idx);
     }
     wf_table *t = arch->table;
-    for (uint32_t i = 0; i < t->col_count; i++) {
+    /* removal streams exist only once messages are set up: without them
+     * no column's type info needs to be read */
+    for (uint32_t i = 0; WF_UNLIKELY(w->messages != NULL) && i < t->col_count; i++) {
         const wf_type_info *ti = t->cols[i].ti;
         if (WF_UNLIKELY(ti->removed_stream)) {
             wf_removed_push(w, ti->id, e);
@@ -625,6 +647,7 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
                             weft_entity *out)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     if (WF_LIKELY(!w->req_gen)) {
         return commit_spawn_raw(w, values, count, out);
     }
@@ -642,6 +665,7 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
 weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns, int32_t count,
                                  uint32_t n, weft_entity *out)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     if (WF_LIKELY(!w->req_gen)) {
         return commit_spawn_bulk_raw(w, columns, count, count, n, out);
     }
@@ -659,6 +683,7 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns, int32
 weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
                              const weft_value *values, int32_t count)
 {
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
     if (WF_LIKELY(!w->req_gen)) {
         return commit_insert_raw(w, e, rec, values, count);
     }

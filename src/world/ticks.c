@@ -39,6 +39,9 @@ bool wf_world_clamp_ticks(weft_world *w, bool force)
         return false;
     }
     w->last_check_tick = now;
+    if (w->journal.on) {
+        w->journal.overflow = true; /* the journal's ticks were not rewritten */
+    }
     for (uint32_t t = 0; t < w->graph.table_count; t++) {
         wf_table *tb = w->graph.tables[t];
         for (uint32_t i = 0; i < tb->col_count; i++) {

@@ -949,12 +949,246 @@ static void snapshot_zstd_survives_allocation_failures(void **state)
     tw_fixture_free(bf.src);
 }
 
+// ---- tracked deltas ----
+
+// Value writes only (no structural change): get_mut of table and sparse
+// components, written query terms (chunk marks), single-row marks and
+// set_if_neq, resources, messages.
+static void value_ops(weft_world *w, const ids *c, tw_rng *r, weft_entity *ents, int n,
+                      int steps)
+{
+    weft_query_desc qd = {0};
+    qd.terms[0].id = c->pos;
+    qd.terms[0].access = WEFT_ACCESS_WRITE;
+    qd.term_count = 1;
+    weft_query *q = weft_query_create(w, &qd);
+    assert_non_null(q);
+    for (int s = 0; s < steps; s++) {
+        weft_entity e = pick_live(w, ents, n, r);
+        uint64_t v = tw_rng_next(r);
+        switch (tw_rng_below(r, 7)) {
+        case 0:
+            if (e) {
+                vec3 *p = weft_get_mut(w, e, c->pos, sizeof *p);
+                if (p) {
+                    p->y += 1.0f;
+                }
+            }
+            break;
+        case 1:
+            if (e) {
+                uint32_t *hp = weft_get_mut(w, e, c->hp, 4);
+                if (hp) {
+                    *hp += 1;
+                }
+                uint64_t *vel = weft_get_mut(w, e, c->vel, 8);
+                if (vel) {
+                    *vel ^= v;
+                }
+            }
+            break;
+        case 2: { // a written term: every chunk, or its first row only
+            weft_iter it;
+            assert_int_equal(weft_query_iter(w, q, &it), WEFT_OK);
+            int mode = (int)tw_rng_below(r, 3);
+            while (weft_iter_next(&it)) {
+                if (mode == 0) {
+                    vec3 *p = weft_iter_field_mut(&it, 0, sizeof *p);
+                    p[0].z += 1.0f;
+                } else if (mode == 1) {
+                    vec3 *p = weft_iter_field_mut_nomark(&it, 0, sizeof *p);
+                    int32_t row = weft_iter_count(&it) - 1;
+                    p[row].x -= 1.0f;
+                    assert_int_equal(weft_iter_mark(&it, 0, row), WEFT_OK);
+                } else {
+                    vec3 nv = {(float)(v & 7), 0.0f, 0.0f};
+                    bool changed;
+                    assert_int_equal(weft_iter_set_if_neq(&it, 0, 0, &nv, sizeof nv, &changed),
+                                     WEFT_OK);
+                }
+            }
+            break;
+        }
+        case 3:
+            if (tw_rng_chance(r, 50)) {
+                assert_int_equal(weft_resource_insert(w, c->gold, &v, 8), WEFT_OK);
+            }
+            break;
+        case 4:
+            assert_int_equal(weft_message_write(w, c->hit, &v, 8), WEFT_OK);
+            break;
+        default:
+            weft_world_increment_change_tick(w);
+            break;
+        }
+    }
+    weft_query_destroy(w, q);
+}
+
+static uint32_t snap_flags(const void *blob)
+{
+    uint32_t f;
+    memcpy(&f, (const uint8_t *)blob + 20, 4);
+    return f;
+}
+
+// With tracking on, deltas after frames of value writes are patches
+// (flag 4: only changed rows, no index), those after structural frames
+// scans; either kind, merged step by step, equals the full snapshot.
+static void snapshot_tracked_delta_chain_equals_full(void **state)
+{
+    (void)state;
+    tw_fixture *a = second_fixture();
+    ids c = register_all(a->w);
+    tw_rng r;
+    tw_rng_seed(&r, 4242);
+    weft_entity ents[64] = {0};
+    random_ops(a->w, &c, &r, ents, 64, 400);
+    size_t cur_len = 0;
+    void *cur = take_snapshot(a->w, &cur_len);
+    uint32_t since = weft_world_change_tick(a->w);
+    assert_int_equal(weft_snapshot_track(a->w, true), WEFT_OK);
+    weft_world_increment_change_tick(a->w);
+    int patches = 0;
+    int scans = 0;
+    size_t biggest_patch = 0;
+    size_t smallest_full = SIZE_MAX;
+    for (int k = 1; k <= 60; k++) {
+        if (k % 6 == 0) {
+            random_ops(a->w, &c, &r, ents, 64, 1 + (int)tw_rng_below(&r, 10));
+        } else {
+            value_ops(a->w, &c, &r, ents, 64, 1 + (int)tw_rng_below(&r, 12));
+        }
+        size_t dlen = 0;
+        void *d;
+        if (k % 4 == 0 && weft_snapshot_zstd_available()) {
+            d = take_ex(a->w, WEFT_SNAPSHOT_DELTA | WEFT_SNAPSHOT_ZSTD, since, &dlen, NULL);
+        } else {
+            d = take_delta(a->w, since, &dlen);
+        }
+        bool patch = (snap_flags(d) & 4u) != 0;
+        size_t mlen = 0;
+        void *merged = merge_into(a->w, cur, cur_len, d, dlen, &mlen);
+        size_t flen = 0;
+        void *full = take_snapshot(a->w, &flen);
+        if (mlen != flen || memcmp(merged, full, flen) != 0) {
+            fail_msg("delta %d (%s): the merged snapshot differs from the full one", k,
+                     patch ? "patch" : "scan");
+        }
+        if (patch) {
+            patches++;
+            biggest_patch = dlen > biggest_patch ? dlen : biggest_patch;
+        } else {
+            scans++;
+        }
+        smallest_full = flen < smallest_full ? flen : smallest_full;
+        // a patch is not a snapshot, and only fits its own base
+        tw_fixture *t = second_fixture();
+        register_all(t->w);
+        assert_int_equal(weft_snapshot_restore(t->w, d, dlen), WEFT_ERR_BAD_FORMAT);
+        tw_fixture_free(t);
+        free(cur);
+        free(d);
+        free(full);
+        cur = merged;
+        cur_len = mlen;
+        since = weft_world_change_tick(a->w);
+        if (k % 10 == 0) { // a new baseline: tracking restarts
+            assert_int_equal(weft_snapshot_track(a->w, true), WEFT_OK);
+        }
+        weft_world_increment_change_tick(a->w);
+    }
+    assert_true(patches >= 30);
+    assert_true(scans >= 5);
+    assert_true(biggest_patch < smallest_full);
+    // untracked again: deltas scan, and still merge
+    assert_int_equal(weft_snapshot_track(a->w, false), WEFT_OK);
+    value_ops(a->w, &c, &r, ents, 64, 5);
+    size_t dlen = 0;
+    void *d = take_delta(a->w, since, &dlen);
+    assert_int_equal(snap_flags(d) & 4u, 0);
+    size_t mlen = 0;
+    void *merged = merge_into(a->w, cur, cur_len, d, dlen, &mlen);
+    tw_fixture *b = second_fixture();
+    register_all(b->w);
+    assert_int_equal(weft_snapshot_restore(b->w, merged, mlen), WEFT_OK);
+    assert_int_equal(weft_world_hash(b->w), weft_world_hash(a->w));
+    free(d);
+    free(merged);
+    free(cur);
+    tw_fixture_free(a);
+    tw_fixture_free(b);
+}
+
+// A patch applied to a base it was not taken from is refused: another
+// world's base with the same layout but older values, and a base of
+// another shape.
+static void snapshot_patch_refuses_other_bases(void **state)
+{
+    (void)state;
+    tw_fixture *a = second_fixture();
+    ids c = register_all(a->w);
+    tw_rng r;
+    tw_rng_seed(&r, 77);
+    weft_entity ents[32] = {0};
+    random_ops(a->w, &c, &r, ents, 32, 200);
+    size_t blen = 0;
+    void *base = take_snapshot(a->w, &blen);
+    uint32_t since = weft_world_change_tick(a->w);
+    assert_int_equal(weft_snapshot_track(a->w, true), WEFT_OK);
+    weft_world_increment_change_tick(a->w);
+    value_ops(a->w, &c, &r, ents, 32, 20);
+    size_t dlen = 0;
+    void *d = take_delta(a->w, since, &dlen);
+    assert_int_equal(snap_flags(d) & 4u, 4u);
+    // a structurally different base at the same tick: refused
+    random_ops(a->w, &c, &r, ents, 32, 50);
+    size_t olen = 0;
+    uint8_t *other = take_snapshot(a->w, &olen);
+    size_t n;
+    weft_status st = weft_snapshot_merge(a->w, other, olen, d, dlen, NULL, 0, &n);
+    assert_int_equal(st, WEFT_ERR_BAD_FORMAT);
+    // corrupted patch bytes under a valid checksum: refused or consistent
+    uint8_t *bad = malloc(dlen);
+    assert_non_null(bad);
+    int refused = 0;
+    for (size_t at = 64; at < dlen; at += 1 + dlen / 61) {
+        memcpy(bad, d, dlen);
+        bad[at] ^= 0x5A;
+        rechecksum(bad, dlen);
+        st = weft_snapshot_merge(a->w, base, blen, bad, dlen, NULL, 0, &n);
+        if (st != WEFT_ERR_CAPACITY) {
+            refused++;
+            assert_true(strlen(weft_last_error(a->w)) > 0);
+            continue;
+        }
+        void *m = malloc(n);
+        assert_non_null(m);
+        assert_int_equal(weft_snapshot_merge(a->w, base, blen, bad, dlen, m, n, &n), WEFT_OK);
+        tw_fixture *t = second_fixture();
+        register_all(t->w);
+        if (weft_snapshot_restore(t->w, m, n) == WEFT_OK) {
+            assert_int_equal(weft_world_check(t->w), WEFT_OK);
+        }
+        tw_fixture_free(t);
+        free(m);
+    }
+    assert_true(refused > 0);
+    free(bad);
+    free(other);
+    free(d);
+    free(base);
+    tw_fixture_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(snapshot_round_trip_random_worlds),
         cmocka_unit_test(snapshot_rollback_resimulates_every_frame),
         cmocka_unit_test(snapshot_delta_chain_equals_full),
+        cmocka_unit_test(snapshot_tracked_delta_chain_equals_full),
+        cmocka_unit_test(snapshot_patch_refuses_other_bases),
         cmocka_unit_test(snapshot_rejects_corrupt_input),
         cmocka_unit_test(snapshot_survives_lies_with_valid_checksum),
         cmocka_unit_test(snapshot_rejects_mismatched_targets),

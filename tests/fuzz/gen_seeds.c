@@ -89,6 +89,7 @@ static void snapshot_seeds(const char *dir)
         }
         weft_world_increment_change_tick(g.w);
         uint32_t since = weft_world_change_tick(g.w);
+        weft_snapshot_track(g.w, true); /* value-only variant 0: a patch delta */
         weft_world_increment_change_tick(g.w);
         for (int i = 0; i < g.nids; i += 3) {
             if (!weft_is_alive(g.w, g.ids[i])) {

@@ -11,13 +11,13 @@ import subprocess
 import sys
 
 from ._abi import (
-    ABI_VERSION, CHUNK_FN, COMMAND_DROP_FN, COMMAND_FN, RUNNER_FN, WeftAppDesc, WeftPluginDesc,
-    WeftPluginGroupDesc, WeftAmbiguity, WeftArchetypeInfo,
+    ABI_VERSION, CHUNK_FN, COMMAND_DROP_FN, COMMAND_FN, RUNNER_FN, WeftAppDesc, WeftDiagDesc,
+    WeftDiagPluginDesc, WeftDiagValue, WeftPluginDesc, WeftPluginGroupDesc, WeftAmbiguity, WeftArchetypeInfo,
     WeftComponentDesc, WeftComponentInfo, WeftConditionDesc, WeftEventDesc,
     WeftIter, WeftJobSystem, WeftMessageCursor, WeftMessageDesc, WeftObserverDesc,
     WeftQueryDesc, WeftRelationshipDesc, WeftRequire, WeftSystemDesc, WeftSystemStats,
     WeftTicks, WeftValue, WeftWorldDesc, WeftWorldStats, _vp, c_component, c_entity, c_event,
-    c_message_type, c_status,
+    c_message_type, c_status, WeftSnapshotOptions, WeftTypeDesc,
 )
 from ._abi import WeftStateDesc
 
@@ -223,6 +223,29 @@ _PROTOTYPES = {
     "weft_system_removed_read": (c_entity, [_ctx, c_component]),
     "weft_system_fail": (None, [_ctx, c_status, _cstr]),
     "weft_system_par_each": (c_status, [_ctx, _i32, CHUNK_FN, _vp, _i32]),
+    # reflection: descriptions, JSON, snapshots, scenes
+    "weft_component_describe": (c_status, [_w, c_component, _P(WeftTypeDesc)]),
+    "weft_component_is_described": (_bool, [_w, c_component]),
+    "weft_kind_name": (_cstr, [_i32]),
+    "weft_json_write_component": (c_status, [_w, c_entity, c_component, _vp, _sz, _P(_sz)]),
+    "weft_json_write_entity": (c_status, [_w, c_entity, _vp, _sz, _P(_sz)]),
+    "weft_json_write_query": (c_status, [_w, _q, _vp, _sz, _P(_sz)]),
+    "weft_json_read_component": (c_status, [_w, c_entity, c_component, _cstr, _sz]),
+    "weft_json_read_entity": (c_status, [_w, c_entity, _cstr, _sz]),
+    "weft_json_spawn": (c_entity, [_w, _cstr, _sz]),
+    "weft_snapshot_write": (c_status, [_w, _vp, _sz, _P(_sz)]),
+    "weft_snapshot_write_ex": (c_status, [_w, _P(WeftSnapshotOptions), _vp, _sz, _P(_sz)]),
+    "weft_snapshot_zstd_available": (_bool, []),
+    "weft_snapshot_delta_write": (c_status, [_w, _u32, _vp, _sz, _P(_sz)]),
+    "weft_snapshot_track": (c_status, [_w, _bool]),
+    "weft_snapshot_merge": (c_status, [_w, _vp, _sz, _vp, _sz, _vp, _sz, _P(_sz)]),
+    "weft_snapshot_restore": (c_status, [_w, _vp, _sz]),
+    "weft_scene_from_query": (_vp, [_w, _q]),
+    "weft_scene_from_tree": (_vp, [_w, c_entity]),
+    "weft_scene_count": (_i32, [_vp]),
+    "weft_scene_spawn": (c_status, [_w, _vp, _P(c_entity), _i32]),
+    "weft_scene_destroy": (c_status, [_w, _vp]),
+    "weft_clone": (c_entity, [_w, c_entity, _bool]),
     # the app
     "weft_app_create": (_app, [_P(WeftAppDesc)]),
     "weft_app_destroy": (c_status, [_app]),
@@ -247,6 +270,22 @@ _PROTOTYPES = {
     "weft_app_has_plugin": (_bool, [_app, _cstr]),
     "weft_app_plugin_count": (_i32, [_app]),
     "weft_app_plugin_name": (_cstr, [_app, _i32]),
+    # stepping
+    "weft_schedule_set_stepping": (c_status, [_sch, _bool]),
+    "weft_schedule_is_stepping": (_bool, [_sch]),
+    "weft_schedule_step": (c_status, [_sch]),
+    "weft_schedule_continue": (c_status, [_sch]),
+    "weft_schedule_set_step_behavior": (c_status, [_sch, _node, _i32]),
+    "weft_schedule_step_cursor": (_node, [_sch]),
+    # diagnostics
+    "weft_diag_add": (c_status, [_w, _P(WeftDiagDesc)]),
+    "weft_diag_record": (c_status, [_w, _cstr, ctypes.c_double, ctypes.c_double]),
+    "weft_diag_get": (c_status, [_w, _cstr, _P(WeftDiagValue)]),
+    "weft_diag_history": (_i32, [_w, _cstr, _P(ctypes.c_double), _i32]),
+    "weft_diag_set_enabled": (c_status, [_w, _cstr, _bool]),
+    "weft_diag_count": (_i32, [_w]),
+    "weft_diag_name": (_cstr, [_w, _i32]),
+    "weft_app_add_diagnostics_plugin": (c_status, [_app, _P(WeftDiagPluginDesc)]),
     # states
     "weft_state_register": (_u32, [_w, _P(WeftStateDesc)]),
     "weft_state_lookup": (_u32, [_w, _cstr]),

@@ -9,7 +9,7 @@ mixins."""
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Set, Tuple, Type, overload
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple, Type, overload
 
 from ._abi import (
     ERR_INTERNAL, ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, FREE_USER_FN, LOG_FN, OK,
@@ -25,6 +25,8 @@ from .messages import _MessagesWorld
 from .relationships import _RelationshipsWorld
 from .schedules import _SchedulesWorld
 from .state import _StatesWorld
+from .diagnostics import _DiagnosticsWorld
+from .reflect import _ReflectWorld
 
 if TYPE_CHECKING:
     from ._typing import ComponentRef, Entity, S, Value
@@ -48,7 +50,9 @@ class World(_ComponentsWorld,
             _MessagesWorld,
             _RelationshipsWorld,
             _SchedulesWorld,
-            _StatesWorld):
+            _StatesWorld,
+            _DiagnosticsWorld,
+            _ReflectWorld):
     """A weft world. Use as a context manager or call close(). Every method
     runs on the thread that created the world (weft's driver thread)."""
 
@@ -63,6 +67,7 @@ class World(_ComponentsWorld,
         self._callbacks = {}    # observer key -> (trampoline, python fn)
         self._keep = []         # ctypes objects the world points at
         self._queries: Set[Any] = set()
+        self._scenes: Set[Any] = set()  # live Scene objects (reflect.py)
         self._pending = None    # first exception caught in a callback
         self._depth = 0         # nesting of Python callbacks on the stack
         self._next_key = 1
@@ -70,8 +75,8 @@ class World(_ComponentsWorld,
         self._app = None        # the App driving this world, if any
         self._system_exc = None # exceptions systems/conditions raised in a run
         self._in_system = 0     # Python systems/conditions on the stack
-        self._states = {}       # weft_state -> State
-        self._keep_state = []   # ctypes objects state descriptors point at
+        self._states: Dict[int, Any] = {}  # weft_state -> State
+        self._keep_state: List[Any] = []  # ctypes objects state descriptors point at
         desc = WeftWorldDesc()
         desc.entity_capacity_hint = entity_capacity_hint
         if logger is not None:
@@ -108,6 +113,9 @@ class World(_ComponentsWorld,
             for q in list(self._queries):
                 q._ptr = None
             self._queries.clear()
+            for sc in list(self._scenes):
+                sc._ptr = None   # the world frees its scenes
+            self._scenes.clear()
             if not destroyed:
                 _lib.weft_world_destroy(p)
             for sch in list(self._schedules.values()):
