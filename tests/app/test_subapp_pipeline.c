@@ -134,6 +134,8 @@ typedef struct scene {
     int nhash;
     int fail_at;   // sub frame number whose Update system fails (0: none)
     int sub_frames;
+    pthread_t driver;     // the thread calling weft_app_update
+    int hash_off_driver;  // frames whose Last ran on another thread
 } scene;
 
 static uint64_t next_rng(uint64_t *s)
@@ -280,6 +282,11 @@ static void sys_hash(weft_system_ctx *ctx, void *user)
     if (sc->nhash < FRAMES) {
         sc->hashes[sc->nhash++] = weft_world_hash(weft_system_world(ctx));
     }
+    // an exclusive system runs on the thread running the schedule: the
+    // sub-app's own thread when pipelined
+    if (!pthread_equal(pthread_self(), sc->driver)) {
+        sc->hash_off_driver++;
+    }
 }
 
 typedef struct run_cfg {
@@ -413,6 +420,7 @@ static weft_app *build(tw_fixture *f, scene *sc, tagger *tg, weft_app **out_sub,
 static void run(tw_fixture *f, scene *sc, const run_cfg *cfg)
 {
     memset(sc, 0, sizeof *sc);
+    sc->driver = pthread_self();
     tagger tg;
     weft_app *sub = NULL;
     weft_app *app = build(f, sc, &tg, &sub, cfg->pipelined);
@@ -440,6 +448,18 @@ static void run(tw_fixture *f, scene *sc, const run_cfg *cfg)
     assert_int_equal(weft_sub_app_wait(sub), WEFT_OK);
     assert_int_equal(weft_sub_app_frames(sub), cfg->frames);
     assert_int_equal(sc->nhash, cfg->frames);
+    if (cfg->pipelined && !cfg->toggle) {
+        assert_int_equal(sc->hash_off_driver, cfg->frames);
+    } else if (!cfg->pipelined) {
+        assert_int_equal(sc->hash_off_driver, 0);
+    }
+    // the scenario has substance: twins in the sub-world, extracted values
+    weft_world_stats ss;
+    assert_int_equal(weft_world_get_stats(weft_app_world(sub), &ss), WEFT_OK);
+    assert_true(ss.live_entities > UNITS / 2);
+    const double *sum = weft_resource_get(weft_app_world(sub), sc->sum, sizeof(double));
+    assert_non_null(sum);
+    assert_true(*sum != 0.0);
     assert_int_equal(weft_app_destroy(app), WEFT_OK);
     if (cfg->shared) {
         assert_int_equal(weft_world_set_job_system(f->w, NULL), WEFT_OK);
