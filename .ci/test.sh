@@ -63,9 +63,10 @@ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_TSAN=ON \
 sched_tests=$(for f in tests/sched/test_*.c tests/state/test_*.c; do basename "$f" .c; done)
 # shellcheck disable=SC2086 # one target per word
 cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity \
-    test_deque test_deque_stress test_thread_pool test_app $sched_tests
+    test_deque test_deque_stress test_thread_pool test_app test_subapp test_subapp_pipeline \
+    $sched_tests
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" \
     ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 \
-    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_sched_|test_state"
+    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_subapp|test_sched_|test_state"
 
 echo "== tests: all passed"
