@@ -1,0 +1,142 @@
+/* tests/module/mod_game.c - a small reloadable module, compiled in several
+ * variants (MOD_VARIANT) that the module tests swap between.
+ * SPDX-License-Identifier: MIT
+ *
+ * Resources the host registers (looked up by name during the build):
+ * "Counter" (int64_t: `count` adds MOD_STEP a run), "Ticks" (int64_t:
+ * `ticker` stores its local run counter) and "Extra" (two int64_t: the
+ * variant's extra system bumps one of them).
+ */
+#include "weft.h"
+
+#include <stdint.h>
+
+#define VARIANT_A 1       /* count +1, extra system only_a (local with fini) */
+#define VARIANT_B 2       /* count +10, extra system only_b */
+#define VARIANT_FAIL 3    /* adds a new system, then its build fails */
+#define VARIANT_ABI 4     /* another module ABI version */
+#define VARIANT_NOENTRY 5 /* exports no entry point */
+#define VARIANT_LOCAL 6   /* ticker's local state changes size */
+#define VARIANT_DUP 7     /* adds `count` twice */
+
+#if MOD_VARIANT == VARIANT_B
+#  define MOD_STEP 10
+#else
+#  define MOD_STEP 1
+#endif
+
+/* counts the fini calls of only_a's local (defined by the test program) */
+extern int mod_test_fini_count;
+
+static weft_component res_id(weft_app *app, const char *name)
+{
+    return weft_component_lookup(weft_app_world(app), name);
+}
+
+static void count_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component c = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_system_resource_mut(ctx, c, sizeof *v);
+    if (v) {
+        *v += MOD_STEP;
+    }
+}
+
+static void ticker_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component c = (weft_component)(uintptr_t)user;
+    int64_t *local = weft_system_local(ctx);
+    int64_t *v = weft_system_resource_mut(ctx, c, sizeof *v);
+    if (local && v) {
+        *local += 1;
+        *v = *local;
+    }
+}
+
+static void extra_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component c = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_system_resource_mut(ctx, c, 2 * sizeof *v);
+    if (v) {
+        v[MOD_VARIANT == VARIANT_B ? 1 : 0] += 1;
+    }
+}
+
+#if MOD_VARIANT != VARIANT_B
+static void extra_fini(void *local, void *user)
+{
+    (void)local;
+    (void)user;
+    mod_test_fini_count++;
+}
+#endif
+
+static weft_node add(weft_app *app, const char *name, weft_system_fn fn, const char *res,
+                     size_t local_size, void (*fini)(void *, void *))
+{
+    weft_component c = res_id(app, res);
+    weft_resource_use use = {c, WEFT_ACCESS_WRITE};
+    weft_system_desc d = {0};
+    d.name = name;
+    d.fn = fn;
+    d.user = (void *)(uintptr_t)c;
+    d.resources = &use;
+    d.resource_count = 1;
+    d.local.size = local_size;
+    d.local.fini = fini;
+    return weft_app_add_system(app, "Update", &d);
+}
+
+static weft_status build(weft_app *app, void *user)
+{
+    (void)user;
+    if (!add(app, "count", count_run, "Counter", 0, NULL)) {
+        return weft_last_status(weft_app_world(app));
+    }
+    size_t ticker_local = MOD_VARIANT == VARIANT_LOCAL ? 2 * sizeof(int64_t) : sizeof(int64_t);
+    if (!add(app, "ticker", ticker_run, "Ticks", ticker_local, NULL)) {
+        return weft_last_status(weft_app_world(app));
+    }
+#if MOD_VARIANT == VARIANT_B
+    if (!add(app, "only_b", extra_run, "Extra", 0, NULL)) {
+        return weft_last_status(weft_app_world(app));
+    }
+#else
+    if (!add(app, "only_a", extra_run, "Extra", sizeof(int64_t), extra_fini)) {
+        return weft_last_status(weft_app_world(app));
+    }
+#endif
+#if MOD_VARIANT == VARIANT_FAIL
+    if (!add(app, "fresh", extra_run, "Extra", 0, NULL)) {
+        return weft_last_status(weft_app_world(app));
+    }
+    return WEFT_ERR_CALLBACK;
+#elif MOD_VARIANT == VARIANT_DUP
+    if (!add(app, "count", count_run, "Counter", 0, NULL)) {
+        return weft_last_status(weft_app_world(app));
+    }
+#endif
+    return WEFT_OK;
+}
+
+static const weft_module_def def = {
+#if MOD_VARIANT == VARIANT_ABI
+    WEFT_MODULE_ABI_VERSION + 1,
+#else
+    WEFT_MODULE_ABI_VERSION,
+#endif
+    "game",
+    build,
+    NULL,
+};
+
+#if MOD_VARIANT == VARIANT_NOENTRY
+WEFT_MODULE_EXPORT const weft_module_def *not_the_entry(void);
+WEFT_MODULE_EXPORT const weft_module_def *not_the_entry(void)
+#else
+WEFT_MODULE_EXPORT const weft_module_def *weft_module_entry(void);
+WEFT_MODULE_EXPORT const weft_module_def *weft_module_entry(void)
+#endif
+{
+    return &def;
+}
