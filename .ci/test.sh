@@ -31,12 +31,12 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 require_python_tests() {
     local listed t
     listed=$(ctest --test-dir "$1" -N -L python)
-    if ! echo "$listed" | grep -q "Total Tests: [1-9]"; then
+    if ! grep -q "Total Tests: [1-9]" <<<"$listed"; then
         echo "ci: $1 has no Python tests (no python3, or no preloadable libasan?)" >&2
         exit 1
     fi
     for t in test_python_install test_python_numpy test_python_types; do
-        if ! echo "$listed" | grep -q ": $t\$"; then
+        if ! grep -q ": $t\$" <<<"$listed"; then
             echo "ci: $1 did not register $t (see bindings/python/tests/needs.py)" >&2
             exit 1
         fi
