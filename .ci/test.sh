@@ -59,14 +59,14 @@ ctest --test-dir build/release --output-on-failure -j "$jobs" --timeout 900
 
 echo "== [3/3] ThreadSanitizer, threaded tests (build/tsan)"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_TSAN=ON \
-      -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=OFF -DWEFT_BUILD_BENCH=OFF
+      -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=OFF
 sched_tests=$(for f in tests/sched/test_*.c tests/state/test_*.c; do basename "$f" .c; done)
 # shellcheck disable=SC2086 # one target per word
 cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity \
     test_deque test_deque_stress test_thread_pool test_app test_subapp test_subapp_pipeline \
-    $sched_tests
+    weft_example_render_world $sched_tests
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" \
     ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 \
-    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_subapp|test_sched_|test_state"
+    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_subapp|example_render_world|test_sched_|test_state"
 
 echo "== tests: all passed"
