@@ -2674,7 +2674,8 @@ typedef struct weft_state_value {
 
 /** What kind of state a descriptor registers. */
 typedef enum weft_state_kind {
-    /** Freely mutable (Bevy's States): exists from registration on. */
+    /** Freely mutable (Bevy's States): exists from the first transition
+     *  step on. */
     WEFT_STATE_KIND_DEFAULT = 0,
     /** Exists while `source` has the value `source_value`; mutable while
      *  it exists (Bevy's SubStates). */
@@ -2742,9 +2743,13 @@ typedef struct weft_state_transition_event {
  *  components DespawnOnExit<name> and DespawnOnEnter<name> (uint32_t: an
  *  entity holding DespawnOnExit<name> = v is despawned when the state
  *  exits v), and StateTransitionEvent<name> (weft_state_transition_event).
- *  A DEFAULT state gets State = initial and an empty NextState now, and
- *  OnEnter(initial) runs at the next weft_state_transition. A sub or
- *  computed state is evaluated at the next weft_state_transition. Sources
+ *  Registration inserts no resource: the next weft_state_transition
+ *  inserts State and NextState and enters a DEFAULT state's initial value
+ *  (or the value queued before it), and evaluates sub and computed
+ *  states. Until then the state does not exist (weft_state_get gives
+ *  WEFT_STATE_VALUE_NONE), so a world whose states are registered but
+ *  never stepped is still empty: a valid weft_snapshot_restore target. A
+ *  restored world keeps the saved values and enters nothing again. Sources
  *  must be registered first, so state types form a tree (a DAG with
  *  computed states) in registration order.
  *  Thread: driver, not inside weft_state_transition.
@@ -2797,8 +2802,8 @@ WEFT_API weft_status weft_state_set_next(weft_world *world, weft_state state, ui
 
 /** Runs one transition step for every state type of the world:
  *  1. in registration order (sources before what depends on them): a
- *     DEFAULT state enters its initial value (first step only) or applies
- *     its queued NextState; a sub state appears (with its queued value or
+ *     DEFAULT state enters its initial value (first step, when it has no
+ *     State yet) or applies its queued NextState; a sub state appears (with its queued value or
  *     `initial`), disappears or applies its queued value, as its source
  *     allows; a computed state whose source changed is recomputed. State
  *     resources are inserted, replaced or removed now, so every schedule
@@ -2910,7 +2915,8 @@ WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
  *  Update), through an exclusive system "weft.state_transition", and once
  *  at startup in a label "StateTransitionStartup" placed before
  *  PreStartup, so initial states are entered (their OnEnter run) before
- *  any startup system. A failing step (a failing OnEnter system, a bad
+ *  any startup system. The system is WEFT_SYSTEM_NOT_STEPPABLE: stepping
+ *  StateTransition does not hold transitions back. A failing step (a failing OnEnter system, a bad
  *  queued value) fails that system, so weft_app_update reports it. States
  *  registered on the app's world with weft_state_register are then
  *  driven too. Errors: as weft_app_add_plugin (ALREADY_EXISTS: added
