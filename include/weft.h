@@ -1386,8 +1386,10 @@ WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule);
  *  flag bits, local align not a power of two), WRONG_PHASE, query errors
  *  (see weft_query_create), NOT_FOUND (resource or message type not
  *  registered), ACCESS_VIOLATION (conflicting uses inside the system),
- *  OUT_OF_MEMORY. Systems are never removed one by one: a schedule is
- *  rebuilt from scratch by destroying and re-creating it. */
+ *  OUT_OF_MEMORY. Systems are not removed one by one through this API (a
+ *  schedule is rebuilt from scratch by destroying and re-creating it),
+ *  except those of a reloadable module (weft_module_reload,
+ *  weft_module_unload), which shifts the handles of later nodes down. */
 WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_system_desc *desc);
 
 /** Adds an explicit apply point (Bevy's ApplyDeferred): when it runs, the
@@ -1421,6 +1423,7 @@ typedef enum weft_order_flags {
  *  the order then holds for every member. Errors: INVALID_ARG (unknown
  *  node, bad flags), SCHEDULE_CYCLE (a node before itself), WRONG_PHASE,
  *  OUT_OF_MEMORY. Cycles through several edges are reported by the build.
+ *  Declaring the same pair with the same flags again adds nothing.
  *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_status weft_schedule_add_order(weft_schedule *schedule, weft_node before,
                                              weft_node after, uint32_t flags);

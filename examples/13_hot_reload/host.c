@@ -107,7 +107,7 @@ static int64_t sum_x(weft_world *w, weft_component pos, int32_t *count)
     int64_t sum = 0;
     *count = 0;
     weft_iter it;
-    weft_query_iter(qr, &it);
+    weft_query_iter(w, qr, &it);
     while (weft_iter_next(&it)) {
         const Position *p = weft_iter_field(&it, 0, sizeof *p);
         for (int32_t i = 0; i < weft_iter_count(&it); i++) {
@@ -115,7 +115,7 @@ static int64_t sum_x(weft_world *w, weft_component pos, int32_t *count)
             (*count)++;
         }
     }
-    weft_query_destroy(qr);
+    weft_query_destroy(w, qr);
     return sum;
 }
 

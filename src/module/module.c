@@ -238,7 +238,16 @@ typedef struct mod_rebind {
     void (*fini)(void *local, void *user);
 } mod_rebind;
 
+/* A schedule's declaration counts before a build: pairs are only ever
+ * appended, so truncating to them undoes what a failed build declared. */
+typedef struct mod_mark {
+    weft_schedule *sched;
+    uint32_t nmembers, nedges, namb_ok;
+} mod_mark;
+
 typedef struct mod_stage {
+    mod_mark *marks;
+    uint32_t nmarks;
     weft_module *m;
     const char *fn;
     wf_mod_sys *added;
@@ -337,6 +346,9 @@ static void remove_sys(weft_schedule *s, wf_system *sys)
 
 static void stage_free(weft_world *w, mod_stage *g)
 {
+    if (g->marks) {
+        wf_free(&w->alloc, g->marks, g->nmarks * sizeof *g->marks, MOD_ALIGN);
+    }
     if (g->added) {
         wf_free(&w->alloc, g->added, g->cap_added * sizeof *g->added, MOD_ALIGN);
     }
@@ -354,6 +366,22 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     if (!sw) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
     }
+    uint32_t ns = 0;
+    for (weft_schedule *s = sw->schedules; s; s = s->next) {
+        ns++;
+    }
+    g->marks = wf_alloc(&w->alloc, (ns ? ns : 1) * sizeof *g->marks, MOD_ALIGN);
+    if (!g->marks) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
+    }
+    g->nmarks = ns ? ns : 1;
+    uint32_t k = 0;
+    for (weft_schedule *s = sw->schedules; s; s = s->next, k++) {
+        g->marks[k].sched = s;
+        g->marks[k].nmembers = s->nmembers;
+        g->marks[k].nedges = s->nedges;
+        g->marks[k].namb_ok = s->namb_ok;
+    }
     sw->add_hook = stage_add;
     sw->add_hook_ctx = g;
     a->in_callback = true;
@@ -367,6 +395,16 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     if (st != WEFT_OK) {
         char why[WF_ERROR_LEN];
         snprintf(why, sizeof why, "%s", w->last_status != WEFT_OK ? w->last_error : "");
+        for (uint32_t i = 0; i < ns; i++) {
+            weft_schedule *s = g->marks[i].sched;
+            if (s->nmembers > g->marks[i].nmembers || s->nedges > g->marks[i].nedges ||
+                s->namb_ok > g->marks[i].namb_ok) {
+                s->nmembers = g->marks[i].nmembers;
+                s->nedges = g->marks[i].nedges;
+                s->namb_ok = g->marks[i].namb_ok;
+                s->dirty = true;
+            }
+        }
         for (uint32_t i = g->nadded; i-- > 0;) {
             remove_sys(g->added[i].sched, g->added[i].sys);
         }

@@ -90,12 +90,20 @@ static weft_node add(weft_app *app, const char *name, weft_system_fn fn, const c
 static weft_status build(weft_app *app, void *user)
 {
     (void)user;
-    if (!add(app, "count", count_run, "Counter", 0, NULL)) {
+    weft_schedule *upd = weft_app_schedule(app, "Update");
+    weft_node count = add(app, "count", count_run, "Counter", 0, NULL);
+    if (!count) {
         return weft_last_status(weft_app_world(app));
     }
     size_t ticker_local = MOD_VARIANT == VARIANT_LOCAL ? 2 * sizeof(int64_t) : sizeof(int64_t);
-    if (!add(app, "ticker", ticker_run, "Ticks", ticker_local, NULL)) {
+    weft_node ticker = add(app, "ticker", ticker_run, "Ticks", ticker_local, NULL);
+    if (!ticker) {
         return weft_last_status(weft_app_world(app));
+    }
+    /* declared again by every build (a repeated pair adds nothing) */
+    weft_status st = weft_schedule_add_order(upd, count, ticker, 0);
+    if (st != WEFT_OK) {
+        return st;
     }
 #if MOD_VARIANT == VARIANT_B
     if (!add(app, "only_b", extra_run, "Extra", 0, NULL)) {
@@ -107,6 +115,11 @@ static weft_status build(weft_app *app, void *user)
     }
 #endif
 #if MOD_VARIANT == VARIANT_FAIL
+    /* the opposite order: kept after the failure, it would make a cycle */
+    st = weft_schedule_add_order(upd, ticker, count, 0);
+    if (st != WEFT_OK) {
+        return st;
+    }
     if (!add(app, "fresh", extra_run, "Extra", 0, NULL)) {
         return weft_last_status(weft_app_world(app));
     }
