@@ -4,7 +4,7 @@
 // change-only mode, resource extracted only when changed, instances in a
 // map keyed by main entity), a user extract system reading main queries,
 // resources and messages, entity mapping under random spawn/despawn/tag
-// churn against a reference map (retained and cleared sub-worlds), and
+// churn against a reference map (retained, cleared and pipelined), and
 // bad input: writes to the main world from extraction, a main query that
 // writes, a sub-app name used twice, mapping a despawned entity, driving a
 // sub-app directly.
@@ -580,10 +580,10 @@ static void check_mapping(tw_fixture *f, weft_app *sub, model_ent *m, bool clear
     assert_int_equal(weft_world_check(sw), WEFT_OK);
 }
 
-static void mapping_churn(tw_fixture *f, bool clear, uint64_t seed)
+static void mapping_churn(tw_fixture *f, bool clear, bool pipelined, uint64_t seed)
 {
     weft_app *app = main_app(f);
-    weft_app *sub = add_sub(f, app, "render", clear, false);
+    weft_app *sub = add_sub(f, app, "render", clear, pipelined);
     weft_component tag = weft_sub_app_sync_tag(sub);
     weft_component filler = tw_comp(f->w, "Filler", sizeof(uint32_t), 0, WEFT_STORAGE_DEFAULT, 0);
     tw_rng rng;
@@ -621,6 +621,7 @@ static void mapping_churn(tw_fixture *f, bool clear, uint64_t seed)
             }
         }
         assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+        assert_int_equal(weft_sub_app_wait(sub), WEFT_OK); // (pipelined: the frame)
         check_mapping(f, sub, m, clear);
     }
     // mapping a despawned main entity is refused with a message
@@ -633,13 +634,21 @@ static void mapping_churn(tw_fixture *f, bool clear, uint64_t seed)
 static void mapping_churn_retained(void **state)
 {
     bool over = false;
-    mapping_churn(*state, false, tw_seed_from_env(0x5eed18, &over));
+    mapping_churn(*state, false, false, tw_seed_from_env(0x5eed18, &over));
 }
 
 static void mapping_churn_cleared(void **state)
 {
     bool over = false;
-    mapping_churn(*state, true, tw_seed_from_env(0xc1ea7, &over));
+    mapping_churn(*state, true, false, tw_seed_from_env(0xc1ea7, &over));
+}
+
+// The same churn with the sub-app pipelined: syncing happens between its
+// frames, so the reference map holds after each collected frame.
+static void mapping_churn_pipelined(void **state)
+{
+    bool over = false;
+    mapping_churn(*state, false, true, tw_seed_from_env(0x919e, &over));
 }
 
 // ---- bad input ----
@@ -871,6 +880,7 @@ int main(void)
         T(extract_user_system),
         T(mapping_churn_retained),
         T(mapping_churn_cleared),
+        T(mapping_churn_pipelined),
         T(subapp_bad_input),
         T(subapp_out_of_memory),
     };
