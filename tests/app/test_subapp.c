@@ -658,6 +658,7 @@ typedef struct writer {
     weft_component pos;
     weft_message_type msg;
     weft_status spawn_st, insert_st, mut_st, res_st, field_st, msg_st;
+    bool wcmds_null;
     bool mut_null;
     int runs;
 } writer;
@@ -674,6 +675,8 @@ static void sys_writer(weft_system_ctx *ctx, void *user)
     w->res_st = weft_resource_insert(w->main, w->pos, &v, sizeof v);
     int32_t m = 1;
     w->msg_st = weft_message_write(w->main, w->msg, &m, sizeof m);
+    // the world buffer would be applied when a main iteration ends
+    w->wcmds_null = weft_world_commands(w->main) == NULL;
     weft_iter it;
     if (weft_extract_iter(ctx, 0, &it) == WEFT_OK) {
         while (weft_iter_next(&it)) {
@@ -793,6 +796,8 @@ static void subapp_bad_input(void **state)
     assert_int_equal(w.mut_st, WEFT_ERR_WRONG_PHASE);
     assert_int_equal(w.res_st, WEFT_ERR_WRONG_PHASE);
     assert_int_equal(w.msg_st, WEFT_ERR_WRONG_PHASE);
+    assert_true(w.wcmds_null);
+    assert_non_null(weft_world_commands(f->w)); // outside extraction: allowed
     weft_message_cursor cur;
     memset(&cur, 0, sizeof cur);
     assert_int_equal(weft_message_unread(f->w, w.msg, &cur), 0); // nothing was written
