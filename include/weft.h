@@ -3328,6 +3328,23 @@ WEFT_API weft_status weft_module_reload(weft_module *module);
  *  (as weft_module_reload). */
 WEFT_API weft_status weft_module_unload(weft_module *module);
 
+/** Watches the module's file (on) or stops (off). While watched, every
+ *  weft_app_update first looks at the file, before anything runs: once a
+ *  new build has been written completely (inotify on Linux reports that a
+ *  writer closed the file or a build was renamed over it; with `polling`,
+ *  or where inotify is unavailable, the file's size and modification time
+ *  changed and then stayed the same for one more update), the module is
+ *  reloaded as by weft_module_reload. A refused reload (e.g. a file
+ *  closed half written) is logged at WEFT_LOG_WARN, recorded in the error
+ *  slot and in weft_module_watch_status, and the old code keeps running
+ *  until the file changes again. Errors: INVALID_HANDLE, WRONG_PHASE (as
+ *  weft_module_reload), OUT_OF_MEMORY. */
+WEFT_API weft_status weft_module_watch(weft_module *module, bool on, bool polling);
+
+/** The result of the last reload the watch made (WEFT_OK when none
+ *  failed; INVALID_HANDLE for an invalid handle). */
+WEFT_API weft_status weft_module_watch_status(const weft_module *module);
+
 /** Successful reloads of this module (0 for an invalid handle). */
 WEFT_API int32_t weft_module_reload_count(const weft_module *module);
 

@@ -56,3 +56,17 @@ WEFT_API weft_component weft_module_reloads_resource(weft_app *app)
 {
     return wf_app_ok(app) ? wf_module_resource(app) : 0;
 }
+
+WEFT_API weft_status weft_module_watch(weft_module *module, bool on, bool polling)
+{
+    if (!wf_module_ok(module)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    weft_status st = wf_module_safe_point(module->app, "weft_module_watch");
+    return st != WEFT_OK ? st : wf_module_watch(module, on, polling);
+}
+
+WEFT_API weft_status weft_module_watch_status(const weft_module *module)
+{
+    return wf_module_ok(module) ? module->watch_status : WEFT_ERR_INVALID_HANDLE;
+}

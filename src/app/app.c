@@ -349,6 +349,9 @@ weft_status wf_app_update(weft_app *a, double dt)
             return st;
         }
     }
+    if (a->modules_poll) {
+        a->modules_poll(a); /* between frames: a safe point for new code */
+    }
     a->updating = true;
     a->updates++;
     weft_status first = WEFT_OK;

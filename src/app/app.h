@@ -113,6 +113,9 @@ struct weft_app {
     void (*modules_fini)(weft_app *a); /* removes every module's systems and
                                   unloads the modules, while the world is
                                   still alive (set with `modules`) */
+    void (*modules_poll)(weft_app *a); /* reloads watched modules whose file
+                                  changed: called by every update before
+                                  anything runs (set while one is watched) */
 };
 
 static inline bool wf_app_ok(const weft_app *a)

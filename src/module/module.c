@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MOD_ALIGN _Alignof(void *)
@@ -491,8 +493,11 @@ static void apply_pending(weft_world *w)
     }
 }
 
+static void watch_stop(weft_module *m);
+
 static void module_free(weft_module *m)
 {
+    watch_stop(m);
     wf_allocator *al = &m->app->alloc;
     weft_world *w = m->app->world;
     if (m->systems) {
@@ -547,6 +552,7 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     weft_module *m = ms ? wf_calloc(&a->alloc, sizeof *m, _Alignof(weft_module)) : NULL;
     if (m) {
         m->app = a;
+        m->wd_fd = -1;
         m->path = dup_str(&a->alloc, path);
         m->name = dup_str(&a->alloc, path);
     }
@@ -723,4 +729,147 @@ void wf_module_unload(weft_module *m)
         }
     }
     module_free(m);
+}
+
+/* ---- watching the file ---- */
+
+static void file_look(const char *path, int64_t *size, int64_t *mtime_ns)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        *size = -1;
+        *mtime_ns = -1;
+        return;
+    }
+    *size = (int64_t)st.st_size;
+    *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + (int64_t)st.st_mtim.tv_nsec;
+}
+
+static void modules_poll(weft_app *a);
+
+/* The app polls while at least one of its modules is watched. */
+static void poll_hook_update(weft_app *a)
+{
+    wf_modules *ms = a->modules;
+    bool any = false;
+    for (uint32_t i = 0; ms && i < ms->n; i++) {
+        any |= ms->v[i]->watched;
+    }
+    a->modules_poll = any ? modules_poll : NULL;
+}
+
+static void watch_stop(weft_module *m)
+{
+    if (m->wd_fd >= 0 && m->watched) {
+        close(m->wd_fd);
+    }
+    m->wd_fd = -1;
+    free_str(&m->app->alloc, m->base);
+    m->base = NULL;
+    m->watched = false;
+    m->pending = false;
+}
+
+weft_status wf_module_watch(weft_module *m, bool on, bool polling)
+{
+    weft_app *a = m->app;
+    watch_stop(m);
+    if (on) {
+        const char *slash = strrchr(m->path, '/');
+        m->base = dup_str(&a->alloc, slash ? slash + 1 : m->path);
+        if (!m->base) {
+            poll_hook_update(a);
+            return wf_error(a->world, WEFT_ERR_OUT_OF_MEMORY, "weft_module_watch: out of memory");
+        }
+        m->polling = polling;
+        m->wd_fd = -1;
+        if (!polling) {
+            char dir[4096];
+            size_t n = slash ? (size_t)(slash - m->path) : 0;
+            if (n >= sizeof dir) {
+                n = 0;
+            }
+            memcpy(dir, m->path, n);
+            dir[n] = '\0';
+            if (!slash) {
+                strcpy(dir, ".");
+            } else if (n == 0) {
+                strcpy(dir, "/");
+            }
+            int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+            if (fd >= 0 && inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) >= 0) {
+                m->wd_fd = fd;
+            } else {
+                if (fd >= 0) {
+                    close(fd);
+                }
+                m->polling = true; /* the fallback */
+            }
+        }
+        file_look(m->path, &m->seen_size, &m->seen_mtime_ns);
+        m->pending = false;
+        m->watch_status = WEFT_OK;
+        m->watched = true;
+    }
+    poll_hook_update(a);
+    return WEFT_OK;
+}
+
+/* Has the file been written completely since the last look? inotify: a
+ * writer closed it or a build was renamed over it. Polling: it changed,
+ * then stayed the same (size and mtime) for one more look. */
+static bool watch_ready(weft_module *m)
+{
+    if (!m->polling) {
+        union {
+            struct inotify_event ev;
+            char bytes[4096];
+        } buf;
+        for (;;) {
+            ssize_t n = read(m->wd_fd, buf.bytes, sizeof buf.bytes);
+            if (n <= 0) {
+                break;
+            }
+            for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
+                struct inotify_event ev;
+                memcpy(&ev, buf.bytes + off, sizeof ev);
+                const char *name = buf.bytes + off + sizeof ev;
+                if (ev.len && strcmp(name, m->base) == 0) {
+                    m->pending = true;
+                }
+                off += (ssize_t)(sizeof ev + ev.len);
+            }
+        }
+        return m->pending;
+    }
+    int64_t size, mtime;
+    file_look(m->path, &size, &mtime);
+    if (size != m->seen_size || mtime != m->seen_mtime_ns) {
+        m->seen_size = size;
+        m->seen_mtime_ns = mtime;
+        m->pending = size >= 0;
+        return false; /* still changing, maybe: look once more */
+    }
+    return m->pending;
+}
+
+static void modules_poll(weft_app *a)
+{
+    wf_modules *ms = a->modules;
+    weft_world *w = a->world;
+    for (uint32_t i = 0; ms && i < ms->n; i++) {
+        weft_module *m = ms->v[i];
+        if (!m->watched || !watch_ready(m)) {
+            continue;
+        }
+        m->pending = false;
+        m->watch_status = wf_module_reload(m);
+        if (m->watch_status != WEFT_OK) {
+            wf_log(w, WEFT_LOG_WARN, "module '%s': the new build was not loaded, the old code "
+                   "keeps running: %s", m->name, w->last_error);
+        }
+        if (m->polling) {
+            file_look(m->path, &m->seen_size, &m->seen_mtime_ns);
+        }
+    }
 }

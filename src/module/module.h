@@ -38,6 +38,14 @@ struct weft_module {
     wf_mod_sys *systems;
     uint32_t nsystems, cap_systems;
     uint32_t reloads;
+    /* watching (weft_module_watch) */
+    bool watched;
+    bool polling;              /* no inotify: size and mtime, twice alike */
+    bool pending;              /* a change seen, not loaded yet */
+    int wd_fd;                 /* inotify descriptor, or -1 */
+    char *base;                /* owned: the file's name inside its directory */
+    int64_t seen_size, seen_mtime_ns;   /* the last look (polling) */
+    weft_status watch_status;  /* the last watched reload's result */
 };
 
 /* The app's modules (app->modules). */
@@ -58,6 +66,8 @@ weft_status wf_module_reload(weft_module *m);
 void wf_module_unload(weft_module *m);
 weft_message_type wf_module_message(weft_app *a);
 weft_component wf_module_resource(weft_app *a);
+/* Starts (on; `polling` skips inotify) or stops watching m's file. */
+weft_status wf_module_watch(weft_module *m, bool on, bool polling);
 
 static inline bool wf_module_ok(const weft_module *m)
 {

@@ -403,6 +403,69 @@ static void hundred_reloads(void **state)
     env_fini(&e);
 }
 
+// Watching the file: a build written completely is loaded at the start of
+// the next update (inotify: at once; polling: once the file stayed the
+// same for one more update); a file closed half written is refused and the
+// old code keeps running until a complete build arrives.
+static void watch_case(void **state, bool polling)
+{
+    env e;
+    env_init(&e, state, polling ? "watch_poll" : "watch_inotify");
+    weft_module *m = load_a(&e);
+    assert_int_equal(weft_module_watch(m, true, polling), WEFT_OK);
+    int64_t expect = 0;
+    update(&e, 2);
+    expect += 2;
+    assert_int_equal(weft_module_reload_count(m), 0);
+    copy_file(MOD_B, e.work);
+    if (polling) {
+        update(&e, 1); // the change is seen; the next look confirms it
+        expect += 1;
+        assert_int_equal(weft_module_reload_count(m), 0);
+    }
+    update(&e, 1);
+    expect += 10;
+    assert_int_equal(weft_module_reload_count(m), 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), expect);
+    assert_int_equal(weft_module_watch_status(m), WEFT_OK);
+
+    copy_half(MOD_A, e.work);
+    update(&e, polling ? 2 : 1);
+    expect += polling ? 20 : 10;
+    assert_int_equal(weft_module_watch_status(m), WEFT_ERR_BAD_FORMAT);
+    assert_int_equal(weft_module_reload_count(m), 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), expect);
+    update(&e, 1); // not tried again while the file stays as it is
+    expect += 10;
+    assert_int_equal(res_i64(&e, e.counter, 0), expect);
+
+    copy_file(MOD_A, e.work);
+    update(&e, polling ? 2 : 1);
+    expect += polling ? 11 : 1;
+    assert_int_equal(weft_module_reload_count(m), 2);
+    assert_int_equal(res_i64(&e, e.counter, 0), expect);
+    assert_int_equal(weft_module_watch_status(m), WEFT_OK);
+
+    // off: a new build is left alone
+    assert_int_equal(weft_module_watch(m, false, false), WEFT_OK);
+    copy_file(MOD_B, e.work);
+    update(&e, 2);
+    assert_int_equal(weft_module_reload_count(m), 2);
+    assert_int_equal(weft_module_watch(NULL, true, false), WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_module_watch(m, true, polling), WEFT_OK); // freed at destroy
+    env_fini(&e);
+}
+
+static void watch_inotify(void **state)
+{
+    watch_case(state, false);
+}
+
+static void watch_polling(void **state)
+{
+    watch_case(state, true);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tw_setup, tw_teardown)
@@ -413,6 +476,8 @@ int main(void)
         T(reload_inside_a_system_is_refused),
         T(unload_removes_systems),
         T(hundred_reloads),
+        T(watch_inotify),
+        T(watch_polling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
