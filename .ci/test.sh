@@ -26,8 +26,8 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 # Fails unless build dir $1 registered the Python binding tests, the
 # offline install into a fresh venv (it needs the system interpreter's
-# python3-venv, python3-setuptools and python3-wheel) and the numpy columns
-# (python3-numpy) among them.
+# python3-venv, python3-setuptools and python3-wheel), the numpy columns
+# (python3-numpy) and the type hints (python3-mypy) among them.
 require_python_tests() {
     local listed t
     listed=$(ctest --test-dir "$1" -N -L python)
@@ -35,7 +35,7 @@ require_python_tests() {
         echo "ci: $1 has no Python tests (no python3, or no preloadable libasan?)" >&2
         exit 1
     fi
-    for t in test_python_install test_python_numpy; do
+    for t in test_python_install test_python_numpy test_python_types; do
         if ! echo "$listed" | grep -q ": $t\$"; then
             echo "ci: $1 did not register $t (see bindings/python/tests/needs.py)" >&2
             exit 1

@@ -320,6 +320,8 @@ static const bench_scenario g_scenarios[] = {
     {"sched_overhead", "N25: ns per empty system, 10 .. 6,000 systems", bench_sched_overhead},
     {"sched_sync", "N24: interleaved vs grouped command systems (sync points)", bench_sched_sync},
     {"sched_build", "weft_schedule_build for 100 / 500 / 2,000 random systems", bench_sched_build},
+    {"state_transition", "a state transition running 100 OnExit/OnEnter systems vs them in a plain schedule",
+     bench_state_transition},
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
 

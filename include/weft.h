@@ -2147,273 +2147,6 @@ WEFT_API weft_status weft_scene_destroy(weft_world *world, weft_scene *scene);
 WEFT_API weft_entity weft_clone(weft_world *world, weft_entity e, bool recursive);
 
 /* ==================================================================== */
-/* ---- states: finite state machines on resources and schedules ----  */
-/* (src/state/; entry points in src/api/api_state.c)                   */
-/* ==================================================================== */
-
-/* A state type has a fixed set of values (uint32_t, each with a name).
- * Its current value is the resource State<name> (a uint32_t, immutable:
- * it changes only through transitions); a freely mutable or sub state
- * also has the resource NextState<name> (weft_next_state), where a system
- * or the driver queues the value to go to. weft_state_transition applies
- * the queued values and runs the OnExit, OnTransition and OnEnter
- * schedules of every state type that changed (see there). Sub states
- * exist only while their source state has one value; computed states are
- * derived from their sources by a callback and cannot be set. A state's
- * resources exist exactly while the state does.
- *
- * Nothing here needs an App: a program can register states on a world and
- * call weft_state_transition from its own loop. */
-
-/** State type id (per world, from 1). 0 is "none". */
-typedef uint32_t weft_state;
-
-/** The value of a state that does not exist (a sub state whose source
- *  has another value, a computed state whose callback returned none). It
- *  can never be registered as a value. */
-#define WEFT_STATE_VALUE_NONE ((uint32_t)0xFFFFFFFFu)
-/** Most values one state type may have. */
-#define WEFT_MAX_STATE_VALUES 1024
-/** Most sources of one computed state. */
-#define WEFT_MAX_STATE_SOURCES 8
-
-/** One value of a state type. */
-typedef struct weft_state_value {
-    uint32_t value;      /**< any but WEFT_STATE_VALUE_NONE; unique */
-    const char *name;    /**< required, unique within the type; copied */
-} weft_state_value;
-
-/** What kind of state a descriptor registers. */
-typedef enum weft_state_kind {
-    /** Freely mutable (Bevy's States): exists from registration on. */
-    WEFT_STATE_KIND_DEFAULT = 0,
-    /** Exists while `source` has the value `source_value`; mutable while
-     *  it exists (Bevy's SubStates). */
-    WEFT_STATE_KIND_SUB = 1,
-    /** Derived from `sources` by `compute`; cannot be set (Bevy's
-     *  ComputedStates). */
-    WEFT_STATE_KIND_COMPUTED = 2,
-    WEFT_STATE_KIND_NUM,
-    WEFT_STATE_KIND_FORCE_U32 = 0x7FFFFFFF
-} weft_state_kind;
-
-/** Computes a computed state from its sources' current values
- *  (sources[i] is WEFT_STATE_VALUE_NONE when source i does not exist).
- *  Returns one of the state's values, or WEFT_STATE_VALUE_NONE for "the
- *  state does not exist". Must be a pure function of its arguments: it is
- *  called on the driver thread inside weft_state_transition, whenever a
- *  source had a transition. */
-typedef uint32_t (*weft_state_compute_fn)(const uint32_t *sources, int32_t count,
-                                          void *user);
-
-/** State type descriptor. Zero-initialise. */
-typedef struct weft_state_desc {
-    uint32_t _start_canary;              /**< must be 0 */
-    const char *name;                    /**< required, unique; copied */
-    weft_state_kind kind;
-    const weft_state_value *values;      /**< [value_count]; copied */
-    int32_t value_count;                 /**< 1 .. WEFT_MAX_STATE_VALUES */
-    /** DEFAULT: the value entered at the first transition step. SUB: the
-     *  value taken each time the state comes into existence. COMPUTED:
-     *  ignored. Must be one of `values`. */
-    uint32_t initial;
-    weft_state source;                   /**< SUB: the source state */
-    uint32_t source_value;               /**< SUB: one of the source's values */
-    const weft_state *sources;           /**< COMPUTED: [source_count], copied */
-    int32_t source_count;                /**< COMPUTED: 1 .. WEFT_MAX_STATE_SOURCES */
-    weft_state_compute_fn compute;       /**< COMPUTED: required */
-    void *user;                          /**< passed to compute */
-    uint32_t _end_canary;                /**< must be 0 */
-} weft_state_desc;
-
-/** The NextState<name> resource: a queued transition. Writing it directly
- *  (a system declaring WRITE on weft_state_next_resource) is the same as
- *  weft_state_set_next: set value and pending = 1. */
-typedef struct weft_next_state {
-    uint32_t value;      /**< the value to go to (when pending) */
-    uint32_t pending;    /**< 1: a transition is queued; 0: none */
-} weft_next_state;
-
-/** What a transition writes to the state's message type
- *  (weft_state_transition_message), one per state that changed in a
- *  transition step. */
-typedef struct weft_state_transition_event {
-    weft_state state;    /**< the state type */
-    uint32_t exited;     /**< the old value, or WEFT_STATE_VALUE_NONE (it did
-                              not exist) */
-    uint32_t entered;    /**< the new value, or WEFT_STATE_VALUE_NONE (it no
-                              longer exists) */
-    uint32_t same;       /**< 1: an explicit set to the current value (its
-                              OnExit and OnEnter run again) */
-} weft_state_transition_event;
-
-/** Registers a state type. Registers four components and a message type
- *  named after it: the resources State<name> (uint32_t, immutable) and
- *  NextState<name> (weft_next_state; none for a computed state), the
- *  components DespawnOnExit<name> and DespawnOnEnter<name> (uint32_t: an
- *  entity holding DespawnOnExit<name> = v is despawned when the state
- *  exits v), and StateTransitionEvent<name> (weft_state_transition_event).
- *  A DEFAULT state gets State = initial and an empty NextState now, and
- *  OnEnter(initial) runs at the next weft_state_transition. A sub or
- *  computed state is evaluated at the next weft_state_transition. Sources
- *  must be registered first, so state types form a tree (a DAG with
- *  computed states) in registration order.
- *  Thread: driver, not inside weft_state_transition.
- *  Returns the id, or 0. Errors: INVALID_HANDLE; INVALID_ARG (desc NULL,
- *  canary, no name, bad kind, values NULL, value_count out of range, a
- *  value WEFT_STATE_VALUE_NONE or twice, a value without a name or a name
- *  twice, `initial` not a value, fields of another kind set, compute
- *  missing, source_count out of range, a source twice); NOT_FOUND (the
- *  source state is not registered, or `source_value` is not one of its
- *  values, so the sub state could never exist); ALREADY_EXISTS (the name,
- *  or one of the derived component or message names, is taken);
- *  WRONG_PHASE (inside a transition, or from a parallel system);
- *  CAPACITY; OUT_OF_MEMORY. On failure the world is unchanged. */
-WEFT_API weft_state weft_state_register(weft_world *world, const weft_state_desc *desc);
-
-/** The state registered under `name`, or 0 (no error recorded; a NULL
- *  name is INVALID_ARG, recorded). Thread: driver. */
-WEFT_API weft_state weft_state_lookup(const weft_world *world, const char *name);
-
-/** The state's name, or NULL (NOT_FOUND recorded). Thread: driver.
- *  Lifetime: the world's. */
-WEFT_API const char *weft_state_name(const weft_world *world, weft_state state);
-
-/** The name of one of the state's values, or NULL (NOT_FOUND: unknown
- *  state; INVALID_ARG: not one of its values). Thread: driver.
- *  Lifetime: the world's. */
-WEFT_API const char *weft_state_value_name(const weft_world *world, weft_state state,
-                                           uint32_t value);
-
-/** Writes the state's current value to *out: WEFT_STATE_VALUE_NONE when
- *  the state does not exist (then WEFT_OK too). Thread: driver. Errors:
- *  INVALID_HANDLE, INVALID_ARG (out NULL), NOT_FOUND (unknown state). */
-WEFT_API weft_status weft_state_get(const weft_world *world, weft_state state,
-                                    uint32_t *out);
-
-/** Does the state exist now (its State resource is present)? False for an
- *  unknown state (NOT_FOUND recorded). Thread: driver. */
-WEFT_API bool weft_state_exists(const weft_world *world, weft_state state);
-
-/** Queues a transition to `value`, applied by the next
- *  weft_state_transition. Several calls before it: the last one wins.
- *  Setting the current value is a transition too (its OnExit and OnEnter
- *  run again). A sub state may be set while it does not exist: the value
- *  is used if the same step brings it into existence, otherwise dropped.
- *  Thread: driver (systems use weft_system_state_set_next). Errors:
- *  INVALID_HANDLE, NOT_FOUND (unknown state), INVALID_ARG (not one of its
- *  values), IMMUTABLE (a computed state), WRONG_PHASE (from a parallel
- *  system). On failure nothing is queued and a queued value stays. */
-WEFT_API weft_status weft_state_set_next(weft_world *world, weft_state state, uint32_t value);
-
-/** Runs one transition step for every state type of the world:
- *  1. in registration order (sources before what depends on them): a
- *     DEFAULT state enters its initial value (first step only) or applies
- *     its queued NextState; a sub state appears (with its queued value or
- *     `initial`), disappears or applies its queued value, as its source
- *     allows; a computed state whose source changed is recomputed. State
- *     resources are inserted, replaced or removed now, so every schedule
- *     below sees the new values. Each state that changed (or was set to
- *     its own value) writes one weft_state_transition_event to its
- *     message type;
- *  2. OnExit(exited) of the states that changed, leaf to root (reverse
- *     registration order), each followed by despawning the entities whose
- *     DespawnOnExit<name> equals the exited value;
- *  3. OnTransition(exited, entered) where both exist, root to leaf;
- *  4. for each state, root to leaf: despawning the entities whose
- *     DespawnOnEnter<name> equals the entered value, then OnEnter(entered).
- *  A derived change that keeps the value (a sub state whose source was
- *  re-entered) is no transition. The despawns are driven by the last
- *  StateTransitionEvent<name> message since the previous step (read
- *  through the state's own cursor), so a message written by hand acts the
- *  same. Schedules run with dt 0; queued values set during the step are
- *  applied by the next one. Thread: driver, or an exclusive system.
- *  Returns WEFT_OK or the first failure; every schedule still runs.
- *  Errors: INVALID_HANDLE; WRONG_PHASE (inside a transition, from a
- *  parallel system, while a query iteration is open); NOT_FOUND (a queued
- *  value that is not one of the state's values, e.g. written directly to
- *  NextState: it is dropped and the state stays); CALLBACK (a compute
- *  callback returned a value that is not the state's: the state stays);
- *  OUT_OF_MEMORY; a failure of an OnExit/OnTransition/OnEnter schedule. */
-WEFT_API weft_status weft_state_transition(weft_world *world);
-
-/** The OnEnter(value) schedule of the state, created (empty) on first use
- *  and named "OnEnter(<state>::<value>)". Add systems to it with the
- *  weft_schedule_* calls. It belongs to the state machinery:
- *  weft_schedule_destroy refuses it, the world frees it.
- *  Thread: driver, not while it runs. Lifetime: the world's.
- *  Returns NULL on failure: INVALID_HANDLE, NOT_FOUND (unknown state),
- *  INVALID_ARG (not one of its values), ALREADY_EXISTS (a schedule of
- *  that name was created by hand), OUT_OF_MEMORY. */
-WEFT_API weft_schedule *weft_state_on_enter(weft_world *world, weft_state state,
-                                            uint32_t value);
-/** The OnExit(value) schedule, as weft_state_on_enter. */
-WEFT_API weft_schedule *weft_state_on_exit(weft_world *world, weft_state state,
-                                           uint32_t value);
-/** The OnTransition(from, to) schedule, named
- *  "OnTransition(<state>::<from> -> <state>::<to>)", as
- *  weft_state_on_enter; run when the state goes from `from` to `to`
- *  (from == to: when it is set to its own value). */
-WEFT_API weft_schedule *weft_state_on_transition(weft_world *world, weft_state state,
-                                                 uint32_t from, uint32_t to);
-
-/** The State<name> resource (uint32_t), for declaring READ access in
- *  system descriptors; 0 on failure (INVALID_HANDLE, NOT_FOUND).
- *  Thread: driver. */
-WEFT_API weft_component weft_state_resource(const weft_world *world, weft_state state);
-/** The NextState<name> resource (weft_next_state), for declaring WRITE
- *  access; 0 on failure (INVALID_HANDLE, NOT_FOUND, IMMUTABLE: a computed
- *  state has none). Thread: driver. */
-WEFT_API weft_component weft_state_next_resource(const weft_world *world, weft_state state);
-/** The DespawnOnExit<name> component (uint32_t value); 0 on failure
- *  (INVALID_HANDLE, NOT_FOUND). Thread: driver. */
-WEFT_API weft_component weft_state_despawn_on_exit(const weft_world *world, weft_state state);
-/** The DespawnOnEnter<name> component (uint32_t value); 0 on failure
- *  (INVALID_HANDLE, NOT_FOUND). Thread: driver. */
-WEFT_API weft_component weft_state_despawn_on_enter(const weft_world *world,
-                                                    weft_state state);
-/** The StateTransitionEvent<name> message type
- *  (weft_state_transition_event); 0 on failure (INVALID_HANDLE,
- *  NOT_FOUND). Thread: driver. */
-WEFT_API weft_message_type weft_state_transition_message(const weft_world *world,
-                                                         weft_state state);
-
-/** Inside a system that declared READ (or WRITE) on
- *  weft_state_resource(state): writes the current value to *out
- *  (WEFT_STATE_VALUE_NONE when the state does not exist).
- *  Errors: INVALID_ARG (ctx or out NULL), NOT_FOUND (unknown state),
- *  ACCESS_VIOLATION (not declared; the system fails).
- *  Thread: the thread running the system or condition, during its call. */
-WEFT_API weft_status weft_system_state_get(weft_system_ctx *ctx, weft_state state,
-                                           uint32_t *out);
-/** Inside a system that declared WRITE on weft_state_next_resource(state):
- *  queues a transition, as weft_state_set_next. Errors: INVALID_ARG (ctx
- *  NULL, not one of the values, from a condition), NOT_FOUND (unknown
- *  state), IMMUTABLE (a computed state), ACCESS_VIOLATION (not declared;
- *  the system fails). Thread: the thread running the system, during its
- *  call. */
-WEFT_API weft_status weft_system_state_set_next(weft_system_ctx *ctx, weft_state state,
-                                                uint32_t value);
-
-/** Run condition: the state exists and has `value` (Bevy's in_state).
- *  Reads State<name>. Returns NULL on failure (as
- *  weft_condition_resource_exists, plus NOT_FOUND for an unknown state
- *  and INVALID_ARG for a value that is not one of its values).
- *  Thread: driver, not while the schedule runs. */
-WEFT_API weft_condition *weft_condition_in_state(weft_schedule *schedule, weft_state state,
-                                                 uint32_t value);
-/** Run condition: the state exists (Bevy's state_exists).
- *  Thread: driver, not while the schedule runs. */
-WEFT_API weft_condition *weft_condition_state_exists(weft_schedule *schedule,
-                                                     weft_state state);
-/** Run condition: the state exists and its value changed (or it came into
- *  existence) since this condition last evaluated; the first evaluation
- *  counts an existing state (Bevy's state_changed). A set to the current
- *  value is no change. Thread: driver, not while the schedule runs. */
-WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
-                                                      weft_state state);
-
-/* ==================================================================== */
 /* ---- app: the main schedule order, fixed time and plugins ----       */
 /* (src/app/; entry points in src/api/api_app.c)                        */
 /* ==================================================================== */
@@ -2707,6 +2440,300 @@ WEFT_API int32_t weft_app_plugin_count(const weft_app *app);
  *  order after it; NULL (NOT_FOUND recorded) when out of range.
  *  Lifetime: the app's. Thread: driver. */
 WEFT_API const char *weft_app_plugin_name(const weft_app *app, int32_t index);
+
+/* ==================================================================== */
+/* ---- states: finite state machines on resources and schedules ----  */
+/* (src/state/; entry points in src/api/api_state.c)                   */
+/* ==================================================================== */
+
+/* A state type has a fixed set of values (uint32_t, each with a name).
+ * Its current value is the resource State<name> (a uint32_t, immutable:
+ * it changes only through transitions); a freely mutable or sub state
+ * also has the resource NextState<name> (weft_next_state), where a system
+ * or the driver queues the value to go to. weft_state_transition applies
+ * the queued values and runs the OnExit, OnTransition and OnEnter
+ * schedules of every state type that changed (see there). Sub states
+ * exist only while their source state has one value; computed states are
+ * derived from their sources by a callback and cannot be set. A state's
+ * resources exist exactly while the state does.
+ *
+ * Nothing here needs an App: a program can register states on a world and
+ * call weft_state_transition from its own loop. */
+
+/** State type id (per world, from 1). 0 is "none". */
+typedef uint32_t weft_state;
+
+/** The value of a state that does not exist (a sub state whose source
+ *  has another value, a computed state whose callback returned none). It
+ *  can never be registered as a value. */
+#define WEFT_STATE_VALUE_NONE ((uint32_t)0xFFFFFFFFu)
+/** Most values one state type may have. */
+#define WEFT_MAX_STATE_VALUES 1024
+/** Most sources of one computed state. */
+#define WEFT_MAX_STATE_SOURCES 8
+
+/** One value of a state type. */
+typedef struct weft_state_value {
+    uint32_t value;      /**< any but WEFT_STATE_VALUE_NONE; unique */
+    const char *name;    /**< required, unique within the type; copied */
+} weft_state_value;
+
+/** What kind of state a descriptor registers. */
+typedef enum weft_state_kind {
+    /** Freely mutable (Bevy's States): exists from registration on. */
+    WEFT_STATE_KIND_DEFAULT = 0,
+    /** Exists while `source` has the value `source_value`; mutable while
+     *  it exists (Bevy's SubStates). */
+    WEFT_STATE_KIND_SUB = 1,
+    /** Derived from `sources` by `compute`; cannot be set (Bevy's
+     *  ComputedStates). */
+    WEFT_STATE_KIND_COMPUTED = 2,
+    WEFT_STATE_KIND_NUM,
+    WEFT_STATE_KIND_FORCE_U32 = 0x7FFFFFFF
+} weft_state_kind;
+
+/** Computes a computed state from its sources' current values
+ *  (sources[i] is WEFT_STATE_VALUE_NONE when source i does not exist).
+ *  Returns one of the state's values, or WEFT_STATE_VALUE_NONE for "the
+ *  state does not exist". Must be a pure function of its arguments: it is
+ *  called on the driver thread inside weft_state_transition, whenever a
+ *  source had a transition. */
+typedef uint32_t (*weft_state_compute_fn)(const uint32_t *sources, int32_t count,
+                                          void *user);
+
+/** State type descriptor. Zero-initialise. */
+typedef struct weft_state_desc {
+    uint32_t _start_canary;              /**< must be 0 */
+    const char *name;                    /**< required, unique; copied */
+    weft_state_kind kind;
+    const weft_state_value *values;      /**< [value_count]; copied */
+    int32_t value_count;                 /**< 1 .. WEFT_MAX_STATE_VALUES */
+    /** DEFAULT: the value entered at the first transition step. SUB: the
+     *  value taken each time the state comes into existence. COMPUTED:
+     *  ignored. Must be one of `values`. */
+    uint32_t initial;
+    weft_state source;                   /**< SUB: the source state */
+    uint32_t source_value;               /**< SUB: one of the source's values */
+    const weft_state *sources;           /**< COMPUTED: [source_count], copied */
+    int32_t source_count;                /**< COMPUTED: 1 .. WEFT_MAX_STATE_SOURCES */
+    weft_state_compute_fn compute;       /**< COMPUTED: required */
+    void *user;                          /**< passed to compute */
+    uint32_t _end_canary;                /**< must be 0 */
+} weft_state_desc;
+
+/** The NextState<name> resource: a queued transition. Writing it directly
+ *  (a system declaring WRITE on weft_state_next_resource) is the same as
+ *  weft_state_set_next: set value and pending = 1. */
+typedef struct weft_next_state {
+    uint32_t value;      /**< the value to go to (when pending) */
+    uint32_t pending;    /**< 1: a transition is queued; 0: none */
+} weft_next_state;
+
+/** What a transition writes to the state's message type
+ *  (weft_state_transition_message), one per state that changed in a
+ *  transition step. */
+typedef struct weft_state_transition_event {
+    weft_state state;    /**< the state type */
+    uint32_t exited;     /**< the old value, or WEFT_STATE_VALUE_NONE (it did
+                              not exist) */
+    uint32_t entered;    /**< the new value, or WEFT_STATE_VALUE_NONE (it no
+                              longer exists) */
+    uint32_t same;       /**< 1: an explicit set to the current value (its
+                              OnExit and OnEnter run again) */
+} weft_state_transition_event;
+
+/** Registers a state type. Registers four components and a message type
+ *  named after it: the resources State<name> (uint32_t, immutable) and
+ *  NextState<name> (weft_next_state; none for a computed state), the
+ *  components DespawnOnExit<name> and DespawnOnEnter<name> (uint32_t: an
+ *  entity holding DespawnOnExit<name> = v is despawned when the state
+ *  exits v), and StateTransitionEvent<name> (weft_state_transition_event).
+ *  A DEFAULT state gets State = initial and an empty NextState now, and
+ *  OnEnter(initial) runs at the next weft_state_transition. A sub or
+ *  computed state is evaluated at the next weft_state_transition. Sources
+ *  must be registered first, so state types form a tree (a DAG with
+ *  computed states) in registration order.
+ *  Thread: driver, not inside weft_state_transition.
+ *  Returns the id, or 0. Errors: INVALID_HANDLE; INVALID_ARG (desc NULL,
+ *  canary, no name, bad kind, values NULL, value_count out of range, a
+ *  value WEFT_STATE_VALUE_NONE or twice, a value without a name or a name
+ *  twice, `initial` not a value, fields of another kind set, compute
+ *  missing, source_count out of range, a source twice); NOT_FOUND (the
+ *  source state is not registered, or `source_value` is not one of its
+ *  values, so the sub state could never exist); ALREADY_EXISTS (the name,
+ *  or one of the derived component or message names, is taken);
+ *  WRONG_PHASE (inside a transition, or from a parallel system);
+ *  CAPACITY; OUT_OF_MEMORY. On failure the world is unchanged. */
+WEFT_API weft_state weft_state_register(weft_world *world, const weft_state_desc *desc);
+
+/** The state registered under `name`, or 0 (no error recorded; a NULL
+ *  name is INVALID_ARG, recorded). Thread: driver. */
+WEFT_API weft_state weft_state_lookup(const weft_world *world, const char *name);
+
+/** The state's name, or NULL (NOT_FOUND recorded). Thread: driver.
+ *  Lifetime: the world's. */
+WEFT_API const char *weft_state_name(const weft_world *world, weft_state state);
+
+/** The name of one of the state's values, or NULL (NOT_FOUND: unknown
+ *  state; INVALID_ARG: not one of its values). Thread: driver.
+ *  Lifetime: the world's. */
+WEFT_API const char *weft_state_value_name(const weft_world *world, weft_state state,
+                                           uint32_t value);
+
+/** Writes the state's current value to *out: WEFT_STATE_VALUE_NONE when
+ *  the state does not exist (then WEFT_OK too). Thread: driver. Errors:
+ *  INVALID_HANDLE, INVALID_ARG (out NULL), NOT_FOUND (unknown state). */
+WEFT_API weft_status weft_state_get(const weft_world *world, weft_state state,
+                                    uint32_t *out);
+
+/** Does the state exist now (its State resource is present)? False for an
+ *  unknown state (NOT_FOUND recorded). Thread: driver. */
+WEFT_API bool weft_state_exists(const weft_world *world, weft_state state);
+
+/** Queues a transition to `value`, applied by the next
+ *  weft_state_transition. Several calls before it: the last one wins.
+ *  Setting the current value is a transition too (its OnExit and OnEnter
+ *  run again). A sub state may be set while it does not exist: the value
+ *  is used if the same step brings it into existence, otherwise dropped.
+ *  Thread: driver (systems use weft_system_state_set_next). Errors:
+ *  INVALID_HANDLE, NOT_FOUND (unknown state), INVALID_ARG (not one of its
+ *  values), IMMUTABLE (a computed state), WRONG_PHASE (from a parallel
+ *  system). On failure nothing is queued and a queued value stays. */
+WEFT_API weft_status weft_state_set_next(weft_world *world, weft_state state, uint32_t value);
+
+/** Runs one transition step for every state type of the world:
+ *  1. in registration order (sources before what depends on them): a
+ *     DEFAULT state enters its initial value (first step only) or applies
+ *     its queued NextState; a sub state appears (with its queued value or
+ *     `initial`), disappears or applies its queued value, as its source
+ *     allows; a computed state whose source changed is recomputed. State
+ *     resources are inserted, replaced or removed now, so every schedule
+ *     below sees the new values. Each state that changed (or was set to
+ *     its own value) writes one weft_state_transition_event to its
+ *     message type;
+ *  2. OnExit(exited) of the states that changed, leaf to root (reverse
+ *     registration order), each followed by despawning the entities whose
+ *     DespawnOnExit<name> equals the exited value;
+ *  3. OnTransition(exited, entered) where both exist, root to leaf;
+ *  4. for each state, root to leaf: despawning the entities whose
+ *     DespawnOnEnter<name> equals the entered value, then OnEnter(entered).
+ *  A derived change that keeps the value (a sub state whose source was
+ *  re-entered) is no transition. The despawns are driven by the last
+ *  StateTransitionEvent<name> message since the previous step (read
+ *  through the state's own cursor), so a message written by hand acts the
+ *  same. Schedules run with dt 0; queued values set during the step are
+ *  applied by the next one. Thread: driver, or an exclusive system.
+ *  Returns WEFT_OK or the first failure; every schedule still runs.
+ *  Errors: INVALID_HANDLE; WRONG_PHASE (inside a transition, from a
+ *  parallel system, while a query iteration is open); NOT_FOUND (a queued
+ *  value that is not one of the state's values, e.g. written directly to
+ *  NextState: it is dropped and the state stays); CALLBACK (a compute
+ *  callback returned a value that is not the state's: the state stays);
+ *  OUT_OF_MEMORY; a failure of an OnExit/OnTransition/OnEnter schedule. */
+WEFT_API weft_status weft_state_transition(weft_world *world);
+
+/** The OnEnter(value) schedule of the state, created (empty) on first use
+ *  and named "OnEnter(<state>::<value>)". Add systems to it with the
+ *  weft_schedule_* calls. It belongs to the state machinery:
+ *  weft_schedule_destroy refuses it, the world frees it.
+ *  Thread: driver, not while it runs. Lifetime: the world's.
+ *  Returns NULL on failure: INVALID_HANDLE, NOT_FOUND (unknown state),
+ *  INVALID_ARG (not one of its values), ALREADY_EXISTS (a schedule of
+ *  that name was created by hand), OUT_OF_MEMORY. */
+WEFT_API weft_schedule *weft_state_on_enter(weft_world *world, weft_state state,
+                                            uint32_t value);
+/** The OnExit(value) schedule, as weft_state_on_enter. */
+WEFT_API weft_schedule *weft_state_on_exit(weft_world *world, weft_state state,
+                                           uint32_t value);
+/** The OnTransition(from, to) schedule, named
+ *  "OnTransition(<state>::<from> -> <state>::<to>)", as
+ *  weft_state_on_enter; run when the state goes from `from` to `to`
+ *  (from == to: when it is set to its own value). */
+WEFT_API weft_schedule *weft_state_on_transition(weft_world *world, weft_state state,
+                                                 uint32_t from, uint32_t to);
+
+/** The State<name> resource (uint32_t), for declaring READ access in
+ *  system descriptors; 0 on failure (INVALID_HANDLE, NOT_FOUND).
+ *  Thread: driver. */
+WEFT_API weft_component weft_state_resource(const weft_world *world, weft_state state);
+/** The NextState<name> resource (weft_next_state), for declaring WRITE
+ *  access; 0 on failure (INVALID_HANDLE, NOT_FOUND, IMMUTABLE: a computed
+ *  state has none). Thread: driver. */
+WEFT_API weft_component weft_state_next_resource(const weft_world *world, weft_state state);
+/** The DespawnOnExit<name> component (uint32_t value); 0 on failure
+ *  (INVALID_HANDLE, NOT_FOUND). Thread: driver. */
+WEFT_API weft_component weft_state_despawn_on_exit(const weft_world *world, weft_state state);
+/** The DespawnOnEnter<name> component (uint32_t value); 0 on failure
+ *  (INVALID_HANDLE, NOT_FOUND). Thread: driver. */
+WEFT_API weft_component weft_state_despawn_on_enter(const weft_world *world,
+                                                    weft_state state);
+/** The StateTransitionEvent<name> message type
+ *  (weft_state_transition_event); 0 on failure (INVALID_HANDLE,
+ *  NOT_FOUND). Thread: driver. */
+WEFT_API weft_message_type weft_state_transition_message(const weft_world *world,
+                                                         weft_state state);
+
+/** Inside a system that declared READ (or WRITE) on
+ *  weft_state_resource(state): writes the current value to *out
+ *  (WEFT_STATE_VALUE_NONE when the state does not exist).
+ *  Errors: INVALID_ARG (ctx or out NULL), NOT_FOUND (unknown state),
+ *  ACCESS_VIOLATION (not declared; the system fails).
+ *  Thread: the thread running the system or condition, during its call. */
+WEFT_API weft_status weft_system_state_get(weft_system_ctx *ctx, weft_state state,
+                                           uint32_t *out);
+/** Inside a system that declared WRITE on weft_state_next_resource(state):
+ *  queues a transition, as weft_state_set_next. Errors: INVALID_ARG (ctx
+ *  NULL, not one of the values, from a condition), NOT_FOUND (unknown
+ *  state), IMMUTABLE (a computed state), ACCESS_VIOLATION (not declared;
+ *  the system fails). Thread: the thread running the system, during its
+ *  call. */
+WEFT_API weft_status weft_system_state_set_next(weft_system_ctx *ctx, weft_state state,
+                                                uint32_t value);
+
+/** Run condition: the state exists and has `value` (Bevy's in_state).
+ *  Reads State<name>. Returns NULL on failure (as
+ *  weft_condition_resource_exists, plus NOT_FOUND for an unknown state
+ *  and INVALID_ARG for a value that is not one of its values).
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_condition *weft_condition_in_state(weft_schedule *schedule, weft_state state,
+                                                 uint32_t value);
+/** Run condition: the state exists (Bevy's state_exists).
+ *  Thread: driver, not while the schedule runs. */
+WEFT_API weft_condition *weft_condition_state_exists(weft_schedule *schedule,
+                                                     weft_state state);
+/** Run condition: the state exists and its value changed (or it came into
+ *  existence) since this condition last evaluated; the first evaluation
+ *  counts an existing state (Bevy's state_changed). A set to the current
+ *  value is no change. Thread: driver, not while the schedule runs. */
+WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
+                                                      weft_state state);
+
+/* -- states on an app -- */
+
+/** Adds the plugin "weft.states" to an app. Its build makes the app run
+ *  weft_state_transition of its world: every update in the
+ *  StateTransition label (after PreUpdate, before the fixed loop and
+ *  Update), through an exclusive system "weft.state_transition", and once
+ *  at startup in a label "StateTransitionStartup" placed before
+ *  PreStartup, so initial states are entered (their OnEnter run) before
+ *  any startup system. A failing step (a failing OnEnter system, a bad
+ *  queued value) fails that system, so weft_app_update reports it. States
+ *  registered on the app's world with weft_state_register are then
+ *  driven too. Errors: as weft_app_add_plugin (ALREADY_EXISTS: added
+ *  before). Thread: driver. */
+WEFT_API weft_status weft_app_add_states_plugin(weft_app *app);
+
+/** Registers a state on the app's world (as weft_state_register) after
+ *  making sure the app runs the transition step: the same hooks as the
+ *  states plugin's build, made now, so it works with or without the
+ *  plugin and also after the setup. A state registered after the startup
+ *  order ran is entered by the next StateTransition. Returns the id, or 0
+ *  with the error in the world's slot: INVALID_HANDLE (invalid app),
+ *  WRONG_PHASE (while the app's StateTransition runs), OUT_OF_MEMORY, and
+ *  weft_state_register's errors. Bad input is refused before anything
+ *  changes; should memory run out after the hooks were made, they stay (a
+ *  transition step without states does nothing). Thread: driver. */
+WEFT_API weft_state weft_app_register_state(weft_app *app, const weft_state_desc *desc);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
  * resources, so systems reach them through their declared resource uses
  * and the scheduler orders readers and writers like any other resource.
  */
+#include "app/app_state.h"
 #include "state/state.h"
 
 #include <string.h>
@@ -354,4 +355,40 @@ WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
                                                       weft_state state)
 {
     return state_cond(schedule, state, WF_COND_RES_CHANGED, "weft_condition_state_changed");
+}
+
+/* ---- states on an app ---- */
+
+WEFT_API weft_status weft_app_add_states_plugin(weft_app *app)
+{
+    if (!wf_app_ok(app)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    /* the rules of weft_app_add_plugin: before the setup is done, from a
+     * plugin's build at the latest, never during an update */
+    bool building = app->phase == WF_APP_BUILDING;
+    if (app->updating || (app->in_callback && !building) ||
+        (app->phase != WF_APP_ADDING && !building)) {
+        return wf_error(app->world, WEFT_ERR_WRONG_PHASE,
+                        "weft_app_add_states_plugin: plugins can no longer be added (during "
+                        "an update, a plugin callback, or after the setup)");
+    }
+    return wf_app_add_states_plugin(app);
+}
+
+WEFT_API weft_state weft_app_register_state(weft_app *app, const weft_state_desc *desc)
+{
+    if (!wf_app_ok(app)) {
+        return 0;
+    }
+    weft_world *w = app->world;
+    if (wf_world_refuse_shared(w, "weft_app_register_state") ||
+        !not_in_transition(w, "weft_app_register_state")) {
+        return 0;
+    }
+    /* bad input is refused before the hooks change the app */
+    if (wf_state_register_check(w, desc) != WEFT_OK || wf_app_states_hook(app) != WEFT_OK) {
+        return 0;
+    }
+    return wf_state_register(w, desc);
 }

@@ -671,6 +671,23 @@ weft_status wf_schedule_build(weft_schedule *s)
     return WEFT_OK;
 }
 
+weft_node wf_schedule_add_system_node(weft_schedule *s, wf_system *sys)
+{
+    weft_world *w = s->world;
+    if (!wf_grow(&w->alloc, (void **)&s->nodes, &s->cap_nodes, (uint64_t)s->nnodes + 1,
+                 sizeof *s->nodes, SCHED_ALIGN)) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'", s->name);
+        return 0;
+    }
+    wf_decl_node *d = &s->nodes[s->nnodes];
+    memset(d, 0, sizeof *d);
+    d->sys = sys;
+    s->nnodes++;
+    s->dirty = true;
+    sys->node = s->nnodes;
+    return s->nnodes;
+}
+
 void wf_schedule_free(weft_world *w, weft_schedule *s)
 {
     s->magic = 0;

@@ -166,6 +166,9 @@ bool wf_conds_push(weft_world *w, wf_conds *c, weft_condition *cond);
 /* A new unattached condition of `kind` owned by s (its last run "minus
  * infinity"); NULL when out of memory (recorded). */
 weft_condition *wf_condition_new(weft_schedule *s, uint8_t kind);
+/* Appends system `sys` (created for s) as a new node; 0 when out of
+ * memory (recorded; sys is the caller's to destroy then). */
+weft_node wf_schedule_add_system_node(weft_schedule *s, wf_system *sys);
 
 /* ---- executor.c ---- */
 weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt);

@@ -333,6 +333,13 @@ static weft_component add_component(weft_world *w, const char *name, size_t size
     return ti ? ti->id : 0;
 }
 
+weft_status wf_state_register_check(weft_world *w, const weft_state_desc *d)
+{
+    char names[5][256];
+    weft_status st = desc_check(w, d);
+    return st != WEFT_OK ? st : world_check(w, d, names);
+}
+
 weft_state wf_state_register(weft_world *w, const weft_state_desc *d)
 {
     if (desc_check(w, d) != WEFT_OK) {

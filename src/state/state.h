@@ -75,6 +75,8 @@ typedef struct wf_state_type {
     bool dirty;                /* to be evaluated at the next step (new
                                   sub/computed state; initial enter) */
     wf_state_ev ev;            /* this step's transition (scratch) */
+    wf_state_ev swept;         /* the last message read by the despawn
+                                  sweeps this step (scratch) */
     wf_state_sched *scheds;    /* [nscheds] created on demand */
     uint32_t nscheds, cap_scheds;
 } wf_state_type;
@@ -99,6 +101,8 @@ const char *wf_state_value_str(const wf_state_type *t, uint32_t value);
 /* Validates and registers a state type; 0 on failure (recorded, world
  * unchanged). */
 weft_state wf_state_register(weft_world *w, const weft_state_desc *desc);
+/* The validation of wf_state_register alone (recorded; nothing changes). */
+weft_status wf_state_register_check(weft_world *w, const weft_state_desc *desc);
 /* The owned schedule (kind, from, to) of t, created on first use; NULL on
  * failure (recorded). */
 weft_schedule *wf_state_schedule(weft_world *w, wf_state_type *t, uint8_t kind,

@@ -252,17 +252,17 @@ done:
 }
 
 /* The last transition message of t since the previous step (the sweeps'
- * input); dev->any is false when there is none. */
-static void read_last(weft_world *w, wf_state_type *t, wf_state_ev *dev)
+ * input); out->any is false when there is none. */
+static void read_last(weft_world *w, wf_state_type *t, wf_state_ev *out)
 {
-    memset(dev, 0, sizeof *dev);
+    memset(out, 0, sizeof *out);
     const wf_msg_stream *s = wf_messages_type(w, t->msg);
     const weft_state_transition_event *m;
     while ((m = wf_stream_read(s, &t->cursor)) != NULL) {
-        dev->any = true;
-        dev->exited = m->exited;
-        dev->entered = m->entered;
-        dev->same = m->same != 0;
+        out->any = true;
+        out->exited = m->exited;
+        out->entered = m->entered;
+        out->same = m->same != 0;
     }
 }
 
@@ -313,13 +313,8 @@ weft_status wf_state_transition(weft_world *w)
         }
     }
     /* the sweeps' input: the last message of each state */
-    wf_state_ev *dev = wf_alloc(&w->alloc, n * sizeof *dev, _Alignof(wf_state_ev));
-    if (!dev) {
-        step_fail(&x, wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
-                               "weft_state_transition: out of memory (despawns skipped)"));
-    }
-    for (uint32_t i = 0; dev && i < n; i++) {
-        read_last(w, st->types[i], &dev[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        read_last(w, st->types[i], &st->types[i]->swept);
     }
     /* 2. exit, leaf to root */
     for (uint32_t i = n; i-- > 0;) {
@@ -327,8 +322,8 @@ weft_status wf_state_transition(weft_world *w)
         if (ev_moves(&t->ev) && t->ev.exited != WEFT_STATE_VALUE_NONE) {
             run_owned(&x, t, WF_STATE_EXIT, t->ev.exited, 0);
         }
-        if (dev && ev_moves(&dev[i]) && dev[i].exited != WEFT_STATE_VALUE_NONE) {
-            sweep(&x, t->on_exit, dev[i].exited);
+        if (ev_moves(&t->swept) && t->swept.exited != WEFT_STATE_VALUE_NONE) {
+            sweep(&x, t->on_exit, t->swept.exited);
         }
     }
     /* 3. transition, root to leaf */
@@ -342,15 +337,12 @@ weft_status wf_state_transition(weft_world *w)
     /* 4. enter, root to leaf */
     for (uint32_t i = 0; i < n; i++) {
         wf_state_type *t = st->types[i];
-        if (dev && ev_moves(&dev[i]) && dev[i].entered != WEFT_STATE_VALUE_NONE) {
-            sweep(&x, t->on_enter, dev[i].entered);
+        if (ev_moves(&t->swept) && t->swept.entered != WEFT_STATE_VALUE_NONE) {
+            sweep(&x, t->on_enter, t->swept.entered);
         }
         if (ev_moves(&t->ev) && t->ev.entered != WEFT_STATE_VALUE_NONE) {
             run_owned(&x, t, WF_STATE_ENTER, t->ev.entered, 0);
         }
-    }
-    if (dev) {
-        wf_free(&w->alloc, dev, n * sizeof *dev, _Alignof(wf_state_ev));
     }
     w->busy--;
     st->in_transition = false;

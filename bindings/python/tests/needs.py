@@ -1,20 +1,23 @@
-# bindings/python/tests/needs.py - which optional parts this interpreter lacks (numpy; an offline venv install). Standard library only.
+# bindings/python/tests/needs.py - which optional parts this interpreter lacks (numpy; an offline venv install; mypy). Standard library only.
 # SPDX-License-Identifier: MIT
-"""`python3 needs.py numpy install` exits 0 when this interpreter has
+"""`python3 needs.py numpy install types` exits 0 when this interpreter has
 everything the named tests need, else prints what it lacks and exits 1.
 tests/CMakeLists.txt uses it to pick the interpreter for those tests:
-Debian installs python3-numpy, python3-venv, python3-setuptools and
-python3-wheel for the system interpreter, which need not be the first
-python3 on PATH."""
+Debian installs python3-numpy, python3-venv, python3-setuptools,
+python3-wheel and python3-mypy for the system interpreter, which need not
+be the first python3 on PATH."""
 
 import importlib.util
 import sys
 
 
 def lacking(need):
-    """What this interpreter lacks for `need` ("numpy" or "install"), a list."""
+    """What this interpreter lacks for `need` ("numpy", "install" or "types"),
+    a list."""
     if need == "numpy":
         return [] if importlib.util.find_spec("numpy") else ["numpy"]
+    if need == "types":
+        return [] if importlib.util.find_spec("mypy") else ["mypy"]
     if need == "install":
         out = [m for m in ("venv", "ensurepip", "setuptools")
                if importlib.util.find_spec(m) is None]

@@ -6,6 +6,7 @@
 # that is a failure. TestWithoutNumpy runs either way.
 import ctypes
 import os
+import pickle
 import subprocess
 import sys
 import unittest
@@ -293,6 +294,17 @@ class TestInvalidation(WorldCase):
         self.assertEqual(sorted(self.w.get(e[0], Position).x
                                 for e in self.w.query(read(Position)).each()), [0, 2, 4])
         self.assertStale(lambda: kept[0]["x"])
+
+    def test_pickles_as_a_plain_array_and_not_once_stale(self):
+        self.spawn_moving(3)
+        for chunk in self.w.query(read(Position)):
+            a = chunk.array(0)
+            back = pickle.loads(pickle.dumps(a["x"]))
+            rows = pickle.loads(pickle.dumps(a, protocol=5))
+        self.assertIs(type(back), np.ndarray)
+        self.assertEqual(back.tolist(), [0, 1, 2])
+        self.assertEqual(rows["y"].tolist(), [0, -1, -2])
+        self.assertStale(lambda: pickle.dumps(a))
 
     def test_copies_and_reductions_outlive_the_chunk(self):
         self.spawn_moving(2)

@@ -28,6 +28,8 @@ into C: the ctypes trampoline catches it, stores it on the World, and the
 binding re-raises it once the outermost weft call has returned.
 """
 
+from typing import TYPE_CHECKING, Any
+
 __all__ = [
     "ABI_VERSION", "WeftError", "World", "Component", "Query", "Chunk",
     "Commands", "Observer", "Event", "MessageType", "MessageReader",
@@ -40,6 +42,8 @@ __all__ = [
     "Schedule", "Node", "Condition", "SystemContext", "Ambiguity", "QuerySpec",
     "terms", "SYSTEM_EXCLUSIVE", "SYSTEM_MAIN_THREAD", "SYSTEM_COMMANDS",
     "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
+    "State", "StateTag", "StateValue", "STATE_VALUE_NONE", "WeftNextState",
+    "WeftStateTransitionEvent",
     "Scene", "zstd_available", "kind_name", "SNAPSHOT_DELTA", "SNAPSHOT_ZSTD",
     "SNAPSHOT_VERSION", "KIND_BOOL", "KIND_I8", "KIND_I16", "KIND_I32", "KIND_I64",
     "KIND_U8", "KIND_U16", "KIND_U32", "KIND_U64", "KIND_F32", "KIND_F64", "KIND_ENTITY",
@@ -52,7 +56,7 @@ __all__ = [
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
 #   components -> arrays -> queries -> commands -> observers -> messages ->
-#   relationships -> systems -> schedules -> reflect -> world -> app
+#   relationships -> systems -> schedules -> state -> reflect -> world -> app
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
 # to World's bases in world.py, and its public names are imported here and
@@ -119,6 +123,8 @@ from .systems import (  # noqa: F401
 from .schedules import (  # noqa: F401
     Ambiguity, Condition, Node, Schedule, _fail_with, _is_c_function,
 )
+from .state import (  # noqa: F401
+    State, StateTag, StateValue, _StatesWorld, _values_of,
 from ._abi import (  # noqa: F401
     KIND_BOOL, KIND_ENTITY, KIND_ENUM, KIND_F32, KIND_F64, KIND_I8, KIND_I16, KIND_I32,
     KIND_I64, KIND_NONE, KIND_STRING, KIND_STRUCT, KIND_U8, KIND_U16, KIND_U32, KIND_U64,
@@ -132,6 +138,9 @@ from .world import (  # noqa: F401
     World, entity_generation, entity_index,
 )
 from ._abi import (  # noqa: F401
+    MAX_STATE_SOURCES, MAX_STATE_VALUES, STATE_COMPUTE_FN, STATE_KIND_COMPUTED,
+    STATE_KIND_DEFAULT, STATE_KIND_SUB, STATE_VALUE_NONE, WeftNextState, WeftStateDesc,
+    WeftStateTransitionEvent, WeftStateValue,
     APP_AFTER, APP_BEFORE, APP_LABELS, APP_MAX_FIXED_STEPS, APP_MIN_FIXED_STEP,
     APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
     WeftPluginDesc, WeftPluginGroupDesc,
@@ -140,10 +149,18 @@ from .app import (  # noqa: F401
     App,
 )
 
+from ._typing import (  # noqa: F401  (names of the type hints, for annotations)
+    ComponentRef, Entity, TermLike, Value,
+)
 
-def __getattr__(name):
-    # weft.ColumnArray (the numpy subclass Chunk.array returns) exists only
-    # with numpy, so it is made on first use: ImportError without numpy.
-    if name == "ColumnArray":
-        return column_array_type()
-    raise AttributeError("module 'weft' has no attribute %r" % name)
+if TYPE_CHECKING:
+    ColumnArray: Any    # a numpy.ndarray subclass, made when numpy is first used
+else:
+    def __getattr__(name):
+        # weft.ColumnArray (the numpy subclass Chunk.array returns) exists
+        # only with numpy, so it is made on first use: ImportError without
+        # numpy. Hidden from type checkers, which would otherwise accept any
+        # attribute of the module.
+        if name == "ColumnArray":
+            return column_array_type()
+        raise AttributeError("module 'weft' has no attribute %r" % name)

@@ -5,6 +5,7 @@
 and the descriptor structs of weft.h."""
 
 import ctypes
+from typing import TYPE_CHECKING
 
 
 #: WEFT_VERSION this module was written for (0.2.0).
@@ -37,6 +38,36 @@ STATUS_NAMES = (
 for _i, _n in enumerate(STATUS_NAMES):
     globals()[_n[len("WEFT_"):]] = _i
 del _i, _n
+if TYPE_CHECKING:
+    # The names the loop above defines, spelled out for type checkers
+    # (tests/test_types.py keeps the two lists equal).
+    ERR_INVALID_ARG: int
+    ERR_INVALID_HANDLE: int
+    ERR_STALE_ENTITY: int
+    ERR_SIZE_MISMATCH: int
+    ERR_OUT_OF_MEMORY: int
+    ERR_CAPACITY: int
+    ERR_ALREADY_EXISTS: int
+    ERR_NOT_FOUND: int
+    ERR_WRONG_THREAD: int
+    ERR_WRONG_PHASE: int
+    ERR_ACCESS_VIOLATION: int
+    ERR_SCHEDULE_CYCLE: int
+    ERR_POISONED: int
+    ERR_INTERNAL: int
+    ERR_INVALID_ENTITY: int
+    ERR_UNKNOWN_COMPONENT: int
+    ERR_IMMUTABLE: int
+    ERR_BAD_ALIGNMENT: int
+    ERR_DUPLICATE_COMPONENT: int
+    ERR_CORRUPT: int
+    ERR_NOT_UNIQUE: int
+    ERR_DEPTH_LIMIT: int
+    ERR_RELATIONSHIP: int
+    ERR_CALLBACK: int
+    ERR_BAD_FORMAT: int
+    ERR_TYPE_MISMATCH: int
+    ERR_UNSUPPORTED: int
 
 LOG_ERROR, LOG_WARN, LOG_INFO = 1, 2, 3
 STORAGE_DEFAULT, STORAGE_TABLE, STORAGE_SPARSE = 0, 1, 2
@@ -404,3 +435,47 @@ class WeftPluginGroupDesc(ctypes.Structure):
                 ("disabled", ctypes.POINTER(ctypes.c_char_p)),
                 ("disabled_count", ctypes.c_int32),
                 ("_end_canary", ctypes.c_uint32)]
+
+
+# States.
+STATE_VALUE_NONE = 0xFFFFFFFF
+MAX_STATE_VALUES = 1024
+MAX_STATE_SOURCES = 8
+STATE_KIND_DEFAULT = 0
+STATE_KIND_SUB = 1
+STATE_KIND_COMPUTED = 2
+
+# uint32_t (*)(const uint32_t *sources, int32_t count, void *user)
+STATE_COMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+                                    ctypes.c_int32, _vp)
+
+
+class WeftStateValue(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_uint32), ("name", ctypes.c_char_p)]
+
+
+class WeftStateDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("kind", ctypes.c_int32),
+                ("values", ctypes.POINTER(WeftStateValue)),
+                ("value_count", ctypes.c_int32),
+                ("initial", ctypes.c_uint32),
+                ("source", ctypes.c_uint32),
+                ("source_value", ctypes.c_uint32),
+                ("sources", ctypes.POINTER(ctypes.c_uint32)),
+                ("source_count", ctypes.c_int32),
+                ("compute", STATE_COMPUTE_FN),
+                ("user", _vp),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftNextState(ctypes.Structure):
+    """The NextState<name> resource."""
+    _fields_ = [("value", ctypes.c_uint32), ("pending", ctypes.c_uint32)]
+
+
+class WeftStateTransitionEvent(ctypes.Structure):
+    """One message of StateTransitionEvent<name>."""
+    _fields_ = [("state", ctypes.c_uint32), ("exited", ctypes.c_uint32),
+                ("entered", ctypes.c_uint32), ("same", ctypes.c_uint32)]

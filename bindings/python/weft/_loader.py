@@ -19,6 +19,7 @@ from ._abi import (
     WeftTicks, WeftValue, WeftWorldDesc, WeftWorldStats, _vp, c_component, c_entity, c_event,
     c_message_type, c_status, WeftSnapshotOptions, WeftTypeDesc,
 )
+from ._abi import WeftStateDesc
 
 
 _P = ctypes.POINTER
@@ -269,6 +270,30 @@ _PROTOTYPES = {
     "weft_app_has_plugin": (_bool, [_app, _cstr]),
     "weft_app_plugin_count": (_i32, [_app]),
     "weft_app_plugin_name": (_cstr, [_app, _i32]),
+    # states
+    "weft_state_register": (_u32, [_w, _P(WeftStateDesc)]),
+    "weft_state_lookup": (_u32, [_w, _cstr]),
+    "weft_state_name": (_cstr, [_w, _u32]),
+    "weft_state_value_name": (_cstr, [_w, _u32, _u32]),
+    "weft_state_get": (c_status, [_w, _u32, _P(_u32)]),
+    "weft_state_exists": (_bool, [_w, _u32]),
+    "weft_state_set_next": (c_status, [_w, _u32, _u32]),
+    "weft_state_transition": (c_status, [_w]),
+    "weft_state_on_enter": (_sch, [_w, _u32, _u32]),
+    "weft_state_on_exit": (_sch, [_w, _u32, _u32]),
+    "weft_state_on_transition": (_sch, [_w, _u32, _u32, _u32]),
+    "weft_state_resource": (c_component, [_w, _u32]),
+    "weft_state_next_resource": (c_component, [_w, _u32]),
+    "weft_state_despawn_on_exit": (c_component, [_w, _u32]),
+    "weft_state_despawn_on_enter": (c_component, [_w, _u32]),
+    "weft_state_transition_message": (c_message_type, [_w, _u32]),
+    "weft_system_state_get": (c_status, [_ctx, _u32, _P(_u32)]),
+    "weft_system_state_set_next": (c_status, [_ctx, _u32, _u32]),
+    "weft_condition_in_state": (_cond, [_sch, _u32, _u32]),
+    "weft_condition_state_exists": (_cond, [_sch, _u32]),
+    "weft_condition_state_changed": (_cond, [_sch, _u32]),
+    "weft_app_add_states_plugin": (c_status, [_app]),
+    "weft_app_register_state": (_u32, [_app, _P(WeftStateDesc)]),
 }
 
 

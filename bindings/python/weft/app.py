@@ -94,6 +94,22 @@ class App:
             sch = w._schedules[ptr] = Schedule(w, ptr, label)
         return sch
 
+    # -- states
+    def register_state(self, name, values, initial=None, **kwargs):
+        """Registers a state on the app's world (arguments as
+        World.register_state) and makes the app run its transitions: once
+        before PreStartup (the initial value is entered) and in
+        StateTransition every update (weft_app_register_state). Returns
+        its weft.State."""
+        return self.world._register_state(
+            lambda desc: _lib.weft_app_register_state(self._p(), desc), name, values, initial,
+            **kwargs)
+
+    def add_states_plugin(self):
+        """Adds the "weft.states" plugin: states registered with
+        World.register_state are then driven by the app too."""
+        self.world._check(_lib.weft_app_add_states_plugin(self._p()))
+
     def add_system(self, label, fn, **kwargs):
         """Schedule(label).add_system(fn, **kwargs)."""
         return self.schedule(label).add_system(fn, **kwargs)

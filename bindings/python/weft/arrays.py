@@ -30,14 +30,17 @@ memoryview(a), a.base, a.ctypes, a.__array_interface__) hand out the raw
 memory, as taking the address would: they are checked when made and not
 afterwards, so use them only inside the chunk."""
 
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Dict
 
 from ._abi import ACCESS_WRITE, ERR_ACCESS_VIOLATION, ERR_INVALID_HANDLE, ERR_SIZE_MISMATCH
 from ._loader import _lib
 from .errors import WeftError
 
-_state = {}      # "np": the numpy module, "cls": ColumnArray, once built
-_dtypes = {}     # ctypes type -> numpy dtype
+_state: Dict[str, Any] = {}   # "np": the numpy module, "cls": ColumnArray, once built
+_dtypes: Dict[type, Any] = {}  # ctypes type -> numpy dtype
 
 
 def _numpy():
@@ -58,7 +61,7 @@ def _numpy():
     return np
 
 
-def column_array_type():
+def column_array_type() -> type:
     """The ColumnArray class (imports numpy; ImportError without it)."""
     _numpy()
     return _state["cls"]
@@ -247,6 +250,16 @@ def _build_class(np):
                     check(value)
                     return
             ndarray.__setitem__(self, key, plain(value))
+
+        def __reduce__(self):
+            # pickles as the plain array it holds (the class is local to
+            # this module's numpy build, and a pickle outlives the chunk)
+            check(self)
+            return view(self, ndarray).__reduce__()
+
+        def __reduce_ex__(self, protocol):
+            check(self)
+            return view(self, ndarray).__reduce_ex__(protocol)
 
         def __iter__(self):
             check(self)

@@ -4,7 +4,10 @@
 """Component handles, value helpers and checked views (View), and the World
 methods that register components."""
 
+from __future__ import annotations
+
 import ctypes
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from ._abi import (
     ERR_INVALID_HANDLE, ERR_UNKNOWN_COMPONENT, HOOK_FN, STORAGE_DEFAULT, WeftComponentDesc,
@@ -12,6 +15,10 @@ from ._abi import (
 )
 from ._loader import _lib
 from .errors import WeftError, _s
+from ._typing import _WorldInternals
+
+if TYPE_CHECKING:
+    from ._typing import ComponentRef, Hook
 
 
 class Component:
@@ -20,25 +27,26 @@ class Component:
 
     __slots__ = ("world", "id", "type", "name", "size", "align", "_keep")
 
-    def __init__(self, world, cid, ctype, name, size, align):
+    def __init__(self, world: Any, cid: int, ctype: Optional[type], name: str, size: int,
+                 align: int) -> None:
         self.world = world
         self.id = cid
         self.type = ctype
         self.name = name
         self.size = size
         self.align = align
-        self._keep = []
+        self._keep: List[Any] = []
 
     @property
-    def is_tag(self):
+    def is_tag(self) -> bool:
         return self.size == 0
 
-    def __int__(self):
+    def __int__(self) -> int:
         return self.id
 
     __index__ = __int__
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Component(%r, id=%d, size=%d)" % (self.name, self.id, self.size)
 
 
@@ -100,35 +108,35 @@ class View:
         return v
 
     @property
-    def type(self):
+    def type(self) -> type:
         """The ctypes type viewed."""
         return type(self._obj)
 
-    def copy(self):
+    def copy(self) -> Any:
         """An owned copy (a ctypes object that no longer refers to the world)."""
         obj = self._get()
         return type(obj).from_buffer_copy(obj)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return self._wrap(getattr(self._get(), name))
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._get(), name, _owned(value) if isinstance(value, View) else value)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Any:
         return self._wrap(self._get()[i])
 
-    def __setitem__(self, i, value):
+    def __setitem__(self, i: int, value: Any) -> None:
         self._get()[i] = _owned(value) if isinstance(value, View) else value
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._get())
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         obj = self._get()
         return iter([self._wrap(obj[i]) for i in range(len(obj))])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "live" if self._live() else "stale"
         return "<weft.View of %s (%s)>" % (self._what, state)
 
@@ -144,13 +152,15 @@ def _checked_view(ctype, addr, what, resolve):
     return View(ctype.from_address(addr), live, what)
 
 
-class _ComponentsWorld:
+class _ComponentsWorld(_WorldInternals):
     """World methods for components (a mixin of weft.World)."""
 
     # -- components
-    def register(self, ctype=None, name=None, storage=STORAGE_DEFAULT, flags=0,
-                 align=None, requires=(), on_add=None, on_insert=None,
-                 on_replace=None, on_remove=None, on_despawn=None):
+    def register(self, ctype: Optional[type] = None, name: Optional[str] = None,
+                 storage: int = STORAGE_DEFAULT, flags: int = 0, align: Optional[int] = None,
+                 requires: Sequence[Any] = (), on_add: Optional[Hook] = None,
+                 on_insert: Optional[Hook] = None, on_replace: Optional[Hook] = None,
+                 on_remove: Optional[Hook] = None, on_despawn: Optional[Hook] = None) -> Component:
         """Registers a component from a ctypes.Structure subclass (size and
         alignment from ctypes), or a tag when `ctype` is None (give `name`).
         `requires`: components (or (component, default value) pairs) added
@@ -164,8 +174,8 @@ class _ComponentsWorld:
             name = ctype.__qualname__
         size = ctypes.sizeof(ctype) if ctype is not None else 0
         if align is None:
-            align = ctypes.alignment(ctype) if size else 0
-        keep = []
+            align = ctypes.alignment(ctype) if ctype is not None and size else 0
+        keep: List[Any] = []
         desc = WeftComponentDesc()
         bname = name.encode("utf-8")
         desc.name = bname
@@ -195,7 +205,7 @@ class _ComponentsWorld:
 
     component = register
 
-    def tag(self, name, storage=STORAGE_DEFAULT):
+    def tag(self, name: str, storage: int = STORAGE_DEFAULT) -> Component:
         """Registers a tag (a component without value)."""
         return self.register(None, name=name, storage=storage)
 
@@ -218,10 +228,10 @@ class _ComponentsWorld:
         keep.append(arr)
         return arr
 
-    def require(self, component, *requires):
+    def require(self, component: ComponentRef, *requires: Any) -> None:
         """Adds requirements to an already registered component."""
         c = self.component_of(component)
-        keep = []
+        keep: List[Any] = []
         arr = self._requires(requires, keep)
         self._keep.append(keep)
         self._check(_lib.weft_component_require(self._p(), c.id, arr, len(requires)))
@@ -237,7 +247,7 @@ class _ComponentsWorld:
                 self._depth -= 1
         return hook
 
-    def component_of(self, x):
+    def component_of(self, x: ComponentRef) -> Component:
         """The Component for a Component, a registered ctypes type, an id,
         or a registered name."""
         if isinstance(x, Component):
@@ -260,11 +270,11 @@ class _ComponentsWorld:
             return self._by_id[cid]
         raise TypeError("not a component: %r" % (x,))
 
-    def lookup(self, name):
+    def lookup(self, name: str) -> int:
         """Component id registered under `name`, or 0."""
         return _lib.weft_component_lookup(self._p(), name.encode("utf-8"))
 
-    def component_info(self, component):
+    def component_info(self, component: ComponentRef) -> Dict[str, Any]:
         c = self.component_of(component)
         info = WeftComponentInfo()
         self._check(_lib.weft_component_info_get(self._p(), c.id, ctypes.byref(info)))

@@ -2,18 +2,22 @@
 # SPDX-License-Identifier: MIT
 """WeftError and status names."""
 
+from __future__ import annotations
+
+from typing import Optional
+
 from ._loader import _lib
 
 
-def _s(b):
+def _s(b: Optional[bytes]) -> str:
     return b.decode("utf-8", "replace") if b is not None else ""
 
 
-def status_name(status):
+def status_name(status: int) -> str:
     return _s(_lib.weft_status_name(status))
 
 
-def status_str(status):
+def status_str(status: int) -> str:
     return _s(_lib.weft_status_str(status))
 
 
@@ -25,7 +29,7 @@ class WeftError(Exception):
 
     recorded = False
 
-    def __init__(self, status, message="", recorded=False):
+    def __init__(self, status: int, message: str = "", recorded: bool = False) -> None:
         self.status = int(status)
         self.name = status_name(self.status)
         self.message = message

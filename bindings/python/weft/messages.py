@@ -2,11 +2,18 @@
 # SPDX-License-Identifier: MIT
 """Message types and readers, and the World methods for them."""
 
-import ctypes
+from __future__ import annotations
 
+import ctypes
+from typing import TYPE_CHECKING, Any, Optional
+
+from ._typing import _WorldInternals
 from ._abi import WeftMessageCursor, WeftMessageDesc
 from ._loader import _lib
 from .components import _copy, _is_struct_type, _owned
+
+if TYPE_CHECKING:
+    from ._typing import ComponentRef
 
 
 class MessageType:
@@ -16,7 +23,7 @@ class MessageType:
         self.type = ctype
         self.name = name
 
-    def reader(self):
+    def reader(self) -> MessageReader:
         return MessageReader(self)
 
 
@@ -29,10 +36,10 @@ class MessageReader:
         self.cursor = WeftMessageCursor()
 
     @property
-    def missed(self):
+    def missed(self) -> int:
         return self.cursor.missed
 
-    def unread(self):
+    def unread(self) -> int:
         w = self.mtype.world
         n = _lib.weft_message_unread(w._p(), self.mtype.id, ctypes.byref(self.cursor))
         if n < 0:
@@ -78,11 +85,11 @@ class RemovedReader:
             yield e
 
 
-class _MessagesWorld:
+class _MessagesWorld(_WorldInternals):
     """World methods for messages (a mixin of weft.World)."""
 
     # -- messages
-    def message_type(self, ctype, name=None):
+    def message_type(self, ctype: type, name: Optional[str] = None) -> MessageType:
         """Registers a message type from a ctypes struct."""
         if not _is_struct_type(ctype):
             raise TypeError("message types are ctypes.Structure subclasses")
@@ -95,15 +102,15 @@ class _MessagesWorld:
         mid = self._handle(_lib.weft_message_register(self._p(), ctypes.byref(desc)))
         return MessageType(self, mid, ctype, name)
 
-    def write_message(self, mtype, msg):
+    def write_message(self, mtype: MessageType, msg: Any) -> None:
         msg = _owned(msg)
         self._check(_lib.weft_message_write(self._p(), mtype.id, ctypes.addressof(msg),
                                             ctypes.sizeof(msg)))
 
-    def update_messages(self):
+    def update_messages(self) -> None:
         """Swaps message buffers (once per frame); ages removed streams."""
         _lib.weft_messages_update(self._p())
 
-    def removed(self, component):
+    def removed(self, component: ComponentRef) -> RemovedReader:
         """A reader of entities that lose `component`."""
         return RemovedReader(self, component)

@@ -3,11 +3,18 @@
 # SPDX-License-Identifier: MIT
 """Events, triggers and observers, and the World methods for them."""
 
-import ctypes
+from __future__ import annotations
 
+import ctypes
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from ._typing import _WorldInternals
 from ._abi import OBSERVER_FN, WeftEventDesc, WeftObserverDesc
 from ._loader import _lib
 from .components import _copy, _owned
+
+if TYPE_CHECKING:
+    from ._typing import ComponentRef, Entity
 
 
 class Event:
@@ -40,7 +47,7 @@ class Trigger:
     original = property(lambda self: self._t.original)
 
     @property
-    def payload(self):
+    def payload(self) -> Any:
         """Copy of the payload (the event's struct type, else bytes; None
         without payload)."""
         t = self._t
@@ -51,14 +58,14 @@ class Trigger:
         return ctypes.string_at(t.payload, t.payload_size)
 
     @property
-    def propagate(self):
+    def propagate(self) -> bool:
         return bool(self._t.propagate)
 
     @propagate.setter
-    def propagate(self, v):
+    def propagate(self, v: bool) -> None:
         self._t.propagate = bool(v)
 
-    def stop(self):
+    def stop(self) -> None:
         """Stops propagation up ChildOf."""
         self._t.propagate = False
 
@@ -72,20 +79,20 @@ class Observer:
         self.key = key
 
     @property
-    def alive(self):
+    def alive(self) -> bool:
         return self.key in self.world._callbacks
 
-    def destroy(self):
+    def destroy(self) -> None:
         if self._ptr and self.alive and self.world._ptr:
             self.world._check(_lib.weft_observer_destroy(self.world._ptr, self._ptr))
         self._ptr = None
 
 
-class _ObserversWorld:
+class _ObserversWorld(_WorldInternals):
     """World methods for observers (a mixin of weft.World)."""
 
     # -- events and observers
-    def event(self, name, payload_type=None):
+    def event(self, name: str, payload_type: Optional[type] = None) -> Event:
         """Registers a custom event; payload_type is a ctypes struct or None."""
         desc = WeftEventDesc()
         bname = name.encode("utf-8")
@@ -96,7 +103,8 @@ class _ObserversWorld:
         self._events[eid] = ev
         return ev
 
-    def observe(self, event, fn, component=None, entity=0):
+    def observe(self, event: Any, fn: Callable[[Trigger], Any],
+                component: Optional[ComponentRef] = None, entity: Entity = 0) -> Observer:
         """Registers `fn(trigger)` for a lifecycle event (ADD, INSERT,
         REPLACE, REMOVE, DESPAWN; needs `component`) or a custom Event. It
         runs inside the triggering call (structural calls it makes are
@@ -131,7 +139,8 @@ class _ObserversWorld:
             raise
         return Observer(self, ptr, key)
 
-    def observer(self, event, component=None, entity=0):
+    def observer(self, event: Any, component: Optional[ComponentRef] = None,
+                 entity: Entity = 0) -> Callable[[Callable[[Trigger], Any]], Observer]:
         """Decorator form of observe()."""
         def deco(fn):
             return self.observe(event, fn, component, entity)
@@ -144,7 +153,8 @@ class _ObserversWorld:
         except BaseException:
             pass
 
-    def trigger(self, event, target=0, payload=None, propagate=False):
+    def trigger(self, event: Any, target: Entity = 0, payload: Any = None,
+                propagate: bool = False) -> None:
         """Triggers a custom event synchronously."""
         ptr, size = None, 0
         if payload is not None:

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 """Query terms, chunks and queries, and World.query()."""
 
+from __future__ import annotations
+
 import ctypes
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 
 from ._abi import (
     ACCESS_DEFAULT, ACCESS_NONE, ACCESS_READ, ACCESS_WRITE, ERR_INVALID_HANDLE, FILTER_ADDED,
@@ -11,8 +14,12 @@ from ._abi import (
 )
 from ._loader import _lib
 from .errors import WeftError
+from ._typing import _WorldInternals
 from .components import Component, _copy, _owned, _view
 from .arrays import _Lease, chunk_array
+
+if TYPE_CHECKING:
+    from ._typing import ComponentRef, Entity, TermLike
 
 
 class Term:
@@ -21,7 +28,7 @@ class Term:
 
     __slots__ = ("component", "access", "oper", "filter", "or_group")
 
-    def __init__(self, component, access=ACCESS_DEFAULT, oper=OPER_AND,
+    def __init__(self, component: Any, access: int = ACCESS_DEFAULT, oper: int = OPER_AND,
                  filter=FILTER_NONE, or_group=0):
         self.component = component
         self.access = access
@@ -30,42 +37,42 @@ class Term:
         self.or_group = or_group
 
 
-def read(c, filter=FILTER_NONE):
+def read(c: ComponentRef, filter: int = FILTER_NONE) -> Term:
     """AND term with a read-only field."""
     return Term(c, ACCESS_READ, OPER_AND, filter)
 
 
-def write(c, filter=FILTER_NONE):
+def write(c: ComponentRef, filter: int = FILTER_NONE) -> Term:
     """AND term with a writable field."""
     return Term(c, ACCESS_WRITE, OPER_AND, filter)
 
 
-def with_(c, filter=FILTER_NONE):
+def with_(c: ComponentRef, filter: int = FILTER_NONE) -> Term:
     """The entity must have `c`; no field."""
     return Term(c, ACCESS_NONE, OPER_WITH, filter)
 
 
-def without(c):
+def without(c: ComponentRef) -> Term:
     """The entity must not have `c`."""
     return Term(c, ACCESS_NONE, OPER_WITHOUT)
 
 
-def optional(c, write=False):
+def optional(c: ComponentRef, write: bool = False) -> Term:
     """A field when present (None for chunks without it)."""
     return Term(c, ACCESS_WRITE if write else ACCESS_READ, OPER_OPTIONAL)
 
 
-def or_(c, group, write=False, filter=FILTER_NONE):
+def or_(c: ComponentRef, group: int, write: bool = False, filter: int = FILTER_NONE) -> Term:
     """OR term: at least one term of `group` must be present."""
     return Term(c, ACCESS_WRITE if write else ACCESS_READ, OPER_OR, filter, group)
 
 
-def Added(c):
+def Added(c: ComponentRef) -> Term:
     """Filter: `c` was added since the query's last completed run (no field)."""
     return Term(c, ACCESS_NONE, OPER_WITH, FILTER_ADDED)
 
 
-def Changed(c):
+def Changed(c: ComponentRef) -> Term:
     """Filter: `c` was written since the query's last completed run (no field)."""
     return Term(c, ACCESS_NONE, OPER_WITH, FILTER_CHANGED)
 
@@ -98,7 +105,7 @@ class Chunk:
             self._lease = _Lease(self._query.world, "a chunk of %d rows" % self.count)
         self._lease.end()
 
-    def array(self, term, mark=True, dtype=None):
+    def array(self, term: int, mark: bool = True, dtype: Any = None) -> Any:
         """Column of term `term` as a zero-copy numpy structured array whose
         dtype is the component's ctypes structure (a["x"] is a field), or
         None when an OPTIONAL/OR term is absent from this chunk.
@@ -119,18 +126,18 @@ class Chunk:
         same memory as a ctypes array)."""
         return chunk_array(self, term, mark, dtype)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.count
 
     @property
-    def entities(self):
+    def entities(self) -> Any:
         """uint64 ctypes array of the chunk's entities (a view)."""
         if self.count == 0:
             return (c_entity * 0)()
         p = _lib.weft_iter_entities(ctypes.byref(self._it))
         return (c_entity * self.count).from_address(ctypes.addressof(p.contents))
 
-    def has(self, term):
+    def has(self, term: int) -> bool:
         return bool(_lib.weft_iter_has(ctypes.byref(self._it), term))
 
     def _term(self, term):
@@ -142,7 +149,7 @@ class Chunk:
             raise TypeError("term %d (%s) is a tag: it has no field" % (term, comp.name))
         return terms[term], comp
 
-    def column(self, term, mark=True):
+    def column(self, term: int, mark: bool = True) -> Any:
         """Column of term `term` as a ctypes array of the component struct
         (a zero-copy view of the table column, valid until the next chunk),
         or None when an OPTIONAL/OR term is absent from this chunk.
@@ -161,7 +168,7 @@ class Chunk:
             return q._absent(self, term)
         return (comp.type * self.count).from_address(ptr)
 
-    def memoryview(self, term, mark=True):
+    def memoryview(self, term: int, mark: bool = True) -> Optional[memoryview]:
         """The column as a memoryview (read-only for READ terms)."""
         col = self.column(term, mark)
         if col is None:
@@ -171,7 +178,7 @@ class Chunk:
             mv = mv.toreadonly()
         return mv
 
-    def get(self, term, row):
+    def get(self, term: int, row: int) -> Any:
         """Copy of term `term` at `row` (table or sparse), None if absent."""
         t, comp = self._term(term)
         q = self._query
@@ -181,7 +188,7 @@ class Chunk:
             return q._absent(self, term, row)
         return _copy(comp.type, ptr)
 
-    def get_mut(self, term, row):
+    def get_mut(self, term: int, row: int) -> Any:
         """Writable view of a WRITE term at `row` (stamps it changed)."""
         t, comp = self._term(term)
         q = self._query
@@ -191,10 +198,10 @@ class Chunk:
             return q._absent(self, term, row)
         return _view(comp.type, ptr)
 
-    def mark(self, term, row):
+    def mark(self, term: int, row: int) -> None:
         self._query._check(_lib.weft_iter_mark(ctypes.byref(self._it), term, row))
 
-    def set_if_neq(self, term, row, value):
+    def set_if_neq(self, term: int, row: int, value: Any) -> bool:
         """Writes `value` if it differs from the row's; returns whether it did."""
         _, comp = self._term(term)
         value = _owned(value)
@@ -242,16 +249,16 @@ class Query:
     def _check(self, status):
         self.world._check(status)
 
-    def destroy(self):
+    def destroy(self) -> None:
         if self._ptr and self.world._ptr:
             p, self._ptr = self._ptr, None
             self.world._queries.discard(self)
             self.world._check(_lib.weft_query_destroy(self.world._ptr, p))
 
-    def __enter__(self):
+    def __enter__(self) -> Query:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.destroy()
 
     def _p(self):
@@ -259,7 +266,7 @@ class Query:
             raise WeftError(ERR_INVALID_HANDLE, "query destroyed")
         return self._ptr
 
-    def iter(self):
+    def iter(self) -> Iterator[Chunk]:
         """Generator of Chunk objects. While it runs, structural calls are
         deferred and applied when it ends."""
         w = self.world
@@ -282,7 +289,7 @@ class Query:
 
     __iter__ = iter
 
-    def each(self):
+    def each(self) -> Iterator[Tuple[Any, ...]]:
         """(entity, field copies...) per row; convenience, copies values."""
         for chunk in self.iter():
             cols = []
@@ -297,28 +304,28 @@ class Query:
                 yield (ents[r],) + tuple(
                     None if c is None else type(c[r]).from_buffer_copy(c[r]) for c in cols)
 
-    def count(self):
+    def count(self) -> int:
         n = _lib.weft_query_count(self.world._p(), self._p())
         if n < 0:
             self.world._raise_last()
         return n
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.count()
 
-    def is_empty(self):
+    def is_empty(self) -> bool:
         return bool(_lib.weft_query_is_empty(self.world._p(), self._p()))
 
-    def single(self):
+    def single(self) -> Entity:
         out = c_entity(0)
         self.world._check(_lib.weft_query_single(self.world._p(), self._p(),
                                                  ctypes.byref(out)))
         return out.value
 
-    def matches(self, e):
+    def matches(self, e: Entity) -> bool:
         return bool(_lib.weft_query_matches(self.world._p(), self._p(), e))
 
-    def get(self, e, term):
+    def get(self, e: Entity, term: int) -> Any:
         """Copy of term `term` for entity `e` through the query (None when
         `e` does not match or the term is absent)."""
         comp = self.terms[term].component
@@ -331,19 +338,19 @@ class Query:
         return _copy(comp.type, ptr)
 
     @property
-    def last_run(self):
+    def last_run(self) -> int:
         return _lib.weft_query_last_run(self.world._p(), self._p())
 
     @last_run.setter
-    def last_run(self, tick):
+    def last_run(self, tick: int) -> None:
         self.world._check(_lib.weft_query_set_last_run(self.world._p(), self._p(), tick))
 
 
-class _QueriesWorld:
+class _QueriesWorld(_WorldInternals):
     """World methods for queries (a mixin of weft.World)."""
 
     # -- queries
-    def query(self, *terms, flags=0):
+    def query(self, *terms: TermLike, flags: int = 0) -> Query:
         """Compiles a query. Terms: a component/type (read AND term) or a
         Term from read/write/with_/without/optional/or_/Added/Changed.
         Added(c)/Changed(c) of a component that another term already lists
@@ -373,7 +380,7 @@ class _QueriesWorld:
             merged.append(t)
         return merged
 
-    def disabled(self):
+    def disabled(self) -> Component:
         """The built-in Disabled tag's Component."""
         cid = self._handle(_lib.weft_disabled(self._p()))
         if cid not in self._by_id:

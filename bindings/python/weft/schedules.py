@@ -4,8 +4,12 @@
 """Schedules, nodes and run conditions, and the World methods for schedules,
 the executor."""
 
-import ctypes
+from __future__ import annotations
 
+import ctypes
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, Union
+
+from ._typing import _WorldInternals
 from ._abi import (
     ACCESS_READ, ACCESS_WRITE, CONDITION_FN, ERR_INVALID_HANDLE, ERR_WRONG_PHASE,
     MAX_SYSTEM_QUERIES, NODE_SET, OK, ORDER_IGNORE_DEFERRED, SYSTEM_COMMANDS, SYSTEM_EXCLUSIVE,
@@ -21,6 +25,11 @@ from .messages import MessageType
 from .systems import (
     QuerySpec, SystemContext, _Failure, _SystemInfo, _SystemQuery, _exc_status, _exc_text,
 )
+
+if TYPE_CHECKING:
+    from ._typing import ComponentRef, TermLike
+    #: A schedule node: a Node, its id, or the name of a system, set or apply point.
+    NodeRef = Union["Node", int, str]
 
 
 def _is_c_function(fn):
@@ -38,7 +47,7 @@ class Node:
         self.id = nid
         self.name = name
 
-    def __int__(self):
+    def __int__(self) -> int:
         return self.id
 
     __index__ = __int__
@@ -51,30 +60,30 @@ class Node:
         return hash((id(self.schedule), self.id))
 
     @property
-    def is_set(self):
+    def is_set(self) -> bool:
         return bool(self.id & NODE_SET)
 
-    def before(self, *others, ignore_deferred=False):
+    def before(self, *others: NodeRef, ignore_deferred: bool = False) -> Node:
         for o in others:
             self.schedule.add_order(self, o, ignore_deferred=ignore_deferred)
         return self
 
-    def after(self, *others, ignore_deferred=False):
+    def after(self, *others: NodeRef, ignore_deferred: bool = False) -> Node:
         for o in others:
             self.schedule.add_order(o, self, ignore_deferred=ignore_deferred)
         return self
 
-    def in_set(self, *sets):
+    def in_set(self, *sets: NodeRef) -> Node:
         for st in sets:
             self.schedule.add_to_set(self, st)
         return self
 
-    def run_if(self, *conditions):
+    def run_if(self, *conditions: Any) -> Node:
         for c in conditions:
             self.schedule.add_condition(self, c)
         return self
 
-    def ambiguous_with(self, *others):
+    def ambiguous_with(self, *others: NodeRef) -> Node:
         for o in others:
             self.schedule.add_ambiguous_pair(self, o)
         return self
@@ -103,13 +112,13 @@ class Condition:
         self._ptr = ptr
         self.name = name
 
-    def __and__(self, other):
+    def __and__(self, other: Condition) -> Condition:
         return self.schedule.and_(self, other)
 
-    def __or__(self, other):
+    def __or__(self, other: Condition) -> Condition:
         return self.schedule.or_(self, other)
 
-    def __invert__(self):
+    def __invert__(self) -> Condition:
         return self.schedule.not_(self)
 
     def __repr__(self):
@@ -129,7 +138,7 @@ class Ambiguity:
         self.components = components
 
     @property
-    def names(self):
+    def names(self) -> Tuple[str, str]:
         return (self.a.name, self.b.name)
 
     def __repr__(self):
@@ -329,10 +338,15 @@ class Schedule:
             return result
         return tramp
 
-    def add_system(self, fn, name=None, queries=(), resources=(), messages=(), *,
-                   query=None, exclusive=False, commands=False, main_thread=None,
-                   flags=0, local=None, user=None, query_groups=None, removed=(),
-                   in_set=None, before=(), after=(), run_if=None):
+    def add_system(self, fn: Any, name: Optional[str] = None,
+                   queries: Sequence[Any] = (), resources: Sequence[Any] = (),
+                   messages: Sequence[Any] = (), *, query: Optional[Sequence[TermLike]] = None,
+                   exclusive: bool = False, commands: bool = False,
+                   main_thread: Optional[bool] = None, flags: int = 0,
+                   local: Optional[type] = None, user: Optional[int] = None,
+                   query_groups: Optional[Sequence[int]] = None,
+                   removed: Sequence[ComponentRef] = (), in_set: Optional[NodeRef] = None,
+                   before: Any = (), after: Any = (), run_if: Any = None) -> Node:
         """Adds a system; returns its Node.
 
         fn: a Python callable fn(ctx) (ctx: SystemContext), or a C function
@@ -383,13 +397,13 @@ class Schedule:
             arr = (ctypes.c_int32 * max(1, len(groups)))(*groups)
             desc.query_groups = arr
             keep.append(arr)
-        removed = [self.world.component_of(c) for c in removed]
-        if removed:
-            arr = (c_component * len(removed))(*[c.id for c in removed])
-            desc.removed = arr
-            desc.removed_count = len(removed)
-            keep.append(arr)
-            info.removed = {c.id for c in removed}
+        rcomps = [self.world.component_of(c) for c in removed]
+        if rcomps:
+            rarr = (c_component * len(rcomps))(*[c.id for c in rcomps])
+            desc.removed = rarr
+            desc.removed_count = len(rcomps)
+            keep.append(rarr)
+            info.removed = {c.id for c in rcomps}
         if local is not None:
             if not _is_struct_type(local):
                 raise TypeError("local is a ctypes.Structure subclass")
@@ -398,7 +412,7 @@ class Schedule:
             info.local = local
         if is_c:
             cfn = fn if isinstance(fn, SYSTEM_FN) else SYSTEM_FN(
-                fn if isinstance(fn, int) else ctypes.cast(fn, _vp).value)
+                fn if isinstance(fn, int) else ctypes.cast(fn, _vp).value)  # type: ignore[arg-type]
             if user is not None and not isinstance(user, int):
                 user_obj, user = user, ctypes.cast(user, _vp).value
                 pyfn = (fn, user_obj)   # keeps the user object alive too
@@ -424,7 +438,7 @@ class Schedule:
             node.run_if(*(run_if if isinstance(run_if, (list, tuple)) else (run_if,)))
         return node
 
-    def system(self, *args, **kwargs):
+    def system(self, *args: Any, **kwargs: Any) -> Any:
         """Decorator form of add_system: @schedule.system(query=[...]).
         The decorated name is bound to the system's Node."""
         if len(args) == 1 and callable(args[0]) and not kwargs \
@@ -435,30 +449,30 @@ class Schedule:
             return self.add_system(fn, *args, **kwargs)
         return deco
 
-    def add_apply_point(self, name):
+    def add_apply_point(self, name: str) -> Node:
         """Adds an explicit apply point (commands of every system before it
         are applied when it runs)."""
         nid = self.world._handle(_lib.weft_schedule_add_apply_point(self._p(),
                                                                     name.encode("utf-8")))
         return self._add_node(nid, name)
 
-    def ensure_set(self, name):
+    def ensure_set(self, name: str) -> Node:
         """The set named `name` (created on first use)."""
         nid = self.world._handle(_lib.weft_schedule_ensure_set(self._p(), name.encode("utf-8")))
         n = self._nodes.get(nid)
         return n if n is not None else self._add_node(nid, name)
 
-    def add_to_set(self, node, set_):
+    def add_to_set(self, node: NodeRef, set_: NodeRef) -> None:
         self.world._check(_lib.weft_schedule_add_to_set(self._p(), self._node(node),
                                                         self._node(set_)))
 
-    def add_order(self, before, after, ignore_deferred=False):
+    def add_order(self, before: NodeRef, after: NodeRef, ignore_deferred: bool = False) -> None:
         """`before` finishes before `after` starts (nodes or sets)."""
         self.world._check(_lib.weft_schedule_add_order(
                 self._p(), self._node(before), self._node(after),
                 ORDER_IGNORE_DEFERRED if ignore_deferred else 0))
 
-    def add_chain(self, *nodes, ignore_deferred=False):
+    def add_chain(self, *nodes: NodeRef, ignore_deferred: bool = False) -> None:
         """Orders nodes[0] before nodes[1] before ..."""
         if len(nodes) == 1 and isinstance(nodes[0], (list, tuple)):
             nodes = nodes[0]
@@ -466,27 +480,27 @@ class Schedule:
         self.world._check(_lib.weft_schedule_add_chain(
                 self._p(), arr, len(nodes), ORDER_IGNORE_DEFERRED if ignore_deferred else 0))
 
-    def add_ambiguous_pair(self, a, b):
+    def add_ambiguous_pair(self, a: NodeRef, b: NodeRef) -> None:
         """a and b may run in either order: left out of the ambiguity report."""
         self.world._check(_lib.weft_schedule_add_ambiguous_pair(self._p(), self._node(a),
                                                                 self._node(b)))
 
-    def add_ambiguous_component(self, component):
+    def add_ambiguous_component(self, component: ComponentRef) -> None:
         """Leaves a component or resource out of the ambiguity report."""
         self.world._check(_lib.weft_schedule_add_ambiguous_component(
                    self._p(), self.world.component_of(component).id))
 
-    def set_auto_sync(self, on):
+    def set_auto_sync(self, on: bool) -> None:
         self.world._check(_lib.weft_schedule_set_auto_sync(self._p(), bool(on)))
 
-    def set_apply_final(self, on):
+    def set_apply_final(self, on: bool) -> None:
         self.world._check(_lib.weft_schedule_set_apply_final(self._p(), bool(on)))
 
-    def set_profiling(self, on):
+    def set_profiling(self, on: bool) -> None:
         """Records per-system times (stats total_ns/last_ns, trace_json)."""
         self.world._check(_lib.weft_schedule_set_profiling(self._p(), bool(on)))
 
-    def apply_pending(self):
+    def apply_pending(self) -> None:
         """Applies every queued command of the schedule's systems."""
         self.world._check(_lib.weft_schedule_apply_pending(self._p()))
 
@@ -507,14 +521,16 @@ class Schedule:
             return self.condition(c, name=name)
         raise TypeError("not a condition: %r" % (c,))
 
-    def condition(self, fn, name=None, queries=(), resources=(), messages=(), *,
-                  query=None):
+    def condition(self, fn: Callable[[SystemContext], Any], name: Optional[str] = None,
+                  queries: Sequence[Any] = (), resources: Sequence[Any] = (),
+                  messages: Sequence[Any] = (), *,
+                  query: Optional[Sequence[TermLike]] = None) -> Condition:
         """A condition written in Python: fn(ctx) -> bool, read-only
         (queries, resources and messages must be READ). An exception fails
         the run (raised by run()) and counts as False."""
         if query is not None:
             queries = [query] + list(queries)
-        name = name or getattr(fn, "__name__", "condition")
+        name = name or str(getattr(fn, "__name__", "condition"))
         info = _SystemInfo(name)
         info.is_condition = True
         desc = WeftConditionDesc()
@@ -528,44 +544,61 @@ class Schedule:
         self._callbacks.append((cfn, fn))
         return Condition(self, ptr, name)
 
-    def run_once(self):
+    def run_once(self) -> Condition:
         """True the first time it is evaluated, false after."""
         return self._cond(_lib.weft_condition_run_once(self._p()), "run_once")
 
-    def resource_changed(self, component):
+    def resource_changed(self, component: ComponentRef) -> Condition:
         """True when the resource exists and was inserted or written since
         this condition last evaluated."""
         c = self.world.component_of(component)
         return self._cond(_lib.weft_condition_resource_changed(self._p(), c.id),
                           "resource_changed(%s)" % c.name)
 
-    def resource_exists(self, component):
+    def resource_exists(self, component: ComponentRef) -> Condition:
         c = self.world.component_of(component)
         return self._cond(_lib.weft_condition_resource_exists(self._p(), c.id),
                           "resource_exists(%s)" % c.name)
 
-    def on_message(self, mtype):
+    def on_message(self, mtype: Any) -> Condition:
         """True when messages of `mtype` arrived that it has not seen."""
         return self._cond(_lib.weft_condition_on_message(self._p(), mtype.id),
                           "on_message(%s)" % mtype.name)
 
-    def and_(self, a, b, eager=False):
+    def in_state(self, state, value):
+        """True while `state` (a weft.State) exists and has `value`."""
+        v = state.number(value)
+        return self._cond(_lib.weft_condition_in_state(self._p(), state.id, v),
+                          "in_state(%s::%s)" % (state.name, state.names[v]))
+
+    def state_exists(self, state):
+        """True while `state` exists."""
+        return self._cond(_lib.weft_condition_state_exists(self._p(), state.id),
+                          "state_exists(%s)" % state.name)
+
+    def state_changed(self, state):
+        """True when `state` exists and changed (or appeared) since this
+        condition last evaluated."""
+        return self._cond(_lib.weft_condition_state_changed(self._p(), state.id),
+                          "state_changed(%s)" % state.name)
+
+    def and_(self, a: Condition, b: Condition, eager: bool = False) -> Condition:
         """a AND b (b evaluated only when a is true, unless eager)."""
         a, b = self._as_condition(a), self._as_condition(b)
         fn = _lib.weft_condition_and_eager if eager else _lib.weft_condition_and
         return self._cond(fn(self._p(), a._ptr, b._ptr), "(%s and %s)" % (a.name, b.name))
 
-    def or_(self, a, b):
+    def or_(self, a: Condition, b: Condition) -> Condition:
         """a OR b (b evaluated only when a is false)."""
         a, b = self._as_condition(a), self._as_condition(b)
         return self._cond(_lib.weft_condition_or(self._p(), a._ptr, b._ptr),
                           "(%s or %s)" % (a.name, b.name))
 
-    def not_(self, a):
+    def not_(self, a: Condition) -> Condition:
         a = self._as_condition(a)
         return self._cond(_lib.weft_condition_not(self._p(), a._ptr), "not %s" % a.name)
 
-    def add_condition(self, node, condition):
+    def add_condition(self, node: NodeRef, condition: Any) -> None:
         """Attaches a Condition (or a Python callable, made a condition) to
         a system or set. Every condition of a node must be true."""
         nid = self._node(node)
@@ -574,16 +607,16 @@ class Schedule:
         return c
 
     # -- build and run
-    def build(self):
+    def build(self) -> None:
         """Builds now (run() builds when something changed). Raises
         WeftError SCHEDULE_CYCLE naming the nodes of a cycle."""
         self.world._check(_lib.weft_schedule_build(self._p()))
 
     @property
-    def build_count(self):
+    def build_count(self) -> int:
         return _lib.weft_schedule_build_count(self._p())
 
-    def run(self, dt=0.0):
+    def run(self, dt: float = 0.0) -> None:
         """Runs every system once with delta time `dt`, on the world's
         executor. Every system runs even when one fails; afterwards the
         first failure is raised as WeftError carrying the world's message
@@ -600,7 +633,7 @@ class Schedule:
 
     # -- inspection
     @property
-    def node_count(self):
+    def node_count(self) -> int:
         """Systems and apply points added (nodes 1 .. node_count)."""
         return _lib.weft_schedule_node_count(self._p())
 
@@ -608,29 +641,29 @@ class Schedule:
         """Nodes of every system and apply point, in the order added."""
         return [self.node(i) for i in range(1, self.node_count + 1)]
 
-    def node_name(self, node):
+    def node_name(self, node: NodeRef) -> str:
         return _s(_lib.weft_schedule_node_name(self._p(), self._node(node)))
 
     def position(self, node):
         """Place of a system or apply point in the built order, or -1."""
         return _lib.weft_schedule_position(self._p(), self._node(node))
 
-    def order_of(self):
+    def order_of(self) -> List[str]:
         """Names of the systems and apply points in built order (empty when
         not built)."""
         placed = [(self.position(n), n) for n in self.nodes()]
         return [n.name for pos, n in sorted(placed, key=lambda x: x[0]) if pos >= 0]
 
     @property
-    def sync_count(self):
+    def sync_count(self) -> int:
         """Sync points in the built schedule, or -1."""
         return _lib.weft_schedule_sync_count(self._p())
 
-    def has_edge(self, before, after):
+    def has_edge(self, before: NodeRef, after: NodeRef) -> bool:
         return bool(_lib.weft_schedule_has_edge(self._p(), self._node(before),
                                                 self._node(after)))
 
-    def ambiguities(self):
+    def ambiguities(self) -> List[Ambiguity]:
         """Ambiguity list of the last build (WeftError when not built)."""
         n = _lib.weft_schedule_ambiguity_count(self._p())
         if n < 0:
@@ -645,7 +678,7 @@ class Schedule:
             out.append(Ambiguity(self.node(a.a), self.node(a.b), comps))
         return out
 
-    def system_stats(self, node):
+    def system_stats(self, node: NodeRef) -> Any:
         """A WeftSystemStats (runs, skipped, failures, total_ns, last_ns)."""
         st = WeftSystemStats()
         self.world._check(_lib.weft_schedule_system_stats(self._p(), self._node(node),
@@ -653,7 +686,7 @@ class Schedule:
         return st
 
     @property
-    def max_concurrency(self):
+    def max_concurrency(self) -> int:
         """Most systems seen running at once during the last run."""
         return _lib.weft_schedule_max_concurrency(self._p())
 
@@ -666,11 +699,11 @@ class Schedule:
         fn(p, buf, n + 1)
         return buf.value.decode("utf-8", "replace")
 
-    def trace_json(self):
+    def trace_json(self) -> str:
         """The last run as Chrome trace-event JSON (needs profiling on)."""
         return self._text(_lib.weft_schedule_trace_json)
 
-    def dot(self):
+    def dot(self) -> str:
         """The built schedule as Graphviz DOT ("" when not built)."""
         return self._text(_lib.weft_schedule_dot)
 
@@ -696,11 +729,11 @@ def _fail_with(sched, info, ctx, exc):
         pass
 
 
-class _SchedulesWorld:
+class _SchedulesWorld(_WorldInternals):
     """World methods for schedules (a mixin of weft.World)."""
 
     # -- schedules, executor
-    def schedule(self, name):
+    def schedule(self, name: str) -> Schedule:
         """Creates an empty Schedule named `name` (WeftError
         ALREADY_EXISTS when the name is taken; see schedule_lookup)."""
         ptr = self._handle(_lib.weft_schedule_create(self._p(), name.encode("utf-8")))
@@ -708,7 +741,7 @@ class _SchedulesWorld:
         self._schedules[ptr] = sch
         return sch
 
-    def schedule_lookup(self, name):
+    def schedule_lookup(self, name: str) -> Optional[Schedule]:
         """The Schedule named `name`, or None."""
         ptr = _lib.weft_schedule_lookup(self._p(), name.encode("utf-8"))
         if not ptr:
@@ -718,11 +751,11 @@ class _SchedulesWorld:
             sch = self._schedules[ptr] = Schedule(self, ptr, name)
         return sch
 
-    def schedules(self):
+    def schedules(self) -> List[Schedule]:
         """The Schedules created or looked up through this World."""
         return list(self._schedules.values())
 
-    def set_threads(self, threads):
+    def set_threads(self, threads: int) -> None:
         """Sets the executor: 0 or 1 runs schedules single-threaded on the
         calling thread; n > 1 starts a pool of n - 1 workers (the caller is
         the last); n < 0 one worker per CPU. Python systems still run on

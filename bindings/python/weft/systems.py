@@ -4,12 +4,15 @@
 """What a Python system sees: query specs, system contexts and the failure
 plumbing of Python callbacks."""
 
+from __future__ import annotations
+
 import ctypes
 import weakref
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Tuple
 
 from ._abi import (
     ACCESS_NONE, ACCESS_READ, ACCESS_WRITE, ERR_ACCESS_VIOLATION, ERR_CALLBACK,
-    ERR_INVALID_ARG, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, OK, OPER_WITH, OPER_WITHOUT,
+    ERR_IMMUTABLE, ERR_INVALID_ARG, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, OK, OPER_WITH, OPER_WITHOUT,
     STATUS_NAMES, WeftIter,
 )
 from ._loader import _lib
@@ -17,6 +20,10 @@ from .errors import WeftError, _s, status_str
 from .components import _checked_view, _copy, _owned, _view
 from .queries import Chunk, write
 from .commands import Commands
+
+if TYPE_CHECKING:
+    from ._typing import ComponentRef, Entity, TermLike
+    from .components import View
 
 
 #: Status a system or condition fails with when it raises an exception that
@@ -70,12 +77,12 @@ class QuerySpec:
 
     __slots__ = ("terms", "flags")
 
-    def __init__(self, terms, flags=0):
+    def __init__(self, terms: Sequence[TermLike], flags: int = 0) -> None:
         self.terms = tuple(terms)
         self.flags = flags
 
 
-def terms(*ts, flags=0):
+def terms(*ts: TermLike, flags: int = 0) -> QuerySpec:
     """One query of a system: terms(write(Position), read(Velocity))."""
     return QuerySpec(ts, flags)
 
@@ -156,7 +163,7 @@ class SystemContext:
         self._ptr = None
 
     @property
-    def world(self):
+    def world(self) -> Any:
         """The World, for exclusive systems only (WeftError WRONG_PHASE for
         others: they touch the world through the context)."""
         if not _lib.weft_system_world(self._p()):
@@ -165,30 +172,30 @@ class SystemContext:
         return self.schedule.world
 
     @property
-    def name(self):
+    def name(self) -> str:
         return _s(_lib.weft_system_name(self._p()))
 
     @property
-    def delta(self):
+    def delta(self) -> float:
         """dt passed to the run (the fixed step inside a frame's fixed
         schedule)."""
         return _lib.weft_system_delta(self._p())
 
     @property
-    def this_run(self):
+    def this_run(self) -> int:
         return _lib.weft_system_this_run(self._p())
 
     @property
-    def last_run(self):
+    def last_run(self) -> int:
         return _lib.weft_system_last_run(self._p())
 
     @property
-    def worker(self):
+    def worker(self) -> int:
         """The executor worker running the call (0 .. threads - 1)."""
         return _lib.weft_system_worker(self._p())
 
     @property
-    def local(self):
+    def local(self) -> Any:
         """A view of the system's local state (the `local` ctypes type given
         to add_system; zeroed when the system was added), or None."""
         ptr = _lib.weft_system_local(self._p())
@@ -197,7 +204,7 @@ class SystemContext:
         return _view(self._info.local, ptr)
 
     @property
-    def commands(self):
+    def commands(self) -> Commands:
         """The system's command buffer (a Commands; applied at the next sync
         point). Conditions have none."""
         if self._cmds is None:
@@ -213,7 +220,7 @@ class SystemContext:
             raise IndexError("%r has %d queries, no query %d" % (self._info.name, len(qs), query))
         return qs[query]
 
-    def iter(self, query=0):
+    def iter(self, query: int = 0) -> Iterator[Chunk]:
         """Chunks of the system's query number `query`, with this run's
         ticks (Added/Changed since the system's previous run). Columns are
         ctypes arrays of the component structs, as for Query.iter()."""
@@ -244,7 +251,7 @@ class SystemContext:
             if not done and sq.world._ptr:   # a closed world took its iterations with it
                 _lib.weft_iter_fini(ctypes.byref(it))
 
-    def each(self, query=0):
+    def each(self, query: int = 0) -> Iterator[Tuple[Any, ...]]:
         """(entity, field copies...) per row of query `query`."""
         sq = self._query(query)
         for chunk in self.iter(query):
@@ -260,7 +267,7 @@ class SystemContext:
                 yield (ents[r],) + tuple(
                     None if c is None else type(c[r]).from_buffer_copy(c[r]) for c in cols)
 
-    def count(self, query=0):
+    def count(self, query: int = 0) -> int:
         """Entities matched by query `query` (filters ignored)."""
         sq = self._query(query)
         n = _lib.weft_system_count(self._p(), sq.index)
@@ -269,7 +276,7 @@ class SystemContext:
                             recorded=True)
         return n
 
-    def get(self, query, e, term):
+    def get(self, query: int, e: Entity, term: int) -> Any:
         """Copy of term `term` of entity `e` through query `query`, or None
         when e does not match."""
         sq = self._query(query)
@@ -277,7 +284,7 @@ class SystemContext:
         ptr = _lib.weft_system_get(self._p(), sq.index, e, term, comp.size)
         return _copy(comp.type, ptr) if ptr else None
 
-    def get_mut(self, query, e, term):
+    def get_mut(self, query: int, e: Entity, term: int) -> Optional[View]:
         """Writable view of a WRITE term of `e` (marks it changed), or None
         when e does not match."""
         sq = self._query(query)
@@ -300,14 +307,36 @@ class SystemContext:
                             % (comp.name, "WRITE" if want_write else "READ or WRITE"))
         return comp
 
-    def resource(self, component):
+    def state(self, state):
+        """The current value (name) of `state` (a weft.State), whose
+        resource the system declared READ; None when it does not exist."""
+        self._resource_comp(state.resource, False)
+        v = ctypes.c_uint32()
+        st = _lib.weft_system_state_get(self._p(), state.id, ctypes.byref(v))
+        if st != 0:
+            raise WeftError(st, "reading state %s failed" % state.name)
+        return state.name_of(v.value)
+
+    def set_next_state(self, state, value):
+        """Queues a transition of `state` to `value`; the system declared
+        WRITE on state.next_resource. The last write before the transition
+        step wins."""
+        if state.next_resource is None:
+            raise WeftError(ERR_IMMUTABLE, "state %s is computed: it cannot be set"
+                            % state.name)
+        self._resource_comp(state.next_resource, True)
+        st = _lib.weft_system_state_set_next(self._p(), state.id, state.number(value))
+        if st != 0:
+            raise WeftError(st, "setting state %s failed" % state.name)
+
+    def resource(self, component: ComponentRef) -> Any:
         """Copy of a resource the system declared (READ or WRITE), or None
         when it is absent."""
         comp = self._resource_comp(component, False)
         ptr = _lib.weft_system_resource(self._p(), comp.id, comp.size)
         return _copy(comp.type, ptr) if ptr else None
 
-    def resource_mut(self, component):
+    def resource_mut(self, component: ComponentRef) -> Optional[View]:
         """Writable view of a resource declared WRITE (marks it changed),
         or None when it is absent."""
         comp = self._resource_comp(component, True)
@@ -326,13 +355,13 @@ class SystemContext:
             raise WeftError(ERR_ACCESS_VIOLATION, "message %s is not declared %s"
                             % (mtype.name, "WRITE" if want_write else "READ"))
 
-    def read(self, mtype):
+    def read(self, mtype: Any) -> Any:
         """Next unread message (a copy) of a type declared READ, or None."""
         self._message(mtype, False)
         ptr = _lib.weft_system_message_read(self._p(), mtype.id, ctypes.sizeof(mtype.type))
         return _copy(mtype.type, ptr) if ptr else None
 
-    def messages(self, mtype):
+    def messages(self, mtype: Any) -> Iterator[Any]:
         """Every unread message of a type declared READ (copies)."""
         while True:
             m = self.read(mtype)
@@ -340,7 +369,7 @@ class SystemContext:
                 return
             yield m
 
-    def write(self, mtype, msg):
+    def write(self, mtype: Any, msg: Any) -> None:
         """Writes a message of a type declared WRITE."""
         self._message(mtype, True)
         msg = _owned(msg)
@@ -351,7 +380,7 @@ class SystemContext:
 
     write_message = write
 
-    def removed(self, component):
+    def removed(self, component: ComponentRef) -> Iterator[Entity]:
         """Entities that lost `component` (declared in add_system's
         `removed`) since this system last read them."""
         comp = self.schedule.world.component_of(component)
@@ -363,7 +392,7 @@ class SystemContext:
                 return
             yield e
 
-    def fail(self, status, message=None):
+    def fail(self, status: Any, message: Optional[str] = None) -> None:
         """Marks this run failed with `status` (a number or a name such as
         "ERR_NOT_FOUND") and `message`; the system should then return.
         schedule.run() raises the first failure of the run as WeftError."""

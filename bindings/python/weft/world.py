@@ -6,7 +6,10 @@
 and diagnostics; the other concepts' World methods come from their modules'
 mixins."""
 
+from __future__ import annotations
+
 import ctypes
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Set, Tuple, Type, overload
 
 from ._abi import (
     ERR_INTERNAL, ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, FREE_USER_FN, LOG_FN, OK,
@@ -21,15 +24,20 @@ from .observers import _ObserversWorld
 from .messages import _MessagesWorld
 from .relationships import _RelationshipsWorld
 from .schedules import _SchedulesWorld
+from .state import _StatesWorld
 from .reflect import _ReflectWorld
 
+if TYPE_CHECKING:
+    from ._typing import ComponentRef, Entity, S, Value
+    from .components import View
 
-def entity_index(e):
+
+def entity_index(e: Entity) -> int:
     """Index part (low 32 bits) of an entity handle."""
     return e & 0xFFFFFFFF
 
 
-def entity_generation(e):
+def entity_generation(e: Entity) -> int:
     """Generation part (high 32 bits) of an entity handle."""
     return (e >> 32) & 0xFFFFFFFF
 
@@ -41,11 +49,13 @@ class World(_ComponentsWorld,
             _MessagesWorld,
             _RelationshipsWorld,
             _SchedulesWorld,
+            _StatesWorld,
             _ReflectWorld):
     """A weft world. Use as a context manager or call close(). Every method
     runs on the thread that created the world (weft's driver thread)."""
 
-    def __init__(self, entity_capacity_hint=0, logger=None):
+    def __init__(self, entity_capacity_hint: int = 0,
+                 logger: Optional[Callable[[int, str, str, str, int], Any]] = None) -> None:
         """`logger(level, status_name, message, file, line)` receives every
         error and warning the world records (optional)."""
         self._ptr = None
@@ -54,8 +64,8 @@ class World(_ComponentsWorld,
         self._events = {}       # id -> Event
         self._callbacks = {}    # observer key -> (trampoline, python fn)
         self._keep = []         # ctypes objects the world points at
-        self._queries = set()
-        self._scenes = set()    # live Scene objects (reflect.py)
+        self._queries: Set[Any] = set()
+        self._scenes: Set[Any] = set()  # live Scene objects (reflect.py)
         self._pending = None    # first exception caught in a callback
         self._depth = 0         # nesting of Python callbacks on the stack
         self._next_key = 1
@@ -63,6 +73,8 @@ class World(_ComponentsWorld,
         self._app = None        # the App driving this world, if any
         self._system_exc = None # exceptions systems/conditions raised in a run
         self._in_system = 0     # Python systems/conditions on the stack
+        self._states = {}       # weft_state -> State
+        self._keep_state = []   # ctypes objects state descriptors point at
         desc = WeftWorldDesc()
         desc.entity_capacity_hint = entity_capacity_hint
         if logger is not None:
@@ -83,7 +95,7 @@ class World(_ComponentsWorld,
         self._ptr = ptr
 
     # -- lifetime
-    def close(self):
+    def close(self) -> None:
         """Destroys the world (dtor hooks run, observers freed). Raises
         WeftError (WRONG_PHASE) from inside one of the world's callbacks,
         where weft refuses and the world stays usable."""
@@ -113,10 +125,10 @@ class World(_ComponentsWorld,
 
     destroy = close
 
-    def __enter__(self):
+    def __enter__(self) -> World:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def __del__(self):
@@ -128,7 +140,7 @@ class World(_ComponentsWorld,
             pass
 
     @property
-    def ptr(self):
+    def ptr(self) -> Optional[int]:
         """The raw weft_world * (an int), for calling C directly."""
         return self._ptr
 
@@ -191,18 +203,18 @@ class World(_ComponentsWorld,
         return h
 
     @property
-    def last_status(self):
+    def last_status(self) -> int:
         return _lib.weft_last_status(self._p())
 
     @property
-    def last_error(self):
+    def last_error(self) -> str:
         return _s(_lib.weft_last_error(self._p()))
 
-    def clear_error(self):
+    def clear_error(self) -> None:
         _lib.weft_clear_error(self._p())
 
     # -- entities
-    def spawn(self, *values):
+    def spawn(self, *values: Value) -> Entity:
         """Spawns an entity with the given values (struct instances, tags,
         or (component, value) pairs) in one placement; returns its id."""
         if not values:
@@ -212,7 +224,7 @@ class World(_ComponentsWorld,
 
     spawn_with = spawn
 
-    def spawn_bulk(self, n, *columns):
+    def spawn_bulk(self, n: int, *columns: Any) -> List[Entity]:
         """Spawns `n` entities with the same components. Each column is a
         ctypes array (or list) of n structs, a (component, array) pair, or a
         component / tag (default-construct all n). Returns the ids (a list)."""
@@ -225,7 +237,7 @@ class World(_ComponentsWorld,
             if isinstance(col, (list, tuple)):
                 if len(col) != n:
                     raise ValueError("column %d has %d values, want %d" % (i, len(col), n))
-                t = type(col[0]) if n else comp.type
+                t: Any = type(col[0]) if n else comp.type   # type: ignore[union-attr]
                 col = (t * n)(*col)
             if isinstance(col, ctypes.Array):
                 if len(col) != n:
@@ -247,20 +259,20 @@ class World(_ComponentsWorld,
         self._check(_lib.weft_spawn_bulk(self._p(), vals, len(columns), n, out))
         return list(out[:n])
 
-    def despawn(self, e):
+    def despawn(self, e: Entity) -> None:
         self._check(_lib.weft_despawn(self._p(), e))
 
-    def is_alive(self, e):
+    def is_alive(self, e: Entity) -> bool:
         return bool(_lib.weft_is_alive(self._p(), e))
 
-    def reserve(self):
+    def reserve(self) -> Entity:
         """Reserves an id (live after flush())."""
         return self._handle(_lib.weft_entity_reserve(self._p()))
 
-    def flush(self):
+    def flush(self) -> None:
         self._check(_lib.weft_entity_flush(self._p()))
 
-    def insert(self, e, *values):
+    def insert(self, e: Entity, *values: Value) -> None:
         """Adds or replaces one or more components (one row move)."""
         if len(values) == 1:
             comp, ptr, size, keep = self._value(values[0])
@@ -271,14 +283,20 @@ class World(_ComponentsWorld,
 
     insert_many = insert
 
-    def remove(self, e, component):
+    def remove(self, e: Entity, component: ComponentRef) -> None:
         """Removes a component (no-op when absent)."""
         self._check(_lib.weft_remove(self._p(), e, self.component_of(component).id))
 
-    def has(self, e, component):
+    def has(self, e: Entity, component: ComponentRef) -> bool:
         return bool(_lib.weft_has(self._p(), e, self.component_of(component).id))
 
-    def get(self, e, component):
+    @overload
+    def get(self, e: Entity, component: Type[S]) -> Optional[S]: ...
+
+    @overload
+    def get(self, e: Entity, component: ComponentRef) -> Any: ...
+
+    def get(self, e: Entity, component: ComponentRef) -> Any:
         """A copy of e's value of `component`, or None when e lacks it.
         Raises WeftError on misuse (stale entity, size mismatch, tag)."""
         c = self.component_of(component)
@@ -289,7 +307,7 @@ class World(_ComponentsWorld,
             return None
         return _copy(c.type, ptr)
 
-    def get_mut(self, e, component):
+    def get_mut(self, e: Entity, component: ComponentRef) -> Optional[View]:
         """A writable View over e's value (stamps it changed), or None when
         e lacks it. The view is valid only until the next structural change
         (spawn, despawn, insert, remove, flush, applying commands, the end
@@ -308,18 +326,18 @@ class World(_ComponentsWorld,
             return p and _lib.weft_is_alive(p, e) and _lib.weft_get(p, e, c.id, c.size)
         return _checked_view(c.type, ptr, "%s of entity %#x" % (c.name, e), resolve)
 
-    def ticks(self, e, component):
+    def ticks(self, e: Entity, component: ComponentRef) -> Tuple[int, int]:
         """(added, changed) change ticks of e's component."""
         t = WeftTicks()
         self._check(_lib.weft_get_ticks(self._p(), e, self.component_of(component).id,
                                         ctypes.byref(t)))
         return t.added, t.changed
 
-    def archetype_of(self, e):
+    def archetype_of(self, e: Entity) -> int:
         return _lib.weft_entity_archetype(self._p(), e)
 
     # -- resources
-    def resource_insert(self, value, component=None):
+    def resource_insert(self, value: Value, component: Optional[ComponentRef] = None) -> None:
         """Inserts or replaces a resource (a registered component type used
         as a singleton)."""
         if component is not None:
@@ -327,7 +345,13 @@ class World(_ComponentsWorld,
         comp, ptr, size, keep = self._value(value)
         self._check(_lib.weft_resource_insert(self._p(), comp.id, ptr, size))
 
-    def resource_get(self, component):
+    @overload
+    def resource_get(self, component: Type[S]) -> Optional[S]: ...
+
+    @overload
+    def resource_get(self, component: ComponentRef) -> Any: ...
+
+    def resource_get(self, component: ComponentRef) -> Any:
         """A copy of the resource, or None when absent."""
         c = self.component_of(component)
         self._clear()
@@ -337,7 +361,7 @@ class World(_ComponentsWorld,
             return None
         return _copy(c.type, ptr)
 
-    def resource_get_mut(self, component):
+    def resource_get_mut(self, component: ComponentRef) -> Optional[View]:
         """Writable View of the resource (valid until it is removed or
         replaced; raises WeftError when used later), or None when absent."""
         c = self.component_of(component)
@@ -352,31 +376,31 @@ class World(_ComponentsWorld,
             return p and _lib.weft_resource_get(p, c.id, c.size)
         return _checked_view(c.type, ptr, "resource %s" % c.name, resolve)
 
-    def resource_has(self, component):
+    def resource_has(self, component: ComponentRef) -> bool:
         return bool(_lib.weft_resource_has(self._p(), self.component_of(component).id))
 
-    def resource_remove(self, component):
+    def resource_remove(self, component: ComponentRef) -> None:
         self._check(_lib.weft_resource_remove(self._p(), self.component_of(component).id))
 
     # -- ticks, diagnostics
     @property
-    def change_tick(self):
+    def change_tick(self) -> int:
         return _lib.weft_world_change_tick(self._p())
 
     @change_tick.setter
-    def change_tick(self, tick):
+    def change_tick(self, tick: int) -> None:
         _lib.weft_world_set_change_tick(self._p(), tick)
 
-    def increment_change_tick(self):
+    def increment_change_tick(self) -> int:
         return _lib.weft_world_increment_change_tick(self._p())
 
-    def stats(self):
+    def stats(self) -> WeftWorldStats:
         """A WeftWorldStats struct (fields as in weft.h; .as_dict())."""
         s = WeftWorldStats()
         self._check(_lib.weft_world_get_stats(self._p(), ctypes.byref(s)))
         return s
 
-    def archetypes(self):
+    def archetypes(self) -> List[Tuple[int, List[int]]]:
         """[(entity_count, [component ids])] for every archetype."""
         out = []
         for i in range(self.stats().archetypes):
@@ -386,10 +410,10 @@ class World(_ComponentsWorld,
             out.append((info.entity_count, ids))
         return out
 
-    def hash(self):
+    def hash(self) -> int:
         """Canonical 64-bit hash of the world."""
         return _lib.weft_world_hash(self._p())
 
-    def check(self):
+    def check(self) -> None:
         """Verifies the storage invariants; raises WeftError (CORRUPT)."""
         self._check(_lib.weft_world_check(self._p()))
