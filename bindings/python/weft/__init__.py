@@ -125,6 +125,7 @@ from .schedules import (  # noqa: F401
 )
 from .state import (  # noqa: F401
     State, StateTag, StateValue, _StatesWorld, _values_of,
+)
 from ._abi import (  # noqa: F401
     KIND_BOOL, KIND_ENTITY, KIND_ENUM, KIND_F32, KIND_F64, KIND_I8, KIND_I16, KIND_I32,
     KIND_I64, KIND_NONE, KIND_STRING, KIND_STRUCT, KIND_U8, KIND_U16, KIND_U32, KIND_U64,

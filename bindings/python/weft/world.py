@@ -9,7 +9,7 @@ mixins."""
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Set, Tuple, Type, overload
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple, Type, overload
 
 from ._abi import (
     ERR_INTERNAL, ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, FREE_USER_FN, LOG_FN, OK,
@@ -73,8 +73,8 @@ class World(_ComponentsWorld,
         self._app = None        # the App driving this world, if any
         self._system_exc = None # exceptions systems/conditions raised in a run
         self._in_system = 0     # Python systems/conditions on the stack
-        self._states = {}       # weft_state -> State
-        self._keep_state = []   # ctypes objects state descriptors point at
+        self._states: Dict[int, Any] = {}  # weft_state -> State
+        self._keep_state: List[Any] = []  # ctypes objects state descriptors point at
         desc = WeftWorldDesc()
         desc.entity_capacity_hint = entity_capacity_hint
         if logger is not None:
