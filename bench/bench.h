@@ -161,6 +161,10 @@ void bench_sched_overhead(const bench_cfg *cfg, const bench_data *data);
 void bench_sched_sync(const bench_cfg *cfg, const bench_data *data);
 void bench_sched_build(const bench_cfg *cfg, const bench_data *data);
 
+/* ---- the app (bench_app.c) ---- */
+
+void bench_app_frame(const bench_cfg *cfg, const bench_data *data);
+
 /* ---- states (bench_state.c) ---- */
 
 void bench_state_transition(const bench_cfg *cfg, const bench_data *data);

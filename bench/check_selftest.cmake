@@ -4,11 +4,12 @@
 # cmake -DBENCH=<weft_bench> -DDIR=<scratch dir> -P check_selftest.cmake
 # Runs the small `spawnset` scenario against four targets files and checks
 # the exit status and the summary line of each: a file whose one target is
-# met passes (exit 0); a missed target, a target that matches no row and a
+# met passes (exit 0; a "peers:" line, weft_peers' business, is skipped);
+# a missed target, a target that matches no row and a
 # line that does not parse each fail with exit 4.
 set(row "N11 bulk spawn vs one by one (Pos+Vel+Health)")
 set(cases
-    "met|${row} @ 1000, 1000|0|1 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 0 without a row, 0 malformed"
+    "met|${row} @ 1000, 1000\npeers: create cold vs best, 1.0|0|1 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 0 without a row, 0 malformed"
     "miss|${row}, 0.0001|4|1 target\\(s\\) checked against 1 row\\(s\\): 1 miss\\(es\\), 0 without a row, 0 malformed"
     "dead|${row}, 1000\nno such scenario @ 5, 2.0|4|2 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 1 without a row, 0 malformed"
     "bad|${row}, 1000\n${row} 1000\n${row}, 1x|4|1 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 0 without a row, 2 malformed")

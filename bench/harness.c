@@ -320,6 +320,7 @@ static const bench_scenario g_scenarios[] = {
     {"sched_overhead", "N25: ns per empty system, 10 .. 6,000 systems", bench_sched_overhead},
     {"sched_sync", "N24: interleaved vs grouped command systems (sync points)", bench_sched_sync},
     {"sched_build", "weft_schedule_build for 100 / 500 / 2,000 random systems", bench_sched_build},
+    {"app_frame", "app update with empty schedules vs the same schedule runs", bench_app_frame},
     {"state_transition", "a state transition running 100 OnExit/OnEnter systems vs them in a plain schedule",
      bench_state_transition},
 };
@@ -508,7 +509,8 @@ static bool bench_write_results(const char *path, bool json, const bench_cfg *cf
 
 /* Targets file: one line per scenario, "name, max ratio" (the last comma
  * splits); "name @ param, max ratio" limits a line to one swept value.
- * '#' starts a comment; blank lines are skipped. Every matching row must
+ * '#' starts a comment; blank lines and lines starting "peers:" (checked
+ * by weft_peers against the peer libraries) are skipped. Every matching row must
  * have weft / baseline at or below the max ratio. A line that cannot be
  * parsed, or that matches no row of this run (a renamed or removed
  * scenario, or one that was not run), is a failure, not a skip: a target
@@ -536,8 +538,8 @@ static int32_t bench_check_targets(const char *path)
         while (*name == ' ' || *name == '\t') {
             name++;
         }
-        if (*name == '\0') {
-            continue;
+        if (*name == '\0' || strncmp(name, "peers:", 6) == 0) {
+            continue; /* "peers:" lines are weft_peers' (bench/peers) */
         }
         char *comma = strrchr(name, ',');
         char *end = NULL;

@@ -506,6 +506,23 @@ WEFT_API bool weft_has(const weft_world *world, weft_entity e, weft_component c)
 WEFT_API const void *weft_get(const weft_world *world, weft_entity e,
                               weft_component c, size_t size);
 
+/** weft_get for many handles at once: out[i] receives what
+ *  weft_get(world, entities[i], c, size) returns, for i in 0..count-1,
+ *  except that a null, dead or stale handle, or an entity without `c`,
+ *  gives NULL without recording an error. The lookups are overlapped:
+ *  each group of handles has its entity records, then its values,
+ *  prefetched before they are read, so handles in random order cost a
+ *  fraction of as many weft_get calls (each of those waits for its record
+ *  before it can ask for the value). Thread: driver. Lifetime: each
+ *  pointer as weft_get's.
+ *  Returns: how many pointers are non-NULL, or -1 on misuse with the error
+ *  recorded and `out` untouched: INVALID_HANDLE (world), INVALID_ARG
+ *  (count negative, entities or out NULL while count > 0, `c` is a tag),
+ *  UNKNOWN_COMPONENT, SIZE_MISMATCH. */
+WEFT_API int32_t weft_get_many(const weft_world *world, const weft_entity *entities,
+                               int32_t count, weft_component c, size_t size,
+                               const void **out);
+
 /** Like weft_get but writable; stamps the value's changed tick with the
  *  current change tick. Errors: as weft_get plus IMMUTABLE. Thread: driver. */
 WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
@@ -1294,6 +1311,10 @@ typedef enum weft_system_flags {
      *  successors (Bevy's has_deferred). Without the flag its commands are
      *  still applied, at the next sync point or the end of the run. */
     WEFT_SYSTEM_COMMANDS = 1u << 2,
+    /** Runs on every run of its schedule even while the schedule is being
+     *  stepped (weft_schedule_set_stepping): for infrastructure, such as
+     *  weft's own diagnostics systems, that a debugger should not stop. */
+    WEFT_SYSTEM_NOT_STEPPABLE = 1u << 3,
     WEFT_SYSTEM_FLAGS_FORCE_U32 = 0x7FFFFFFF
 } weft_system_flags;
 
@@ -1544,6 +1565,59 @@ WEFT_API weft_status weft_schedule_run(weft_schedule *schedule, double dt);
 WEFT_API weft_status weft_schedule_run_skip(weft_schedule *schedule,
                                             double dt, const weft_node *skip,
                                             int32_t count);
+
+/* -- stepping (a system-level debugger, after Bevy's Stepping) -- */
+
+/** How a system behaves while its schedule is being stepped. */
+typedef enum weft_step_behavior {
+    WEFT_STEP_DEFAULT = 0,    /**< runs when a step or continue reaches it */
+    WEFT_STEP_ALWAYS_RUN = 1, /**< runs on every run (as WEFT_SYSTEM_NOT_STEPPABLE) */
+    WEFT_STEP_NEVER_RUN = 2,  /**< skipped on every run */
+    WEFT_STEP_BREAK = 3,      /**< a breakpoint: weft_schedule_continue stops
+                                   before it */
+    WEFT_STEP_BEHAVIOR_FORCE_U32 = 0x7FFFFFFF
+} weft_step_behavior;
+
+/** Turns stepping on or off. While it is on, a run of the schedule runs
+ *  only the systems flagged WEFT_SYSTEM_NOT_STEPPABLE or set to
+ *  WEFT_STEP_ALWAYS_RUN, plus what the last weft_schedule_step or
+ *  weft_schedule_continue asked for; every other system is skipped as by
+ *  weft_schedule_run_skip (it counts as skipped, releases its successors
+ *  and keeps its last-run tick). Sync points and apply points always run.
+ *  Turning it on puts the cursor at the first system; turning it off
+ *  forgets a pending request. Errors: INVALID_HANDLE, WRONG_PHASE (the
+ *  schedule is running). Thread: driver. */
+WEFT_API weft_status weft_schedule_set_stepping(weft_schedule *schedule, bool on);
+
+/** Whether stepping is on. Thread: driver. */
+WEFT_API bool weft_schedule_is_stepping(const weft_schedule *schedule);
+
+/** Asks the next run to run one system: the first steppable system at or
+ *  after the cursor in the built order (from the start when none is left),
+ *  which then moves past it. Errors: INVALID_HANDLE, WRONG_PHASE (stepping
+ *  off, or the schedule is running). Thread: driver. */
+WEFT_API weft_status weft_schedule_step(weft_schedule *schedule);
+
+/** Asks the next run to run the steppable systems from the cursor to the
+ *  end of the schedule, stopping before the next breakpoint
+ *  (WEFT_STEP_BREAK; one at the cursor itself runs). The cursor moves to
+ *  that breakpoint, or back to the start when the end was reached.
+ *  Errors: as weft_schedule_step. Thread: driver. */
+WEFT_API weft_status weft_schedule_continue(weft_schedule *schedule);
+
+/** Sets how system `node` behaves while stepping (WEFT_STEP_DEFAULT clears
+ *  a breakpoint or skip). Errors: INVALID_HANDLE, INVALID_ARG (not a
+ *  system of this schedule, unknown behavior), WRONG_PHASE (the schedule
+ *  is running). Thread: driver. */
+WEFT_API weft_status weft_schedule_set_step_behavior(weft_schedule *schedule, weft_node node,
+                                                     weft_step_behavior behavior);
+
+/** The system the next step would run (the first steppable system at or
+ *  after the cursor), or 0 when stepping is off, the schedule is not built
+ *  or no steppable system is left before the end. A rebuild (after a
+ *  declaration changed) puts the cursor back at the start. Thread: driver. */
+WEFT_API weft_node weft_schedule_step_cursor(const weft_schedule *schedule);
+
 
 /** Number of systems and apply points added (nodes 1 .. count). Thread: driver. */
 WEFT_API int32_t weft_schedule_node_count(const weft_schedule *schedule);
@@ -2440,6 +2514,126 @@ WEFT_API int32_t weft_app_plugin_count(const weft_app *app);
  *  order after it; NULL (NOT_FOUND recorded) when out of range.
  *  Lifetime: the app's. Thread: driver. */
 WEFT_API const char *weft_app_plugin_name(const weft_app *app, int32_t index);
+
+/* ==================================================================== */
+/* ---- diagnostics: named measurements with history and smoothing ---- */
+/* (src/diag/; entry points in src/api/api_diag.c)                      */
+/* ==================================================================== */
+
+/* A world keeps a store of diagnostics (Bevy's DiagnosticsStore): each is
+ * a named series of measurements (time, value) with a bounded history, the
+ * mean of that history and an exponential moving average. Measurements
+ * come from your code (weft_diag_record) or from the diagnostics plugin
+ * (weft_app_add_diagnostics_plugin), which measures the built-in ones
+ * below every update and can log them every few seconds through the
+ * world's logger hook. Every call is for the driver thread; systems record
+ * from exclusive systems (weft_system_world). */
+
+/** Default number of measurements a diagnostic keeps. */
+#define WEFT_DIAG_HISTORY 120
+/** Default smoothing time constant, seconds (see weft_diag_desc). */
+#define WEFT_DIAG_SMOOTHING (2.0 / 21.0)
+
+/** Built-in diagnostics measured by the diagnostics plugin. */
+#define WEFT_DIAG_FRAME_TIME "frame_time"           /**< ms: the update's dt */
+#define WEFT_DIAG_FPS "fps"                         /**< 1 / dt (updates with dt > 0) */
+#define WEFT_DIAG_FRAME_COUNT "frame_count"         /**< updates so far */
+#define WEFT_DIAG_ENTITY_COUNT "entity_count"       /**< live entities */
+#define WEFT_DIAG_ARCHETYPE_COUNT "archetype_count" /**< archetypes */
+/** Per-system diagnostics are named "system/<schedule>/<system>", in ms. */
+#define WEFT_DIAG_SYSTEM_PREFIX "system/"
+
+/** Diagnostic descriptor. Zero-initialise it; zero fields mean defaults. */
+typedef struct weft_diag_desc {
+    uint32_t _start_canary;  /**< must be 0 */
+    const char *name;        /**< unique path, e.g. "fps" or "net/rtt" (copied) */
+    const char *suffix;      /**< unit printed after values, e.g. "ms"
+                                  (copied; NULL: none) */
+    int32_t history_len;     /**< measurements kept, 1..65536; 0: WEFT_DIAG_HISTORY */
+    /** Time constant of the moving average, seconds: each measurement
+     *  moves it by alpha = clamp((t - t_prev) / smoothing, 0, 1) of the
+     *  way to the new value (the first measurement sets it). 0:
+     *  WEFT_DIAG_SMOOTHING. */
+    double smoothing;
+    uint32_t _end_canary;    /**< must be 0 */
+} weft_diag_desc;
+
+/** Adds a diagnostic. Errors: INVALID_HANDLE, INVALID_ARG (canary, no
+ *  name, history_len out of range, smoothing negative or not finite),
+ *  ALREADY_EXISTS (the name is taken), OUT_OF_MEMORY. Thread: driver. */
+WEFT_API weft_status weft_diag_add(weft_world *world, const weft_diag_desc *desc);
+
+/** Records `value` measured at `time` (seconds on any clock that does not
+ *  go backwards for this diagnostic). The oldest measurement leaves when
+ *  the history is full. Ignored (WEFT_OK) while the diagnostic is
+ *  disabled. Errors: INVALID_HANDLE, INVALID_ARG (name NULL, value or time
+ *  not finite, time earlier than the last measurement's), NOT_FOUND.
+ *  Thread: driver. */
+WEFT_API weft_status weft_diag_record(weft_world *world, const char *name, double time,
+                                      double value);
+
+/** What weft_diag_get reports. With no measurement yet every number is 0. */
+typedef struct weft_diag_value {
+    double value;         /**< the latest measurement */
+    double average;       /**< mean of the history */
+    double smoothed;      /**< exponential moving average (see weft_diag_desc) */
+    double min, max;      /**< over the history */
+    double time;          /**< time of the latest measurement */
+    int32_t count;        /**< measurements in the history */
+    int32_t history_len;  /**< its capacity */
+    bool enabled;
+    const char *suffix;   /**< "" when none; lives as long as the world */
+} weft_diag_value;
+
+/** Fills `out` for the diagnostic `name`. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (name or out NULL), NOT_FOUND. Thread: driver. */
+WEFT_API weft_status weft_diag_get(const weft_world *world, const char *name,
+                                   weft_diag_value *out);
+
+/** Copies up to `cap` values of the history, oldest first, into `out`
+ *  (NULL with cap 0 asks for the count). Returns the number of values in
+ *  the history, or -1 (INVALID_ARG, NOT_FOUND recorded). Thread: driver. */
+WEFT_API int32_t weft_diag_history(const weft_world *world, const char *name, double *out,
+                                   int32_t cap);
+
+/** Enables or disables a diagnostic (disabled ones ignore measurements
+ *  and are not logged). Errors: INVALID_HANDLE, INVALID_ARG, NOT_FOUND.
+ *  Thread: driver. */
+WEFT_API weft_status weft_diag_set_enabled(weft_world *world, const char *name, bool on);
+
+/** Diagnostics in the store (0 for an invalid world). Thread: driver. */
+WEFT_API int32_t weft_diag_count(const weft_world *world);
+
+/** Name of diagnostic `index`, in order of addition, or NULL (NOT_FOUND
+ *  recorded). Lifetime: the world's. Thread: driver. */
+WEFT_API const char *weft_diag_name(const weft_world *world, int32_t index);
+
+/** Settings of the diagnostics plugin. Zero means default. */
+typedef struct weft_diag_plugin_desc {
+    uint32_t _start_canary;  /**< must be 0 */
+    /** Seconds of app time (the sum of update dts) between two log
+     *  reports, each one line per enabled diagnostic at WEFT_LOG_INFO
+     *  through the world's logger hook; 0: 1 second; negative: never. */
+    double log_interval;
+    /** Also measure every system of the app's labels (their schedules'
+     *  profiling is turned on when the plugin finishes; labels inserted
+     *  later are not measured). */
+    bool per_system;
+    int32_t history_len;     /**< of the built-in diagnostics; 0: default */
+    uint32_t _end_canary;    /**< must be 0 */
+} weft_diag_plugin_desc;
+
+/** Name of the diagnostics plugin. */
+#define WEFT_DIAG_PLUGIN "weft.diagnostics"
+
+/** Adds the diagnostics plugin (named WEFT_DIAG_PLUGIN; desc copied, NULL:
+ *  defaults). Its build adds the built-in diagnostics and an exclusive,
+ *  not steppable system "weft.diagnostics" to Last that measures them
+ *  every update and logs them every log_interval seconds. Errors: as
+ *  weft_app_add_plugin, plus INVALID_ARG (canary, log_interval not finite,
+ *  history_len out of range). Thread: driver. */
+WEFT_API weft_status weft_app_add_diagnostics_plugin(weft_app *app,
+                                                     const weft_diag_plugin_desc *desc);
 
 /* ==================================================================== */
 /* ---- states: finite state machines on resources and schedules ----  */

@@ -2,11 +2,11 @@
  * SPDX-License-Identifier: MIT
  *
  * core (no ECS knowledge) <- storage <- query | command | events <- world
- * <- system <- schedule <- app <- api; task (threads, deque, pool) depends on core
- * only. A module includes only the layers below it; public entry points
- * live only in src/api/. This header gathers the layers up to the world;
- * system/system.h, schedule/schedule.h and app/app.h are included where
- * needed.
+ * <- system <- schedule <- app <- diag <- api; task (threads, deque, pool)
+ * depends on core only. A module includes only the layers below it; public
+ * entry points live only in src/api/. This header gathers the layers up to
+ * the world; system/system.h, schedule/schedule.h, app/app.h and
+ * diag/diag.h are included where needed.
  */
 #ifndef WF_INTERNAL_H
 #define WF_INTERNAL_H

@@ -13,6 +13,9 @@
  * already touched. Setup (spawning the entities a scenario reads) is never
  * timed. The checksum is derived from component values read back through
  * the library, so the libraries must agree on it; peer_driver checks that.
+ * The "batched" get rows let a library use a lookup of many handles at
+ * once where it has one (weft_get_many); a library without one runs its
+ * one-handle get, its fastest way to do the same work.
  *
  * The data, the shuffle and the checksum rules live here so that the
  * programs differ only in their calls into the library. This header is
@@ -50,14 +53,21 @@ typedef struct peer_health {
     X(get1_shuf, "get 1 component (shuffled)")                                 \
     X(get2_shuf, "get 2 components (shuffled)")                                \
     X(get3_shuf, "get 3 components (shuffled)")                                \
+    X(get1_shuf_many, "get 1 component (shuffled, batched)")                   \
+    X(get2_shuf_many, "get 2 components (shuffled, batched)")                  \
+    X(get3_shuf_many, "get 3 components (shuffled, batched)")                  \
     X(iterate, "iterate p += v (best of 10 passes)")                           \
     X(bytes, "resident bytes per entity (Pos+Vel)")                            \
     X(bytes_noticks, "resident bytes per entity (Pos+Vel, no change ticks)")
 
+/* Timed regions read the process's CPU clock (user + system time, page
+ * faults included): every program is single-threaded, and on a shared
+ * machine the wall clock would also count the time spent waiting for a
+ * core, which is noise, not cost. */
 static inline uint64_t peer_now_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

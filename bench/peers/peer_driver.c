@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  *
  * Usage: weft_peers [--n N] [--reps R] [--quick] [--out DIR]
- *                   [--only s1,s2,...] [--check FILE]
+ *                   [--only s1,s2,...] [--check FILE] [--load CSV]
  * For every repetition, every scenario and every library (plain C, flecs,
  * EnTT, pico_ecs, weft) it starts peer_<lib> <scenario> <N> as a fresh
  * process, so each cold figure starts from an untouched heap. Libraries are
@@ -23,6 +23,8 @@
  * plain C excluded). A missed target, a malformed line and a line with no
  * figure in this run (scenario not run, library without the operation)
  * each fail (exit 4). Other lines of FILE belong to weft_bench.
+ * --load CSV runs nothing: it reads the medians of an earlier run's
+ * peers.csv and prints, writes and checks them as above.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -470,6 +472,42 @@ static int check_targets(const char *path)
     return misses + dead + malformed;
 }
 
+/* Fills the cells from an earlier run's peers.csv (one median each). */
+static int load_csv(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "weft_peers: cannot read %s\n", path);
+        return -1;
+    }
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        char sc[64], round[16], lib[32];
+        double ns;
+        int reps;
+        unsigned long long sum;
+        if (sscanf(line, "%63[^,],%15[^,],%31[^,],%lf,%d,%llu", sc, round, lib, &ns, &reps,
+                   &sum) != 6) {
+            continue; /* the header */
+        }
+        int s = sc_index(sc);
+        int l = lib_index(lib);
+        if (s < 0 || l < 0) {
+            fprintf(stderr, "weft_peers: %s: unknown row %s", path, line);
+            continue;
+        }
+        cell *c = &g_cells[s][l][strcmp(round, "warm") == 0];
+        c->ns[0] = ns;
+        c->sum[0] = sum;
+        c->count = 1;
+        g_run[s] = true;
+        rows++;
+    }
+    fclose(f);
+    return rows > 0 ? 0 : -1;
+}
+
 static void print_setup(FILE *f, uint32_t n, int reps)
 {
     struct utsname u;
@@ -507,6 +545,7 @@ int main(int argc, char **argv)
     const char *out = ".";
     const char *only = NULL;
     const char *check = NULL;
+    const char *load = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool next = i + 1 < argc;
@@ -522,10 +561,12 @@ int main(int argc, char **argv)
             only = argv[++i];
         } else if (strcmp(a, "--check") == 0 && next) {
             check = argv[++i];
+        } else if (strcmp(a, "--load") == 0 && next) {
+            load = argv[++i];
         } else {
             fprintf(stderr,
                     "usage: weft_peers [--n N] [--reps R] [--quick] [--out DIR] "
-                    "[--only s1,s2] [--check FILE]\nscenarios:");
+                    "[--only s1,s2] [--check FILE] [--load CSV]\nscenarios:");
             for (int s = 0; s < NSC; s++) {
                 fprintf(stderr, " %s", g_sc[s]);
             }
@@ -553,8 +594,16 @@ int main(int argc, char **argv)
         }
     }
     mkdir(out, 0777);
-    print_setup(stdout, n, reps);
     int failed = 0;
+    if (load != NULL) {
+        memset(g_run, 0, sizeof g_run);
+        if (load_csv(load) != 0) {
+            return 1;
+        }
+        reps = 0;
+    } else {
+        print_setup(stdout, n, reps);
+    }
     for (int rep = 0; rep < reps; rep++) {
         for (int s = 0; s < NSC; s++) {
             if (!g_run[s]) {
@@ -576,11 +625,15 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/peers.md", out);
     FILE *md = fopen(path, "w");
     if (md != NULL) {
-        print_setup(md, n, reps);
+        if (load == NULL) {
+            print_setup(md, n, reps);
+        }
         print_table(md);
         fclose(md);
     }
-    write_csv_json(out);
+    if (load == NULL) {
+        write_csv_json(out); /* a loaded run keeps its own files */
+    }
     write_charts(out);
     int rc = failed ? 1 : bad_sums ? 5 : 0;
     if (check != NULL && check_targets(check) != 0 && rc == 0) {

@@ -373,6 +373,42 @@ WEFT_API const void *weft_get(const weft_world *world, weft_entity e, weft_compo
     return NULL;
 }
 
+WEFT_API int32_t weft_get_many(const weft_world *world, const weft_entity *entities,
+                               int32_t count, weft_component c, size_t size,
+                               const void **out)
+{
+    if (!wf_world_ok(world)) {
+        return -1;
+    }
+    if (count < 0) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_get_many: count %d is negative", count);
+        return -1;
+    }
+    if (count > 0 && (!entities || !out)) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_get_many: %s is NULL with count %d",
+                 entities ? "out" : "entities", count);
+        return -1;
+    }
+    const wf_type_info *ti = wf_registry_get(&world->registry, c);
+    if (!ti) {
+        wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
+                 "weft_get_many: component id %u is not registered in this world", c);
+        return -1;
+    }
+    if (ti->size == 0) {
+        wf_error(world, WEFT_ERR_INVALID_ARG,
+                 "weft_get_many: '%s' is a tag and has no value; use weft_has", ti->name);
+        return -1;
+    }
+    if (ti->size != size) {
+        wf_error(world, WEFT_ERR_SIZE_MISMATCH,
+                 "weft_get_many: size %zu does not match component '%s' (%u bytes)", size,
+                 ti->name, ti->size);
+        return -1;
+    }
+    return wf_world_get_many(world, entities, count, ti, out);
+}
+
 WEFT_API void *weft_get_mut(weft_world *world, weft_entity e, weft_component c,
                             size_t size)
 {

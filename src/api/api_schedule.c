@@ -103,32 +103,6 @@ WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule)
 
 /* ---- nodes ---- */
 
-static weft_node add_node(weft_schedule *s, wf_system *sys, const char *name)
-{
-    weft_world *w = s->world;
-    if (!grow(w, (void **)&s->nodes, &s->cap_nodes, s->nnodes + 1, sizeof *s->nodes)) {
-        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'", s->name);
-        return 0;
-    }
-    wf_decl_node *d = &s->nodes[s->nnodes];
-    memset(d, 0, sizeof *d);
-    d->sys = sys;
-    if (!sys) {
-        d->name = dup_str(w, name ? name : "apply");
-        if (!d->name) {
-            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'",
-                     s->name);
-            return 0;
-        }
-    }
-    s->nnodes++;
-    s->dirty = true;
-    if (sys) {
-        sys->node = s->nnodes;
-    }
-    return s->nnodes;
-}
-
 WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_system_desc *desc)
 {
     if (sched_decl(schedule, "weft_schedule_add_system") != WEFT_OK) {
@@ -149,15 +123,7 @@ WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_
                  desc->name ? desc->name : "");
         return 0;
     }
-    wf_system *sys = wf_system_create(schedule->world, schedule, desc, NULL);
-    if (!sys) {
-        return 0;
-    }
-    weft_node n = add_node(schedule, sys, NULL);
-    if (!n) {
-        wf_system_destroy(w, sys);
-    }
-    return n;
+    return wf_schedule_add_system(schedule, desc);
 }
 
 WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const char *name)
@@ -165,7 +131,7 @@ WEFT_API weft_node weft_schedule_add_apply_point(weft_schedule *schedule, const 
     if (sched_decl(schedule, "weft_schedule_add_apply_point") != WEFT_OK) {
         return 0;
     }
-    return add_node(schedule, NULL, name && name[0] ? name : "apply");
+    return wf_schedule_add_node(schedule, NULL, name && name[0] ? name : "apply");
 }
 
 WEFT_API weft_node weft_schedule_ensure_set(weft_schedule *schedule, const char *name)
@@ -595,6 +561,90 @@ WEFT_API weft_status weft_schedule_run_skip(weft_schedule *schedule,
         schedule->nodes[skip[i] - 1].sys->skip_once = false; /* a refused run */
     }
     return st;
+}
+
+/* ---- stepping ---- */
+
+/* Armor for stepping calls: valid and not running. */
+static weft_status step_armor(weft_schedule *s, const char *fn, bool need_on)
+{
+    weft_status st = sched_decl(s, fn);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (need_on && !s->stepping) {
+        return wf_error(s->world, WEFT_ERR_WRONG_PHASE,
+                        "%s: stepping is off for schedule '%s' (weft_schedule_set_stepping)", fn,
+                        s->name);
+    }
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_schedule_set_stepping(weft_schedule *schedule, bool on)
+{
+    weft_status st = step_armor(schedule, "weft_schedule_set_stepping", false);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (on != schedule->stepping) {
+        schedule->stepping = on;
+        schedule->step_action = WF_STEP_WAIT;
+        schedule->step_cursor = 0;
+        schedule->step_builds = schedule->builds;
+    }
+    return WEFT_OK;
+}
+
+WEFT_API bool weft_schedule_is_stepping(const weft_schedule *schedule)
+{
+    return sched_ok(schedule) && schedule->stepping;
+}
+
+WEFT_API weft_status weft_schedule_step(weft_schedule *schedule)
+{
+    weft_status st = step_armor(schedule, "weft_schedule_step", true);
+    if (st == WEFT_OK) {
+        schedule->step_action = WF_STEP_ONE;
+    }
+    return st;
+}
+
+WEFT_API weft_status weft_schedule_continue(weft_schedule *schedule)
+{
+    weft_status st = step_armor(schedule, "weft_schedule_continue", true);
+    if (st == WEFT_OK) {
+        schedule->step_action = WF_STEP_CONTINUE;
+    }
+    return st;
+}
+
+WEFT_API weft_status weft_schedule_set_step_behavior(weft_schedule *schedule, weft_node node,
+                                                     weft_step_behavior behavior)
+{
+    weft_status st = step_armor(schedule, "weft_schedule_set_step_behavior", false);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (!wf_schedule_node_ok(schedule, node, false) || !schedule->nodes[node - 1].sys) {
+        return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_set_step_behavior: node 0x%x is not a system of '%s'",
+                        node, schedule->name);
+    }
+    if ((uint32_t)behavior > (uint32_t)WEFT_STEP_BREAK) {
+        return wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_set_step_behavior: behavior %d is unknown", (int)behavior);
+    }
+    schedule->nodes[node - 1].step = (uint8_t)behavior;
+    return WEFT_OK;
+}
+
+WEFT_API weft_node weft_schedule_step_cursor(const weft_schedule *schedule)
+{
+    if (!sched_ok(schedule) || !schedule->stepping || !schedule->built || schedule->dirty) {
+        return 0;
+    }
+    uint32_t p = wf_stepping_next(schedule);
+    return p < schedule->plan.n ? schedule->plan.steps[p].sys->node : 0;
 }
 
 /* ---- diagnostics ---- */

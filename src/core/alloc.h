@@ -4,9 +4,11 @@
  * Every byte a world owns is obtained with wf_alloc and returned with
  * wf_free, which forward to the user's hook (or to aligned malloc) and keep
  * a live-byte count. Callers always pass back the size and alignment they
- * allocated with, so hooks need no headers. There is no realloc: growth is
- * allocate-new, move, free-old, so a failed growth leaves the old block
- * untouched (the basis of "out of memory leaves the world unchanged").
+ * allocated with, so hooks need no headers. Hooks have no realloc;
+ * wf_realloc uses the C library's realloc for blocks of the default hook
+ * and allocate-new, copy, free-old otherwise. Either way a failed growth
+ * leaves the old block untouched (the basis of "out of memory leaves the
+ * world unchanged").
  */
 #ifndef WF_ALLOC_H
 #define WF_ALLOC_H
@@ -31,6 +33,12 @@ void wf_allocator_init(wf_allocator *a, const weft_allocator *hook);
 void *wf_alloc(wf_allocator *a, size_t size, size_t align);
 /* Zero-filled wf_alloc. */
 void *wf_calloc(wf_allocator *a, size_t size, size_t align);
+/* Resizes a block of old_size bytes (allocated with `align`) to new_size
+ * bytes, keeping the first min(old_size, new_size) bytes; ptr NULL is
+ * wf_alloc. Returns the block (possibly moved), or NULL with the old block
+ * unchanged and still owned by the caller. Values are moved bytewise:
+ * only for bitwise-relocatable contents. */
+void *wf_realloc(wf_allocator *a, void *ptr, size_t old_size, size_t new_size, size_t align);
 /* ptr may be NULL (ignored); size/align as given to wf_alloc. */
 void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align);
 /* Largest byte count of one allocation: C objects must stay below
@@ -55,8 +63,8 @@ uint32_t wf_grow_cap(uint32_t cap, uint64_t need, uint32_t first, uint32_t limit
 uint32_t wf_grow_cap_pow2(uint32_t cap, uint64_t need, uint32_t first, size_t elem);
 /* Grows the array *data of *cap elements of `elem` bytes (allocated with
  * `align`) to hold at least `need` (capacity from wf_grow_cap with the
- * given `first` and `limit`): the old elements are copied, the new ones
- * are left unset. False on overflow or out of memory, with the array
+ * given `first` and `limit`) with wf_realloc: the old elements are kept,
+ * the new ones are left unset. False on overflow or out of memory, with the array
  * unchanged. */
 bool wf_grow_ex(wf_allocator *a, void **data, uint32_t *cap, uint64_t need, uint32_t first,
                 uint32_t limit, size_t elem, size_t align);

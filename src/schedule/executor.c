@@ -614,14 +614,17 @@ static weft_status schedule_run(weft_world *w, weft_schedule *s, double dt)
         }
     }
     wf_sys_world *sw = w->sys;
-    /* even a one-step plan runs on the pool: its system may split a
-     * parallel iteration over the workers */
     bool multi = (sw->pool || sw->host) && sw->threads > 1 && s->plan.n > 0;
     if (multi && sw->pool && wf_thread_pool_on_pool_thread()) {
         /* a pool worker: it owns a deque somewhere, it cannot be our 0 */
         return wf_error(w, WEFT_ERR_WRONG_THREAD,
                         "weft_schedule_run: not from a worker thread of a thread pool");
     }
+    if (s->stepping) {
+        wf_stepping_prepare(s); /* through the skip hook: skip_once */
+    }
+    /* even a one-step plan runs on the pool (multi above): its system
+     * may split a parallel iteration over the workers */
     wf_commit_flush(w); /* ids reserved on the driver become live first */
     wf_world_clamp_ticks(w, false);
     const wf_plan *plan = &s->plan;

@@ -110,6 +110,49 @@ weft_schedule *wf_schedule_create(weft_world *w, const char *name, const char *f
     return s;
 }
 
+weft_node wf_schedule_add_node(weft_schedule *s, wf_system *sys, const char *name)
+{
+    weft_world *w = s->world;
+    if (!wf_grow(&w->alloc, (void **)&s->nodes, &s->cap_nodes, (uint64_t)s->nnodes + 1,
+                 sizeof *s->nodes, _Alignof(uint64_t))) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'", s->name);
+        return 0;
+    }
+    wf_decl_node *d = &s->nodes[s->nnodes];
+    memset(d, 0, sizeof *d);
+    d->sys = sys;
+    if (!sys) {
+        const char *nm = name ? name : "apply";
+        size_t n = strlen(nm);
+        d->name = wf_alloc(&w->alloc, n + 1, 1);
+        if (!d->name) {
+            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding to schedule '%s'",
+                     s->name);
+            return 0;
+        }
+        memcpy(d->name, nm, n + 1);
+    }
+    s->nnodes++;
+    s->dirty = true;
+    if (sys) {
+        sys->node = s->nnodes;
+    }
+    return s->nnodes;
+}
+
+weft_node wf_schedule_add_system(weft_schedule *s, const weft_system_desc *desc)
+{
+    wf_system *sys = wf_system_create(s->world, s, desc, NULL);
+    if (!sys) {
+        return 0;
+    }
+    weft_node n = wf_schedule_add_node(s, sys, NULL);
+    if (!n) {
+        wf_system_destroy(s->world, sys);
+    }
+    return n;
+}
+
 weft_condition *wf_condition_new(weft_schedule *s, uint8_t kind)
 {
     weft_world *w = s->world;

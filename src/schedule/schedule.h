@@ -38,6 +38,7 @@ typedef struct wf_decl_node {
     wf_system *sys;            /* NULL: an apply point */
     char *name;                /* apply points */
     wf_conds conds;
+    uint8_t step;              /* systems: weft_step_behavior while stepping */
 } wf_decl_node;
 
 typedef struct wf_decl_set {
@@ -112,6 +113,10 @@ struct weft_schedule {
     bool running;
     bool app_owned;            /* an app's label: weft_schedule_destroy
                                   refuses it while the app lives */
+    bool stepping;             /* weft_schedule_set_stepping */
+    uint8_t step_action;       /* wf_step_action the next run performs */
+    uint32_t step_cursor;      /* plan position the next step starts at */
+    uint32_t step_builds;      /* `builds` the cursor belongs to */
     uint32_t builds;
     wf_sgraph graph;           /* the last successful build's graph */
     bool built;
@@ -159,6 +164,12 @@ wf_sys_world *wf_sys_get(weft_world *w);            /* creates on first use */
 weft_schedule *wf_schedule_create(weft_world *w, const char *name, const char *fn);
 /* The schedule named `name`, or NULL. */
 weft_schedule *wf_schedule_find(const weft_world *w, const char *name);
+/* Appends a declared node: system `sys`, or an apply point named `name`
+ * (copied) when sys is NULL. 0 with OUT_OF_MEMORY recorded. */
+weft_node wf_schedule_add_node(weft_schedule *s, wf_system *sys, const char *name);
+/* Creates a system from a checked desc (canary, fn) and appends it; 0
+ * with the error recorded. The caller checked the schedule is not running. */
+weft_node wf_schedule_add_system(weft_schedule *s, const weft_system_desc *desc);
 weft_status wf_schedule_build(weft_schedule *s);
 void wf_schedule_free(weft_world *w, weft_schedule *s);
 bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok);
@@ -180,6 +191,15 @@ weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs);
 /* Stops the pool and returns to single-threaded. */
 void wf_exec_release(weft_world *w);
 uint64_t wf_now_ns(void);
+
+/* ---- stepping.c ---- */
+enum wf_step_action { WF_STEP_WAIT = 0, WF_STEP_ONE = 1, WF_STEP_CONTINUE = 2 };
+/* Before a run of a built schedule with stepping on: marks skip_once on
+ * every system this run must skip and moves the cursor; consumes the
+ * pending action. */
+void wf_stepping_prepare(weft_schedule *s);
+/* The position the next step would run, or plan.n when none. */
+uint32_t wf_stepping_next(const weft_schedule *s);
 
 /* ---- export.c ---- */
 size_t wf_schedule_trace(const weft_schedule *s, char *buf, size_t cap);

@@ -38,6 +38,10 @@ typedef struct wf_archetype {
     const int16_t *col_map;   /* table->col_map, copied to save a hop */
     uint32_t col_map_len;     /* table->col_map_len */
     wf_column *cols;          /* table->cols */
+    uint32_t last_key;        /* one-entry cache of the edge map: the key
+                                 last looked up (0: none; keys are never 0) */
+    struct wf_archetype *last_to; /* its target: an edge's target never
+                                 changes and archetypes are never freed */
     weft_component *ids;      /* [id_count] sorted, all storages */
     uint32_t id_count;
     weft_component *sparse_ids; /* [sparse_count] the sparse subset, sorted */
@@ -100,21 +104,46 @@ wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
 wf_archetype *wf_graph_remove_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
                                    wf_archetype *from, weft_component c);
 /* Target of adding c to `from` (itself when present); NULL on OOM.
- * Cached as an edge on first use. */
+ * Cached as an edge on first use. The last edge taken from each archetype
+ * is also kept in the archetype (last_key/last_to): an entity toggling a
+ * component crosses the same two edges again and again, and a hit then
+ * costs one load from the archetype instead of the hash probe and the
+ * archetype array. */
 static inline wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a,
                                          wf_registry *reg, wf_archetype *from,
                                          weft_component c)
 {
+    if (from->last_key == c) {
+        return from->last_to;
+    }
     wf_archetype *to = wf_graph_edge(g, from, c);
-    return to ? to : wf_graph_add_slow(g, a, reg, from, c);
+    if (!to) {
+        to = wf_graph_add_slow(g, a, reg, from, c);
+    }
+    if (to) {
+        from->last_key = c;
+        from->last_to = to;
+    }
+    return to;
 }
 /* Target of removing c from `from` (itself when absent); NULL on OOM. */
 static inline wf_archetype *wf_graph_remove(wf_graph *g, wf_allocator *a,
                                             wf_registry *reg, wf_archetype *from,
                                             weft_component c)
 {
-    wf_archetype *to = wf_graph_edge(g, from, c | WF_EDGE_REMOVE);
-    return to ? to : wf_graph_remove_slow(g, a, reg, from, c);
+    uint32_t key = c | WF_EDGE_REMOVE;
+    if (from->last_key == key) {
+        return from->last_to;
+    }
+    wf_archetype *to = wf_graph_edge(g, from, key);
+    if (!to) {
+        to = wf_graph_remove_slow(g, a, reg, from, c);
+    }
+    if (to) {
+        from->last_key = key;
+        from->last_to = to;
+    }
+    return to;
 }
 /* Binary search: does the archetype contain c? */
 bool wf_archetype_has(const wf_archetype *arch, weft_component c);

@@ -17,55 +17,69 @@ void wf_column_init(wf_column *c, const wf_type_info *ti)
     c->id = ti->id;
 }
 
-static size_t column_data_bytes(const wf_type_info *ti, uint32_t cap)
-{
-    size_t bytes = (size_t)ti->size * cap;
-    return (bytes + 7u) & ~(size_t)7u; /* tick pairs that follow */
-}
-
-size_t wf_column_block_size(const wf_type_info *ti, uint32_t cap)
-{
-    size_t bytes = column_data_bytes(ti, cap);
-    if (ti->has_ticks) {
-        bytes += sizeof(weft_ticks) * cap;
-    }
-    return bytes;
-}
-
 size_t wf_column_block_align(const wf_type_info *ti)
 {
     return ti->align > WF_COLUMN_MIN_ALIGN ? ti->align : WF_COLUMN_MIN_ALIGN;
 }
 
-/* Points data/added/changed into `block` laid out for `cap` rows. */
-static void column_layout(wf_column *c, void *block, uint32_t cap)
+bool wf_column_grow_inplace(wf_column *c, wf_allocator *a, uint32_t cap)
 {
-    uint8_t *base = block;
-    size_t data_bytes = column_data_bytes(c->ti, cap);
-    c->data = (c->ti->size && base) ? base : NULL;
-    if (c->ti->has_ticks && base) {
-        c->ticks = (weft_ticks *)(void *)(base + data_bytes);
-    } else {
-        c->ticks = NULL;
+    if (c->ti->has_ticks && c->ticks_cap < cap) {
+        weft_ticks *t = wf_realloc(a, c->ticks, (size_t)c->ticks_cap * sizeof *t,
+                                   (size_t)cap * sizeof *t, _Alignof(weft_ticks));
+        if (!t) {
+            return false;
+        }
+        c->ticks = t;
+        c->ticks_cap = cap;
     }
+    if (c->size && c->data_cap < cap && c->ti->hooks.move == NULL) {
+        size_t align = wf_column_block_align(c->ti);
+        uint8_t *d = wf_realloc(a, c->data, (size_t)c->data_cap * c->size,
+                                (size_t)cap * c->size, align);
+        if (!d) {
+            return false;
+        }
+        c->data = d;
+        c->data_cap = cap;
+    }
+    return true;
 }
 
-void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
-                     uint32_t new_cap)
+void *wf_column_alloc_block(const wf_column *c, wf_allocator *a, uint32_t cap)
 {
-    wf_column old = *c;
-    column_layout(c, block, new_cap);
+    return wf_alloc(a, (size_t)cap * c->size, wf_column_block_align(c->ti));
+}
+
+void wf_column_free_block(const wf_column *c, wf_allocator *a, void *block, uint32_t cap)
+{
+    wf_free(a, block, (size_t)cap * c->size, wf_column_block_align(c->ti));
+}
+
+void wf_column_adopt_block(wf_column *c, wf_allocator *a, void *block, uint32_t count,
+                           uint32_t cap)
+{
     if (count) {
-        if (c->data) {
-            wf_type_move(c->ti, c->data, old.data, (int32_t)count);
-        }
-        if (c->ticks) {
-            memcpy(c->ticks, old.ticks, count * sizeof *c->ticks);
-        }
+        wf_type_move(c->ti, block, c->data, (int32_t)count);
     }
-    wf_free(a, old.block, old.block_size, wf_column_block_align(c->ti));
-    c->block = block;
-    c->block_size = wf_column_block_size(c->ti, new_cap);
+    wf_column_free_block(c, a, c->data, c->data_cap);
+    c->data = block;
+    c->data_cap = cap;
+}
+
+bool wf_column_grow(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap)
+{
+    if (!wf_column_grow_inplace(c, a, cap)) {
+        return false;
+    }
+    if (wf_column_needs_move(c, cap)) {
+        void *block = wf_column_alloc_block(c, a, cap);
+        if (!block) {
+            return false;
+        }
+        wf_column_adopt_block(c, a, block, count, cap);
+    }
+    return true;
 }
 
 void wf_column_materialize(wf_column *c, uint32_t count, uint32_t now)
@@ -84,15 +98,13 @@ void wf_column_materialize(wf_column *c, uint32_t count, uint32_t now)
 
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count)
 {
-    if (!c->block) {
-        return; /* never grown (or a half-built table being undone) */
-    }
     if (c->data) {
         wf_type_destroy(c->ti, c->data, (int32_t)count);
+        wf_free(a, c->data, (size_t)c->data_cap * c->size, wf_column_block_align(c->ti));
     }
-    wf_free(a, c->block, c->block_size, wf_column_block_align(c->ti));
-    c->block = NULL;
+    wf_free(a, c->ticks, (size_t)c->ticks_cap * sizeof *c->ticks, _Alignof(weft_ticks));
     c->data = NULL;
     c->ticks = NULL;
-    c->block_size = 0;
+    c->data_cap = 0;
+    c->ticks_cap = 0;
 }

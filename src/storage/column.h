@@ -1,12 +1,17 @@
 /* src/storage/column.h - type-erased value column with change ticks.
  * SPDX-License-Identifier: MIT
  *
- * A column is one allocation: `cap` values (aligned to max(align, 16)),
- * followed by `cap` {added, changed} tick pairs unless the type opts out of
- * ticks. The pair is interleaved so a row move touches one tick cache line
- * per column, not two. Length and capacity belong to the owner (a table
- * or a sparse set), which keeps all its columns at the same capacity, so
- * row r of every column belongs to the same entity (INV-7).
+ * A column is two allocations: the values (aligned to max(align, 16)) and,
+ * unless the type opts out of ticks, the {added, changed} tick pairs. The
+ * pair is interleaved so a row move touches one tick cache line per
+ * column, not two. Keeping values and ticks apart lets each block grow in
+ * place (wf_realloc: the C library extends or remaps it), so growth
+ * neither copies the rows nor touches fresh pages for the old ones.
+ * Length belongs to the owner (a table or a sparse set), which grows all
+ * its columns to the same capacity, so row r of every column belongs to
+ * the same entity (INV-7). Each block records the rows it holds: after a
+ * growth that failed partway some blocks are larger than the owner's
+ * capacity, which is harmless (they are freed with their own size).
  * `latest_change` is the newest tick written to any row: a Changed filter
  * skips the whole column when it is not newer than the query's last run.
  *
@@ -36,27 +41,46 @@ typedef struct wf_column {
     bool plain;             /* trivial, has values and ticks: the fast path */
     bool bulk;              /* every row changed at least at bulk_tick */
     uint32_t bulk_tick;
-    void *block;            /* the allocation holding data and ticks */
-    size_t block_size;      /* bytes of `block` */
+    uint32_t data_cap;      /* rows the value block holds */
+    uint32_t ticks_cap;     /* rows the tick block holds */
 } wf_column;
 
 void wf_column_init(wf_column *c, const wf_type_info *ti);
-/* Bytes one row adds to the block (value and tick pair): the element size
- * owners pass to wf_grow_cap, so that a block never exceeds WF_ALLOC_MAX
- * by more than its 7 bytes of padding. */
+/* Bytes of the widest block one row adds to (the value or the tick pair):
+ * the element size owners pass to wf_grow_cap, so that no block exceeds
+ * WF_ALLOC_MAX. */
 static inline size_t wf_column_row_bytes(const wf_type_info *ti)
 {
-    return (size_t)ti->size + (ti->has_ticks ? sizeof(weft_ticks) : 0u);
+    size_t t = ti->has_ticks ? sizeof(weft_ticks) : 0u;
+    return ti->size > t ? (size_t)ti->size : t;
 }
-/* Bytes needed for `cap` rows (0 when the column stores nothing). */
-size_t wf_column_block_size(const wf_type_info *ti, uint32_t cap);
-/* Alignment of the column block. */
+/* Alignment of the value block. */
 size_t wf_column_block_align(const wf_type_info *ti);
-/* Takes a new block for `new_cap` rows, moving `count` rows into it and
- * freeing the old one. The block comes from wf_alloc(block_size, align). */
-void wf_column_adopt(wf_column *c, wf_allocator *a, void *block, uint32_t count,
-                     uint32_t new_cap);
-/* Destroys `count` values and frees the block. */
+/* Growth in two steps, so that an owner with several columns can make
+ * every allocation before it relocates any value through a move hook (a
+ * moved value may be observable, e.g. a self pointer, so a failed growth
+ * must not have moved one):
+ * 1. wf_column_grow_inplace resizes the tick block and, for types without
+ *    a move hook, the value block (bytewise relocation, unobservable);
+ * 2. a value block that still needs to grow (wf_column_needs_move) is
+ *    allocated with wf_column_alloc_block and, once every allocation of
+ *    the owner succeeded, taken with wf_column_adopt_block, which moves
+ *    the `count` live values through the hook and frees the old block.
+ * A step that fails leaves the rows in place; a block that did grow keeps
+ * its new size. */
+bool wf_column_grow_inplace(wf_column *c, wf_allocator *a, uint32_t cap);
+static inline bool wf_column_needs_move(const wf_column *c, uint32_t cap)
+{
+    return c->size && c->data_cap < cap;
+}
+void *wf_column_alloc_block(const wf_column *c, wf_allocator *a, uint32_t cap);
+void wf_column_free_block(const wf_column *c, wf_allocator *a, void *block, uint32_t cap);
+void wf_column_adopt_block(wf_column *c, wf_allocator *a, void *block, uint32_t count,
+                           uint32_t cap);
+/* Both steps for a lone column (its owner has nothing else to allocate
+ * after it). */
+bool wf_column_grow(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap);
+/* Destroys `count` values and frees the blocks. */
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count);
 
 /* memcpy of one value. Small sizes copy two overlapping words, so the

@@ -39,14 +39,11 @@ bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra)
     if (cap == 0) {
         return false;
     }
-    wf_record *records = wf_alloc(a, (size_t)cap * sizeof *records, _Alignof(wf_record));
+    wf_record *records = wf_realloc(a, ix->records, (size_t)ix->cap * sizeof *records,
+                                    (size_t)cap * sizeof *records, _Alignof(wf_record));
     if (!records) {
         return false;
     }
-    if (ix->count) {
-        memcpy(records, ix->records, (size_t)ix->count * sizeof *records);
-    }
-    wf_free(a, ix->records, (size_t)ix->cap * sizeof *ix->records, _Alignof(wf_record));
     ix->records = records;
     ix->cap = cap;
     return true;

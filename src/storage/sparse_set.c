@@ -24,7 +24,7 @@ void wf_sparse_destroy(wf_sparse_set *s, wf_allocator *a)
         wf_free(a, s->pages[p], WF_SPARSE_PAGE_SIZE * sizeof(uint32_t), _Alignof(uint32_t));
     }
     wf_free(a, s->pages, (size_t)s->page_count * sizeof *s->pages, _Alignof(uint32_t *));
-    wf_free(a, s->owners, (size_t)s->cap * sizeof *s->owners, _Alignof(weft_entity));
+    wf_free(a, s->owners, (size_t)s->owner_cap * sizeof *s->owners, _Alignof(weft_entity));
     wf_free(a, s, sizeof *s, _Alignof(wf_sparse_set));
 }
 
@@ -60,25 +60,21 @@ bool wf_sparse_grow_dense(wf_sparse_set *s, wf_allocator *a, uint32_t extra)
         if (cap == 0) {
             return false;
         }
-        weft_entity *owners = wf_alloc(a, (size_t)cap * sizeof *owners, _Alignof(weft_entity));
-        if (!owners) {
-            return false;
-        }
-        size_t bytes = wf_column_block_size(s->dense.ti, cap);
-        void *block = NULL;
-        if (bytes) {
-            block = wf_alloc(a, bytes, wf_column_block_align(s->dense.ti));
-            if (!block) {
-                wf_free(a, owners, (size_t)cap * sizeof *owners, _Alignof(weft_entity));
+        /* as wf_table_reserve: bytewise growth first, the value block (which
+         * may move through a hook) last, so a failure has moved nothing */
+        if (s->owner_cap < cap) {
+            weft_entity *owners =
+                wf_realloc(a, s->owners, (size_t)s->owner_cap * sizeof *owners,
+                           (size_t)cap * sizeof *owners, _Alignof(weft_entity));
+            if (!owners) {
                 return false;
             }
+            s->owners = owners;
+            s->owner_cap = cap;
         }
-        if (s->count) {
-            memcpy(owners, s->owners, (size_t)s->count * sizeof *owners);
+        if (!wf_column_grow(&s->dense, a, s->count, cap)) {
+            return false;
         }
-        wf_free(a, s->owners, (size_t)s->cap * sizeof *s->owners, _Alignof(weft_entity));
-        s->owners = owners;
-        wf_column_adopt(&s->dense, a, block, s->count, cap);
         s->cap = cap;
     }
     return true;

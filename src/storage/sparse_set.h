@@ -21,7 +21,8 @@
 struct wf_sparse_set {
     uint32_t **pages;    /* [page_count] or NULL pages */
     uint32_t page_count;
-    weft_entity *owners; /* [cap] entity of each dense slot */
+    weft_entity *owners; /* [owner_cap] entity of each dense slot */
+    uint32_t owner_cap;  /* slots `owners` holds, >= cap */
     wf_column dense;     /* values and ticks, [cap] */
     uint32_t count;
     uint32_t cap;

@@ -1,9 +1,10 @@
 /* src/storage/table.c - table creation, growth, delete and move.
  * SPDX-License-Identifier: MIT
  *
- * Growth allocates every new column block first and only then moves rows,
- * so a failed growth leaves the table as it was. Capacity doubles (minimum
- * 8 rows), so appends are amortised O(1).
+ * Growth resizes each block in place where the allocator can (wf_realloc),
+ * so the rows are neither copied nor re-touched; a failed growth leaves
+ * every row where it was. Capacity doubles (minimum 8 rows), so appends
+ * are amortised O(1).
  */
 #include "storage/table.h"
 
@@ -63,8 +64,46 @@ void wf_table_destroy(wf_table *t, wf_allocator *a)
     wf_free(a, t->ids, t->col_count * sizeof *t->ids, _Alignof(weft_component));
     wf_free(a, t->col_map, t->col_map_len * sizeof *t->col_map, _Alignof(int16_t));
     wf_free(a, t->move_map, t->col_count * sizeof *t->move_map, _Alignof(int16_t));
-    wf_free(a, t->entities, t->cap * sizeof *t->entities, _Alignof(weft_entity));
+    wf_free(a, t->entities, (size_t)t->ent_cap * sizeof *t->entities, _Alignof(weft_entity));
     wf_free(a, t, sizeof *t, _Alignof(wf_table));
+}
+
+/* Second step of growth: the columns whose values move through a hook
+ * (`moving` of them) get every new block, then all move. */
+static bool table_grow_moving(wf_table *t, wf_allocator *a, uint32_t cap, uint32_t moving)
+{
+    void *small[8];
+    void **blocks = small;
+    if (moving > 8) {
+        blocks = wf_alloc(a, moving * sizeof *blocks, _Alignof(void *));
+        if (!blocks) {
+            return false;
+        }
+    }
+    uint32_t got = 0;
+    bool ok = true;
+    for (uint32_t i = 0; i < t->col_count && ok; i++) {
+        if (wf_column_needs_move(&t->cols[i], cap)) {
+            blocks[got] = wf_column_alloc_block(&t->cols[i], a, cap);
+            ok = blocks[got] != NULL;
+            got += ok;
+        }
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < t->col_count && k < got; i++) {
+        if (wf_column_needs_move(&t->cols[i], cap)) {
+            if (ok) {
+                wf_column_adopt_block(&t->cols[i], a, blocks[k], t->count, cap);
+            } else {
+                wf_column_free_block(&t->cols[i], a, blocks[k], cap);
+            }
+            k++;
+        }
+    }
+    if (blocks != small) {
+        wf_free(a, blocks, moving * sizeof *blocks, _Alignof(void *));
+    }
+    return ok;
 }
 
 bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
@@ -73,7 +112,7 @@ bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
         return true;
     }
     /* max(need, 2 * cap): amortised O(1) appends, and a bulk reservation
-     * gets exactly what it asks for. The widest row of any column bounds
+     * gets exactly what it asks for. The widest row of any block bounds
      * the byte size. */
     size_t row = sizeof(weft_entity);
     for (uint32_t i = 0; i < t->col_count; i++) {
@@ -84,56 +123,31 @@ bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
     if (cap == 0) {
         return false;
     }
-    /* Allocate everything before touching the table. Up to 16 blocks are
-     * kept on the stack; wider tables use a second pass on failure. */
-    weft_entity *entities = wf_alloc(a, cap * sizeof *entities, _Alignof(weft_entity));
-    if (!entities) {
-        return false;
-    }
-    void *blocks_small[16];
-    void **blocks = blocks_small;
-    if (t->col_count > 16) {
-        blocks = wf_alloc(a, t->col_count * sizeof(void *), _Alignof(void *));
-        if (!blocks) {
-            wf_free(a, entities, cap * sizeof *entities, _Alignof(weft_entity));
+    /* Everything bytewise first (entities, ticks, values without a move
+     * hook): a failure leaves every row in place, and blocks that already
+     * grew just hold more than `cap` until the next try. Values with a
+     * move hook get all their new blocks before any of them moves, so a
+     * failed growth never has moved a value. */
+    if (t->ent_cap < cap) {
+        weft_entity *e = wf_realloc(a, t->entities, (size_t)t->ent_cap * sizeof *e,
+                                    (size_t)cap * sizeof *e, _Alignof(weft_entity));
+        if (!e) {
             return false;
         }
+        t->entities = e;
+        t->ent_cap = cap;
     }
-    uint32_t got = 0;
-    for (; got < t->col_count; got++) {
-        const wf_type_info *ti = t->cols[got].ti;
-        size_t bytes = wf_column_block_size(ti, cap);
-        blocks[got] = NULL;
-        if (bytes) {
-            blocks[got] = wf_alloc(a, bytes, wf_column_block_align(ti));
-            if (!blocks[got]) {
-                break;
-            }
+    uint32_t moving = 0;
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        if (!wf_column_grow_inplace(&t->cols[i], a, cap)) {
+            return false;
         }
+        moving += wf_column_needs_move(&t->cols[i], cap);
     }
-    if (got < t->col_count) {
-        for (uint32_t i = 0; i < got; i++) {
-            const wf_type_info *ti = t->cols[i].ti;
-            wf_free(a, blocks[i], wf_column_block_size(ti, cap), wf_column_block_align(ti));
-        }
-        wf_free(a, entities, cap * sizeof *entities, _Alignof(weft_entity));
-        if (blocks != blocks_small) {
-            wf_free(a, blocks, t->col_count * sizeof(void *), _Alignof(void *));
-        }
+    if (moving && !table_grow_moving(t, a, cap, moving)) {
         return false;
     }
-    for (uint32_t i = 0; i < t->col_count; i++) {
-        wf_column_adopt(&t->cols[i], a, blocks[i], t->count, cap);
-    }
-    if (t->count) {
-        memcpy(entities, t->entities, t->count * sizeof *entities);
-    }
-    wf_free(a, t->entities, t->cap * sizeof *t->entities, _Alignof(weft_entity));
-    t->entities = entities;
     t->cap = cap;
-    if (blocks != blocks_small) {
-        wf_free(a, blocks, t->col_count * sizeof(void *), _Alignof(void *));
-    }
     return true;
 }
 
@@ -199,24 +213,47 @@ uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
     if (src->move_dst != dst) {
         table_map_moves(src, dst);
     }
+    /* One pass over the source columns: each moves its row out and, in
+     * the same visit, takes the last row into the hole (swap-remove). */
+    uint32_t last = src->count - 1;
+    bool fill = row != last;
     for (uint32_t i = 0; i < src->col_count; i++) {
         wf_column *sc = &src->cols[i];
         int16_t j = src->move_map[i];
-        if (j >= 0) {
-            wf_column *dc = &dst->cols[j];
-            if (WF_LIKELY(sc->plain)) {
-                wf_column_copy_plain(dc, dst_row, sc, row);
-                if (sc->bulk) {
-                    dc->ticks[dst_row] = wf_column_ticks(sc, row, now);
-                }
-                wf_column_note(dc, dc->ticks[dst_row].changed, now);
-            } else {
-                wf_column_move_row(dc, dst_row, sc, row, now);
+        if (WF_LIKELY(sc->plain)) {
+            uint32_t size = sc->size;
+            uint8_t *data = sc->data;
+            weft_ticks *ticks = sc->ticks;
+            if (j >= 0) {
+                wf_column *dc = &dst->cols[j];
+                weft_ticks t = WF_UNLIKELY(sc->bulk) ? wf_column_ticks(sc, row, now)
+                                                     : ticks[row];
+                wf_value_copy(dc->data + (size_t)dst_row * size, data + (size_t)row * size,
+                              size);
+                dc->ticks[dst_row] = t;
+                wf_column_note(dc, t.changed, now);
             }
+            if (fill) {
+                wf_value_copy(data + (size_t)row * size, data + (size_t)last * size, size);
+                ticks[row] = ticks[last];
+            }
+            continue;
+        }
+        if (j >= 0) {
+            wf_column_move_row(&dst->cols[j], dst_row, sc, row, now);
         } else if (sc->data && !sc->trivial) {
             wf_type_destroy(sc->ti, wf_column_ptr(sc, row), 1);
         }
+        if (fill) {
+            wf_column_copy_row(sc, row, sc, last);
+        }
     }
-    *out_moved = table_fill_hole(src, row);
+    src->count = last;
+    weft_entity moved = 0;
+    if (fill) {
+        moved = src->entities[last];
+        src->entities[row] = moved;
+    }
+    *out_moved = moved;
     return dst_row;
 }

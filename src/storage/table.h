@@ -19,8 +19,10 @@
 typedef struct wf_table {
     uint32_t id;               /* index in the graph's table array */
     uint32_t count;            /* live rows */
-    uint32_t cap;              /* rows allocated in every column */
-    weft_entity *entities;     /* [cap] owner of each row */
+    uint32_t cap;              /* rows every block holds (some may hold more
+                                  after a growth that failed partway) */
+    weft_entity *entities;     /* [ent_cap] owner of each row */
+    uint32_t ent_cap;          /* rows `entities` holds, >= cap */
     wf_column *cols;           /* [col_count], sorted by component id */
     uint32_t col_count;
     int16_t *col_map;          /* [col_map_len] component id -> column or -1 */

@@ -162,7 +162,7 @@ static weft_status sys_validate(weft_world *w, const sys_args *a)
                         WEFT_MAX_SYSTEM_MESSAGES);
     }
     if (a->flags & ~(uint32_t)(WEFT_SYSTEM_EXCLUSIVE | WEFT_SYSTEM_MAIN_THREAD |
-                               WEFT_SYSTEM_COMMANDS)) {
+                               WEFT_SYSTEM_COMMANDS | WEFT_SYSTEM_NOT_STEPPABLE)) {
         return wf_error(w, WEFT_ERR_INVALID_ARG, "%s '%s': unknown flag bits 0x%x", fn,
                         a->name, a->flags);
     }

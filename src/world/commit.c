@@ -186,8 +186,12 @@ static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
         wf_free(&w->alloc, ids, n * sizeof *ids, _Alignof(weft_component));
     }
     if (cacheable && arch) {
+        sc->direct = true;
         for (int32_t i = 0; i < count; i++) {
-            sc->ids[i] = values[i].id;
+            weft_component c = values[i].id;
+            sc->ids[i] = c;
+            sc->cols[i] = c < arch->col_map_len ? arch->col_map[c] : (int16_t)-1;
+            sc->direct &= sc->cols[i] >= 0;
         }
         sc->count = count;
         sc->arch = arch;
@@ -243,12 +247,22 @@ static weft_status commit_spawn_raw(weft_world *w, const weft_value *values, int
     rec->row = row;
     arch->entity_count++;
     uint32_t tick = w->change_tick;
-    for (int32_t i = 0; i < count; i++) {
-        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
-        if (ti->storage == WEFT_STORAGE_SPARSE) {
-            wf_sparse_insert(ti->sparse, e, values[i].ptr, tick);
-        } else {
-            wf_column_construct(wf_table_column(t, values[i].id), row, values[i].ptr, tick);
+    const wf_spawn_cache *sc = &w->spawn_cache;
+    if (count > 1 && sc->arch == arch && sc->count == count && sc->direct) {
+        /* commit_target left the cache describing exactly these values,
+         * in this order (a hit compares them, a miss stores them) */
+        for (int32_t i = 0; i < count; i++) {
+            wf_column_construct(&t->cols[sc->cols[i]], row, values[i].ptr, tick);
+        }
+    } else {
+        for (int32_t i = 0; i < count; i++) {
+            const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+            if (ti->storage == WEFT_STORAGE_SPARSE) {
+                wf_sparse_insert(ti->sparse, e, values[i].ptr, tick);
+            } else {
+                wf_column_construct(wf_table_column(t, values[i].id), row, values[i].ptr,
+                                    tick);
+            }
         }
     }
     *out = e;
@@ -611,7 +625,9 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
         wf_sparse_remove(ti->sparse, idx);
     }
     wf_table *t = arch->table;
-    for (uint32_t i = 0; i < t->col_count; i++) {
+    /* removal streams exist only once messages are set up: without them
+     * no column's type info needs to be read */
+    for (uint32_t i = 0; WF_UNLIKELY(w->messages != NULL) && i < t->col_count; i++) {
         const wf_type_info *ti = t->cols[i].ti;
         if (WF_UNLIKELY(ti->removed_stream)) {
             wf_removed_push(w, ti->id, e);

@@ -86,6 +86,19 @@ weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, 
     return status;
 }
 
+void wf_log(const weft_world *w, weft_log_level level, const char *fmt, ...)
+{
+    if (!w->logger.fn) {
+        return;
+    }
+    char msg[WF_ERROR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    error_format(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    w->logger.fn(w->logger.user, level, WEFT_OK, msg, __FILE__, __LINE__);
+}
+
 const char *wf_component_name(const weft_world *w, weft_component c)
 {
     const wf_type_info *ti = wf_registry_get(&w->registry, c);
@@ -174,6 +187,9 @@ void wf_world_destroy(weft_world *w)
     if (w->reflect_fini) {
         w->reflect_fini(w);
     }
+    if (w->diag_fini) {
+        w->diag_fini(w);
+    }
     wf_journal_stop(w);
     w->magic = 0;
     wf_defer_fini(w);
@@ -215,6 +231,47 @@ weft_status wf_managed_refuse(const weft_world *w, const wf_type_info *ti, const
 
 /* Validates a (component, size, ptr) list: registered ids, exact sizes, no
  * duplicates (quadratic: lists are short), no weft-managed component. */
+int32_t wf_world_get_many(const weft_world *w, const weft_entity *es, int32_t n,
+                          const wf_type_info *ti, const void **out)
+{
+    /* A lookup is two dependent misses (record, then value) when handles
+     * come in random order. Asking for a whole group's records first, then
+     * for its values, lets the misses of a group overlap; 32 handles keep
+     * the requests within what the core can have in flight. */
+    enum { GROUP = 32 };
+    const wf_entity_index *ix = &w->entities;
+    weft_component c = ti->id;
+    bool table = ti->storage == WEFT_STORAGE_TABLE;
+    int32_t found = 0;
+    for (int32_t b = 0; b < n; b += GROUP) {
+        int32_t m = n - b < GROUP ? n - b : GROUP;
+        const weft_entity *g = es + b;
+        for (int32_t i = 0; i < m; i++) {
+            uint32_t idx = (uint32_t)g[i];
+            if (idx < ix->count) {
+                WF_PREFETCH(&ix->records[idx]);
+            }
+        }
+        for (int32_t i = 0; i < m; i++) {
+            const wf_record *r = wf_entity_live(w, g[i]);
+            const void *p = NULL;
+            if (r && table) {
+                const wf_archetype *arch = wf_world_archetype(w, r->arch);
+                if (c < arch->col_map_len && arch->col_map[c] >= 0) {
+                    p = wf_column_ptr(&arch->cols[arch->col_map[c]], r->row);
+                    WF_PREFETCH(p);
+                }
+            } else if (r) {
+                uint32_t d = wf_sparse_find(ti->sparse, (uint32_t)g[i]);
+                p = d == WF_SPARSE_EMPTY ? NULL : wf_column_ptr(&ti->sparse->dense, d);
+            }
+            out[b + i] = p;
+            found += p != NULL;
+        }
+    }
+    return found;
+}
+
 weft_status wf_values_check(const weft_world *w, const weft_value *values, int32_t count,
                             const char *fn)
 {

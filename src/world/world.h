@@ -43,6 +43,12 @@ typedef struct wf_spawn_cache {
     weft_component ids[WF_SPAWN_CACHE_IDS]; /* in the caller's order */
     int32_t count;
     wf_archetype *arch;                     /* NULL: empty cache */
+    int16_t cols[WF_SPAWN_CACHE_IDS];       /* column of ids[i] in arch's
+                                               table (tables never change
+                                               their columns) */
+    bool direct;                            /* every id has a column: a
+                                               spawn writes cols[] without
+                                               looking components up */
 } wf_spawn_cache;
 
 /* Message types and removed-component streams (world/messages.h). */
@@ -92,6 +98,9 @@ struct weft_world {
     struct wf_reflect *reflect;  /* type descriptions (src/reflect), NULL
                                     until the first one */
     void (*reflect_fini)(weft_world *w); /* frees `reflect` (set with it) */
+    struct wf_diag *diag;        /* diagnostics store (src/diag), NULL until
+                                    the first diagnostic */
+    void (*diag_fini)(weft_world *w); /* frees `diag` (set with it) */
     wf_journal journal;          /* changes for fast deltas (world/journal.h) */
     struct wf_states *states;    /* state types (src/state), NULL until the
                                     first one */
@@ -166,6 +175,12 @@ wf_error_sink *wf_error_sink_swap(wf_error_sink *sink);
 
 /* The status of the last error recorded for w on this thread's path. */
 weft_status wf_error_last(const weft_world *w);
+/* Sends a message to the logger hook at `level` (no error recorded);
+ * nothing without a logger. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void wf_log(const weft_world *w, weft_log_level level, const char *fmt, ...);
 /* The sink installed on this thread for w, or NULL. */
 wf_error_sink *wf_error_sink_for(const weft_world *w);
 
@@ -196,6 +211,13 @@ static inline bool wf_type_managed(const wf_type_info *ti)
  * duplicates. Records the error naming `fn`. */
 weft_status wf_values_check(const weft_world *w, const weft_value *values, int32_t count,
                             const char *fn);
+
+/* Pointers to component ti's value of each of n entities (NULL when the
+ * handle is not live or the entity lacks it); records and values are
+ * prefetched a group at a time. Returns the number found. ti has a value
+ * (size > 0); es and out hold n entries. */
+int32_t wf_world_get_many(const weft_world *w, const weft_entity *es, int32_t n,
+                          const wf_type_info *ti, const void **out);
 
 /* Slow half of wf_entity_check: classifies the failure and records it. */
 weft_status wf_entity_check_slow(const weft_world *w, weft_entity e, wf_record **out);

@@ -295,6 +295,7 @@ static void abi_enums_are_32_bits(void **state)
     assert_int_equal(sizeof(weft_relationship_flags), 4);
     assert_int_equal(sizeof(weft_state_kind), 4);
     assert_int_equal(sizeof(weft_app_place), 4);
+    assert_int_equal(sizeof(weft_step_behavior), 4);
     assert_int_equal(sizeof(weft_app_order), 4);
     assert_int_equal(sizeof(weft_snapshot_flags), 4);
     assert_int_equal(sizeof(weft_entity), 8);

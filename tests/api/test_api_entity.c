@@ -611,6 +611,125 @@ static void entity_reserve_from_threads_gives_distinct_ids(void **state)
     free(ids);
 }
 
+// The spawn archetype cache writes values by remembered column: spawning
+// the same set in another order, or a set of the same size with a sparse
+// member, must still put every value in its own component.
+static void entity_spawn_with_same_set_any_order(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component a = tw_comp(w, "a", 4, 4, WEFT_STORAGE_TABLE, 0);
+    weft_component b = tw_comp(w, "b", 8, 8, WEFT_STORAGE_TABLE, 0);
+    weft_component s = tw_comp(w, "s", 4, 4, WEFT_STORAGE_SPARSE, 0);
+    int32_t va = 1;
+    int64_t vb = 2;
+    int32_t vs = 3;
+    weft_entity e[4];
+    e[0] = weft_spawn_with(w, (weft_value[]){{a, 4, &va}, {b, 8, &vb}}, 2);
+    e[1] = weft_spawn_with(w, (weft_value[]){{b, 8, &vb}, {a, 4, &va}}, 2);
+    e[2] = weft_spawn_with(w, (weft_value[]){{b, 8, &vb}, {a, 4, &va}}, 2);
+    e[3] = weft_spawn_with(w, (weft_value[]){{s, 4, &vs}, {a, 4, &va}}, 2);
+    for (int i = 0; i < 4; i++) {
+        assert_true(e[i] != 0);
+        assert_int_equal(*(const int32_t *)weft_get(w, e[i], a, 4), 1);
+        if (i < 3) {
+            assert_int_equal(*(const int64_t *)weft_get(w, e[i], b, 8), 2);
+        }
+    }
+    assert_int_equal(*(const int32_t *)weft_get(w, e[3], s, 4), 3);
+    assert_false(weft_has(w, e[3], b));
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// ---- weft_get_many ----
+
+// Every slot agrees with weft_get over a mix of live handles (two
+// archetypes, table and sparse values), a stale handle, the null handle,
+// an out-of-range index and an entity without the component; more handles
+// than one prefetch group, in scrambled order.
+static void entity_get_many_matches_get(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component hp = tw_comp(w, "hp", 4, 4, WEFT_STORAGE_TABLE, 0);
+    weft_component sp = tw_comp(w, "sp", 4, 4, WEFT_STORAGE_SPARSE, 0);
+    weft_component tag = tw_comp(w, "tag", 0, 1, WEFT_STORAGE_TABLE, 0);
+    enum { N = 100 };
+    weft_entity h[N + 4];
+    for (int32_t i = 0; i < N; i++) {
+        int32_t v = 1000 + i;
+        weft_value vals[2] = {{hp, 4, &v}, {sp, 4, &v}};
+        h[i] = weft_spawn_with(w, vals, i % 3 == 0 ? 1 : 2);
+        if (i % 5 == 0) {
+            assert_int_equal(weft_insert(w, h[i], tag, NULL, 0), WEFT_OK);
+        }
+    }
+    weft_entity stale = h[7];
+    assert_int_equal(weft_despawn(w, stale), WEFT_OK);
+    h[7] = weft_spawn(w); // no hp, no sp; reuses index 7
+    h[N] = stale;
+    h[N + 1] = 0;
+    h[N + 2] = mk(1u << 30, 1);
+    h[N + 3] = h[N - 1];
+    for (int32_t i = 0; i < N + 4; i++) { // scramble (a fixed permutation)
+        int32_t j = (i * 37 + 11) % (N + 4);
+        weft_entity t = h[i];
+        h[i] = h[j];
+        h[j] = t;
+    }
+    const void *out[N + 4];
+    int32_t want = 0;
+    for (int32_t i = 0; i < N + 4; i++) {
+        weft_clear_error(w);
+        want += weft_get(w, h[i], hp, 4) != NULL;
+    }
+    weft_clear_error(w);
+    assert_int_equal(weft_get_many(w, h, N + 4, hp, 4, out), want);
+    assert_int_equal(weft_last_status(w), WEFT_OK); // misses are not errors
+    for (int32_t i = 0; i < N + 4; i++) {
+        assert_ptr_equal(out[i], weft_get(w, h[i], hp, 4));
+    }
+    int32_t got = weft_get_many(w, h, N + 4, sp, 4, out);
+    int32_t sparse_found = 0;
+    for (int32_t i = 0; i < N + 4; i++) {
+        const void *p = weft_get(w, h[i], sp, 4);
+        assert_ptr_equal(out[i], p);
+        sparse_found += p != NULL;
+    }
+    assert_int_equal(got, sparse_found);
+    assert_true(sparse_found > 0 && sparse_found < N);
+    assert_int_equal(weft_get_many(w, h, 0, hp, 4, NULL), 0);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
+// Misuse is refused before anything is written.
+static void entity_get_many_refuses_misuse(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component hp = tw_comp(w, "hp", 4, 4, WEFT_STORAGE_TABLE, 0);
+    weft_component tag = tw_comp(w, "tag", 0, 1, WEFT_STORAGE_TABLE, 0);
+    int32_t v = 5;
+    weft_entity e = weft_spawn_with(w, (weft_value[]){{hp, 4, &v}}, 1);
+    const void *out[1] = {&v};
+    assert_int_equal(weft_get_many(NULL, &e, 1, hp, 4, out), -1);
+    assert_int_equal(weft_get_many(w, &e, -1, hp, 4, out), -1);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_get_many(w, NULL, 1, hp, 4, out), -1);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_get_many(w, &e, 1, hp, 4, NULL), -1);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_get_many(w, &e, 1, 999, 4, out), -1);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_UNKNOWN_COMPONENT);
+    assert_int_equal(weft_get_many(w, &e, 1, hp, 8, out), -1);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_SIZE_MISMATCH);
+    assert_int_equal(weft_get_many(w, &e, 1, tag, 0, out), -1);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
+    assert_ptr_equal(out[0], &v); // untouched
+    assert_int_equal(weft_get_many(w, &e, 1, hp, 4, out), 1);
+    assert_int_equal(*(const int32_t *)out[0], 5);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tw_setup, tw_teardown)
@@ -631,6 +750,9 @@ int main(void)
         T(entity_reserve_reuses_despawned_generation),
         T(entity_spawn_flushes_pending_reservations),
         T(entity_reserve_from_threads_gives_distinct_ids),
+        T(entity_spawn_with_same_set_any_order),
+        T(entity_get_many_matches_get),
+        T(entity_get_many_refuses_misuse),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,6 +63,7 @@ NULL_OK = {
     ("weft_app_create", "desc"): "NULL desc means all defaults",
     ("weft_app_destroy", "app"): "NULL is ignored",
     ("weft_app_exit_requested", "out_code"): "the code is optional",
+    ("weft_app_add_diagnostics_plugin", "desc"): "NULL desc means all defaults",
 }
 
 # Parameters never tested: user context pointers are the caller's own.
@@ -152,6 +153,10 @@ def valid_value(fn, ptype, pname):
         return "F->buf"
     if t == "const weft_value *":
         return "F->vals"
+    if t == "const weft_entity *":
+        return "&F->e"  # one handle (count arguments are 1)
+    if t in ("const void **", "const void * *"):
+        return "(const void **)(void *)F->scratch"
     if t == "const weft_require *":
         return "&F->req"
     if t == "weft_kind":
@@ -179,9 +184,11 @@ def valid_value(fn, ptype, pname):
         return "nf_runner"
     if t == "weft_app_place":
         return "WEFT_APP_AFTER"
+    if t == "weft_step_behavior":
+        return "WEFT_STEP_DEFAULT"
     if t == "weft_app_order":
         return "WEFT_APP_ORDER_MAIN"
-    m = re.match(r"((?:weft_\w+)|int32_t|uint32_t|bool|size_t) \*$", t)
+    m = re.match(r"((?:weft_\w+)|int32_t|uint32_t|bool|size_t|double) \*$", t)
     if m:  # an out parameter: scratch space of that type
         return "(%s *)(void *)F->scratch" % m.group(1)
     return None

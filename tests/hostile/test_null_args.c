@@ -81,6 +81,8 @@ typedef struct nf {
     weft_plugin_desc weft_plugin_desc;
     weft_plugin_group_desc weft_plugin_group_desc;
     weft_snapshot_options weft_snapshot_options;
+    weft_diag_desc weft_diag_desc;
+    weft_diag_plugin_desc weft_diag_plugin_desc;
     weft_job_system jobs;
     int failures;
     int cases;
@@ -334,6 +336,7 @@ static int nf_setup(void **state)
     F->weft_plugin_desc.name = "null-args.plugin";
     F->weft_plugin_desc.build = nf_plugin;
     F->weft_plugin_group_desc.name = "null-args.group";
+    F->weft_diag_desc.name = "null-args.diag";
     F->jobs.workers = 1;
     F->jobs.submit = nf_job_submit;
     F->jobs.help = nf_job_help;

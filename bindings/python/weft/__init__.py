@@ -44,11 +44,12 @@ __all__ = [
     "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
     "State", "StateTag", "StateValue", "STATE_VALUE_NONE", "WeftNextState",
     "WeftStateTransitionEvent",
+    "App", "APP_LABELS", "Plugin", "SYSTEM_NOT_STEPPABLE", "STEP_DEFAULT",
+    "STEP_ALWAYS_RUN", "STEP_NEVER_RUN", "STEP_BREAK", "DiagValue",
     "Scene", "zstd_available", "kind_name", "SNAPSHOT_DELTA", "SNAPSHOT_ZSTD",
     "SNAPSHOT_VERSION", "KIND_BOOL", "KIND_I8", "KIND_I16", "KIND_I32", "KIND_I64",
     "KIND_U8", "KIND_U16", "KIND_U32", "KIND_U64", "KIND_F32", "KIND_F64", "KIND_ENTITY",
     "KIND_STRING", "KIND_STRUCT", "KIND_ENUM", "ERR_UNSUPPORTED",
-    "App", "APP_LABELS",
 ]
 
 # The package is split by concept; this file only gathers every module's
@@ -56,7 +57,8 @@ __all__ = [
 # one namespace. Modules import only from modules before them in this list:
 #   _abi (ctypes mirror of weft.h) -> _loader (the library) -> errors ->
 #   components -> arrays -> queries -> commands -> observers -> messages ->
-#   relationships -> systems -> schedules -> state -> reflect -> world -> app
+#   relationships -> systems -> schedules -> state -> diagnostics -> reflect ->
+#   world -> app
 # A new concept gets its own module after the ones it uses; World methods
 # for it go in a mixin class there (as _QueriesWorld in queries.py), added
 # to World's bases in world.py, and its public names are imported here and
@@ -126,6 +128,9 @@ from .schedules import (  # noqa: F401
 from .state import (  # noqa: F401
     State, StateTag, StateValue, _StatesWorld, _values_of,
 )
+from .diagnostics import (  # noqa: F401
+    DiagValue,
+)
 from ._abi import (  # noqa: F401
     KIND_BOOL, KIND_ENTITY, KIND_ENUM, KIND_F32, KIND_F64, KIND_I8, KIND_I16, KIND_I32,
     KIND_I64, KIND_NONE, KIND_STRING, KIND_STRUCT, KIND_U8, KIND_U16, KIND_U32, KIND_U64,
@@ -144,10 +149,13 @@ from ._abi import (  # noqa: F401
     WeftStateTransitionEvent, WeftStateValue,
     APP_AFTER, APP_BEFORE, APP_LABELS, APP_MAX_FIXED_STEPS, APP_MIN_FIXED_STEP,
     APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
-    WeftPluginDesc, WeftPluginGroupDesc,
+    WeftPluginDesc, WeftPluginGroupDesc, SYSTEM_NOT_STEPPABLE, STEP_ALWAYS_RUN, STEP_BREAK,
+    STEP_DEFAULT, STEP_NEVER_RUN, DIAG_ARCHETYPE_COUNT, DIAG_ENTITY_COUNT, DIAG_FPS,
+    DIAG_FRAME_COUNT, DIAG_FRAME_TIME, DIAG_HISTORY, DIAG_PLUGIN, DIAG_SMOOTHING,
+    DIAG_SYSTEM_PREFIX, WeftDiagDesc, WeftDiagPluginDesc, WeftDiagValue,
 )
 from .app import (  # noqa: F401
-    App,
+    App, Plugin,
 )
 
 from ._typing import (  # noqa: F401  (names of the type hints, for annotations)

@@ -259,6 +259,7 @@ class WeftRelationshipDesc(ctypes.Structure):
 SYSTEM_EXCLUSIVE = 1 << 0
 SYSTEM_MAIN_THREAD = 1 << 1
 SYSTEM_COMMANDS = 1 << 2
+SYSTEM_NOT_STEPPABLE = 1 << 3
 ORDER_IGNORE_DEFERRED = 1 << 0
 NODE_SET = 0x80000000
 MAX_SYSTEM_QUERIES = 16
@@ -424,6 +425,54 @@ class WeftPluginDesc(ctypes.Structure):
                 ("repeatable", ctypes.c_bool),
                 ("user", _vp),
                 ("free_user", FREE_USER_FN),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+# -- stepping (weft_schedule_set_stepping ...)
+STEP_DEFAULT = 0
+STEP_ALWAYS_RUN = 1
+STEP_NEVER_RUN = 2
+STEP_BREAK = 3
+
+# -- diagnostics (weft_diag_*)
+DIAG_HISTORY = 120
+DIAG_SMOOTHING = 2.0 / 21.0
+DIAG_FRAME_TIME = "frame_time"
+DIAG_FPS = "fps"
+DIAG_FRAME_COUNT = "frame_count"
+DIAG_ENTITY_COUNT = "entity_count"
+DIAG_ARCHETYPE_COUNT = "archetype_count"
+DIAG_SYSTEM_PREFIX = "system/"
+DIAG_PLUGIN = "weft.diagnostics"
+
+
+class WeftDiagDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("suffix", ctypes.c_char_p),
+                ("history_len", ctypes.c_int32),
+                ("smoothing", ctypes.c_double),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftDiagValue(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_double),
+                ("average", ctypes.c_double),
+                ("smoothed", ctypes.c_double),
+                ("min", ctypes.c_double),
+                ("max", ctypes.c_double),
+                ("time", ctypes.c_double),
+                ("count", ctypes.c_int32),
+                ("history_len", ctypes.c_int32),
+                ("enabled", ctypes.c_bool),
+                ("suffix", ctypes.c_char_p)]
+
+
+class WeftDiagPluginDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("log_interval", ctypes.c_double),
+                ("per_system", ctypes.c_bool),
+                ("history_len", ctypes.c_int32),
                 ("_end_canary", ctypes.c_uint32)]
 
 

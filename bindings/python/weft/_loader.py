@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 from ._abi import (
-    ABI_VERSION, CHUNK_FN, COMMAND_DROP_FN, COMMAND_FN, RUNNER_FN, WeftAppDesc, WeftPluginDesc,
-    WeftPluginGroupDesc, WeftAmbiguity, WeftArchetypeInfo,
+    ABI_VERSION, CHUNK_FN, COMMAND_DROP_FN, COMMAND_FN, RUNNER_FN, WeftAppDesc, WeftDiagDesc,
+    WeftDiagPluginDesc, WeftDiagValue, WeftPluginDesc, WeftPluginGroupDesc, WeftAmbiguity, WeftArchetypeInfo,
     WeftComponentDesc, WeftComponentInfo, WeftConditionDesc, WeftEventDesc,
     WeftIter, WeftJobSystem, WeftMessageCursor, WeftMessageDesc, WeftObserverDesc,
     WeftQueryDesc, WeftRelationshipDesc, WeftRequire, WeftSystemDesc, WeftSystemStats,
@@ -270,6 +270,22 @@ _PROTOTYPES = {
     "weft_app_has_plugin": (_bool, [_app, _cstr]),
     "weft_app_plugin_count": (_i32, [_app]),
     "weft_app_plugin_name": (_cstr, [_app, _i32]),
+    # stepping
+    "weft_schedule_set_stepping": (c_status, [_sch, _bool]),
+    "weft_schedule_is_stepping": (_bool, [_sch]),
+    "weft_schedule_step": (c_status, [_sch]),
+    "weft_schedule_continue": (c_status, [_sch]),
+    "weft_schedule_set_step_behavior": (c_status, [_sch, _node, _i32]),
+    "weft_schedule_step_cursor": (_node, [_sch]),
+    # diagnostics
+    "weft_diag_add": (c_status, [_w, _P(WeftDiagDesc)]),
+    "weft_diag_record": (c_status, [_w, _cstr, ctypes.c_double, ctypes.c_double]),
+    "weft_diag_get": (c_status, [_w, _cstr, _P(WeftDiagValue)]),
+    "weft_diag_history": (_i32, [_w, _cstr, _P(ctypes.c_double), _i32]),
+    "weft_diag_set_enabled": (c_status, [_w, _cstr, _bool]),
+    "weft_diag_count": (_i32, [_w]),
+    "weft_diag_name": (_cstr, [_w, _i32]),
+    "weft_app_add_diagnostics_plugin": (c_status, [_app, _P(WeftDiagPluginDesc)]),
     # states
     "weft_state_register": (_u32, [_w, _P(WeftStateDesc)]),
     "weft_state_lookup": (_u32, [_w, _cstr]),

@@ -12,7 +12,8 @@ import ctypes
 
 from ._abi import (
     APP_AFTER, APP_BEFORE, APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP,
-    ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, OK, RUNNER_FN, WeftAppDesc,
+    ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, OK, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
+    WeftDiagPluginDesc, WeftPluginDesc, WeftPluginGroupDesc,
 )
 from ._loader import _lib
 from .errors import WeftError, _s
@@ -21,6 +22,37 @@ from .systems import _exc_status
 from .world import World
 
 _ORDERS = {"startup": APP_ORDER_STARTUP, "main": APP_ORDER_MAIN, "fixed": APP_ORDER_FIXED}
+
+
+class Plugin:
+    """A plugin written in Python: build(app) configures the App (adds
+    schedules, systems, resources, other plugins); finish(app) and
+    cleanup(app) are optional and run after every build, in build order.
+    dependencies: names of plugins built before this one. Subclass it and
+    override build (the name defaults to the class name), or pass the
+    callables. An exception in a callback stops the setup; the App call
+    that ran it raises it."""
+
+    def __init__(self, name=None, build=None, finish=None, cleanup=None, dependencies=(),
+                 repeatable=False):
+        self.name = name or type(self).__name__
+        if build is not None:
+            self.build = build
+        if finish is not None:
+            self.finish = finish
+        if cleanup is not None:
+            self.cleanup = cleanup
+        self.dependencies = tuple(dependencies)
+        self.repeatable = repeatable
+
+    def build(self, app):
+        raise NotImplementedError("Plugin %r has no build" % self.name)
+
+    def finish(self, app):
+        pass
+
+    def cleanup(self, app):
+        pass
 
 
 class App:
@@ -54,6 +86,8 @@ class App:
                             msg or "weft_app_create failed", recorded=True)
         self._ptr = ptr
         self._runner = None
+        self._plugins = []        # trampolines and names the app points at
+        self._plugin_exc = None   # first exception of a plugin callback
         world._app = self
 
     # -- lifetime
@@ -139,6 +173,111 @@ class App:
         return [_s(_lib.weft_app_label(p, o, i))
                 for i in range(_lib.weft_app_label_count(p, o))]
 
+    # -- plugins
+    def _tramp(self, fn):
+        """A PLUGIN_FN calling fn(app); an exception is kept for the App
+        call that ran the setup and fails the callback."""
+        def call(app_ptr, user):
+            try:
+                fn(self)
+                return OK
+            except BaseException as exc:   # must not unwind into C
+                if self._plugin_exc is None:
+                    self._plugin_exc = exc
+                return _exc_status(exc)
+        return PLUGIN_FN(call)
+
+    def _plugin_desc(self, plugin):
+        desc = WeftPluginDesc()
+        name = plugin.name.encode("utf-8")
+        deps = [d.encode("utf-8") for d in plugin.dependencies]
+        arr = (ctypes.c_char_p * max(1, len(deps)))(*deps)
+        desc.name = name
+        tramps = [self._tramp(plugin.build)]
+        desc.build = tramps[0]
+        # only the callbacks the plugin defines: weft skips NULL ones
+        if type(plugin).finish is not Plugin.finish or "finish" in vars(plugin):
+            tramps.append(self._tramp(plugin.finish))
+            desc.finish = tramps[-1]
+        if type(plugin).cleanup is not Plugin.cleanup or "cleanup" in vars(plugin):
+            tramps.append(self._tramp(plugin.cleanup))
+            desc.cleanup = tramps[-1]
+        desc.dependencies = arr
+        desc.dependency_count = len(deps)
+        desc.repeatable = plugin.repeatable
+        return desc, (name, arr, tramps, plugin)
+
+    def add_plugin(self, plugin=None, **kwargs):
+        """Adds a Plugin (or Plugin(**kwargs)); it is built by setup(), the
+        first update() or run(). WeftError: ALREADY_EXISTS (a second one of
+        the name, unless both are repeatable), WRONG_PHASE (after the
+        setup), INVALID_ARG."""
+        if plugin is None:
+            plugin = Plugin(**kwargs)
+        desc, keep = self._plugin_desc(plugin)
+        self.world._check(_lib.weft_app_add_plugin(self._p(), ctypes.byref(desc)))
+        self._plugins.append(keep)
+        return plugin
+
+    def add_plugin_group(self, name, plugins, disabled=()):
+        """Adds the members of a group that are not named in `disabled`,
+        all or none."""
+        plugins = list(plugins)
+        descs = (WeftPluginDesc * max(1, len(plugins)))()
+        keeps = []
+        for i, pl in enumerate(plugins):
+            descs[i], keep = self._plugin_desc(pl)
+            keeps.append(keep)
+        off = [d.encode("utf-8") for d in disabled]
+        off_arr = (ctypes.c_char_p * max(1, len(off)))(*off)
+        g = WeftPluginGroupDesc()
+        g.name = name.encode("utf-8")
+        g.plugins = descs
+        g.plugin_count = len(plugins)
+        g.disabled = off_arr
+        g.disabled_count = len(off)
+        self.world._check(_lib.weft_app_add_plugin_group(self._p(), ctypes.byref(g)))
+        self._plugins.extend(k for k, pl in zip(keeps, plugins) if pl.name not in disabled)
+
+    def _after_setup(self, status):
+        """Raises a plugin callback's exception (chained into WeftError
+        with the world's message), else the status as WeftError."""
+        exc, self._plugin_exc = self._plugin_exc, None
+        if exc is not None:
+            if not isinstance(exc, Exception):
+                raise exc
+            msg = _s(_lib.weft_last_error(self.world._p()))
+            raise WeftError(status if status != OK else ERR_OUT_OF_MEMORY, msg,
+                            recorded=True) from exc
+        return status
+
+    def setup(self):
+        """Builds the plugins in dependency order, then finishes and cleans
+        them up (the first update() does it when you do not)."""
+        status = self._after_setup(_lib.weft_app_setup(self._p()))
+        self.world._check(status)
+
+    def has_plugin(self, name):
+        return bool(_lib.weft_app_has_plugin(self._p(), name.encode("utf-8")))
+
+    def plugins(self):
+        """Plugin names: in order of addition, in build order after setup."""
+        p = self._p()
+        return [_s(_lib.weft_app_plugin_name(p, i))
+                for i in range(_lib.weft_app_plugin_count(p))]
+
+    def add_diagnostics_plugin(self, log_interval=1.0, per_system=False, history_len=0):
+        """Adds weft's diagnostics plugin: every update it records frame
+        time, FPS, frame count, entity and archetype counts (and each
+        system's time with per_system) in the World's diagnostics, and logs
+        them every log_interval seconds of app time through the World's
+        logger (negative: never)."""
+        desc = WeftDiagPluginDesc()
+        desc.log_interval = log_interval
+        desc.per_system = per_system
+        desc.history_len = history_len
+        self.world._check(_lib.weft_app_add_diagnostics_plugin(self._p(), ctypes.byref(desc)))
+
     # -- running
     def update(self, dt):
         """Runs one update of `dt` seconds (startup once first; see
@@ -153,6 +292,7 @@ class App:
             failures = w._system_exc
         finally:
             w._system_exc = outer
+        self._after_setup(status if self._plugin_exc is not None else OK)
         w._finish_run(status, failures)
 
     def run(self, runner):
@@ -176,6 +316,7 @@ class App:
             self._runner = None
         if caught:
             raise caught[0]
+        self._after_setup(status if self._plugin_exc is not None else OK)
         if status != OK:
             self.world._check(status)
 

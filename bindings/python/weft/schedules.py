@@ -13,7 +13,7 @@ from ._typing import _WorldInternals
 from ._abi import (
     ACCESS_READ, ACCESS_WRITE, CONDITION_FN, ERR_INVALID_HANDLE, ERR_WRONG_PHASE,
     MAX_SYSTEM_QUERIES, NODE_SET, OK, ORDER_IGNORE_DEFERRED, SYSTEM_COMMANDS, SYSTEM_EXCLUSIVE,
-    SYSTEM_FN, SYSTEM_MAIN_THREAD, WeftAmbiguity, WeftConditionDesc,
+    STEP_BREAK, STEP_DEFAULT, SYSTEM_FN, SYSTEM_MAIN_THREAD, WeftAmbiguity, WeftConditionDesc,
     WeftMessageUse, WeftQueryDesc, WeftResourceUse, WeftSystemDesc, WeftSystemStats, _vp,
     c_component,
 )
@@ -503,6 +503,44 @@ class Schedule:
     def apply_pending(self) -> None:
         """Applies every queued command of the schedule's systems."""
         self.world._check(_lib.weft_schedule_apply_pending(self._p()))
+
+    # -- stepping (a system-level debugger; weft_schedule_set_stepping)
+    @property
+    def stepping(self):
+        """Whether stepping is on: a run then runs only not-steppable
+        systems (SYSTEM_NOT_STEPPABLE, STEP_ALWAYS_RUN) and what step() or
+        continue_() asked for."""
+        return bool(_lib.weft_schedule_is_stepping(self._p()))
+
+    @stepping.setter
+    def stepping(self, on):
+        self.world._check(_lib.weft_schedule_set_stepping(self._p(), bool(on)))
+
+    def step(self):
+        """The next run runs one system: the next steppable one in
+        schedule order (from the start after the last)."""
+        self.world._check(_lib.weft_schedule_step(self._p()))
+
+    def continue_(self):
+        """The next run runs the steppable systems from the cursor to the
+        end, stopping before the next breakpoint."""
+        self.world._check(_lib.weft_schedule_continue(self._p()))
+
+    def set_step_behavior(self, node, behavior):
+        """STEP_DEFAULT, STEP_ALWAYS_RUN, STEP_NEVER_RUN or STEP_BREAK for a
+        system (a Node, its number or its name)."""
+        self.world._check(_lib.weft_schedule_set_step_behavior(
+            self._p(), self._node(node), behavior))
+
+    def set_breakpoint(self, node, on=True):
+        """A breakpoint on a system (continue_() stops before it), or none."""
+        self.set_step_behavior(node, STEP_BREAK if on else STEP_DEFAULT)
+
+    @property
+    def step_cursor(self):
+        """The Node the next step would run, or None."""
+        nid = _lib.weft_schedule_step_cursor(self._p())
+        return self.node(nid) if nid else None
 
     # -- run conditions
     def _cond(self, ptr, name):

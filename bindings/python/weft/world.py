@@ -25,6 +25,7 @@ from .messages import _MessagesWorld
 from .relationships import _RelationshipsWorld
 from .schedules import _SchedulesWorld
 from .state import _StatesWorld
+from .diagnostics import _DiagnosticsWorld
 from .reflect import _ReflectWorld
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class World(_ComponentsWorld,
             _RelationshipsWorld,
             _SchedulesWorld,
             _StatesWorld,
+            _DiagnosticsWorld,
             _ReflectWorld):
     """A weft world. Use as a context manager or call close(). Every method
     runs on the thread that created the world (weft's driver thread)."""
