@@ -117,6 +117,9 @@ static void free_default(void *ptr, size_t size, size_t align, void *user)
  * the block changes kind, or its alignment is beyond malloc's. */
 static void *realloc_default(void *ptr, size_t old_size, size_t new_size, size_t align)
 {
+    if (new_size == 0) {
+        return NULL; /* realloc(p, 0) may free p: take the copying path */
+    }
 #if ALLOC_MAPS
     bool was = alloc_mapped(old_size, align);
     bool will = alloc_mapped(new_size, align);

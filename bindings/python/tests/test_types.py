@@ -52,6 +52,13 @@ def main() -> float:
         s.run(1 / 60)
         node: weft.Node = s.add_system(move, name="again", query=[write(Position)])
         stale: int = weft.ERR_STALE_ENTITY
+        screen: weft.State = w.register_state("Screen", ["Menu", "Game"])
+        screen.set_next("Game")
+        w.state_transition()
+        now: Optional[str] = screen.get()
+        in_game: weft.Condition = s.in_state(screen, "Game")
+        enter: weft.Schedule = screen.on_enter("Game")
+        assert now == "Game" and in_game is not None and enter is not None
         return (p.x if p is not None else 0.0) + n + sum(rows) + stale + int(node)
 '''
 

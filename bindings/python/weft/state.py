@@ -5,8 +5,12 @@
 OnTransition schedules, transition messages and state-scoped despawns; the
 World methods for them (see weft.h, "states")."""
 
-import ctypes
+from __future__ import annotations
 
+import ctypes
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from ._typing import _WorldInternals
 from ._abi import (
     STATE_COMPUTE_FN, STATE_KIND_COMPUTED, STATE_KIND_DEFAULT, STATE_KIND_SUB,
     STATE_VALUE_NONE, WeftNextState, WeftStateDesc, WeftStateTransitionEvent,
@@ -15,6 +19,10 @@ from ._abi import (
 from ._loader import _lib
 from .components import Component
 from .messages import MessageType
+from .schedules import Schedule
+
+#: A state value: its name or its number.
+StateRef = Union[str, int]
 
 
 class StateValue(ctypes.Structure):
@@ -34,7 +42,8 @@ class State:
     Components: declare read(state.resource) to read it from a system, and
     write(state.next_resource) to queue a transition from one."""
 
-    def __init__(self, world, sid, name, values, kind):
+    def __init__(self, world: Any, sid: int, name: str, values: Dict[str, int],
+                 kind: int) -> None:
         self.world = world
         self.id = sid
         self.name = name
@@ -44,7 +53,7 @@ class State:
         w = world._p()
         self.resource = world._adopt(_lib.weft_state_resource(w, sid), StateValue,
                                      "State<%s>" % name)
-        self.next_resource = None
+        self.next_resource: Optional[Component] = None
         if kind != STATE_KIND_COMPUTED:
             self.next_resource = world._adopt(_lib.weft_state_next_resource(w, sid),
                                               WeftNextState, "NextState<%s>" % name)
@@ -56,15 +65,15 @@ class State:
                                        WeftStateTransitionEvent,
                                        "StateTransitionEvent<%s>" % name)
 
-    def __int__(self):
+    def __int__(self) -> int:
         return self.id
 
     __index__ = __int__
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "State(%r, id=%d)" % (self.name, self.id)
 
-    def number(self, value):
+    def number(self, value: StateRef) -> int:
         """The number of a value given by name or number (KeyError when it
         is not one of this state's values)."""
         if isinstance(value, str):
@@ -77,22 +86,22 @@ class State:
             raise KeyError("%d is not a value of state %s" % (value, self.name))
         return value
 
-    def name_of(self, number):
+    def name_of(self, number: int) -> Optional[str]:
         """The name of a value number (None for STATE_VALUE_NONE)."""
         return None if number == STATE_VALUE_NONE else self.names.get(number, str(number))
 
     # -- the current value, queued values
-    def get(self):
+    def get(self) -> Optional[str]:
         """The current value's name, or None when the state does not exist."""
         v = ctypes.c_uint32()
         self.world._check(_lib.weft_state_get(self.world._p(), self.id, ctypes.byref(v)))
         return self.name_of(v.value)
 
     @property
-    def exists(self):
+    def exists(self) -> bool:
         return bool(_lib.weft_state_exists(self.world._p(), self.id))
 
-    def set_next(self, value):
+    def set_next(self, value: StateRef) -> None:
         """Queues a transition to `value` for the next transition step (the
         last call before it wins). Unknown values raise WeftError
         INVALID_ARG (numbers) or KeyError (names); a computed state raises
@@ -101,29 +110,28 @@ class State:
         self.world._check(_lib.weft_state_set_next(self.world._p(), self.id, v))
 
     # -- owned schedules
-    def _owned(self, ptr, name):
+    def _owned(self, ptr: Any, name: str) -> Schedule:
         w = self.world
         ptr = w._handle(ptr)
-        sch = w._schedules.get(ptr)
+        sch: Optional[Schedule] = w._schedules.get(ptr)
         if sch is None:
-            from .schedules import Schedule
             sch = w._schedules[ptr] = Schedule(w, ptr, name)
         return sch
 
-    def on_enter(self, value):
+    def on_enter(self, value: StateRef) -> Schedule:
         """The OnEnter(value) Schedule (created on first use; owned by the
         state: destroy() on it raises)."""
         n = self.number(value)
         return self._owned(_lib.weft_state_on_enter(self.world._p(), self.id, n),
                            "OnEnter(%s::%s)" % (self.name, self.names[n]))
 
-    def on_exit(self, value):
+    def on_exit(self, value: StateRef) -> Schedule:
         """The OnExit(value) Schedule."""
         n = self.number(value)
         return self._owned(_lib.weft_state_on_exit(self.world._p(), self.id, n),
                            "OnExit(%s::%s)" % (self.name, self.names[n]))
 
-    def on_transition(self, exited, entered):
+    def on_transition(self, exited: StateRef, entered: StateRef) -> Schedule:
         """The OnTransition(exited, entered) Schedule."""
         a, b = self.number(exited), self.number(entered)
         return self._owned(_lib.weft_state_on_transition(self.world._p(), self.id, a, b),
@@ -131,27 +139,27 @@ class State:
                            % (self.name, self.names[a], self.name, self.names[b]))
 
     # -- state-scoped entities
-    def despawn_on_exit_value(self, value):
+    def despawn_on_exit_value(self, value: StateRef) -> Tuple[Component, StateTag]:
         """A (component, value) pair for spawn/insert: the entity is
         despawned when this state exits `value`."""
         return (self.despawn_on_exit, StateTag(self.number(value)))
 
-    def despawn_on_enter_value(self, value):
+    def despawn_on_enter_value(self, value: StateRef) -> Tuple[Component, StateTag]:
         """A (component, value) pair: despawned when the state enters `value`."""
         return (self.despawn_on_enter, StateTag(self.number(value)))
 
 
-def _values_of(values):
+def _values_of(values: Union[Sequence[str], Dict[str, int]]) -> Dict[str, int]:
     """{name: number} from a list of names (numbered 0, 1, ...) or a dict."""
     if isinstance(values, dict):
         return {str(k): int(v) for k, v in values.items()}
     return {str(name): i for i, name in enumerate(values)}
 
 
-class _StatesWorld:
+class _StatesWorld(_WorldInternals):
     """World methods for states (a mixin of weft.World)."""
 
-    def _adopt(self, cid, ctype, name):
+    def _adopt(self, cid: int, ctype: type, name: str) -> Component:
         """The Component for an id registered by weft itself."""
         if not cid:
             self._raise_last()
@@ -161,16 +169,24 @@ class _StatesWorld:
             self._by_id[cid] = c
         return c
 
-    def register_state(self, name, values, initial=None, *, source=None, source_value=None,
-                       sources=(), compute=None):
+    def register_state(self, name: str, values: Union[Sequence[str], Dict[str, int]],
+                       initial: Optional[StateRef] = None, *, source: Optional[State] = None,
+                       source_value: Optional[StateRef] = None,
+                       sources: Sequence[State] = (),
+                       compute: Optional[Callable[..., Optional[StateRef]]] = None) -> State:
         """Registers a state type and returns its State (see
         _register_state for the arguments)."""
         return self._register_state(
             lambda desc: _lib.weft_state_register(self._p(), desc), name, values, initial,
             source=source, source_value=source_value, sources=sources, compute=compute)
 
-    def _register_state(self, register, name, values, initial=None, *, source=None,
-                        source_value=None, sources=(), compute=None):
+    def _register_state(self, register: Callable[[Any], int], name: str,
+                        values: Union[Sequence[str], Dict[str, int]],
+                        initial: Optional[StateRef] = None, *,
+                        source: Optional[State] = None,
+                        source_value: Optional[StateRef] = None,
+                        sources: Sequence[State] = (),
+                        compute: Optional[Callable[..., Optional[StateRef]]] = None) -> State:
         """Registers a state type and returns its State.
 
         `values` is a list of names (numbered 0, 1, ...) or a dict
@@ -186,7 +202,7 @@ class _StatesWorld:
         if not vals:
             raise ValueError("a state needs at least one value")
         arr = (WeftStateValue * len(vals))()
-        keep = []
+        keep: List[Any] = [arr]
         for i, (vname, num) in enumerate(vals.items()):
             b = vname.encode("utf-8")
             keep.append(b)
@@ -229,6 +245,8 @@ class _StatesWorld:
             if sources:
                 raise ValueError("sources are for computed states (give compute)")
             if source is not None:
+                if source_value is None:
+                    raise ValueError("a sub state needs source_value")
                 kind = STATE_KIND_SUB
                 desc.source = int(source)
                 desc.source_value = (source.number(source_value)
@@ -251,12 +269,12 @@ class _StatesWorld:
         self._states[sid] = st
         return st
 
-    def state_lookup(self, name):
+    def state_lookup(self, name: str) -> Optional[State]:
         """The State registered under `name` through this World, or None."""
         sid = _lib.weft_state_lookup(self._p(), name.encode("utf-8"))
         return self._states.get(sid) if sid else None
 
-    def state_transition(self):
+    def state_transition(self) -> None:
         """Runs one transition step (weft_state_transition): queued values
         applied, OnExit leaf to root, OnTransition, OnEnter root to leaf,
         state-scoped despawns. Raises the first failure."""

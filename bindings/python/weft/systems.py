@@ -24,6 +24,7 @@ from .commands import Commands
 if TYPE_CHECKING:
     from ._typing import ComponentRef, Entity, TermLike
     from .components import View
+    from .state import State, StateRef
 
 
 #: Status a system or condition fails with when it raises an exception that
@@ -307,7 +308,7 @@ class SystemContext:
                             % (comp.name, "WRITE" if want_write else "READ or WRITE"))
         return comp
 
-    def state(self, state):
+    def state(self, state: State) -> Optional[str]:
         """The current value (name) of `state` (a weft.State), whose
         resource the system declared READ; None when it does not exist."""
         self._resource_comp(state.resource, False)
@@ -317,7 +318,7 @@ class SystemContext:
             raise WeftError(st, "reading state %s failed" % state.name)
         return state.name_of(v.value)
 
-    def set_next_state(self, state, value):
+    def set_next_state(self, state: State, value: StateRef) -> None:
         """Queues a transition of `state` to `value`; the system declared
         WRITE on state.next_resource. The last write before the transition
         step wins."""

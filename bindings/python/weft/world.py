@@ -75,8 +75,8 @@ class World(_ComponentsWorld,
         self._app = None        # the App driving this world, if any
         self._system_exc = None # exceptions systems/conditions raised in a run
         self._in_system = 0     # Python systems/conditions on the stack
-        self._states: Dict[int, Any] = {}  # weft_state -> State
-        self._keep_state: List[Any] = []  # ctypes objects state descriptors point at
+        self._states: Dict[int, Any] = {}   # weft_state -> State
+        self._keep_state: List[Any] = []    # ctypes objects state descriptors point at
         desc = WeftWorldDesc()
         desc.entity_capacity_hint = entity_capacity_hint
         if logger is not None:
