@@ -53,6 +53,21 @@ static void ticker_run(weft_system_ctx *ctx, void *user)
     }
 }
 
+/* Sums the payloads of the "Ping" messages it has not read yet into
+ * Seen[1]; its cursor must survive a reload (no message read twice). */
+static void reader_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component seen = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_system_resource_mut(ctx, seen, 2 * sizeof *v);
+    if (!v) {
+        return;
+    }
+    const int64_t *ping;
+    while ((ping = weft_system_message_read(ctx, (weft_message_type)v[0], sizeof *ping))) {
+        v[1] += *ping;
+    }
+}
+
 static void extra_run(weft_system_ctx *ctx, void *user)
 {
     weft_component c = (weft_component)(uintptr_t)user;
@@ -99,6 +114,25 @@ static weft_status build(weft_app *app, void *user)
     weft_node ticker = add(app, "ticker", ticker_run, "Ticks", ticker_local, NULL);
     if (!ticker) {
         return weft_last_status(weft_app_world(app));
+    }
+    weft_world *w = weft_app_world(app);
+    weft_component seen = res_id(app, "Seen");
+    const int64_t *seen_v = weft_resource_get(w, seen, 2 * sizeof(int64_t));
+    if (!seen_v) {
+        return WEFT_ERR_NOT_FOUND;
+    }
+    weft_resource_use seen_use = {seen, WEFT_ACCESS_WRITE};
+    weft_message_use ping_use = {(weft_message_type)seen_v[0], WEFT_ACCESS_READ};
+    weft_system_desc rd = {0};
+    rd.name = "reader";
+    rd.fn = reader_run;
+    rd.user = (void *)(uintptr_t)seen;
+    rd.resources = &seen_use;
+    rd.resource_count = 1;
+    rd.messages = &ping_use;
+    rd.message_count = 1;
+    if (!weft_app_add_system(app, "Update", &rd)) {
+        return weft_last_status(w);
     }
     /* declared again by every build (a repeated pair adds nothing) */
     weft_status st = weft_schedule_add_order(upd, count, ticker, 0);

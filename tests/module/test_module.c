@@ -27,7 +27,8 @@ int mod_test_fini_count;
 typedef struct env {
     tw_fixture *f;
     weft_app *app;
-    weft_component counter, ticks, extra;
+    weft_component counter, ticks, extra, seen;
+    weft_message_type ping;
     char work[512];
 } env;
 
@@ -74,7 +75,7 @@ static void write_text(const char *to, const char *text)
 
 static int64_t res_i64(env *e, weft_component c, int idx)
 {
-    const int64_t *v = weft_resource_get(e->f->w, c, c == e->extra ? 16 : 8);
+    const int64_t *v = weft_resource_get(e->f->w, c, c == e->extra || c == e->seen ? 16 : 8);
     assert_non_null(v);
     return v[idx];
 }
@@ -86,11 +87,22 @@ static void env_init(env *e, void **state, const char *name)
     weft_world *w = e->f->w;
     weft_app_desc d = {0};
     d.world = w;
+    // messages stay buffered until the test updates them, so a message
+    // read before a reload is still there after it
+    d.no_message_update = true;
     e->app = weft_app_create(&d);
     assert_non_null(e->app);
     e->counter = tw_comp(w, "Counter", sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
     e->ticks = tw_comp(w, "Ticks", sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
     e->extra = tw_comp(w, "Extra", 2 * sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    e->seen = tw_comp(w, "Seen", 2 * sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    weft_message_desc md = {0};
+    md.name = "Ping";
+    md.size = sizeof(int64_t);
+    e->ping = weft_message_register(w, &md);
+    assert_int_not_equal(e->ping, 0);
+    int64_t seen[2] = {(int64_t)e->ping, 0};
+    assert_int_equal(weft_resource_insert(w, e->seen, seen, 16), WEFT_OK);
     int64_t zero[2] = {0, 0};
     assert_int_equal(weft_resource_insert(w, e->counter, zero, 8), WEFT_OK);
     assert_int_equal(weft_resource_insert(w, e->ticks, zero, 8), WEFT_OK);
@@ -141,7 +153,7 @@ static weft_module *load_a(env *e)
     copy_file(MOD_A, e->work);
     weft_module *m = weft_module_load(e->app, e->work);
     assert_non_null(m);
-    assert_int_equal(weft_module_system_count(m), 3);
+    assert_int_equal(weft_module_system_count(m), 4);
     return m;
 }
 
@@ -150,7 +162,14 @@ static void reload_keeps_identity(void **state)
     env e;
     env_init(&e, state, "identity");
     weft_module *m = load_a(&e);
-    update(&e, 3);
+    int64_t ping = 7;
+    assert_int_equal(weft_message_write(e.f->w, e.ping, &ping, sizeof ping), WEFT_OK);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.seen, 1), 7);
+    ping = 5; // still buffered at the reload: a reset cursor would read it again
+    assert_int_equal(weft_message_write(e.f->w, e.ping, &ping, sizeof ping), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.seen, 1), 12);
     assert_int_equal(res_i64(&e, e.counter, 0), 3);
     assert_int_equal(res_i64(&e, e.ticks, 0), 3);
     assert_int_equal(res_i64(&e, e.extra, 0), 3);
@@ -165,7 +184,7 @@ static void reload_keeps_identity(void **state)
     copy_file(MOD_B, e.work);
     assert_int_equal(weft_module_reload(m), WEFT_OK);
     assert_int_equal(weft_module_reload_count(m), 1);
-    assert_int_equal(weft_module_system_count(m), 3);
+    assert_int_equal(weft_module_system_count(m), 4);
     // only_a is gone (its local's fini ran once), only_b is new
     assert_int_equal(mod_test_fini_count, 1);
     assert_int_equal(node_of(&e, "only_a"), 0);
@@ -182,13 +201,17 @@ static void reload_keeps_identity(void **state)
     const weft_module_reloaded *ev = weft_message_read(e.f->w, msg, &cur, sizeof *ev);
     assert_non_null(ev);
     assert_int_equal(ev->reloads, 1);
-    assert_int_equal(ev->rebound, 2);
+    assert_int_equal(ev->rebound, 3);
     assert_int_equal(ev->added, 1);
     assert_int_equal(ev->removed, 1);
     weft_ticks t1;
     assert_int_equal(weft_resource_get_ticks(e.f->w, res, &t1), WEFT_OK);
 
+    ping = 100;
+    assert_int_equal(weft_message_write(e.f->w, e.ping, &ping, sizeof ping), WEFT_OK);
     update(&e, 2);
+    // the message cursor was kept: only the new ping was read
+    assert_int_equal(res_i64(&e, e.seen, 1), 112);
     // new code (+10), same local (the ticker continues at 4, 5)
     assert_int_equal(res_i64(&e, e.counter, 0), 23);
     assert_int_equal(res_i64(&e, e.ticks, 0), 5);
@@ -262,7 +285,7 @@ static void reload_failures_change_nothing(void **state)
         tw_snap_expect_same_content(e.f->w, &snap);
         assert_int_equal(weft_schedule_node_count(weft_app_schedule(e.app, "Update")), nodes);
         assert_int_equal(weft_module_reload_count(m), 0);
-        assert_int_equal(weft_module_system_count(m), 3);
+        assert_int_equal(weft_module_system_count(m), 4);
         assert_int_equal(mod_test_fini_count, 0);
         assert_int_equal(node_of(&e, "fresh"), 0);
         // the old code still runs
@@ -378,10 +401,13 @@ static int module_mappings(void)
     return n;
 }
 
-static void hundred_reloads(void **state)
+static void hundred_reloads_on(void **state, int32_t threads)
 {
     env e;
-    env_init(&e, state, "hundred");
+    env_init(&e, state, threads > 1 ? "hundred_mt" : "hundred");
+    if (threads > 1) {
+        assert_int_equal(weft_world_set_threads(e.f->w, threads), WEFT_OK);
+    }
     weft_module *m = load_a(&e);
     int baseline = module_mappings();
     int64_t counter = 0;
@@ -401,6 +427,17 @@ static void hundred_reloads(void **state)
     }
     assert_int_equal(mod_test_fini_count, 50);
     env_fini(&e);
+}
+
+static void hundred_reloads(void **state)
+{
+    hundred_reloads_on(state, 1);
+}
+
+// Reloads between the frames of an app running its systems on 4 threads.
+static void hundred_reloads_four_threads(void **state)
+{
+    hundred_reloads_on(state, 4);
 }
 
 // Watching the file: a build written completely is loaded at the start of
@@ -476,6 +513,7 @@ int main(void)
         T(reload_inside_a_system_is_refused),
         T(unload_removes_systems),
         T(hundred_reloads),
+        T(hundred_reloads_four_threads),
         T(watch_inotify),
         T(watch_polling),
     };
