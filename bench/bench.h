@@ -165,6 +165,10 @@ void bench_sched_build(const bench_cfg *cfg, const bench_data *data);
 
 void bench_app_frame(const bench_cfg *cfg, const bench_data *data);
 
+/* ---- reloadable modules (bench_module.c) ---- */
+/* Reload latency of 100 systems; frame cost of the file watcher. */
+void bench_module(const bench_cfg *cfg, const bench_data *data);
+
 /* ---- sub-apps (bench_subapp.c) ---- */
 /* Frame time pipelined vs not, balanced main and render work. */
 void bench_subapp_pipeline(const bench_cfg *cfg, const bench_data *data);

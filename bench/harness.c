@@ -321,6 +321,7 @@ static const bench_scenario g_scenarios[] = {
     {"sched_sync", "N24: interleaved vs grouped command systems (sync points)", bench_sched_sync},
     {"sched_build", "weft_schedule_build for 100 / 500 / 2,000 random systems", bench_sched_build},
     {"app_frame", "app update with empty schedules vs the same schedule runs", bench_app_frame},
+    {"module", "hot reload: reload latency of 100 systems, file watcher frame cost", bench_module},
     {"state_transition", "a state transition running 100 OnExit/OnEnter systems vs them in a plain schedule",
      bench_state_transition},
     {"subapp_pipeline", "sub-app frames pipelined vs synchronous, balanced work, 2 threads",
