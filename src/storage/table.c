@@ -40,10 +40,12 @@ wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
         }
         memcpy(t->ids, ids, count * sizeof *ids);
         memset(t->col_map, 0xFF, t->col_map_len * sizeof *t->col_map);
+        t->all_plain = true;
         for (uint32_t i = 0; i < count; i++) {
             wf_column_init(&t->cols[i], wf_registry_get(reg, ids[i]));
             t->col_map[ids[i]] = (int16_t)i;
             t->needs_dtor |= !t->cols[i].trivial;
+            t->all_plain &= t->cols[i].plain;
         }
     }
     return t;
@@ -152,38 +154,6 @@ bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
     }
     t->cap = cap;
     return true;
-}
-
-/* Fills the hole at `row` with the last row (no destruction). Returns the
- * moved entity or 0. */
-static weft_entity table_fill_hole(wf_table *t, uint32_t row)
-{
-    uint32_t last = --t->count;
-    if (row == last) {
-        return 0;
-    }
-    for (uint32_t i = 0; i < t->col_count; i++) {
-        wf_column *c = &t->cols[i];
-        if (WF_LIKELY(c->plain)) {
-            wf_column_copy_plain(c, row, c, last);
-        } else {
-            wf_column_copy_row(c, row, c, last);
-        }
-    }
-    weft_entity moved = t->entities[last];
-    t->entities[row] = moved;
-    return moved;
-}
-
-weft_entity wf_table_delete(wf_table *t, uint32_t row)
-{
-    for (uint32_t i = 0; t->needs_dtor && i < t->col_count; i++) {
-        wf_column *c = &t->cols[i];
-        if (c->data && !c->trivial) {
-            wf_type_destroy(c->ti, wf_column_ptr(c, row), 1);
-        }
-    }
-    return table_fill_hole(t, row);
 }
 
 void wf_table_materialize(wf_table *t, uint32_t now)

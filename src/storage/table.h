@@ -14,6 +14,7 @@
 #define WF_TABLE_H
 
 #include "core/atomic.h"
+#include "core/check.h"
 #include "storage/column.h"
 
 typedef struct wf_table {
@@ -31,6 +32,8 @@ typedef struct wf_table {
     uint64_t hash;             /* XXH3 of ids */
     uint32_t archetype_count;  /* archetypes sharing this table */
     bool needs_dtor;           /* some column has a dtor or move hook */
+    bool all_plain;            /* every column is `plain` (column.h): a hole
+                                  fill is bytewise, with no per-column test */
     wf_atomic_u32 bulk_any;    /* some column carries a bulk mark (atomic:
                                   parallel systems writing different columns
                                   of one table may set it together) */
@@ -100,8 +103,40 @@ static inline uint32_t wf_table_push(wf_table *t, weft_entity e, uint32_t now)
     return row;
 }
 /* Swap-removes `row`, destroying its values. Returns the entity that moved
- * into `row`, or 0 when row was the last one. */
-weft_entity wf_table_delete(wf_table *t, uint32_t row);
+ * into `row`, or 0 when row was the last one. A table of plain columns
+ * only (the common case) fills the hole bytewise without a per-column
+ * test; otherwise each column is tested and values with hooks are
+ * destroyed and moved through them. */
+static inline weft_entity wf_table_delete(wf_table *t, uint32_t row)
+{
+    wf_column *c = t->cols;
+    wf_column *end = c + t->col_count;
+    for (; WF_UNLIKELY(t->needs_dtor) && c < end; c++) {
+        if (c->data && !c->trivial) {
+            wf_type_destroy(c->ti, wf_column_ptr(c, row), 1);
+        }
+    }
+    uint32_t last = --t->count;
+    if (row == last) {
+        return 0;
+    }
+    if (WF_LIKELY(t->all_plain)) {
+        for (c = t->cols; c < end; c++) {
+            wf_column_copy_plain(c, row, c, last);
+        }
+    } else {
+        for (c = t->cols; c < end; c++) {
+            if (c->plain) {
+                wf_column_copy_plain(c, row, c, last);
+            } else {
+                wf_column_copy_row(c, row, c, last);
+            }
+        }
+    }
+    weft_entity moved = t->entities[last];
+    t->entities[row] = moved;
+    return moved;
+}
 /* The plan for moves from src to dst (src != dst), built on first use;
  * NULL when out of memory (nothing changed). */
 wf_move_plan *wf_table_plan(wf_table *src, wf_table *dst, wf_allocator *a);
