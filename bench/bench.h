@@ -165,6 +165,12 @@ void bench_sched_build(const bench_cfg *cfg, const bench_data *data);
 
 void bench_app_frame(const bench_cfg *cfg, const bench_data *data);
 
+/* ---- sub-apps (bench_subapp.c) ---- */
+/* Frame time pipelined vs not, balanced main and render work. */
+void bench_subapp_pipeline(const bench_cfg *cfg, const bench_data *data);
+/* Component extraction per entity vs a memcpy of the extracted bytes. */
+void bench_subapp_extract(const bench_cfg *cfg, const bench_data *data);
+
 /* ---- states (bench_state.c) ---- */
 
 void bench_state_transition(const bench_cfg *cfg, const bench_data *data);

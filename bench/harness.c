@@ -323,6 +323,10 @@ static const bench_scenario g_scenarios[] = {
     {"app_frame", "app update with empty schedules vs the same schedule runs", bench_app_frame},
     {"state_transition", "a state transition running 100 OnExit/OnEnter systems vs them in a plain schedule",
      bench_state_transition},
+    {"subapp_pipeline", "sub-app frames pipelined vs synchronous, balanced work, 2 threads",
+     bench_subapp_pipeline},
+    {"extract_entity", "component extraction into a sub-world per entity vs memcpy",
+     bench_subapp_extract},
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
 

@@ -2674,7 +2674,8 @@ typedef struct weft_state_value {
 
 /** What kind of state a descriptor registers. */
 typedef enum weft_state_kind {
-    /** Freely mutable (Bevy's States): exists from registration on. */
+    /** Freely mutable (Bevy's States): exists from the first transition
+     *  step on. */
     WEFT_STATE_KIND_DEFAULT = 0,
     /** Exists while `source` has the value `source_value`; mutable while
      *  it exists (Bevy's SubStates). */
@@ -2742,9 +2743,13 @@ typedef struct weft_state_transition_event {
  *  components DespawnOnExit<name> and DespawnOnEnter<name> (uint32_t: an
  *  entity holding DespawnOnExit<name> = v is despawned when the state
  *  exits v), and StateTransitionEvent<name> (weft_state_transition_event).
- *  A DEFAULT state gets State = initial and an empty NextState now, and
- *  OnEnter(initial) runs at the next weft_state_transition. A sub or
- *  computed state is evaluated at the next weft_state_transition. Sources
+ *  Registration inserts no resource: the next weft_state_transition
+ *  inserts State and NextState and enters a DEFAULT state's initial value
+ *  (or the value queued before it), and evaluates sub and computed
+ *  states. Until then the state does not exist (weft_state_get gives
+ *  WEFT_STATE_VALUE_NONE), so a world whose states are registered but
+ *  never stepped is still empty: a valid weft_snapshot_restore target. A
+ *  restored world keeps the saved values and enters nothing again. Sources
  *  must be registered first, so state types form a tree (a DAG with
  *  computed states) in registration order.
  *  Thread: driver, not inside weft_state_transition.
@@ -2797,8 +2802,8 @@ WEFT_API weft_status weft_state_set_next(weft_world *world, weft_state state, ui
 
 /** Runs one transition step for every state type of the world:
  *  1. in registration order (sources before what depends on them): a
- *     DEFAULT state enters its initial value (first step only) or applies
- *     its queued NextState; a sub state appears (with its queued value or
+ *     DEFAULT state enters its initial value (first step, when it has no
+ *     State yet) or applies its queued NextState; a sub state appears (with its queued value or
  *     `initial`), disappears or applies its queued value, as its source
  *     allows; a computed state whose source changed is recomputed. State
  *     resources are inserted, replaced or removed now, so every schedule
@@ -2910,7 +2915,8 @@ WEFT_API weft_condition *weft_condition_state_changed(weft_schedule *schedule,
  *  Update), through an exclusive system "weft.state_transition", and once
  *  at startup in a label "StateTransitionStartup" placed before
  *  PreStartup, so initial states are entered (their OnEnter run) before
- *  any startup system. A failing step (a failing OnEnter system, a bad
+ *  any startup system. The system is WEFT_SYSTEM_NOT_STEPPABLE: stepping
+ *  StateTransition does not hold transitions back. A failing step (a failing OnEnter system, a bad
  *  queued value) fails that system, so weft_app_update reports it. States
  *  registered on the app's world with weft_state_register are then
  *  driven too. Errors: as weft_app_add_plugin (ALREADY_EXISTS: added
@@ -2928,6 +2934,284 @@ WEFT_API weft_status weft_app_add_states_plugin(weft_app *app);
  *  changes; should memory run out after the hooks were made, they stay (a
  *  transition step without states does nothing). Thread: driver. */
 WEFT_API weft_state weft_app_register_state(weft_app *app, const weft_state_desc *desc);
+
+/* ==================================================================== */
+/* ---- sub-apps: sub-worlds fed by extraction, optionally pipelined -- */
+/* (src/api/api_subapp.c, src/api/api_extract.c; hooks in src/app/)    */
+/* ==================================================================== */
+
+/* A sub-app is a second app with its own world and schedules that its app
+ * (the "main" app) drives, the way Bevy's render SubApp is driven by its
+ * App (docs/architecture.md, "Sub-apps"). After the main order of every
+ * weft_app_update, each sub-app (in order of addition) is
+ *
+ *   1. synced: main entities carrying its sync tag get a twin entity in
+ *      the sub-world; each side holds the other's id (the main entity gets
+ *      the sub-app's SubEntity component, the twin a MainEntity); the
+ *      twins of main entities that were despawned or lost the tag are
+ *      despawned. With clear_every_frame, every sub-world entity is
+ *      despawned first and every synced main entity gets a fresh twin;
+ *   2. extracted: the sub-world's Extract schedule runs on the calling
+ *      thread. Its systems (weft_sub_app_add_extract and the three
+ *      extraction forms) read the main world, which is read-only while
+ *      they run (every call that would change it returns WRONG_PHASE),
+ *      and write the sub-world;
+ *   3. updated: the sub-app's own orders run (startup on its first frame,
+ *      then its main order, with the same dt) as weft_app_update runs them.
+ *
+ * A sub-app is itself a weft_app: every weft_app_* call that builds an app
+ * (weft_app_schedule, weft_app_add_system, weft_app_insert_schedule,
+ * plugins, weft_app_world) works on it. weft_app_update, weft_app_run and
+ * weft_app_destroy are refused on it (WRONG_PHASE): its app drives it and
+ * destroys it, first of all its parts.
+ *
+ * Pipelined mode: step 3 runs on a thread of the sub-app's own while the
+ * caller returns and simulates the next frame: frame N of the sub-app
+ * overlaps frame N+1 of the main world. The next update waits for the
+ * frame in flight before it extracts, so extraction never overlaps either
+ * world's schedules, and the sub-world sees the same sequence of
+ * extractions as without pipelining. While a frame is in flight, the
+ * sub-app and its world belong to that thread: call weft_sub_app_wait
+ * before touching them from the driver. Each world keeps its executor:
+ * the sub-world's systems run in parallel on the executor set on it
+ * (weft_world_set_threads or weft_world_set_job_system; give both worlds
+ * one host job system to share one pool of threads). */
+
+/** Sub-app descriptor. Zero-initialise it; zero fields mean defaults. */
+typedef struct weft_sub_app_desc {
+    uint32_t _start_canary;      /**< must be 0 */
+    const char *name;            /**< required, unique among the app's
+                                      sub-apps; copied. Also prefixes the
+                                      main-world components it registers:
+                                      "<name>.Sync", "<name>.SubEntity" */
+    weft_world_desc world_desc;  /**< the sub-world's (allocator, logger) */
+    bool pipelined;              /**< run its frames on its own thread */
+    bool clear_every_frame;      /**< despawn every sub-world entity before
+                                      each extraction (twins are made anew);
+                                      otherwise sub-world entities are kept */
+    uint32_t _end_canary;        /**< must be 0 */
+} weft_sub_app_desc;
+
+/** Creates a sub-app of `app` with a new world, its built-in labels (as
+ *  weft_app_create) and an empty Extract schedule; registers its sync tag
+ *  and SubEntity component in the main world (reused when a component of
+ *  that name and shape exists, e.g. from an earlier app on a given world)
+ *  and MainEntity in the sub-world. Returns the sub-app, or NULL with the
+ *  error in the main world's slot: INVALID_HANDLE, INVALID_ARG (desc NULL,
+ *  canary, no name, bad world_desc, `app` is a sub-app itself),
+ *  ALREADY_EXISTS (a sub-app of that name, or a main-world component of
+ *  that name with another shape), WRONG_PHASE (during an update),
+ *  OUT_OF_MEMORY; the app is unchanged on error. Lifetime: the app's.
+ *  Thread: driver of the app's world. */
+WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *desc);
+
+/** The sub-app named `name`, or NULL (NOT_FOUND recorded; INVALID_ARG for
+ *  a NULL name). Thread: driver. */
+WEFT_API weft_app *weft_app_sub_app(weft_app *app, const char *name);
+
+/** The app driving `sub`, or NULL when `sub` is no sub-app (or invalid).
+ *  Thread: any. */
+WEFT_API weft_app *weft_sub_app_parent(weft_app *sub);
+
+/** Waits until the sub-app has no frame in flight and returns that
+ *  frame's status (WEFT_OK when none was in flight or it succeeded; a
+ *  frame's failure is returned once, by this call or by the next
+ *  weft_app_update). Errors: INVALID_HANDLE, INVALID_ARG (not a sub-app).
+ *  Thread: driver of the main world. */
+WEFT_API weft_status weft_sub_app_wait(weft_app *sub);
+
+/** Turns pipelined mode on or off from the next update on (turning it off
+ *  waits for the frame in flight and returns its status). Errors:
+ *  INVALID_HANDLE, INVALID_ARG (not a sub-app), WRONG_PHASE (during an
+ *  update), INTERNAL (the thread could not start; the mode stays off).
+ *  Thread: driver of the main world. */
+WEFT_API weft_status weft_sub_app_set_pipelined(weft_app *sub, bool on);
+
+/** Frames the sub-app has completed (extracted and updated). Thread:
+ *  driver of the main world, after weft_sub_app_wait when pipelined. */
+WEFT_API int64_t weft_sub_app_frames(const weft_app *sub);
+
+/** The main-world tag that marks entities to sync into `sub` (0 on
+ *  misuse). Thread: driver. */
+WEFT_API weft_component weft_sub_app_sync_tag(const weft_app *sub);
+/** The main-world component (a weft_entity) holding a synced entity's
+ *  twin in `sub`'s world (Bevy's RenderEntity). Managed by the sub-app:
+ *  written at sync, removed when the tag goes. 0 on misuse. Thread: driver. */
+WEFT_API weft_component weft_sub_app_sub_entity(const weft_app *sub);
+/** The sub-world component (a weft_entity) holding a twin's main entity
+ *  (Bevy's MainEntity). 0 on misuse. Thread: driver. */
+WEFT_API weft_component weft_sub_app_main_entity(const weft_app *sub);
+
+/** The twin of main entity `main_e` in `sub`'s world, or 0 with the error
+ *  in the main world's slot: INVALID_HANDLE, INVALID_ENTITY or
+ *  STALE_ENTITY (`main_e` is not alive), NOT_FOUND (not synced yet: the
+ *  next extraction syncs it), STALE_ENTITY (its twin was despawned in the
+ *  sub-world by someone else), WRONG_PHASE (a pipelined frame of `sub` is
+ *  in flight). Thread: driver. */
+WEFT_API weft_entity weft_sub_app_map(weft_app *sub, weft_entity main_e);
+
+/* -- extract systems -- */
+
+/** An extract system: a system of the sub-world's Extract schedule (the
+ *  `system` part: its queries, resources and messages are the
+ *  sub-world's, it records commands or, when EXCLUSIVE, writes the
+ *  sub-world directly) that also reads the main world through the
+ *  `main_*` parts. Every main query must be read-only (no WRITE term).
+ *  Extract systems always run on the thread running the extraction (the
+ *  MAIN_THREAD flag is forced), one at a time. */
+typedef struct weft_extract_desc {
+    uint32_t _start_canary;                  /**< must be 0 */
+    weft_system_desc system;                 /**< the sub-world side */
+    const weft_query_desc *main_queries;     /**< main-world queries, by index */
+    int32_t main_query_count;                /**< 0 .. WEFT_MAX_SYSTEM_QUERIES */
+    const weft_component *main_resources;    /**< main resources it reads */
+    int32_t main_resource_count;             /**< 0 .. WEFT_MAX_SYSTEM_RESOURCES */
+    const weft_message_type *main_messages;  /**< main message types it reads */
+    int32_t main_message_count;              /**< 0 .. WEFT_MAX_SYSTEM_MESSAGES */
+    uint32_t _end_canary;                    /**< must be 0 */
+} weft_extract_desc;
+
+/** Adds an extract system to `sub`. Its main queries are created in the
+ *  main world now (change filters compare against this system's previous
+ *  extraction). Returns its node in the Extract schedule, or 0 with the
+ *  error in the sub-world's slot: INVALID_HANDLE, INVALID_ARG (not a
+ *  sub-app, desc NULL, canary, counts out of range, NULL arrays),
+ *  ACCESS_VIOLATION (a main query writes), NOT_FOUND (an unknown main
+ *  resource or message type), WRONG_PHASE (during an update or with a
+ *  frame in flight), the errors of weft_query_create (recorded in the main
+ *  world) and weft_schedule_add_system, OUT_OF_MEMORY; nothing is added
+ *  on error. Thread: driver of the main world. */
+WEFT_API weft_node weft_sub_app_add_extract(weft_app *sub, const weft_extract_desc *desc);
+
+/** The main world, read-only, for the extract system running with `ctx`
+ *  (weft_get, weft_has, weft_query_get on the system's main queries, ...;
+ *  calls that change it return WRONG_PHASE). NULL with WRONG_PHASE
+ *  recorded when `ctx` is not an extract system's during an extraction.
+ *  Lifetime: the call. Thread: the extract system's. */
+WEFT_API const weft_world *weft_extract_main(weft_system_ctx *ctx);
+
+/** Starts iterating main query number `query` of the running extract
+ *  system (then weft_iter_next, weft_iter_field; writing is refused).
+ *  Added/Changed filters see what changed since this system's previous
+ *  extraction. Errors: WRONG_PHASE (not an extract system), INVALID_ARG
+ *  (query out of range, it NULL), weft_query_iter's.
+ *  Thread: the extract system's. */
+WEFT_API weft_status weft_extract_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it);
+
+/** A main resource the extract system declared, read-only; NULL when
+ *  absent (no error) or on misuse (WRONG_PHASE, ACCESS_VIOLATION: not
+ *  declared, SIZE_MISMATCH). Thread: the extract system's. */
+WEFT_API const void *weft_extract_resource(weft_system_ctx *ctx, weft_component r,
+                                           size_t size);
+
+/** True when the declared main resource `r` exists and was inserted or
+ *  written since this sub-app's previous extraction (always true at its
+ *  first). False when absent or on misuse (as weft_extract_resource).
+ *  Thread: the extract system's. */
+WEFT_API bool weft_extract_resource_changed(weft_system_ctx *ctx, weft_component r);
+
+/** Next unread main message of a declared type (the system's own cursor,
+ *  so every message is seen by one extraction), or NULL. Errors (NULL):
+ *  WRONG_PHASE, ACCESS_VIOLATION (not declared), SIZE_MISMATCH.
+ *  Thread: the extract system's. */
+WEFT_API const void *weft_extract_message_read(weft_system_ctx *ctx, weft_message_type type,
+                                               size_t size);
+
+/** The twin of main entity `main_e` in the sub-world (as
+ *  weft_sub_app_map; errors recorded in the sub-world's run slot, so the
+ *  system fails). Thread: the extract system's. */
+WEFT_API weft_entity weft_extract_sub_entity(weft_system_ctx *ctx, weft_entity main_e);
+
+/* -- the three extraction forms -- */
+
+/** Transforms one extracted value: reads `src` (the main world's value;
+ *  NULL for a tag) and writes `dst` (zeroed, of the target's size).
+ *  `main_e` is the main entity (0 for resources). Returns false to
+ *  extract nothing: the target is then removed (component, resource) or
+ *  left out (instance). Runs on the extraction thread; must not call
+ *  weft. */
+typedef bool (*weft_extract_fn)(weft_entity main_e, const void *src, void *dst, void *user);
+
+/** Component extraction: for every synced main entity with `main_component`,
+ *  the transformed value is written as `sub_component` on its twin. */
+typedef struct weft_extract_component_desc {
+    uint32_t _start_canary;          /**< must be 0 */
+    const char *name;                /**< system name; NULL: "extract.<component>" */
+    weft_component main_component;   /**< read in the main world */
+    weft_component sub_component;    /**< written in the sub-world */
+    weft_extract_fn transform;       /**< NULL: copy (sizes must be equal) */
+    void *user;                      /**< passed to transform */
+    /** Only entities whose main component changed (or that were synced)
+     *  since the previous extraction; otherwise every entity every frame. */
+    bool changed_only;
+    uint32_t _end_canary;            /**< must be 0 */
+} weft_extract_component_desc;
+
+/** Adds a component extraction to `sub` (an exclusive extract system).
+ *  A twin whose main entity lost `main_component` keeps its last value
+ *  until removed by the caller or the twin is despawned. Errors (0):
+ *  INVALID_HANDLE, INVALID_ARG (canary, not a sub-app), UNKNOWN_COMPONENT
+ *  (either id), SIZE_MISMATCH (no transform and different sizes), those
+ *  of weft_sub_app_add_extract. While extracting, a twin despawned by
+ *  someone else fails the system with STALE_ENTITY naming both entities.
+ *  Thread: driver. */
+WEFT_API weft_node weft_sub_app_extract_component(weft_app *sub,
+                                                  const weft_extract_component_desc *desc);
+
+/** Resource extraction: `main_resource` is copied (or transformed) into
+ *  `sub_resource` only when it changed since the previous extraction or
+ *  the sub-world lacks it; a removed main resource removes it. */
+typedef struct weft_extract_resource_desc {
+    uint32_t _start_canary;          /**< must be 0 */
+    const char *name;                /**< system name; NULL: "extract.<resource>" */
+    weft_component main_resource;
+    weft_component sub_resource;
+    weft_extract_fn transform;       /**< NULL: copy (sizes must be equal) */
+    void *user;
+    uint32_t _end_canary;            /**< must be 0 */
+} weft_extract_resource_desc;
+
+/** Adds a resource extraction to `sub`. Errors: as
+ *  weft_sub_app_extract_component. Thread: driver. */
+WEFT_API weft_node weft_sub_app_extract_resource(weft_app *sub,
+                                                 const weft_extract_resource_desc *desc);
+
+/** The value of an instance map resource: every extracted instance keyed
+ *  by main entity, keys ascending, no sub-world entities involved. The
+ *  arrays belong to the sub-app and are rebuilt by each extraction. */
+typedef struct weft_instance_map {
+    int32_t count;                /**< instances */
+    uint32_t _pad;                /**< 0 */
+    size_t instance_size;         /**< bytes per instance */
+    const weft_entity *keys;      /**< [count] main entities, ascending */
+    const void *values;           /**< [count] instances, instance_size each */
+} weft_instance_map;
+
+/** Instance extraction: for every main entity with `main_component` (synced
+ *  or not), the transformed value of `instance_size` bytes goes into a map
+ *  keyed by the main entity: the sub-world resource `map_name` (registered
+ *  by this call, a weft_instance_map). */
+typedef struct weft_extract_instances_desc {
+    uint32_t _start_canary;          /**< must be 0 */
+    const char *map_name;            /**< required: the map resource's name */
+    weft_component main_component;
+    size_t instance_size;            /**< > 0 */
+    weft_extract_fn extract;         /**< NULL: copy (sizes must be equal) */
+    void *user;
+    uint32_t _end_canary;            /**< must be 0 */
+} weft_extract_instances_desc;
+
+/** Adds an instance extraction; returns the map resource's id in the
+ *  sub-world (read it with weft_resource_get or a system's resource), or
+ *  0: errors as weft_sub_app_extract_component plus INVALID_ARG (no
+ *  map_name, instance_size 0) and ALREADY_EXISTS (map_name taken).
+ *  Lifetime of the map's arrays: until the next extraction. Thread: driver. */
+WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
+                                                       const weft_extract_instances_desc *desc);
+
+/** The instance of main entity `main_e` in `map` (binary search), or NULL.
+ *  Thread: any thread that may read the map. */
+WEFT_API const void *weft_instance_map_get(const weft_instance_map *map, weft_entity main_e);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,18 @@ static weft_status app_busy(const weft_app *a, const char *fn, bool in_callback_
     return WEFT_OK;
 }
 
+/* A sub-app is driven by its app: refuses (WRONG_PHASE) to update, run or
+ * destroy it directly. */
+static weft_status app_refuse_sub(const weft_app *a, const char *fn)
+{
+    if (a->parent) {
+        return wf_error(a->world, WEFT_ERR_WRONG_PHASE,
+                        "%s: this is a sub-app: the app it belongs to updates and destroys it",
+                        fn);
+    }
+    return WEFT_OK;
+}
+
 static bool step_ok(double step)
 {
     return isfinite(step) && step >= WEFT_APP_MIN_FIXED_STEP;
@@ -90,7 +102,10 @@ WEFT_API weft_status weft_app_destroy(weft_app *app)
     if (!wf_app_ok(app)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
-    weft_status st = app_busy(app, "weft_app_destroy", false);
+    weft_status st = app_refuse_sub(app, "weft_app_destroy");
+    if (st == WEFT_OK) {
+        st = app_busy(app, "weft_app_destroy", false);
+    }
     if (st == WEFT_OK && app->in_runner) {
         st = wf_error(app->world, WEFT_ERR_WRONG_PHASE, "weft_app_destroy: called from the runner");
     }
@@ -214,7 +229,10 @@ WEFT_API weft_status weft_app_update(weft_app *app, double dt)
     if (!wf_app_ok(app)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
-    weft_status st = app_busy(app, "weft_app_update", false);
+    weft_status st = app_refuse_sub(app, "weft_app_update");
+    if (st == WEFT_OK) {
+        st = app_busy(app, "weft_app_update", false);
+    }
     if (st != WEFT_OK) {
         return st;
     }
@@ -233,7 +251,10 @@ WEFT_API weft_status weft_app_run(weft_app *app, weft_app_runner_fn runner, void
     if (!wf_app_ok(app)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
-    weft_status st = app_busy(app, "weft_app_run", false);
+    weft_status st = app_refuse_sub(app, "weft_app_run");
+    if (st == WEFT_OK) {
+        st = app_busy(app, "weft_app_run", false);
+    }
     if (st != WEFT_OK) {
         return st;
     }

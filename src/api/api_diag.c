@@ -149,7 +149,7 @@ WEFT_API const char *weft_diag_name(const weft_world *world, int32_t index)
     if (!wf_world_ok(world)) {
         return NULL;
     }
-    if (index < 0 || index >= weft_diag_count(world)) {
+    if (index < 0 || !world->diag || (uint32_t)index >= world->diag->n) {
         wf_error(world, WEFT_ERR_NOT_FOUND, "weft_diag_name: index %d out of range", index);
         return NULL;
     }

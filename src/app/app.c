@@ -282,6 +282,9 @@ oom:
 
 void wf_app_destroy(weft_app *a)
 {
+    if (a->subs_fini) {
+        a->subs_fini(a);
+    }
     weft_world *w = a->world;
     w->app_attached = false;
     for (uint32_t i = 0; i < a->nlabels; i++) {
@@ -371,6 +374,9 @@ weft_status wf_app_update(weft_app *a, double dt)
     }
     a->fixed_steps = steps;
     run_order(a, WF_APP_MAIN, dt, steps, &first);
+    if (a->subs_update) {
+        keep_first(&first, a->subs_update(a, dt));
+    }
     a->updating = false;
     return first;
 }

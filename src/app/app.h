@@ -99,6 +99,15 @@ struct weft_app {
     int64_t updates;
     wf_atomic_u32 exit_state;  /* 0 none; 1 claimed; 2 code published */
     int32_t exit_code;         /* written once between 1 and 2 */
+    /* ---- sub-apps (built on the public API in src/api/api_subapp.c) ---- */
+    weft_app *parent;          /* set on a sub-app: the app that drives it
+                                  (its update, run and destroy are refused) */
+    void *subs;                /* the app's sub-app records, or NULL */
+    weft_status (*subs_update)(weft_app *a, double dt); /* extracts into and
+                                  updates every sub-app, after the main
+                                  order (set with `subs`) */
+    void (*subs_fini)(weft_app *a); /* stops and destroys the sub-apps,
+                                  while the world is still alive */
 };
 
 static inline bool wf_app_ok(const weft_app *a)

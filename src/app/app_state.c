@@ -57,7 +57,8 @@ static weft_status add_step(weft_app *a, weft_schedule *s)
     memset(&d, 0, sizeof d);
     d.name = "weft.state_transition";
     d.fn = app_state_step;
-    d.flags = WEFT_SYSTEM_EXCLUSIVE;
+    /* weft's own: a stepping debugger on the schedule does not stop it */
+    d.flags = WEFT_SYSTEM_EXCLUSIVE | WEFT_SYSTEM_NOT_STEPPABLE;
     wf_system *sys = wf_system_create(a->world, s, &d, NULL);
     if (!sys) {
         return wf_error_last(a->world);

@@ -69,8 +69,8 @@ static void log_report(weft_world *w)
         }
         double mean, lo, hi;
         wf_diag_summary(e, &mean, &lo, &hi);
-        wf_log(w, WEFT_LOG_INFO, "diagnostic %s: %.6g%s (average %.6g, smoothed %.6g)",
-               e->name, e->last_value, e->suffix, mean, e->ema);
+        wf_log(w, WEFT_LOG_INFO, "diagnostic %s: %.6g%s%s (average %.6g, smoothed %.6g)",
+               e->name, e->last_value, e->suffix[0] ? " " : "", e->suffix, mean, e->ema);
     }
 }
 

@@ -398,22 +398,10 @@ weft_state wf_state_register(weft_world *w, const weft_state_desc *d)
         goto oom;
     }
     added++;
-    /* initial resources: a freely mutable state exists from now on */
-    if (mutable_state) {
-        weft_next_state none = {0, 0};
-        if (wf_resource_insert(w, wf_registry_get(&w->registry, t->res_next), &none) !=
-            WEFT_OK) {
-            goto oom;
-        }
-    }
-    if (d->kind == WEFT_STATE_KIND_DEFAULT) {
-        if (wf_resource_insert(w, wf_registry_get(&w->registry, t->res_state), &d->initial) !=
-            WEFT_OK) {
-            goto oom;
-        }
-        t->present = true;
-        t->cur = d->initial;
-    }
+    /* No resource yet: the first transition step inserts State and
+     * NextState (entering the initial value), so a world whose states are
+     * registered but never stepped is still empty, as a snapshot restore
+     * target must be. */
     t->msg = wf_messages_register(w, names[4], sizeof(weft_state_transition_event),
                                   _Alignof(weft_state_transition_event), NULL, NULL);
     if (!t->msg) {
@@ -425,7 +413,6 @@ weft_state wf_state_register(weft_world *w, const weft_state_desc *d)
 oom:
     wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory registering state '%s'", nm);
     for (uint32_t id = first + added; id-- > first;) {
-        wf_resource_remove(w, wf_registry_get(&w->registry, id));
         wf_registry_pop(&w->registry, &w->alloc);
     }
     if (t) {

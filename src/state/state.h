@@ -18,9 +18,11 @@
  *   - t->present == the State resource is present, and when present its
  *     value == t->cur (the resource is written only by this layer: it is
  *     immutable to users);
- *   - a freely mutable state is present from registration on; a sub state
- *     is present only if its source is present with source_value; a
- *     computed state is present iff its last computation returned a value;
+ *   - a freely mutable state is present from its first transition step on
+ *     (nothing is inserted at registration, so a world with states and no
+ *     step is still a valid snapshot restore target); a sub state is
+ *     present only if its source is present with source_value; a computed
+ *     state is present iff its last computation returned a value;
  *   - the schedules in t->scheds are owned (weft_schedule.owned) and
  *     freed by the system layer with every other schedule of the world.
  *
@@ -72,8 +74,9 @@ typedef struct wf_state_type {
     weft_message_cursor cursor; /* the despawn reader's position in msg */
     bool present;              /* see the invariants above */
     uint32_t cur;              /* current value when present */
-    bool dirty;                /* to be evaluated at the next step (new
-                                  sub/computed state; initial enter) */
+    bool dirty;                /* not stepped yet: a freely mutable state
+                                  without State enters its initial value,
+                                  sub and computed states are evaluated */
     wf_state_ev ev;            /* this step's transition (scratch) */
     wf_state_ev swept;         /* the last message read by the despawn
                                   sweeps this step (scratch) */

@@ -114,19 +114,11 @@ static void apply_default(step_ctx *x, wf_state_type *t)
                               "its values (dropped)", next, t->name));
         queued = false;
     }
-    if (t->dirty && t->present) {
-        /* the first step enters the initial value, or the queued one */
-        uint32_t v = queued ? next : t->cur;
-        if (v != t->cur) {
-            wf_type_info *ti = wf_registry_get(&x->w->registry, t->res_state);
-            memcpy(ti->res_value, &v, sizeof v);
-            ti->res_ticks.changed = x->w->change_tick;
-            t->cur = v;
-        }
-        t->ev.any = true;
-        t->ev.same = false;
-        t->ev.exited = WEFT_STATE_VALUE_NONE;
-        t->ev.entered = v;
+    if (t->dirty && !t->present) {
+        /* the first step enters the initial value, or the queued one; a
+         * world restored from a snapshot already has its State and enters
+         * nothing */
+        state_apply(x, t, queued ? next : t->initial, false);
         return;
     }
     if (queued && t->present) {
@@ -134,6 +126,21 @@ static void apply_default(step_ctx *x, wf_state_type *t)
     }
     /* a freely mutable state without its State resource (removed by
      * hand) has nothing to leave: the queued value is dropped */
+}
+
+/* Freely mutable and sub states always have a NextState resource from
+ * their first step on (systems write it in place); false when it could
+ * not be inserted (recorded). */
+static bool ensure_next(step_ctx *x, wf_state_type *t)
+{
+    wf_type_info *ti = wf_registry_get(&x->w->registry, t->res_next);
+    if (ti->res_present) {
+        return true;
+    }
+    weft_next_state none = {0, 0};
+    weft_status st = wf_resource_insert(x->w, ti, &none);
+    step_fail(x, st);
+    return st == WEFT_OK;
 }
 
 static void apply_sub(step_ctx *x, wf_state_type *t)
@@ -285,23 +292,41 @@ weft_status wf_state_transition(weft_world *w)
     st->in_transition = true;
     w->busy++; /* schedules and callbacks below may not destroy the world */
     uint32_t n = st->count;
+    /* The sweeps read what was written since the previous step. A cursor
+     * outside the retained ids means the stream was replaced (a snapshot
+     * restore) or the reader fell behind: it restarts at the end, so no
+     * earlier transition is swept twice and none of this step's is lost. */
+    for (uint32_t i = 0; i < n; i++) {
+        wf_state_type *t = st->types[i];
+        const wf_msg_stream *s = wf_messages_type(w, t->msg);
+        uint64_t end = s->b.first + s->b.count;
+        if (t->cursor.next < s->a.first || t->cursor.next > end) {
+            t->cursor.next = end;
+        }
+    }
     /* 1. apply, root to leaf */
     for (uint32_t i = 0; i < n; i++) {
         wf_state_type *t = st->types[i];
         memset(&t->ev, 0, sizeof t->ev);
         sync_from_world(w, t);
+        bool ok = true;
         switch (t->kind) {
         case WEFT_STATE_KIND_SUB:
             apply_sub(&x, t);
+            ok = ensure_next(&x, t);
             break;
         case WEFT_STATE_KIND_COMPUTED:
             apply_computed(&x, t);
             break;
         default:
             apply_default(&x, t);
+            /* an initial enter that ran out of memory is tried again */
+            ok = ensure_next(&x, t) && t->present;
             break;
         }
-        t->dirty = false;
+        if (ok) {
+            t->dirty = false; /* else the next step tries again */
+        }
         if (t->ev.any) {
             weft_state_transition_event m = {t->id, t->ev.exited, t->ev.entered,
                                              t->ev.same ? 1u : 0u};

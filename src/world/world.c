@@ -39,6 +39,12 @@ wf_error_sink *wf_error_sink_for(const weft_world *w)
 
 bool wf_world_shared_slow(const weft_world *w, const char *fn)
 {
+    if (w->read_only) {
+        wf_error(w, WEFT_ERR_WRONG_PHASE,
+                 "%s: the world is read-only while a sub-app extracts from it (extract "
+                 "systems write only the sub-world)", fn);
+        return true;
+    }
     wf_error_sink *sink = tls_sink;
     if (!sink || sink->world != w || !sink->shared) {
         return false;

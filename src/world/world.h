@@ -92,6 +92,9 @@ struct weft_world {
     wf_sys_world *sys;           /* NULL until the first schedule */
     bool app_attached;           /* an app (src/app/) drives this world:
                                     weft_world_destroy is refused */
+    bool read_only;              /* a sub-app extracts from it (with `busy`
+                                    raised): calls that change it are
+                                    refused (wf_world_refuse_shared) */
     void (*sys_fini)(weft_world *w); /* frees `sys` (set with it) */
     void (*sys_clamp)(weft_world *w, uint32_t now); /* clamps the ticks
                                     the system layer stores (set with it) */
@@ -162,8 +165,9 @@ typedef struct wf_error_sink {
 /* Refuses (WRONG_PHASE naming fn, true) a call that changes the world made
  * from a parallel system, condition or chunk task of a schedule run: the
  * world is shared with the other threads of the run, and only exclusive
- * systems may change it directly. The test costs one load outside runs
- * (`busy` is zero then). */
+ * systems may change it directly. Also refuses every such call while a
+ * sub-app extracts from the world (`read_only`). The test costs one load
+ * outside runs (`busy` is zero then). */
 bool wf_world_shared_slow(const weft_world *w, const char *fn);
 static inline bool wf_world_refuse_shared(const weft_world *w, const char *fn)
 {

@@ -1117,6 +1117,132 @@ static void app_plugin_groups(void **state)
     assert_int_equal(pl.freed, 2);
 }
 
+// A snapshot of an app's world carries the fixed-time accumulator: a second
+// app restoring it runs the fixed step the first one had half-accumulated.
+static void count_runs(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    ++*(int *)user;
+}
+
+static weft_app *snapshot_app(tw_fixture *f, int *runs)
+{
+    weft_app_desc d;
+    memset(&d, 0, sizeof d);
+    d.world_desc = tw_fixture_desc(f);
+    d.fixed_step = 0.125;
+    weft_app *app = weft_app_create(&d);
+    assert_non_null(app);
+    weft_system_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.name = "count";
+    sd.fn = count_runs;
+    sd.user = runs;
+    assert_int_not_equal(weft_app_add_system(app, WEFT_APP_FIXED_UPDATE, &sd), 0);
+    return app;
+}
+
+static void app_snapshot_carries_the_accumulator(void **state)
+{
+    tw_fixture *f = *state;
+    int runs_a = 0, runs_b = 0;
+    weft_app *a = snapshot_app(f, &runs_a);
+    assert_int_equal(weft_app_update(a, 0.1875), WEFT_OK); // 1.5 steps
+    assert_int_equal(runs_a, 1);
+    assert_true(fabs(weft_app_fixed_accumulator(a) - 0.0625) < 1e-12);
+    size_t len = 0;
+    assert_int_equal(weft_snapshot_write(weft_app_world(a), NULL, 0, &len),
+                     WEFT_ERR_CAPACITY);
+    unsigned char *buf = test_malloc(len);
+    assert_int_equal(weft_snapshot_write(weft_app_world(a), buf, len, &len), WEFT_OK);
+    weft_app *b = snapshot_app(f, &runs_b);
+    assert_true(weft_app_fixed_accumulator(b) == 0.0);
+    assert_int_equal(weft_snapshot_restore(weft_app_world(b), buf, len), WEFT_OK);
+    assert_true(fabs(weft_app_fixed_accumulator(b) - 0.0625) < 1e-12);
+    // half a step more completes the step both apps had begun
+    assert_int_equal(weft_app_update(a, 0.0625), WEFT_OK);
+    assert_int_equal(weft_app_update(b, 0.0625), WEFT_OK);
+    assert_int_equal(weft_app_fixed_steps(a), 1);
+    assert_int_equal(weft_app_fixed_steps(b), 1);
+    assert_int_equal(runs_b, 1);
+    assert_int_equal(weft_world_hash(weft_app_world(a)), weft_world_hash(weft_app_world(b)));
+    test_free(buf);
+    assert_int_equal(weft_app_destroy(a), WEFT_OK);
+    assert_int_equal(weft_app_destroy(b), WEFT_OK);
+}
+
+// Plugins, groups, the setup's ordering and diagnostics run out of memory
+// at every allocation in turn: each failure is OUT_OF_MEMORY, leaves the
+// app's plugins as they were (no build ran), and leaks nothing.
+static void app_plugins_out_of_memory(void **state)
+{
+    tw_fixture *f = *state;
+    weft_app *app = app_on(f, 0.0, 0.0);
+    plog pl;
+    memset(&pl, 0, sizeof pl);
+    log_reset(&pl.log);
+    pctx ca, cb, cc;
+    const char *dep_a[] = {"A"};
+    weft_plugin_desc a = pdesc(&ca, &pl, "A", NULL, 0);
+    weft_plugin_desc members[2];
+    members[0] = pdesc(&cb, &pl, "B", dep_a, 1);
+    members[1] = pdesc(&cc, &pl, "C", dep_a, 1);
+    weft_plugin_group_desc g;
+    memset(&g, 0, sizeof g);
+    g.name = "G";
+    g.plugins = members;
+    g.plugin_count = 2;
+    int failures = 0;
+    for (int step = 0; step < 3; step++) {
+        app_snap before = app_snap_take(app);
+        for (int64_t n = 1;; n++) {
+            tw_alloc_fail_nth(&f->alloc, n, false);
+            weft_status st = step == 0   ? weft_app_add_plugin(app, &a)
+                             : step == 1 ? weft_app_add_plugin_group(app, &g)
+                                         : weft_app_setup(app);
+            bool injected = tw_alloc_injected(&f->alloc) > 0;
+            tw_alloc_disarm(&f->alloc);
+            if (st == WEFT_OK) {
+                break;
+            }
+            assert_true(injected);
+            if (st == WEFT_ERR_CALLBACK) {
+                // the setup got past its own allocations: the first build's
+                // schedule could not be made, and the plugin's failure
+                // stops the setup (a callback's failure is not undone)
+                assert_int_equal(step, 2);
+                tw_expect_error(f, WEFT_ERR_CALLBACK,
+                                "build of plugin 'A' failed: WEFT_ERR_OUT_OF_MEMORY");
+                assert_string_equal(pl.log.text, "build:A");
+                break;
+            }
+            assert_int_equal(st, WEFT_ERR_OUT_OF_MEMORY);
+            assert_string_equal(pl.log.text, ""); // no build ran
+            app_snap_expect_same(app, &before);
+            failures++;
+        }
+    }
+    assert_true(failures >= 3);
+    assert_int_equal(weft_app_update(app, 0.01), WEFT_ERR_CALLBACK);
+    // a diagnostic, the same way
+    weft_diag_desc dd;
+    memset(&dd, 0, sizeof dd);
+    dd.name = "oom";
+    for (int64_t n = 1;; n++) {
+        tw_alloc_fail_nth(&f->alloc, n, false);
+        weft_status st = weft_diag_add(f->w, &dd);
+        tw_alloc_disarm(&f->alloc);
+        if (st == WEFT_OK) {
+            break;
+        }
+        assert_int_equal(st, WEFT_ERR_OUT_OF_MEMORY);
+        weft_diag_value v;
+        assert_int_equal(weft_diag_get(f->w, "oom", &v), WEFT_ERR_NOT_FOUND);
+    }
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
+    assert_int_equal(pl.freed, 3);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tw_setup, tw_teardown)
@@ -1138,6 +1264,8 @@ int main(void)
         T(app_plugin_missing_and_cyclic_dependencies),
         T(app_plugin_callback_failure),
         T(app_plugin_groups),
+        T(app_plugins_out_of_memory),
+        T(app_snapshot_carries_the_accumulator),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,6 +80,11 @@ typedef struct nf {
     weft_app_desc weft_app_desc;
     weft_plugin_desc weft_plugin_desc;
     weft_plugin_group_desc weft_plugin_group_desc;
+    weft_sub_app_desc weft_sub_app_desc;
+    weft_extract_desc weft_extract_desc;
+    weft_extract_component_desc weft_extract_component_desc;
+    weft_extract_resource_desc weft_extract_resource_desc;
+    weft_extract_instances_desc weft_extract_instances_desc;
     weft_snapshot_options weft_snapshot_options;
     weft_diag_desc weft_diag_desc;
     weft_diag_plugin_desc weft_diag_plugin_desc;

@@ -134,9 +134,12 @@ static void state_tree_exits_leaf_to_root_enters_root_to_leaf(void **state)
     weft_world *w = f->w;
     tree t = make_tree(w);
     log_tree(w, &t);
-    // before the first step: App exists with its initial value, nothing ran
-    assert_int_equal(value_of(w, t.app), MENU);
+    // before the first step nothing exists and no resource was inserted
+    assert_int_equal(value_of(w, t.app), NONE);
     assert_int_equal(value_of(w, t.phase), NONE);
+    weft_world_stats stats;
+    assert_int_equal(weft_world_get_stats(w, &stats), WEFT_OK);
+    assert_int_equal(stats.resources, 0);
     step_expect(w, "+Menu");
     step_expect(w, ""); // nothing queued: nothing runs
 
@@ -310,8 +313,8 @@ static void substate_resource_exists_only_under_source_value(void **state)
     weft_component phase_next = weft_state_next_resource(w, t.phase);
     assert_int_not_equal(phase_res, 0);
     assert_false(weft_resource_has(w, phase_res));
-    assert_true(weft_resource_has(w, phase_next)); // NextState always exists
     assert_int_equal(weft_state_transition(w), WEFT_OK);
+    assert_true(weft_resource_has(w, phase_next)); // from the first step on
     assert_false(weft_resource_has(w, phase_res));
     assert_false(weft_state_exists(w, t.phase));
     assert_true(weft_state_exists(w, t.app));
@@ -663,6 +666,7 @@ static void system_access_must_be_declared(void **state)
     weft_world *w = f->w;
     static weft_state s;
     s = reg_default(w, "App", APP_V, 2, MENU);
+    assert_int_equal(weft_state_transition(w), WEFT_OK);
     weft_schedule *a = weft_schedule_create(w, "a");
     weft_system_desc d;
     memset(&d, 0, sizeof d);
@@ -993,6 +997,117 @@ static void out_of_memory_registration_and_step(void **state)
     assert_int_equal(value_of(w, phase), SETUP);
 }
 
+// ---- rollback: a snapshot restored into a fresh world with the same
+// registrations continues exactly like the original ----
+
+typedef struct rb_world {
+    tw_fixture *f;
+    tree t;
+    weft_component hp;
+    char log[1024];
+} rb_world;
+
+static void rb_log(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    // user: "<label>\0" followed by the world's log buffer address
+    const char *label = user;
+    char *log = *(char *const *)(label + 16);
+    size_t n = strlen(log);
+    snprintf(log + n, 1024 - n, "%s%s", n ? " " : "", label);
+}
+
+static void rb_add(rb_world *rw, weft_schedule *s, char *slot, const char *label)
+{
+    snprintf(slot, 16, "%s", label);
+    char *log = rw->log;
+    memcpy(slot + 16, &log, sizeof log);
+    weft_system_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = label;
+    d.fn = rb_log;
+    d.user = slot;
+    assert_int_not_equal(weft_schedule_add_system(s, &d), 0);
+}
+
+static void rb_setup(rb_world *rw, char slots[][32])
+{
+    rw->f = tw_fixture_new();
+    assert_non_null(rw->f);
+    weft_world *w = rw->f->w;
+    rw->t = make_tree(w);
+    rw->hp = tw_comp(w, "hp", sizeof(int), 0, WEFT_STORAGE_TABLE, 0);
+    rb_add(rw, weft_state_on_enter(w, rw->t.app, MENU), slots[0], "+Menu");
+    rb_add(rw, weft_state_on_enter(w, rw->t.app, GAME), slots[1], "+Game");
+    rb_add(rw, weft_state_on_exit(w, rw->t.app, GAME), slots[2], "-Game");
+    rb_add(rw, weft_state_on_enter(w, rw->t.phase, SETUP), slots[3], "+Setup");
+    rb_add(rw, weft_state_on_exit(w, rw->t.phase, SETUP), slots[4], "-Setup");
+}
+
+static void rb_step(rb_world *rw, weft_state s, uint32_t v)
+{
+    if (s) {
+        assert_int_equal(weft_state_set_next(rw->f->w, s, v), WEFT_OK);
+    }
+    rw->log[0] = '\0';
+    assert_int_equal(weft_state_transition(rw->f->w), WEFT_OK);
+    weft_messages_update(rw->f->w);
+}
+
+static void snapshot_restore_continues_like_the_original(void **state)
+{
+    (void)state;
+    static char slots_a[5][32], slots_b[5][32];
+    static rb_world a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    rb_setup(&a, slots_a);
+    rb_setup(&b, slots_b); // registered, never stepped: still empty
+    weft_world *wa = a.f->w;
+    weft_world *wb = b.f->w;
+    rb_step(&a, 0, 0);
+    assert_string_equal(a.log, "+Menu");
+    rb_step(&a, a.t.app, GAME);
+    assert_string_equal(a.log, "+Game +Setup");
+    weft_component ex = weft_state_despawn_on_exit(wa, a.t.app);
+    for (int i = 0; i < 4; i++) {
+        uint32_t tag = (uint32_t)(i % 2 ? GAME : MENU);
+        int hp = i;
+        weft_value v[2] = {{ex, sizeof tag, &tag}, {a.hp, sizeof hp, &hp}};
+        assert_int_not_equal(weft_spawn_with(wa, v, 2), 0);
+    }
+    size_t len = 0;
+    assert_int_equal(weft_snapshot_write(wa, NULL, 0, &len), WEFT_ERR_CAPACITY);
+    unsigned char *blob = test_malloc(len);
+    assert_int_equal(weft_snapshot_write(wa, blob, len, &len), WEFT_OK);
+    assert_int_equal(weft_snapshot_restore(wb, blob, len), WEFT_OK);
+    test_free(blob);
+    assert_true(weft_world_hash(wa) == weft_world_hash(wb));
+    uint32_t v = 0;
+    assert_int_equal(weft_state_get(wb, b.t.phase, &v), WEFT_OK);
+    assert_int_equal(v, SETUP);
+    // both continue the same way: nothing re-entered in the restored one,
+    // the same entities swept
+    const weft_state next_states[3] = {0, a.t.app, a.t.app};
+    const uint32_t next_values[3] = {0, MENU, GAME};
+    const char *const logs[3] = {"", "-Setup -Game +Menu", "+Game +Setup"};
+    for (int k = 0; k < 3; k++) {
+        rb_step(&a, next_states[k], next_values[k]);
+        rb_step(&b, next_states[k], next_values[k]);
+        assert_string_equal(a.log, logs[k]);
+        assert_string_equal(b.log, logs[k]);
+        if (weft_world_hash(wa) != weft_world_hash(wb)) {
+            fail_msg("step %d: the restored world's hash differs", k);
+        }
+        // leaving Game sweeps the Game-tagged pair, leaving Menu the rest
+        weft_world_stats st;
+        assert_int_equal(weft_world_get_stats(wb, &st), WEFT_OK);
+        assert_int_equal(st.live_entities, k == 0 ? 4 : k == 1 ? 2 : 0);
+    }
+    tw_fixture_free(a.f);
+    tw_fixture_free(b.f);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tw_setup, tw_teardown)
@@ -1009,6 +1124,7 @@ int main(void)
         T(bad_calls_clear_status_world_unchanged),
         T(compute_errors_and_nesting),
         T(out_of_memory_registration_and_step),
+        cmocka_unit_test(snapshot_restore_continues_like_the_original),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,6 +152,30 @@ static void plugin_hooks_states_registered_on_the_world(void **state)
     assert_int_equal(weft_app_destroy(app), WEFT_OK);
 }
 
+// The transition system is weft's own: stepping the StateTransition
+// schedule does not hold transitions back.
+static void transitions_run_while_stepping(void **state)
+{
+    (void)state;
+    weft_app *app = weft_app_create(NULL);
+    weft_world *w = weft_app_world(app);
+    weft_state_desc d = screen_desc("Screen");
+    weft_state s = weft_app_register_state(app, &d);
+    assert_int_not_equal(s, 0);
+    weft_schedule *tr = weft_app_schedule(app, WEFT_APP_STATE_TRANSITION);
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+    assert_int_equal(weft_schedule_set_stepping(tr, true), WEFT_OK);
+    assert_int_equal(weft_state_set_next(w, s, 1), WEFT_OK);
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+    uint32_t v = 9;
+    assert_int_equal(weft_state_get(w, s, &v), WEFT_OK);
+    assert_int_equal(v, 1);
+    weft_system_stats st;
+    assert_int_equal(weft_schedule_system_stats(tr, 1, &st), WEFT_OK);
+    assert_int_equal(st.skipped, 0);
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
+}
+
 static void failing(weft_system_ctx *ctx, void *user)
 {
     (void)user;
@@ -241,11 +265,13 @@ static void out_of_memory_registering_on_the_app(void **state)
             assert_int_equal(weft_state_lookup(f->w, "Screen"), 0);
         } else {
             done = !injected;
+        }
+        assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+        if (s != 0) { // entered by the startup transition
             uint32_t v = 9;
             assert_int_equal(weft_state_get(f->w, s, &v), WEFT_OK);
             assert_int_equal(v, 0);
         }
-        assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
         assert_int_equal(weft_world_check(f->w), WEFT_OK);
         assert_int_equal(weft_app_destroy(app), WEFT_OK);
         tw_fixture_free(f);
@@ -260,6 +286,7 @@ int main(void)
         cmocka_unit_test(app_orders_startup_and_updates),
         cmocka_unit_test(plugin_hooks_states_registered_on_the_world),
         cmocka_unit_test(failing_enter_fails_the_update),
+        cmocka_unit_test(transitions_run_while_stepping),
         cmocka_unit_test(bad_input_leaves_the_app_unchanged),
         cmocka_unit_test(out_of_memory_registering_on_the_app),
     };

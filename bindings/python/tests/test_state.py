@@ -41,8 +41,11 @@ class StateCase(unittest.TestCase):
 
     def test_values_and_initial_state(self):
         self.assertEqual(self.app.values, {"Menu": 0, "Game": 1, "Over": 2})
-        self.assertEqual(self.app.get(), "Menu")   # inserted at registration
-        self.assertIsNone(self.phase.get())        # evaluated by the first step
+        self.assertIsNone(self.app.get())          # nothing before the first step
+        self.assertFalse(self.app.exists)
+        self.w.state_transition()
+        self.assertEqual(self.app.get(), "Menu")
+        self.assertIsNone(self.phase.get())
         self.assertTrue(self.app.exists)
         self.assertFalse(self.phase.exists)
         self.assertIs(self.w.state_lookup("Phase"), self.phase)

@@ -53,7 +53,6 @@ class _WorldInternals:
         _keep: List[Any]
         _depth: int
         _next_key: int
-        _frame: Tuple[Any, ...]
         _schedules: Dict[Any, Any]
         _system_exc: Any
         _free_user: Any

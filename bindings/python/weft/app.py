@@ -9,7 +9,7 @@ requests. Labels are schedule names; App.schedule(label) gives the
 Schedule, on which every Schedule method works."""
 
 import ctypes
-from typing import Any
+from typing import Any, Callable, Iterable, List, Optional, Sequence
 
 from ._abi import (
     APP_AFTER, APP_BEFORE, APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP,
@@ -35,25 +35,27 @@ class Plugin:
     callables. An exception in a callback stops the setup; the App call
     that ran it raises it."""
 
-    def __init__(self, name=None, build=None, finish=None, cleanup=None, dependencies=(),
-                 repeatable=False):
+    def __init__(self, name: Optional[str] = None,
+                 build: Optional[Callable[["App"], Any]] = None,
+                 finish: Optional[Callable[["App"], Any]] = None,
+                 cleanup: Optional[Callable[["App"], Any]] = None,
+                 dependencies: Iterable[str] = (), repeatable: bool = False) -> None:
         self.name = name or type(self).__name__
-        if build is not None:
-            self.build = build
-        if finish is not None:
-            self.finish = finish
-        if cleanup is not None:
-            self.cleanup = cleanup
+        # callables given here shadow the methods (setattr: an instance
+        # attribute where the class has a method)
+        for key, fn in (("build", build), ("finish", finish), ("cleanup", cleanup)):
+            if fn is not None:
+                setattr(self, key, fn)
         self.dependencies = tuple(dependencies)
         self.repeatable = repeatable
 
-    def build(self, app):
+    def build(self, app: "App") -> None:
         raise NotImplementedError("Plugin %r has no build" % self.name)
 
-    def finish(self, app):
+    def finish(self, app: "App") -> None:
         pass
 
-    def cleanup(self, app):
+    def cleanup(self, app: "App") -> None:
         pass
 
 
@@ -98,7 +100,7 @@ class App:
             raise WeftError(ERR_INVALID_HANDLE, "app closed")
         return self._ptr
 
-    def close(self):
+    def close(self) -> None:
         """Destroys the app, then the World when the app created it."""
         self._release()
         if self._owns_world:
@@ -120,7 +122,7 @@ class App:
         self.close()
 
     # -- labels
-    def schedule(self, label):
+    def schedule(self, label: str) -> Schedule:
         """The Schedule of `label` (a built-in label or one inserted with
         insert_schedule); WeftError NOT_FOUND otherwise."""
         w = self.world
@@ -155,7 +157,8 @@ class App:
         """Decorator form of add_system."""
         return self.schedule(label).system(**kwargs)
 
-    def insert_schedule(self, label, before=None, after=None):
+    def insert_schedule(self, label: str, before: Optional[str] = None,
+                        after: Optional[str] = None) -> Schedule:
         """Places the schedule `label` right before or after another label
         (exactly one of before/after); returns its Schedule. A label placed
         earlier moves. WeftError for an unknown anchor, a cycle, a
@@ -163,12 +166,13 @@ class App:
         if (before is None) == (after is None):
             raise TypeError("give exactly one of before= and after=")
         anchor = before if before is not None else after
+        assert anchor is not None
         place = APP_BEFORE if before is not None else APP_AFTER
         self.world._check(_lib.weft_app_insert_schedule(
             self._p(), label.encode("utf-8"), anchor.encode("utf-8"), place))
         return self.schedule(label)
 
-    def labels(self, order="main"):
+    def labels(self, order: str = "main") -> List[str]:
         """The labels of an order ("startup", "main" or "fixed") in run
         order."""
         o = _ORDERS[order]
@@ -210,7 +214,7 @@ class App:
         desc.repeatable = plugin.repeatable
         return desc, (name, arr, tramps, plugin)
 
-    def add_plugin(self, plugin=None, **kwargs):
+    def add_plugin(self, plugin: Optional[Plugin] = None, **kwargs: Any) -> Plugin:
         """Adds a Plugin (or Plugin(**kwargs)); it is built by setup(), the
         first update() or run(). WeftError: ALREADY_EXISTS (a second one of
         the name, unless both are repeatable), WRONG_PHASE (after the
@@ -222,7 +226,8 @@ class App:
         self._plugins.append(keep)
         return plugin
 
-    def add_plugin_group(self, name, plugins, disabled=()):
+    def add_plugin_group(self, name: str, plugins: Iterable[Plugin],
+                         disabled: Sequence[str] = ()) -> None:
         """Adds the members of a group that are not named in `disabled`,
         all or none."""
         plugins = list(plugins)
@@ -254,22 +259,23 @@ class App:
                             recorded=True) from exc
         return status
 
-    def setup(self):
+    def setup(self) -> None:
         """Builds the plugins in dependency order, then finishes and cleans
         them up (the first update() does it when you do not)."""
         status = self._after_setup(_lib.weft_app_setup(self._p()))
         self.world._check(status)
 
-    def has_plugin(self, name):
+    def has_plugin(self, name: str) -> bool:
         return bool(_lib.weft_app_has_plugin(self._p(), name.encode("utf-8")))
 
-    def plugins(self):
+    def plugins(self) -> List[str]:
         """Plugin names: in order of addition, in build order after setup."""
         p = self._p()
         return [_s(_lib.weft_app_plugin_name(p, i))
                 for i in range(_lib.weft_app_plugin_count(p))]
 
-    def add_diagnostics_plugin(self, log_interval=1.0, per_system=False, history_len=0):
+    def add_diagnostics_plugin(self, log_interval: float = 1.0, per_system: bool = False,
+                               history_len: int = 0) -> None:
         """Adds weft's diagnostics plugin: every update it records frame
         time, FPS, frame count, entity and archetype counts (and each
         system's time with per_system) in the World's diagnostics, and logs
@@ -282,7 +288,7 @@ class App:
         self.world._check(_lib.weft_app_add_diagnostics_plugin(self._p(), ctypes.byref(desc)))
 
     # -- running
-    def update(self, dt):
+    def update(self, dt: float) -> None:
         """Runs one update of `dt` seconds (startup once first; see
         weft_app_update). Every schedule runs; the first failure is raised
         afterwards as WeftError (chained to the Python exception when a
@@ -298,7 +304,7 @@ class App:
         self._after_setup(status if self._plugin_exc is not None else OK)
         w._finish_run(status, failures)
 
-    def run(self, runner):
+    def run(self, runner: Callable[["App"], Any]) -> None:
         """Sets the plugins up and calls runner(app), which drives the app
         with update() until it decides to stop (exit_requested tells
         whether something asked). An exception from the runner propagates."""
@@ -323,13 +329,13 @@ class App:
         if status != OK:
             self.world._check(status)
 
-    def exit(self, code=0):
+    def exit(self, code: int = 0) -> None:
         """Asks the runner to stop with `code` (the first request wins).
         May be called from a system."""
         _lib.weft_app_exit(self._p(), code)
 
     @property
-    def exit_requested(self):
+    def exit_requested(self) -> Optional[int]:
         """None, or the code of the first exit request."""
         code = ctypes.c_int32(0)
         if _lib.weft_app_exit_requested(self._p(), ctypes.byref(code)):
@@ -337,23 +343,23 @@ class App:
         return None
 
     @property
-    def update_count(self):
+    def update_count(self) -> int:
         return _lib.weft_app_update_count(self._p())
 
     @property
-    def fixed_steps(self):
+    def fixed_steps(self) -> int:
         """Fixed steps run by the last update."""
         return _lib.weft_app_fixed_steps(self._p())
 
     @property
-    def fixed_accumulator(self):
+    def fixed_accumulator(self) -> float:
         """Seconds left in the fixed-step accumulator."""
         return _lib.weft_app_fixed_accumulator(self._p())
 
     @property
-    def fixed_step(self):
+    def fixed_step(self) -> float:
         return _lib.weft_app_fixed_step(self._p())
 
     @fixed_step.setter
-    def fixed_step(self, step):
+    def fixed_step(self, step: float) -> None:
         self.world._check(_lib.weft_app_set_fixed_step(self._p(), step))

@@ -507,38 +507,38 @@ class Schedule:
 
     # -- stepping (a system-level debugger; weft_schedule_set_stepping)
     @property
-    def stepping(self):
+    def stepping(self) -> bool:
         """Whether stepping is on: a run then runs only not-steppable
         systems (SYSTEM_NOT_STEPPABLE, STEP_ALWAYS_RUN) and what step() or
         continue_() asked for."""
         return bool(_lib.weft_schedule_is_stepping(self._p()))
 
     @stepping.setter
-    def stepping(self, on):
+    def stepping(self, on: bool) -> None:
         self.world._check(_lib.weft_schedule_set_stepping(self._p(), bool(on)))
 
-    def step(self):
+    def step(self) -> None:
         """The next run runs one system: the next steppable one in
         schedule order (from the start after the last)."""
         self.world._check(_lib.weft_schedule_step(self._p()))
 
-    def continue_(self):
+    def continue_(self) -> None:
         """The next run runs the steppable systems from the cursor to the
         end, stopping before the next breakpoint."""
         self.world._check(_lib.weft_schedule_continue(self._p()))
 
-    def set_step_behavior(self, node, behavior):
+    def set_step_behavior(self, node: NodeRef, behavior: int) -> None:
         """STEP_DEFAULT, STEP_ALWAYS_RUN, STEP_NEVER_RUN or STEP_BREAK for a
         system (a Node, its number or its name)."""
         self.world._check(_lib.weft_schedule_set_step_behavior(
             self._p(), self._node(node), behavior))
 
-    def set_breakpoint(self, node, on=True):
+    def set_breakpoint(self, node: NodeRef, on: bool = True) -> None:
         """A breakpoint on a system (continue_() stops before it), or none."""
         self.set_step_behavior(node, STEP_BREAK if on else STEP_DEFAULT)
 
     @property
-    def step_cursor(self):
+    def step_cursor(self) -> Optional[Node]:
         """The Node the next step would run, or None."""
         nid = _lib.weft_schedule_step_cursor(self._p())
         return self.node(nid) if nid else None
