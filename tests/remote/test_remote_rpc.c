@@ -364,6 +364,60 @@ static void test_bad_input_changes_nothing(void **state)
     }
 }
 
+static void test_resources(void **state)
+{
+    fx_state *s = *state;
+    weft_world *w = s->fx.w;
+    json_t *resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                                 "\"world.get_resources\",\"params\":{\"resource\":\"Position\"}}");
+    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND); /* absent */
+    json_decref(resp);
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.insert_resources\","
+                         "\"params\":{\"resource\":\"Position\",\"value\":{\"x\":2,\"y\":3}}}");
+    assert_true(json_is_null(result_of(resp)));
+    json_decref(resp);
+    const fx_pos *p = weft_resource_get(w, s->fx.pos, sizeof *p);
+    assert_non_null(p);
+    assert_true(p->x == 2.0f && p->y == 3.0f);
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"world.mutate_resources\","
+                         "\"params\":{\"resource\":\"Position\",\"path\":\".x\",\"value\":9}}");
+    result_of(resp);
+    json_decref(resp);
+    p = weft_resource_get(w, s->fx.pos, sizeof *p);
+    assert_true(p->x == 9.0f && p->y == 3.0f);
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"world.get_resources\","
+                         "\"params\":{\"resource\":\"Position\"}}");
+    json_t *value = json_object_get(result_of(resp), "value");
+    assert_true(json_number_value(json_object_get(value, "x")) == 9.0);
+    assert_true(json_number_value(json_object_get(value, "y")) == 3.0);
+    json_decref(resp);
+    uint64_t hash = weft_world_hash(w);
+    const char *bad[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.insert_resources\",\"params\":"
+        "{\"resource\":\"Position\",\"value\":{\"x\":\"a\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.insert_resources\",\"params\":"
+        "{\"resource\":\"Nope\",\"value\":{}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.insert_resources\",\"params\":"
+        "{\"resource\":\"Position\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.mutate_resources\",\"params\":"
+        "{\"resource\":\"Position\",\"path\":\"w\",\"value\":1}}",
+    };
+    int codes[] = {WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_TYPE_MISMATCH,
+                   WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_UNKNOWN_COMPONENT, WEFT_REMOTE_INVALID_PARAMS,
+                   WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND};
+    for (int i = 0; i < 4; i++) {
+        resp = fx_call(s->r, "%s", bad[i]);
+        assert_int_equal(fx_code(resp), codes[i]);
+        json_decref(resp);
+        assert_true(weft_world_hash(w) == hash);
+    }
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"world.remove_resources\","
+                         "\"params\":{\"resource\":\"Position\"}}");
+    result_of(resp);
+    json_decref(resp);
+    assert_false(weft_resource_has(w, s->fx.pos));
+}
+
 static void test_batch_and_notifications(void **state)
 {
     fx_state *s = *state;
@@ -412,7 +466,8 @@ static void test_discover(void **state)
     const char *want[] = {"world.get_components", "world.query", "world.spawn_entity",
                           "world.insert_components", "world.remove_components",
                           "world.despawn_entity", "world.reparent_entities",
-                          "world.list_components", "world.mutate_components", "rpc.discover"};
+                          "world.list_components", "world.mutate_components",
+                          "world.get_resources", "world.insert_resources", "rpc.discover"};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         bool found = false;
         size_t i;
@@ -438,6 +493,8 @@ static void test_read_only(void **state)
         "{\"entity\":%llu,\"components\":[\"Tag\"]}}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.mutate_components\",\"params\":"
         "{\"entity\":%llu,\"component\":\"Health\",\"path\":\"hp\",\"value\":1}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.insert_resources\",\"params\":"
+        "{\"resource\":\"Position\",\"value\":{}}}",
     };
     for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
         json_t *resp = fx_call(s->r, writes[i], (unsigned long long)s->fx.a);
@@ -504,6 +561,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list, setup_rw, teardown),
         cmocka_unit_test_setup_teardown(test_writes, setup_rw, teardown),
         cmocka_unit_test_setup_teardown(test_bad_input_changes_nothing, setup_rw, teardown),
+        cmocka_unit_test_setup_teardown(test_resources, setup_rw, teardown),
         cmocka_unit_test_setup_teardown(test_batch_and_notifications, setup_rw, teardown),
         cmocka_unit_test_setup_teardown(test_discover, setup_ro, teardown),
         cmocka_unit_test_setup_teardown(test_read_only, setup_ro, teardown),
