@@ -8,8 +8,8 @@
 #  3. build/tsan:    ThreadSanitizer over the tests that run threads
 #                    (concurrent entity reservation, deque, thread pool,
 #                    every app test in tests/app, every scheduler test in
-#                    tests/sched, every state test in tests/state) and
-#                    nothing else
+#                    tests/sched, every state test in tests/state, and
+#                    the pipelined render-world example) and nothing else
 # Builds 1 and 2 run every ctest test (unit, api, model, fault, sched, abi,
 # example, python); build 3 runs only the subset above. The Python tests
 # must be registered in builds 1 and 2: CMake leaves them out (with a status
@@ -60,15 +60,15 @@ ctest --test-dir build/release --output-on-failure -j "$jobs" --timeout 900
 
 echo "== [3/3] ThreadSanitizer, threaded tests (build/tsan)"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_TSAN=ON \
-      -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=OFF -DWEFT_BUILD_BENCH=OFF
+      -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=OFF
 sched_tests=$(for f in tests/sched/test_*.c tests/state/test_*.c tests/app/test_*.c; do
     basename "$f" .c; done)
 # shellcheck disable=SC2086 # one target per word
 cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity \
-    test_deque test_deque_stress test_thread_pool test_remote_http \
+    test_deque test_deque_stress test_thread_pool weft_example_render_world test_remote_http \
     $sched_tests
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" \
     ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 \
-    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_stepping|test_diag|test_subapp|test_sched_|test_state|test_remote_http"
+    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_stepping|test_diag|test_subapp|example_render_world|test_sched_|test_state|test_remote_http"
 
 echo "== tests: all passed"

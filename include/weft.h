@@ -3067,8 +3067,8 @@ WEFT_API weft_component weft_sub_app_main_entity(const weft_app *sub);
  *  in the main world's slot: INVALID_HANDLE, INVALID_ENTITY or
  *  STALE_ENTITY (`main_e` is not alive), NOT_FOUND (not synced yet: the
  *  next extraction syncs it), STALE_ENTITY (its twin was despawned in the
- *  sub-world by someone else). Thread: driver, not while a frame of `sub`
- *  is in flight. */
+ *  sub-world by someone else), WRONG_PHASE (a pipelined frame of `sub` is
+ *  in flight). Thread: driver. */
 WEFT_API weft_entity weft_sub_app_map(weft_app *sub, weft_entity main_e);
 
 /* -- extract systems -- */

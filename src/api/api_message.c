@@ -93,6 +93,9 @@ WEFT_API weft_status weft_message_write(weft_world *world, weft_message_type typ
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
+    if (world->read_only && wf_world_refuse_shared(world, "weft_message_write")) {
+        return WEFT_ERR_WRONG_PHASE; /* a sub-app extracts from this world */
+    }
     wf_msg_stream *s = message_stream(world, type, size, "weft_message_write");
     if (!s) {
         return world->last_status;

@@ -734,5 +734,18 @@ WEFT_API weft_entity weft_sub_app_map(weft_app *sub, weft_entity main_e)
     if (!s) {
         return 0;
     }
+    if (s->thread_up) {
+        wf_mutex_lock(&s->mu);
+        bool busy = s->state == WF_SUB_QUEUED;
+        wf_mutex_unlock(&s->mu);
+        if (busy) {
+            /* the twin's liveness is the sub-world's, which the frame owns */
+            wf_error(s->parent->world, WEFT_ERR_WRONG_PHASE,
+                     "weft_sub_app_map: a pipelined frame of '%s' is in flight "
+                     "(weft_sub_app_wait first)",
+                     s->name);
+            return 0;
+        }
+    }
     return wf_sub_map(s, main_e, s->parent->world, "weft_sub_app_map");
 }

@@ -647,7 +647,8 @@ static void mapping_churn_cleared(void **state)
 typedef struct writer {
     weft_world *main;
     weft_component pos;
-    weft_status spawn_st, insert_st, mut_st, res_st, field_st;
+    weft_message_type msg;
+    weft_status spawn_st, insert_st, mut_st, res_st, field_st, msg_st;
     bool mut_null;
     int runs;
 } writer;
@@ -662,6 +663,8 @@ static void sys_writer(weft_system_ctx *ctx, void *user)
     w->mut_null = weft_get_mut(w->main, 1, w->pos, sizeof v) == NULL;
     w->mut_st = weft_last_status(w->main);
     w->res_st = weft_resource_insert(w->main, w->pos, &v, sizeof v);
+    int32_t m = 1;
+    w->msg_st = weft_message_write(w->main, w->msg, &m, sizeof m);
     weft_iter it;
     if (weft_extract_iter(ctx, 0, &it) == WEFT_OK) {
         while (weft_iter_next(&it)) {
@@ -725,6 +728,12 @@ static void subapp_bad_input(void **state)
     memset(&w, 0, sizeof w);
     w.main = f->w;
     w.pos = pos;
+    weft_message_desc msgd;
+    memset(&msgd, 0, sizeof msgd);
+    msgd.name = "Note";
+    msgd.size = sizeof(int32_t);
+    w.msg = weft_message_register(f->w, &msgd);
+    assert_int_not_equal(w.msg, 0);
     weft_extract_desc x;
     memset(&x, 0, sizeof x);
     x.system.name = "writer";
@@ -774,6 +783,10 @@ static void subapp_bad_input(void **state)
     assert_true(w.mut_null);
     assert_int_equal(w.mut_st, WEFT_ERR_WRONG_PHASE);
     assert_int_equal(w.res_st, WEFT_ERR_WRONG_PHASE);
+    assert_int_equal(w.msg_st, WEFT_ERR_WRONG_PHASE);
+    weft_message_cursor cur;
+    memset(&cur, 0, sizeof cur);
+    assert_int_equal(weft_message_unread(f->w, w.msg, &cur), 0); // nothing was written
     assert_int_equal(w.field_st, WEFT_ERR_ACCESS_VIOLATION);
     assert_int_equal(weft_world_hash(f->w), h);
     weft_world_stats after;

@@ -261,10 +261,22 @@ static void sys_sum(weft_system_ctx *ctx, void *user)
     }
 }
 
+// A gate the test may close to hold a sub-app frame in flight.
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool closed;
+} g_gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+
 // Sub-world: counts frames; fails the frame numbered fail_at.
 static void sys_frame(weft_system_ctx *ctx, void *user)
 {
     scene *sc = user;
+    pthread_mutex_lock(&g_gate.mu);
+    while (g_gate.closed) {
+        pthread_cond_wait(&g_gate.cv, &g_gate.mu);
+    }
+    pthread_mutex_unlock(&g_gate.mu);
     int64_t *f = weft_system_resource_mut(ctx, sc->frame, sizeof(int64_t));
     if (f) {
         (*f)++;
@@ -557,6 +569,34 @@ static void pipeline_failure_reported_later(void **state)
     assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
     assert_int_equal(weft_sub_app_wait(sub), WEFT_ERR_CALLBACK);
     assert_int_equal(weft_sub_app_wait(sub), WEFT_OK);
+    // with a frame in flight (held at a gate), the mapping is refused
+    pthread_mutex_lock(&g_gate.mu);
+    g_gate.closed = true;
+    pthread_mutex_unlock(&g_gate.mu);
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+    weft_query_desc q;
+    memset(&q, 0, sizeof q);
+    q.terms[0].id = weft_sub_app_sub_entity(sub);
+    q.term_count = 1;
+    weft_query *synced = weft_query_create(f->w, &q);
+    assert_non_null(synced);
+    weft_entity some = 0;
+    weft_iter it;
+    assert_int_equal(weft_query_iter(f->w, synced, &it), WEFT_OK);
+    while (weft_iter_next(&it)) {
+        some = weft_iter_entities(&it)[0];
+    }
+    assert_int_not_equal(some, 0);
+    assert_int_equal(weft_sub_app_map(sub, some), 0);
+    assert_int_equal(weft_last_status(f->w), WEFT_ERR_WRONG_PHASE);
+    assert_true(tw_contains(weft_last_error(f->w), "in flight"));
+    pthread_mutex_lock(&g_gate.mu);
+    g_gate.closed = false;
+    pthread_cond_broadcast(&g_gate.cv);
+    pthread_mutex_unlock(&g_gate.mu);
+    assert_int_equal(weft_sub_app_wait(sub), WEFT_OK);
+    assert_int_not_equal(weft_sub_app_map(sub, some), 0);
+    weft_query_destroy(f->w, synced);
     assert_int_equal(weft_app_destroy(app), WEFT_OK);
 }
 

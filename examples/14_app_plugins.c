@@ -1,4 +1,4 @@
-/* examples/13_app_plugins.c - an app assembled from plugins, stepped system
+/* examples/14_app_plugins.c - an app assembled from plugins, stepped system
  * by system, with diagnostics logged through the logger hook.
  * SPDX-License-Identifier: MIT
  *
