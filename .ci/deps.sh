@@ -21,7 +21,8 @@ WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev 
                    python3-wheel python3-numpy python3-mypy libmicrohttpd-dev)
 # Only the fuzz step needs these: clang ships libFuzzer, and Debian puts its
 # runtime (and clang's ASan/UBSan runtimes) in libclang-rt-dev.
-WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev)
+# libmicrohttpd-dev and libjansson-dev: fuzz_remote links the weft_remote library.
+WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev libmicrohttpd-dev libjansson-dev)
 
 weft_ensure_deps() {
     weft_ensure_packages "${WEFT_DEB_PACKAGES[@]}"

@@ -292,6 +292,7 @@ WEFT_API weft_status weft_remote_add_plugin(weft_app *app, const weft_remote_des
         weft_remote_destroy(r);
         return st;
     }
+    r->app = app;
     if (out) {
         *out = r;
     }

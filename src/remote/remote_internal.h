@@ -45,6 +45,7 @@ struct MHD_Daemon;
 struct weft_remote {
     uint32_t magic;
     weft_world *world;
+    weft_app *app;      /* set by weft_remote_add_plugin: lists its schedules */
     uint32_t flags;
     int32_t port;
     int32_t max_request_bytes;

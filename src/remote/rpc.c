@@ -16,13 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "remote_internal.h"
-
-typedef struct wr_err {
-    int code;
-    weft_status status; /* WEFT_OK: a plain JSON-RPC error */
-    char msg[768];
-} wr_err;
+#include "remote_inspect.h"
 
 typedef json_t *(*wr_method_fn)(weft_remote *r, json_t *params, wr_err *err);
 
@@ -971,6 +965,17 @@ static const wr_method wr_methods[] = {
     {"world.remove_resources", m_remove_resources, true, "{resource} -> null"},
     {"world.mutate_resources", m_mutate_resources, true, "{resource, path, value} -> null"},
     {"world.list_resources", m_list_resources, false, "-> [name]"},
+    {"weft.world_stats", wi_world_stats, false, "-> world counters and the change tick"},
+    {"weft.archetypes", wi_archetypes, false,
+     "-> {archetypes: [{index, entities, table, components}], summary}"},
+    {"weft.schedules", wi_schedules, false, "{names?: [name]} -> [{name, order?, systems}]"},
+    {"weft.schedule", wi_schedule_info, false,
+     "{schedule} -> {systems, edges, ambiguities, sync_points, step_cursor, dot}"},
+    {"weft.trace", wi_trace, false, "{schedule, profile?} -> {trace, max_concurrency}"},
+    {"weft.diagnostics", wi_diagnostics, false, "-> [{name, value, average, smoothed, ...}]"},
+    {"weft.states", wi_states, false, "-> [{name, exists, value, value_name}]"},
+    {"weft.stepping", wi_stepping, true,
+     "{schedule, action: on|off|step|continue} -> {stepping, cursor}"},
     {"rpc.discover", m_discover, false, "-> OpenRPC document"},
 };
 #define WR_METHOD_COUNT (sizeof wr_methods / sizeof wr_methods[0])
