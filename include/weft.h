@@ -913,7 +913,9 @@ WEFT_API void weft_commands_destroy(weft_commands *cmds);
 
 /** The world's own buffer: hooks, observers and query iterations defer
  *  structural calls into it; it is applied when the outermost operation
- *  ends. Recording into it yourself is allowed. Thread: driver. */
+ *  ends. Recording into it yourself is allowed. NULL for an invalid world,
+ *  and (WRONG_PHASE recorded) while a sub-app extracts from the world.
+ *  Thread: driver. */
 WEFT_API weft_commands *weft_world_commands(weft_world *world);
 
 /** Number of recorded, unapplied commands.

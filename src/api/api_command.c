@@ -54,7 +54,16 @@ WEFT_API void weft_commands_destroy(weft_commands *cmds)
 
 WEFT_API weft_commands *weft_world_commands(weft_world *world)
 {
-    return wf_world_ok(world) ? &world->cmds : NULL;
+    if (!wf_world_ok(world)) {
+        return NULL;
+    }
+    /* the world buffer is applied when the outer operation ends (an
+     * extract system's main query iteration, say): refused while a sub-app
+     * extracts from the world, as every other write is */
+    if (world->read_only && wf_world_refuse_shared(world, "weft_world_commands")) {
+        return NULL;
+    }
+    return &world->cmds;
 }
 
 WEFT_API int32_t weft_commands_count(const weft_commands *cmds)

@@ -4,7 +4,7 @@
 // change-only mode, resource extracted only when changed, instances in a
 // map keyed by main entity), a user extract system reading main queries,
 // resources and messages, entity mapping under random spawn/despawn/tag
-// churn against a reference map (retained and cleared sub-worlds), and
+// churn against a reference map (retained, cleared and pipelined), and
 // bad input: writes to the main world from extraction, a main query that
 // writes, a sub-app name used twice, mapping a despawned entity, driving a
 // sub-app directly.
@@ -580,10 +580,10 @@ static void check_mapping(tw_fixture *f, weft_app *sub, model_ent *m, bool clear
     assert_int_equal(weft_world_check(sw), WEFT_OK);
 }
 
-static void mapping_churn(tw_fixture *f, bool clear, uint64_t seed)
+static void mapping_churn(tw_fixture *f, bool clear, bool pipelined, uint64_t seed)
 {
     weft_app *app = main_app(f);
-    weft_app *sub = add_sub(f, app, "render", clear, false);
+    weft_app *sub = add_sub(f, app, "render", clear, pipelined);
     weft_component tag = weft_sub_app_sync_tag(sub);
     weft_component filler = tw_comp(f->w, "Filler", sizeof(uint32_t), 0, WEFT_STORAGE_DEFAULT, 0);
     tw_rng rng;
@@ -621,6 +621,7 @@ static void mapping_churn(tw_fixture *f, bool clear, uint64_t seed)
             }
         }
         assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+        assert_int_equal(weft_sub_app_wait(sub), WEFT_OK); // (pipelined: the frame)
         check_mapping(f, sub, m, clear);
     }
     // mapping a despawned main entity is refused with a message
@@ -633,13 +634,21 @@ static void mapping_churn(tw_fixture *f, bool clear, uint64_t seed)
 static void mapping_churn_retained(void **state)
 {
     bool over = false;
-    mapping_churn(*state, false, tw_seed_from_env(0x5eed18, &over));
+    mapping_churn(*state, false, false, tw_seed_from_env(0x5eed18, &over));
 }
 
 static void mapping_churn_cleared(void **state)
 {
     bool over = false;
-    mapping_churn(*state, true, tw_seed_from_env(0xc1ea7, &over));
+    mapping_churn(*state, true, false, tw_seed_from_env(0xc1ea7, &over));
+}
+
+// The same churn with the sub-app pipelined: syncing happens between its
+// frames, so the reference map holds after each collected frame.
+static void mapping_churn_pipelined(void **state)
+{
+    bool over = false;
+    mapping_churn(*state, false, true, tw_seed_from_env(0x919e, &over));
 }
 
 // ---- bad input ----
@@ -649,6 +658,7 @@ typedef struct writer {
     weft_component pos;
     weft_message_type msg;
     weft_status spawn_st, insert_st, mut_st, res_st, field_st, msg_st;
+    bool wcmds_null;
     bool mut_null;
     int runs;
 } writer;
@@ -665,6 +675,8 @@ static void sys_writer(weft_system_ctx *ctx, void *user)
     w->res_st = weft_resource_insert(w->main, w->pos, &v, sizeof v);
     int32_t m = 1;
     w->msg_st = weft_message_write(w->main, w->msg, &m, sizeof m);
+    // the world buffer would be applied when a main iteration ends
+    w->wcmds_null = weft_world_commands(w->main) == NULL;
     weft_iter it;
     if (weft_extract_iter(ctx, 0, &it) == WEFT_OK) {
         while (weft_iter_next(&it)) {
@@ -784,6 +796,8 @@ static void subapp_bad_input(void **state)
     assert_int_equal(w.mut_st, WEFT_ERR_WRONG_PHASE);
     assert_int_equal(w.res_st, WEFT_ERR_WRONG_PHASE);
     assert_int_equal(w.msg_st, WEFT_ERR_WRONG_PHASE);
+    assert_true(w.wcmds_null);
+    assert_non_null(weft_world_commands(f->w)); // outside extraction: allowed
     weft_message_cursor cur;
     memset(&cur, 0, sizeof cur);
     assert_int_equal(weft_message_unread(f->w, w.msg, &cur), 0); // nothing was written
@@ -871,6 +885,7 @@ int main(void)
         T(extract_user_system),
         T(mapping_churn_retained),
         T(mapping_churn_cleared),
+        T(mapping_churn_pipelined),
         T(subapp_bad_input),
         T(subapp_out_of_memory),
     };
