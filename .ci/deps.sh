@@ -14,12 +14,15 @@
 # python3-numpy: Chunk.array's numpy columns are tested (test_python_numpy)
 # and benchmarked with it; the binding itself does not need it.
 # python3-mypy: test_python_types checks the binding's type hints with it.
+# libmicrohttpd-dev: the HTTP server of the optional weft_remote library
+# (src/remote/, docs/remote.md); weft itself does not link it.
 WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev
                    libjansson-dev libzstd-dev python3 python3-venv python3-setuptools
-                   python3-wheel python3-numpy python3-mypy)
+                   python3-wheel python3-numpy python3-mypy libmicrohttpd-dev)
 # Only the fuzz step needs these: clang ships libFuzzer, and Debian puts its
 # runtime (and clang's ASan/UBSan runtimes) in libclang-rt-dev.
-WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev)
+# libmicrohttpd-dev and libjansson-dev: fuzz_remote links the weft_remote library.
+WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev libmicrohttpd-dev libjansson-dev)
 
 weft_ensure_deps() {
     weft_ensure_packages "${WEFT_DEB_PACKAGES[@]}"

@@ -2168,6 +2168,27 @@ WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, con
  *  weft_json_read_entity. */
 WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t len);
 
+/** Writes resource r as JSON through its description (the rules of
+ *  weft_json_write_component; a tag resource as {}). Buffer rules as
+ *  weft_json_write_component. Thread: driver. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (out_len NULL), UNKNOWN_COMPONENT, NOT_FOUND (the resource
+ *  is not present, or has no description), CAPACITY. */
+WEFT_API weft_status weft_json_write_resource(const weft_world *world, weft_component r,
+                                              char *buf, size_t cap, size_t *out_len);
+
+/** Reads resource r from JSON: an object with any subset of the described
+ *  fields (rules of weft_json_read_component); the others keep the
+ *  present value, or the default when the resource is absent. The value
+ *  is then inserted as by weft_resource_insert (present or not). A tag
+ *  resource takes {}. On error nothing changes. Thread: driver, not while
+ *  iterating. Errors: INVALID_HANDLE, INVALID_ARG (NULL text, undescribed
+ *  resource, no jansson), RELATIONSHIP (a relationship component, kept
+ *  by weft), UNKNOWN_COMPONENT,
+ *  WRONG_PHASE, BAD_FORMAT, NOT_FOUND (unknown field), TYPE_MISMATCH,
+ *  STALE_ENTITY (a dangling entity field), OUT_OF_MEMORY. */
+WEFT_API weft_status weft_json_read_resource(weft_world *world, weft_component r,
+                                             const char *text, size_t len);
+
 /* -- scenes and cloning -- */
 
 /** A saved set of entities: copies of their components (made with the

@@ -300,6 +300,34 @@ WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t
     return wf_json_spawn(world, text, len, &e) == WEFT_OK ? e : 0;
 }
 
+WEFT_API weft_status weft_json_write_resource(const weft_world *world, weft_component r,
+                                              char *buf, size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_write_resource: out_len is NULL");
+    }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
+    return wf_json_write_resource(world, r, buf, cap, out_len);
+}
+
+WEFT_API weft_status weft_json_read_resource(weft_world *world, weft_component r,
+                                             const char *text, size_t len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_json_read_resource")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
+    if (!text) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_read_resource: text is NULL");
+    }
+    return wf_json_read_resource(world, r, text, len);
+}
+
 /* ---- scenes and cloning ---- */
 
 static weft_status scene_phase(weft_world *w, const char *fn)

@@ -29,6 +29,7 @@
  * (WEFT_HAVE_JANSSON undefined) the readers report INVALID_ARG.
  */
 #include "reflect/reflect.h"
+#include "world/resource.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -303,6 +304,33 @@ weft_status wf_json_write_component(const weft_world *w, weft_entity e, weft_com
     }
     jw_comp_ctx ctx = {d->root, value_of(w, rec, e, ti)};
     return jw_run(w, jw_emit_component, &ctx, buf, cap, out_len, "weft_json_write_component");
+}
+
+static void jw_emit_empty(jw *o, const void *ctx)
+{
+    (void)ctx;
+    jw_raw(o, "{}", 2);
+}
+
+weft_status wf_json_write_resource(const weft_world *w, weft_component r, char *buf, size_t cap,
+                                   size_t *out_len)
+{
+    const wf_type_info *ti = wf_registry_get(&w->registry, r);
+    if (!ti) {
+        return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT, "resource id %u is not registered", r);
+    }
+    if (!ti->res_present) {
+        return wf_error(w, WEFT_ERR_NOT_FOUND, "resource '%s' is not present", ti->name);
+    }
+    if (!ti->size) {
+        return jw_run(w, jw_emit_empty, NULL, buf, cap, out_len, "weft_json_write_resource");
+    }
+    const wf_rdesc *d = wf_reflect_component(w, r);
+    if (!d) {
+        return wf_error(w, WEFT_ERR_NOT_FOUND, "resource '%s' has no description", ti->name);
+    }
+    jw_comp_ctx ctx = {d->root, ti->res_value};
+    return jw_run(w, jw_emit_component, &ctx, buf, cap, out_len, "weft_json_write_resource");
 }
 
 typedef struct jw_entity_ctx {
@@ -899,6 +927,55 @@ weft_status wf_json_spawn(weft_world *w, const char *text, size_t len, weft_enti
     return jr_entity_common(w, 0, text, len, out, "weft_json_spawn");
 }
 
+weft_status wf_json_read_resource(weft_world *w, weft_component res, const char *text,
+                                  size_t len)
+{
+    weft_status st = jr_phase(w, "weft_json_read_resource");
+    if (st != WEFT_OK) {
+        return st;
+    }
+    wf_type_info *ti = wf_registry_get(&w->registry, res);
+    if (!ti) {
+        return wf_error(w, WEFT_ERR_UNKNOWN_COMPONENT, "resource id %u is not registered", res);
+    }
+    if (wf_type_managed(ti)) {
+        return wf_managed_refuse(w, ti, "weft_json_read_resource");
+    }
+    const wf_rdesc *d = wf_reflect_component(w, res);
+    if (ti->size && !d) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "resource '%s' has no description", ti->name);
+    }
+    jr r;
+    memset(&r, 0, sizeof r);
+    r.w = w;
+    r.path_len = (size_t)snprintf(r.path, sizeof r.path, "%s", ti->name);
+    json_t *root = jr_parse(&r, text, len);
+    if (!root) {
+        return r.st;
+    }
+    if (!ti->size) {
+        bool empty = json_is_object(root) && json_object_size(root) == 0;
+        if (!empty) {
+            jr_fail(&r, WEFT_ERR_TYPE_MISMATCH, "a tag takes {}, got %s", jr_kind(root));
+        }
+        json_decref(root);
+        return empty ? wf_resource_insert(w, ti, NULL) : r.st;
+    }
+    uint8_t *tmp = wf_alloc(&w->alloc, ti->size, ti->align);
+    if (!tmp) {
+        json_decref(root);
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "weft_json_read_resource: out of memory");
+    }
+    /* Members left out keep the present value (or the default). */
+    wf_type_construct(ti, tmp, ti->res_present ? ti->res_value : NULL, 1);
+    bool ok = jr_type(&r, d->root, root, tmp);
+    json_decref(root);
+    st = ok ? wf_resource_insert(w, ti, tmp) : r.st;
+    wf_type_destroy(ti, tmp, 1);
+    wf_free(&w->alloc, tmp, ti->size, ti->align);
+    return st;
+}
+
 #else /* !WEFT_HAVE_JANSSON */
 
 static weft_status no_json(const weft_world *w, const char *fn)
@@ -931,6 +1008,15 @@ weft_status wf_json_spawn(weft_world *w, const char *text, size_t len, weft_enti
     (void)len;
     *out = 0;
     return no_json(w, "weft_json_spawn");
+}
+
+weft_status wf_json_read_resource(weft_world *w, weft_component res, const char *text,
+                                  size_t len)
+{
+    (void)res;
+    (void)text;
+    (void)len;
+    return no_json(w, "weft_json_read_resource");
 }
 
 #endif

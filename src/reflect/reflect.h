@@ -166,11 +166,17 @@ weft_status wf_json_write_entity(const weft_world *w, weft_entity e, char *buf, 
 /* Entities the query matches (an iteration that is not a run). */
 weft_status wf_json_write_query(weft_world *w, weft_query *q, char *buf, size_t cap,
                                 size_t *out_len);
+/* Resource r's value (a tag's as {}). */
+weft_status wf_json_write_resource(const weft_world *w, weft_component r, char *buf, size_t cap,
+                                   size_t *out_len);
 /* Readers (jansson): decode fully, then one insert or spawn. */
 weft_status wf_json_read_component(weft_world *w, weft_entity e, weft_component c,
                                    const char *text, size_t len);
 weft_status wf_json_read_entity(weft_world *w, weft_entity e, const char *text, size_t len);
 weft_status wf_json_spawn(weft_world *w, const char *text, size_t len, weft_entity *out);
+/* Resource r from an object of any subset of its fields (the others keep
+ * the present value or the default), then one resource insert. */
+weft_status wf_json_read_resource(weft_world *w, weft_component r, const char *text, size_t len);
 
 /* ---- scene.c ---- */
 

@@ -385,6 +385,61 @@ static void json_read_survives_allocation_failures(void **state)
     assert_true(weft_has(f->w, e, j.tag) && weft_has(f->w, e, j.body));
 }
 
+// Resources: written and read through the same descriptions; a partial
+// read keeps the other fields; a refused read changes nothing.
+static void json_resources(void **state)
+{
+    tw_fixture *f = *state;
+    jfix j = jsetup(f->w);
+    char buf[256];
+    size_t n = 0;
+    assert_int_equal(weft_json_write_resource(f->w, j.pos, buf, sizeof buf, &n),
+                     WEFT_ERR_NOT_FOUND); // absent
+    assert_int_equal(n, 0);
+    vec2 p = {1.5f, -2.0f};
+    assert_int_equal(weft_resource_insert(f->w, j.pos, &p, sizeof p), WEFT_OK);
+    assert_int_equal(weft_json_write_resource(f->w, j.pos, NULL, 0, &n), WEFT_ERR_CAPACITY);
+    assert_int_equal(n, strlen("{\"x\":1.5,\"y\":-2}") + 1);
+    assert_int_equal(weft_json_write_resource(f->w, j.pos, buf, sizeof buf, &n), WEFT_OK);
+    assert_string_equal(buf, "{\"x\":1.5,\"y\":-2}");
+
+    const char *partial = "{\"y\":8}";
+    assert_int_equal(weft_json_read_resource(f->w, j.pos, partial, strlen(partial)), WEFT_OK);
+    const vec2 *got = weft_resource_get(f->w, j.pos, sizeof *got);
+    assert_non_null(got);
+    assert_true(got->x == 1.5f && got->y == 8.0f);
+
+    uint64_t hash = weft_world_hash(f->w);
+    const char *bad[] = {"{\"y\":\"no\"}", "{\"z\":1}", "[1]", "{\"x\":"};
+    weft_status want[] = {WEFT_ERR_TYPE_MISMATCH, WEFT_ERR_NOT_FOUND, WEFT_ERR_TYPE_MISMATCH,
+                          WEFT_ERR_BAD_FORMAT};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(weft_json_read_resource(f->w, j.pos, bad[i], strlen(bad[i])), want[i]);
+        assert_true(weft_world_hash(f->w) == hash);
+    }
+    // undescribed, unknown, tag
+    int32_t four = 4;
+    assert_int_equal(weft_resource_insert(f->w, j.plain, &four, 4), WEFT_OK);
+    assert_int_equal(weft_json_write_resource(f->w, j.plain, buf, sizeof buf, &n),
+                     WEFT_ERR_NOT_FOUND);
+    assert_int_equal(weft_json_read_resource(f->w, j.plain, "{}", 2), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_json_read_resource(f->w, 999, "{}", 2), WEFT_ERR_UNKNOWN_COMPONENT);
+    assert_int_equal(weft_json_write_resource(f->w, 999, buf, sizeof buf, &n),
+                     WEFT_ERR_UNKNOWN_COMPONENT);
+    assert_int_equal(weft_json_read_resource(f->w, j.tag, "{\"a\":1}", 7),
+                     WEFT_ERR_TYPE_MISMATCH);
+    assert_false(weft_resource_has(f->w, j.tag));
+    assert_int_equal(weft_json_read_resource(f->w, j.tag, "{}", 2), WEFT_OK);
+    assert_true(weft_resource_has(f->w, j.tag));
+    assert_int_equal(weft_json_write_resource(f->w, j.tag, buf, sizeof buf, &n), WEFT_OK);
+    assert_string_equal(buf, "{}");
+    // absent resource: the default for the fields left out
+    assert_int_equal(weft_resource_remove(f->w, j.pos), WEFT_OK);
+    assert_int_equal(weft_json_read_resource(f->w, j.pos, partial, strlen(partial)), WEFT_OK);
+    got = weft_resource_get(f->w, j.pos, sizeof *got);
+    assert_true(got->x == 0.0f && got->y == 8.0f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +448,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(json_round_trip_random_values, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_spawn_and_partial_update, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_rejects_bad_input, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(json_resources, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_read_survives_allocation_failures, tw_setup,
                                         tw_teardown),
     };

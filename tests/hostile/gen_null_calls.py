@@ -43,6 +43,7 @@ NULL_OK = {
     ("weft_snapshot_write_ex", "options"): "NULL options: a full, uncompressed snapshot",
     ("weft_snapshot_write_ex", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_component", "buf"): "NULL buf asks for the size needed",
+    ("weft_json_write_resource", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_entity", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_query", "buf"): "NULL buf asks for the size needed",
     ("weft_iter_fini", "it"): "harmless on anything not iterating",

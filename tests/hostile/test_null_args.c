@@ -345,11 +345,14 @@ static int nf_setup(void **state)
     F->jobs.workers = 1;
     F->jobs.submit = nf_job_submit;
     F->jobs.help = nf_job_help;
-    // c is described (one i32), so that the JSON writers reach their size
+    // c and res are described (one i32), so that the JSON writers reach their size
     // query; a snapshot and a delta on top of it, for weft_snapshot_merge
     static const weft_field c_fields[] = {{.name = "v", .kind = WEFT_KIND_I32}};
     static const weft_type_desc c_desc = {"null-args.C", sizeof(int), 0, c_fields, 1};
     assert_int_equal(weft_component_describe(w, F->c, &c_desc), WEFT_OK);
+    // res too, for the resource JSON writer
+    static const weft_type_desc r_desc = {"null-args.R", sizeof(int), 0, c_fields, 1};
+    assert_int_equal(weft_component_describe(w, F->res, &r_desc), WEFT_OK);
     assert_int_equal(weft_snapshot_write(w, NULL, 0, &F->snap_len), WEFT_ERR_CAPACITY);
     F->snap = malloc(F->snap_len);
     assert_non_null(F->snap);

@@ -1,0 +1,253 @@
+/* src/remote/http.c - the HTTP side of weft_remote, on libmicrohttpd.
+ * SPDX-License-Identifier: MIT
+ *
+ * libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION),
+ * so a connection thread may block waiting for the driver without holding
+ * up other clients; the number of connections, and so of threads, is
+ * capped by max_connections, and idle connections are closed after 10 s.
+ * A connection thread only reads the body (refusing it past
+ * max_request_bytes), checks the bearer token, queues the request and
+ * waits for the driver's answer (weft_remote_poll) for at most timeout_ms.
+ * It never touches the world.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "remote_internal.h"
+
+typedef struct wr_conn {
+    char *body;
+    size_t len, cap;
+    int too_large;
+} wr_conn;
+
+static enum MHD_Result wr_send(struct MHD_Connection *c, unsigned int http, char *text,
+                               size_t len)
+{
+    struct MHD_Response *resp;
+    if (text) {
+        resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    } else {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    if (!resp) {
+        free(text);
+        return MHD_NO;
+    }
+    if (text) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    }
+    enum MHD_Result ret = MHD_queue_response(c, http, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result wr_send_error(struct MHD_Connection *c, unsigned int http, int code,
+                                     const char *message)
+{
+    size_t len = 0;
+    char *text = wr_rpc_error_text(code, message, &len);
+    return wr_send(c, http, text, len);
+}
+
+/* Constant-time comparison of the Authorization header with the token. */
+static int wr_authorized(const weft_remote *r, struct MHD_Connection *c)
+{
+    if (r->token_len == 0) {
+        return 1;
+    }
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    static const char prefix[] = "Bearer ";
+    if (!h || strncmp(h, prefix, sizeof prefix - 1) != 0) {
+        return 0;
+    }
+    h += sizeof prefix - 1;
+    size_t n = strlen(h);
+    unsigned diff = (unsigned)(n != r->token_len);
+    for (size_t i = 0; i < r->token_len; i++) {
+        diff |= (unsigned)((unsigned char)r->token[i] ^ (unsigned char)(i < n ? h[i] : 0));
+    }
+    return diff == 0;
+}
+
+static void wr_deadline(struct timespec *ts, int32_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec += 1;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Queues the body, waits for the driver and sends its answer. */
+static enum MHD_Result wr_dispatch(weft_remote *r, struct MHD_Connection *c, wr_conn *conn)
+{
+    wr_request *q = calloc(1, sizeof *q);
+    if (!q) {
+        return wr_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, WEFT_REMOTE_INTERNAL_ERROR,
+                             "out of memory");
+    }
+    q->body = conn->body;
+    q->len = conn->len;
+    struct timespec deadline;
+    wr_deadline(&deadline, r->timeout_ms);
+    pthread_mutex_lock(&r->lock);
+    if (r->stopping) {
+        pthread_mutex_unlock(&r->lock);
+        free(q);
+        return wr_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, WEFT_REMOTE_INTERNAL_ERROR,
+                             "the server is stopping");
+    }
+    if (r->tail) {
+        r->tail->next = q;
+    } else {
+        r->head = q;
+    }
+    r->tail = q;
+    int timed_out = 0;
+    while (q->state != WR_REQ_DONE) {
+        if (q->state == WR_REQ_QUEUED && (r->stopping || timed_out)) {
+            /* Still ours: unlink it; the driver never sees it. */
+            wr_request **pp = &r->head;
+            wr_request *prev = NULL;
+            while (*pp != q) {
+                prev = *pp;
+                pp = &(*pp)->next;
+            }
+            *pp = q->next;
+            if (r->tail == q) {
+                r->tail = prev;
+            }
+            break;
+        }
+        if (pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT) {
+            timed_out = 1;
+        }
+    }
+    int stopping = r->stopping;
+    pthread_mutex_unlock(&r->lock);
+    if (q->state != WR_REQ_DONE) {
+        free(q);
+        return wr_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, WEFT_REMOTE_INTERNAL_ERROR,
+                             stopping ? "the server is stopping"
+                                      : "the world was not polled in time");
+    }
+    char *resp = q->response;
+    size_t rlen = q->response_len;
+    free(q);
+    return resp ? wr_send(c, MHD_HTTP_OK, resp, rlen) : wr_send(c, MHD_HTTP_NO_CONTENT, NULL, 0);
+}
+
+static enum MHD_Result wr_access(void *cls, struct MHD_Connection *c, const char *url,
+                                 const char *method, const char *version,
+                                 const char *upload_data, size_t *upload_data_size,
+                                 void **con_cls)
+{
+    weft_remote *r = cls;
+    (void)version;
+    wr_conn *conn = *con_cls;
+    if (!conn) {
+        /* Headers are in: refuse early what will be refused anyway. */
+        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+            return wr_send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, WEFT_REMOTE_INVALID_REQUEST,
+                                 "only POST / is served");
+        }
+        if (strcmp(url, "/") != 0) {
+            return wr_send_error(c, MHD_HTTP_NOT_FOUND, WEFT_REMOTE_INVALID_REQUEST,
+                                 "only POST / is served");
+        }
+        if (!wr_authorized(r, c)) {
+            return wr_send_error(c, MHD_HTTP_UNAUTHORIZED, WEFT_REMOTE_INVALID_REQUEST,
+                                 "missing or wrong bearer token");
+        }
+        conn = calloc(1, sizeof *conn);
+        if (!conn) {
+            return MHD_NO;
+        }
+        *con_cls = conn;
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (conn->too_large || n > (size_t)r->max_request_bytes - conn->len) {
+            conn->too_large = 1;
+            return MHD_YES;
+        }
+        if (conn->len + n + 1 > conn->cap) {
+            size_t cap = conn->cap ? conn->cap : 1024;
+            while (cap < conn->len + n + 1) {
+                cap *= 2;
+            }
+            char *nb = realloc(conn->body, cap);
+            if (!nb) {
+                return MHD_NO;
+            }
+            conn->body = nb;
+            conn->cap = cap;
+        }
+        memcpy(conn->body + conn->len, upload_data, n);
+        conn->len += n;
+        conn->body[conn->len] = '\0';
+        return MHD_YES;
+    }
+    if (conn->too_large) {
+        return wr_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, WEFT_REMOTE_INVALID_REQUEST,
+                             "request body exceeds the size limit");
+    }
+    return wr_dispatch(r, c, conn);
+}
+
+static void wr_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    wr_conn *conn = *con_cls;
+    if (conn) {
+        free(conn->body);
+        free(conn);
+        *con_cls = NULL;
+    }
+}
+
+weft_status wr_http_start(weft_remote *r)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)r->port);
+    sa.sin_addr.s_addr = r->bind_ip;
+    r->daemon = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
+        wr_access, r, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)r->max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_NOTIFY_COMPLETED, wr_completed, r,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
+    if (!r->daemon) {
+        return WEFT_ERR_UNSUPPORTED;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(r->daemon,
+                                                           MHD_DAEMON_INFO_BIND_PORT);
+    if (info) {
+        r->port = info->port;
+    }
+    return WEFT_OK;
+}
+
+void wr_http_stop(weft_remote *r)
+{
+    if (r->daemon) {
+        MHD_stop_daemon(r->daemon);
+        r->daemon = NULL;
+    }
+}

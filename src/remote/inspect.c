@@ -1,0 +1,311 @@
+/* src/remote/inspect.c - weft's own remote methods ("weft." prefix): world
+ * counters, archetypes and fragmentation, schedules with their systems,
+ * edges, ambiguities and timings, the last run's trace, diagnostics,
+ * states and stepping control. Everything goes through weft.h's
+ * inspection calls. Driver thread only.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote_inspect.h"
+
+static json_t *wi_params_error(wr_err *err, const char *msg)
+{
+    err->code = WEFT_REMOTE_INVALID_PARAMS;
+    err->status = WEFT_OK;
+    snprintf(err->msg, sizeof err->msg, "%s", msg);
+    return NULL;
+}
+
+static json_t *wi_weft_error(wr_err *err, weft_status st, const char *msg, const char *name)
+{
+    err->code = WEFT_REMOTE_WEFT_ERROR - (int)st;
+    err->status = st;
+    snprintf(err->msg, sizeof err->msg, msg, name);
+    return NULL;
+}
+
+static const char *wi_comp_name(weft_remote *r, weft_component c)
+{
+    weft_component_info info;
+    return weft_component_info_get(r->world, c, &info) == WEFT_OK ? info.name : "?";
+}
+
+json_t *wi_world_stats(weft_remote *r, json_t *params, wr_err *err)
+{
+    (void)params;
+    (void)err;
+    weft_world_stats s;
+    weft_world_get_stats(r->world, &s);
+    return json_pack("{s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:I}", "live_entities",
+                     (json_int_t)s.live_entities, "live_bytes", (json_int_t)s.live_bytes,
+                     "archetypes", s.archetypes, "tables", s.tables, "components", s.components,
+                     "resources", s.resources, "entity_records", s.entity_records,
+                     "pending_reserved", s.pending_reserved, "change_tick",
+                     (json_int_t)weft_world_change_tick(r->world));
+}
+
+/* Every archetype with its entity count and component names, and a
+ * fragmentation summary: how many archetypes hold few entities. */
+json_t *wi_archetypes(weft_remote *r, json_t *params, wr_err *err)
+{
+    (void)params;
+    (void)err;
+    weft_world_stats s;
+    weft_world_get_stats(r->world, &s);
+    json_t *list = json_array();
+    int32_t empty = 0, small = 0;
+    for (int32_t i = 0; i < s.archetypes; i++) {
+        weft_archetype_info ai;
+        if (weft_archetype_info_get(r->world, i, &ai) != WEFT_OK) {
+            continue;
+        }
+        json_t *names = json_array();
+        for (int32_t k = 0; k < ai.component_count; k++) {
+            json_array_append_new(names, json_string(wi_comp_name(r, ai.components[k])));
+        }
+        empty += ai.entity_count == 0;
+        small += ai.entity_count > 0 && ai.entity_count < 8;
+        json_array_append_new(list, json_pack("{s:i,s:i,s:i,s:o}", "index", i, "entities",
+                                              ai.entity_count, "table", ai.table,
+                                              "components", names));
+    }
+    return json_pack("{s:o,s:{s:i,s:i,s:i,s:I}}", "archetypes", list, "summary", "count",
+                     s.archetypes, "empty", empty, "below_8_entities", small, "entities",
+                     (json_int_t)s.live_entities);
+}
+
+/* The schedules the remote knows: the app's labels in run order, or the
+ * names given in params.names. */
+json_t *wi_schedules(weft_remote *r, json_t *params, wr_err *err)
+{
+    json_t *out = json_array();
+    json_t *names = json_is_object(params) ? json_object_get(params, "names") : NULL;
+    if (names) {
+        if (!json_is_array(names)) {
+            json_decref(out);
+            return wi_params_error(err, "'names' must be an array of schedule names");
+        }
+        size_t i;
+        json_t *n;
+        json_array_foreach(names, i, n) {
+            if (json_is_string(n) && weft_schedule_lookup(r->world, json_string_value(n))) {
+                json_array_append_new(out, json_pack("{s:s}", "name", json_string_value(n)));
+            }
+        }
+        return out;
+    }
+    if (!r->app) {
+        return out;
+    }
+    static const struct {
+        weft_app_order order;
+        const char *name;
+    } orders[] = {{WEFT_APP_ORDER_STARTUP, "startup"},
+                  {WEFT_APP_ORDER_MAIN, "main"},
+                  {WEFT_APP_ORDER_FIXED, "fixed"}};
+    for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
+        int32_t n = weft_app_label_count(r->app, orders[o].order);
+        for (int32_t i = 0; i < n; i++) {
+            const char *label = weft_app_label(r->app, orders[o].order, i);
+            weft_schedule *s = label ? weft_schedule_lookup(r->world, label) : NULL;
+            if (!s) {
+                continue;
+            }
+            json_array_append_new(out, json_pack("{s:s,s:s,s:i,s:b}", "name", label, "order",
+                                                 orders[o].name, "systems",
+                                                 weft_schedule_node_count(s), "stepping",
+                                                 weft_schedule_is_stepping(s)));
+        }
+    }
+    return out;
+}
+
+static weft_schedule *wi_schedule(weft_remote *r, json_t *params, wr_err *err)
+{
+    json_t *name = json_is_object(params) ? json_object_get(params, "schedule") : NULL;
+    if (!json_is_string(name)) {
+        wi_params_error(err, "'schedule' must be a schedule name");
+        return NULL;
+    }
+    weft_schedule *s = weft_schedule_lookup(r->world, json_string_value(name));
+    if (!s) {
+        wi_weft_error(err, WEFT_ERR_NOT_FOUND, "no schedule '%s'", json_string_value(name));
+    }
+    return s;
+}
+
+/* One schedule: systems in built order with their stats, direct edges,
+ * ambiguities, sync points, and its Graphviz DOT (sets as clusters). */
+json_t *wi_schedule_info(weft_remote *r, json_t *params, wr_err *err)
+{
+    weft_schedule *s = wi_schedule(r, params, err);
+    if (!s) {
+        return NULL;
+    }
+    int32_t n = weft_schedule_node_count(s);
+    json_t *systems = json_array();
+    json_t *edges = json_array();
+    for (weft_node a = 1; a <= (weft_node)n; a++) {
+        weft_system_stats st;
+        memset(&st, 0, sizeof st);
+        weft_schedule_system_stats(s, a, &st);
+        json_array_append_new(
+            systems, json_pack("{s:i,s:s?,s:i,s:I,s:I,s:I,s:I,s:I}", "node", (int)a, "name",
+                               weft_schedule_node_name(s, a), "position",
+                               weft_schedule_position(s, a), "runs", (json_int_t)st.runs,
+                               "skipped", (json_int_t)st.skipped, "failures",
+                               (json_int_t)st.failures, "total_ns", (json_int_t)st.total_ns,
+                               "last_ns", (json_int_t)st.last_ns));
+        for (weft_node b = 1; b <= (weft_node)n; b++) {
+            if (a != b && weft_schedule_has_edge(s, a, b)) {
+                json_array_append_new(edges, json_pack("[i,i]", (int)a, (int)b));
+            }
+        }
+    }
+    json_t *amb = json_array();
+    int32_t na = weft_schedule_ambiguity_count(s);
+    for (int32_t i = 0; i < na; i++) {
+        weft_ambiguity a;
+        if (weft_schedule_ambiguity(s, i, &a) != WEFT_OK) {
+            continue;
+        }
+        json_t *comps = json_array();
+        for (int32_t k = 0; k < a.component_count; k++) {
+            json_array_append_new(comps, json_string(wi_comp_name(r, a.components[k])));
+        }
+        json_array_append_new(amb, json_pack("{s:i,s:i,s:o}", "a", (int)a.a, "b", (int)a.b,
+                                             "components", comps));
+    }
+    size_t dot_len = weft_schedule_dot(s, NULL, 0);
+    char *dot = dot_len ? malloc(dot_len + 1) : NULL;
+    if (dot) {
+        weft_schedule_dot(s, dot, dot_len + 1);
+    }
+    json_t *out = json_pack("{s:o,s:o,s:o,s:i,s:b,s:i,s:s?}", "systems", systems, "edges", edges,
+                            "ambiguities", amb, "sync_points", weft_schedule_sync_count(s),
+                            "built", weft_schedule_position(s, 1) >= 0 || n == 0, "step_cursor",
+                            (int)weft_schedule_step_cursor(s), "dot", dot);
+    free(dot);
+    return out;
+}
+
+/* The last run's Chrome trace (needs profiling on for that run). */
+json_t *wi_trace(weft_remote *r, json_t *params, wr_err *err)
+{
+    weft_schedule *s = wi_schedule(r, params, err);
+    if (!s) {
+        return NULL;
+    }
+    json_t *profile = json_object_get(params, "profile");
+    if (json_is_boolean(profile)) {
+        /* turning profiling on takes effect from the next run */
+        weft_schedule_set_profiling(s, json_is_true(profile));
+    }
+    size_t len = weft_schedule_trace_json(s, NULL, 0);
+    char *text = malloc(len + 1);
+    if (!text) {
+        err->code = WEFT_REMOTE_INTERNAL_ERROR;
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return NULL;
+    }
+    weft_schedule_trace_json(s, text, len + 1);
+    json_error_t jerr;
+    json_t *trace = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    free(text);
+    if (!trace) {
+        err->code = WEFT_REMOTE_INTERNAL_ERROR;
+        snprintf(err->msg, sizeof err->msg, "the trace is not JSON: %s", jerr.text);
+        return NULL;
+    }
+    return json_pack("{s:o,s:i}", "trace", trace, "max_concurrency",
+                     weft_schedule_max_concurrency(s));
+}
+
+json_t *wi_diagnostics(weft_remote *r, json_t *params, wr_err *err)
+{
+    (void)params;
+    (void)err;
+    json_t *out = json_array();
+    int32_t n = weft_diag_count(r->world);
+    for (int32_t i = 0; i < n; i++) {
+        const char *name = weft_diag_name(r->world, i);
+        weft_diag_value v;
+        if (!name || weft_diag_get(r->world, name, &v) != WEFT_OK) {
+            continue;
+        }
+        json_array_append_new(out, json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:i,s:b,s:s}", "name",
+                                             name, "value", v.value, "average", v.average,
+                                             "smoothed", v.smoothed, "min", v.min, "max", v.max,
+                                             "count", v.count, "enabled", v.enabled, "suffix",
+                                             v.suffix ? v.suffix : ""));
+    }
+    return out;
+}
+
+/* States, found through their State<name> resources' component names. */
+json_t *wi_states(weft_remote *r, json_t *params, wr_err *err)
+{
+    (void)params;
+    (void)err;
+    json_t *out = json_array();
+    weft_world_stats s;
+    weft_world_get_stats(r->world, &s);
+    for (int32_t id = 1; id <= s.components; id++) {
+        const char *cname = wi_comp_name(r, (weft_component)id);
+        size_t len = strlen(cname);
+        if (strncmp(cname, "State<", 6) != 0 || len < 8 || cname[len - 1] != '>') {
+            continue;
+        }
+        char name[256];
+        if (len - 7 >= sizeof name) {
+            continue;
+        }
+        memcpy(name, cname + 6, len - 7);
+        name[len - 7] = '\0';
+        weft_state st = weft_state_lookup(r->world, name);
+        if (!st || weft_state_resource(r->world, st) != (weft_component)id) {
+            continue;
+        }
+        uint32_t value = WEFT_STATE_VALUE_NONE;
+        weft_state_get(r->world, st, &value);
+        bool exists = value != WEFT_STATE_VALUE_NONE;
+        json_array_append_new(
+            out, json_pack("{s:s,s:b,s:o,s:o}", "name", name, "exists", exists, "value",
+                           exists ? json_integer((json_int_t)value) : json_null(), "value_name",
+                           exists ? json_string(weft_state_value_name(r->world, st, value))
+                                  : json_null()));
+    }
+    return out;
+}
+
+/* Stepping control: {schedule, action: "on"|"off"|"step"|"continue"}. */
+json_t *wi_stepping(weft_remote *r, json_t *params, wr_err *err)
+{
+    weft_schedule *s = wi_schedule(r, params, err);
+    if (!s) {
+        return NULL;
+    }
+    json_t *action = json_object_get(params, "action");
+    if (!json_is_string(action)) {
+        return wi_params_error(err, "'action' must be \"on\", \"off\", \"step\" or \"continue\"");
+    }
+    const char *a = json_string_value(action);
+    weft_status st;
+    if (strcmp(a, "on") == 0 || strcmp(a, "off") == 0) {
+        st = weft_schedule_set_stepping(s, a[1] == 'n');
+    } else if (strcmp(a, "step") == 0) {
+        st = weft_schedule_step(s);
+    } else if (strcmp(a, "continue") == 0) {
+        st = weft_schedule_continue(s);
+    } else {
+        return wi_params_error(err, "'action' must be \"on\", \"off\", \"step\" or \"continue\"");
+    }
+    if (st != WEFT_OK) {
+        return wi_weft_error(err, st, "%s", weft_last_error(r->world));
+    }
+    return json_pack("{s:b,s:i}", "stepping", weft_schedule_is_stepping(s), "cursor",
+                     (int)weft_schedule_step_cursor(s));
+}

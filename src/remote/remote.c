@@ -1,0 +1,300 @@
+/* src/remote/remote.c - weft_remote lifecycle, the request queue, polling
+ * and the app plugin.
+ * SPDX-License-Identifier: MIT
+ */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote_internal.h"
+
+static weft_remote *wr_check(const weft_remote *r)
+{
+    return (r && r->magic == WR_MAGIC) ? (weft_remote *)(uintptr_t)r : NULL;
+}
+
+void wr_fail(weft_remote *r, weft_status status, const char *fmt, ...)
+{
+    va_list ap;
+    r->last_status = status;
+    va_start(ap, fmt);
+    vsnprintf(r->last_error, sizeof r->last_error, fmt, ap);
+    va_end(ap);
+}
+
+static weft_status wr_limit(int32_t v, int32_t def, int32_t *out)
+{
+    if (v < 0) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    *out = v ? v : def;
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_remote_create(const weft_remote_desc *desc, weft_remote **out)
+{
+    if (!out) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    if (!desc || desc->_start_canary || desc->_end_canary) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    if (!desc->world) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (desc->flags & ~(uint32_t)(WEFT_REMOTE_ALLOW_WRITES | WEFT_REMOTE_NO_SERVER)) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    if (desc->port < WEFT_REMOTE_ANY_PORT || desc->port > 65535) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    if (desc->token && (desc->token[0] == '\0' || strlen(desc->token) > WR_TOKEN_MAX)) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    struct in_addr addr;
+    if (inet_pton(AF_INET, desc->bind_address ? desc->bind_address : "127.0.0.1", &addr) != 1) {
+        return WEFT_ERR_INVALID_ARG;
+    }
+    weft_remote *r = calloc(1, sizeof *r);
+    if (!r) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    if (wr_limit(desc->max_request_bytes, 1 << 20, &r->max_request_bytes) ||
+        wr_limit(desc->max_depth, 32, &r->max_depth) ||
+        wr_limit(desc->max_batch, 64, &r->max_batch) ||
+        wr_limit(desc->max_connections, 16, &r->max_connections) ||
+        wr_limit(desc->timeout_ms, 5000, &r->timeout_ms) ||
+        wr_limit(desc->poll_budget, 16, &r->poll_budget)) {
+        free(r);
+        return WEFT_ERR_INVALID_ARG;
+    }
+    r->magic = WR_MAGIC;
+    r->world = desc->world;
+    r->flags = desc->flags;
+    r->bind_ip = addr.s_addr;
+    r->port = desc->port == 0 ? WEFT_REMOTE_DEFAULT_PORT
+              : desc->port == WEFT_REMOTE_ANY_PORT ? 0 : desc->port;
+    if (desc->token) {
+        r->token_len = strlen(desc->token);
+        memcpy(r->token, desc->token, r->token_len + 1);
+    }
+    if (pthread_mutex_init(&r->lock, NULL) != 0) {
+        free(r);
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    if (pthread_cond_init(&r->cond, NULL) != 0) {
+        pthread_mutex_destroy(&r->lock);
+        free(r);
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    if (!(r->flags & WEFT_REMOTE_NO_SERVER)) {
+        weft_status st = wr_http_start(r);
+        if (st != WEFT_OK) {
+            pthread_cond_destroy(&r->cond);
+            pthread_mutex_destroy(&r->lock);
+            free(r);
+            return st;
+        }
+    } else {
+        r->port = 0;
+    }
+    *out = r;
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_remote_destroy(weft_remote *remote)
+{
+    weft_remote *r = wr_check(remote);
+    if (!r) {
+        return WEFT_OK;
+    }
+    pthread_mutex_lock(&r->lock);
+    r->stopping = 1;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+    /* Joins every connection thread: each sees `stopping`, takes its
+     * request off the queue and answers with an error. */
+    wr_http_stop(r);
+    pthread_cond_destroy(&r->cond);
+    pthread_mutex_destroy(&r->lock);
+    free(r->last_response);
+    free(r->scratch);
+    r->magic = 0;
+    free(r);
+    return WEFT_OK;
+}
+
+WEFT_API int32_t weft_remote_port(const weft_remote *remote)
+{
+    const weft_remote *r = wr_check(remote);
+    return r ? r->port : 0;
+}
+
+WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
+{
+    weft_remote *r = wr_check(remote);
+    if (!r) {
+        return -1;
+    }
+    if (budget < 1) {
+        wr_fail(r, WEFT_ERR_INVALID_ARG, "weft_remote_poll: budget %d < 1", (int)budget);
+        return -1;
+    }
+    int32_t done = 0;
+    while (done < budget) {
+        pthread_mutex_lock(&r->lock);
+        wr_request *q = r->head;
+        if (q) {
+            r->head = q->next;
+            if (!r->head) {
+                r->tail = NULL;
+            }
+            q->next = NULL;
+            q->state = WR_REQ_RUNNING;
+        }
+        pthread_mutex_unlock(&r->lock);
+        if (!q) {
+            break;
+        }
+        int oom = 0;
+        size_t rlen = 0;
+        char *resp = wr_rpc_handle(r, q->body, q->len, &rlen, &oom);
+        if (oom) {
+            resp = wr_rpc_error_text(WEFT_REMOTE_INTERNAL_ERROR, "out of memory", &rlen);
+        }
+        pthread_mutex_lock(&r->lock);
+        q->response = resp;
+        q->response_len = rlen;
+        q->state = WR_REQ_DONE;
+        pthread_cond_broadcast(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+        done++;
+    }
+    return done;
+}
+
+WEFT_API const char *weft_remote_handle(weft_remote *remote, const char *text, size_t len,
+                                        size_t *out_len)
+{
+    weft_remote *r = wr_check(remote);
+    if (out_len) {
+        *out_len = 0;
+    }
+    if (!r) {
+        return NULL;
+    }
+    if (!text && len > 0) {
+        wr_fail(r, WEFT_ERR_INVALID_ARG, "weft_remote_handle: text is NULL with len %zu", len);
+        return NULL;
+    }
+    free(r->last_response);
+    r->last_response = NULL;
+    int oom = 0;
+    size_t rlen = 0;
+    char *resp = wr_rpc_handle(r, text ? text : "", len, &rlen, &oom);
+    if (oom) {
+        wr_fail(r, WEFT_ERR_OUT_OF_MEMORY, "weft_remote_handle: out of memory");
+        return NULL;
+    }
+    r->last_response = resp;
+    if (out_len) {
+        *out_len = resp ? rlen : 0;
+    }
+    return resp;
+}
+
+WEFT_API weft_status weft_remote_last_status(const weft_remote *remote)
+{
+    const weft_remote *r = wr_check(remote);
+    return r ? r->last_status : WEFT_ERR_INVALID_HANDLE;
+}
+
+WEFT_API const char *weft_remote_last_error(const weft_remote *remote)
+{
+    const weft_remote *r = wr_check(remote);
+    return r ? r->last_error : "invalid remote handle";
+}
+
+WEFT_API weft_status weft_remote_counts(const weft_remote *remote, int64_t *out_requests,
+                                        int64_t *out_errors)
+{
+    const weft_remote *r = wr_check(remote);
+    if (!r) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (out_requests) {
+        *out_requests = r->requests;
+    }
+    if (out_errors) {
+        *out_errors = r->errors;
+    }
+    return WEFT_OK;
+}
+
+/* ---- app plugin ---- */
+
+static void wr_poll_system(weft_system_ctx *ctx, void *user)
+{
+    weft_remote *r = user;
+    (void)ctx;
+    weft_remote_poll(r, r->poll_budget);
+}
+
+static weft_status wr_plugin_build(weft_app *app, void *user)
+{
+    weft_system_desc sd = {0};
+    sd.name = "weft.remote_poll";
+    sd.fn = wr_poll_system;
+    sd.user = user;
+    sd.flags = WEFT_SYSTEM_EXCLUSIVE | WEFT_SYSTEM_NOT_STEPPABLE;
+    return weft_app_add_system(app, WEFT_APP_LAST, &sd) ? WEFT_OK
+                                                         : weft_last_status(weft_app_world(app));
+}
+
+static void wr_plugin_free(void *user)
+{
+    weft_remote_destroy(user);
+}
+
+WEFT_API weft_status weft_remote_add_plugin(weft_app *app, const weft_remote_desc *desc,
+                                            weft_remote **out)
+{
+    if (out) {
+        *out = NULL;
+    }
+    weft_world *world = weft_app_world(app);
+    if (!world) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (weft_app_has_plugin(app, "weft.remote")) {
+        return WEFT_ERR_ALREADY_EXISTS;
+    }
+    weft_remote_desc d = {0};
+    if (desc) {
+        d = *desc;
+    }
+    d.world = world;
+    weft_remote *r = NULL;
+    weft_status st = weft_remote_create(&d, &r);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    weft_plugin_desc pd = {0};
+    pd.name = "weft.remote";
+    pd.build = wr_plugin_build;
+    pd.user = r;
+    pd.free_user = wr_plugin_free;
+    st = weft_app_add_plugin(app, &pd);
+    if (st != WEFT_OK) {
+        weft_remote_destroy(r);
+        return st;
+    }
+    r->app = app;
+    if (out) {
+        *out = r;
+    }
+    return WEFT_OK;
+}

@@ -1,0 +1,94 @@
+/* src/remote/remote_internal.h - shared state of the weft_remote library.
+ * SPDX-License-Identifier: MIT
+ *
+ * weft_remote is a client of weft's public API (include/weft.h) only: it
+ * calls weft_* functions and never wf_* internals (tests/layering checks
+ * its objects). Its own cross-file functions use the wr_ prefix.
+ *
+ * Threads: the HTTP server's connection threads (http.c) fill a request,
+ * push it on the queue and wait on its condition; the driver pops requests
+ * in weft_remote_poll, answers them with wr_rpc_handle (rpc.c) and wakes
+ * the waiter. Only the queue and the request states are shared, under
+ * `lock`.
+ */
+#ifndef WEFT_REMOTE_INTERNAL_H
+#define WEFT_REMOTE_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft_remote.h"
+
+#define WR_MAGIC 0x57524d54u /* "WRMT" */
+#define WR_TOKEN_MAX 256
+
+typedef enum wr_req_state {
+    WR_REQ_QUEUED = 0,  /* on the queue, owned by the waiter */
+    WR_REQ_RUNNING = 1, /* taken by the driver */
+    WR_REQ_DONE = 2,    /* answered: response set */
+} wr_req_state;
+
+/* One HTTP request waiting for the driver. Allocated and freed by its
+ * connection thread; the driver only reads `body` and sets the answer. */
+typedef struct wr_request {
+    struct wr_request *next;
+    char *body;
+    size_t len;
+    wr_req_state state;
+    char *response;     /* malloc'ed by the driver, NULL: no content */
+    size_t response_len;
+} wr_request;
+
+struct MHD_Daemon;
+
+struct weft_remote {
+    uint32_t magic;
+    weft_world *world;
+    weft_app *app;      /* set by weft_remote_add_plugin: lists its schedules */
+    uint32_t flags;
+    int32_t port;
+    int32_t max_request_bytes;
+    int32_t max_depth;
+    int32_t max_batch;
+    int32_t max_connections;
+    int32_t timeout_ms;
+    int32_t poll_budget;
+    char token[WR_TOKEN_MAX + 1];
+    size_t token_len;
+    uint32_t bind_ip;   /* network byte order */
+
+    /* shared with the connection threads */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;     /* a request was answered, or stopping */
+    wr_request *head, *tail;
+    int stopping;
+
+    struct MHD_Daemon *daemon;
+
+    /* driver only */
+    char *last_response;      /* what weft_remote_handle returned */
+    int64_t requests, errors;
+    weft_status last_status;
+    char last_error[512];
+    char *scratch;            /* component JSON text */
+    size_t scratch_cap;
+};
+
+/* rpc.c: answers `text`; returns a malloc'ed response (NULL: nothing to
+ * answer, or out of memory with *oom set). Driver thread only. */
+char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, size_t *out_len, int *oom);
+
+/* rpc.c: the whole-request error response for `code` (used by the server
+ * for bodies it refuses before parsing); malloc'ed, NULL on OOM. */
+char *wr_rpc_error_text(int code, const char *message, size_t *out_len);
+
+/* http.c */
+weft_status wr_http_start(weft_remote *r);
+void wr_http_stop(weft_remote *r);
+
+/* remote.c: records an error in the remote's slot. */
+void wr_fail(weft_remote *r, weft_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

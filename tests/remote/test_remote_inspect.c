@@ -1,0 +1,227 @@
+/* tests/remote/test_remote_inspect.c - the weft.* remote methods on an app:
+ * world counters, archetypes, schedules with systems, edges, ambiguities
+ * and timings, the trace, diagnostics, states and stepping control.
+ * SPDX-License-Identifier: MIT
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "remote_fixture.h"
+
+static int runs_a, runs_b;
+
+static void sys_a(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+    runs_a++;
+}
+
+static void sys_b(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+    runs_b++;
+}
+
+static json_t *ok(json_t *resp)
+{
+    assert_non_null(resp);
+    if (fx_code(resp) != 0) {
+        fail_msg("error: %s", json_dumps(resp, 0));
+    }
+    return json_object_get(resp, "result");
+}
+
+static void test_inspect_app(void **state)
+{
+    (void)state;
+    fx_world fx;
+    fx_make(&fx);
+    weft_app_desc ad = {0};
+    ad.world = fx.w;
+    weft_app *app = weft_app_create(&ad);
+    assert_non_null(app);
+    /* two systems writing Position with no order: one ambiguity */
+    weft_query_desc q = {0};
+    q.terms[0].id = fx.pos;
+    q.terms[0].access = WEFT_ACCESS_WRITE;
+    q.term_count = 1;
+    weft_system_desc sd = {0};
+    sd.name = "a";
+    sd.fn = sys_a;
+    sd.queries = &q;
+    sd.query_count = 1;
+    weft_node na = weft_app_add_system(app, WEFT_APP_UPDATE, &sd);
+    sd.name = "b";
+    sd.fn = sys_b;
+    weft_node nb = weft_app_add_system(app, WEFT_APP_UPDATE, &sd);
+    assert_true(na && nb);
+    assert_int_equal(weft_app_add_diagnostics_plugin(app, NULL), WEFT_OK);
+    assert_int_equal(weft_app_add_states_plugin(app), WEFT_OK);
+    static const weft_state_value screens[] = {{0, "menu"}, {1, "game"}};
+    weft_state_desc std = {0};
+    std.name = "Screen";
+    std.values = screens;
+    std.value_count = 2;
+    weft_state screen = weft_app_register_state(app, &std);
+    assert_true(screen != 0);
+    weft_remote_desc d = {0};
+    d.flags = WEFT_REMOTE_NO_SERVER | WEFT_REMOTE_ALLOW_WRITES;
+    weft_remote *r = NULL;
+    assert_int_equal(weft_remote_add_plugin(app, &d, &r), WEFT_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    }
+    assert_int_equal(runs_a, 3);
+
+    json_t *resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.world_stats\"}");
+    json_t *res = ok(resp);
+    weft_world_stats ws;
+    weft_world_get_stats(fx.w, &ws);
+    assert_int_equal(json_integer_value(json_object_get(res, "live_entities")), ws.live_entities);
+    assert_int_equal(json_integer_value(json_object_get(res, "components")), ws.components);
+    json_decref(resp);
+
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.archetypes\"}");
+    res = ok(resp);
+    json_t *arch = json_object_get(res, "archetypes");
+    assert_int_equal(json_array_size(arch), ws.archetypes);
+    int64_t total = 0;
+    size_t i;
+    json_t *x;
+    json_array_foreach(arch, i, x) {
+        total += json_integer_value(json_object_get(x, "entities"));
+    }
+    assert_int_equal(total, ws.live_entities);
+    json_decref(resp);
+
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schedules\"}");
+    res = ok(resp);
+    bool found_update = false;
+    json_array_foreach(res, i, x) {
+        if (strcmp(json_string_value(json_object_get(x, "name")), WEFT_APP_UPDATE) == 0) {
+            found_update = true;
+            assert_string_equal(json_string_value(json_object_get(x, "order")), "main");
+            assert_int_equal(json_integer_value(json_object_get(x, "systems")), 2);
+        }
+    }
+    assert_true(found_update);
+    json_decref(resp);
+
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schedule\","
+                      "\"params\":{\"schedule\":\"Update\"}}");
+    res = ok(resp);
+    json_t *systems = json_object_get(res, "systems");
+    assert_int_equal(json_array_size(systems), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(systems, 0), "name")),
+                        "a");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(systems, 0), "runs")), 3);
+    json_t *amb = json_object_get(res, "ambiguities");
+    assert_int_equal(json_array_size(amb), 1);
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(json_array_get(amb, 0), "components"), 0)),
+        "Position");
+    assert_non_null(strstr(json_string_value(json_object_get(res, "dot")), "digraph"));
+    json_decref(resp);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schedule\","
+                      "\"params\":{\"schedule\":\"Nope\"}}");
+    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND);
+    json_decref(resp);
+
+    /* trace: profiling asked for now shows in the next update's trace */
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.trace\","
+                      "\"params\":{\"schedule\":\"Update\",\"profile\":true}}");
+    ok(resp);
+    json_decref(resp);
+    assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.trace\","
+                      "\"params\":{\"schedule\":\"Update\"}}");
+    res = ok(resp);
+    char *trace = json_dumps(json_object_get(res, "trace"), 0);
+    assert_non_null(strstr(trace, "\"a\""));
+    free(trace);
+    json_decref(resp);
+
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.diagnostics\"}");
+    res = ok(resp);
+    assert_true(json_array_size(res) > 0);
+    assert_int_equal(json_array_size(res), weft_diag_count(fx.w));
+    json_decref(resp);
+
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.states\"}");
+    res = ok(resp);
+    assert_int_equal(json_array_size(res), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(res, 0), "name")),
+                        "Screen");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(res, 0), "value_name")), "menu");
+    json_decref(resp);
+
+    /* stepping: on, one step runs only "a" in the next update */
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                      "\"params\":{\"schedule\":\"Update\",\"action\":\"on\"}}");
+    ok(resp);
+    json_decref(resp);
+    int a0 = runs_a, b0 = runs_b;
+    assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(runs_a, a0); /* stepping: nothing runs unasked */
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                      "\"params\":{\"schedule\":\"Update\",\"action\":\"step\"}}");
+    ok(resp);
+    json_decref(resp);
+    assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(runs_a + runs_b, a0 + b0 + 1);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                      "\"params\":{\"schedule\":\"Update\",\"action\":\"jump\"}}");
+    assert_int_equal(fx_code(resp), WEFT_REMOTE_INVALID_PARAMS);
+    json_decref(resp);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                      "\"params\":{\"schedule\":\"Update\",\"action\":\"off\"}}");
+    ok(resp);
+    json_decref(resp);
+    assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(runs_a + runs_b, a0 + b0 + 3);
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
+    weft_world_destroy(fx.w);
+}
+
+/* Stepping control changes the app: refused on a read-only remote. */
+static void test_stepping_needs_writes(void **state)
+{
+    (void)state;
+    fx_world fx;
+    fx_make(&fx);
+    weft_remote_desc d = {0};
+    d.world = fx.w;
+    d.flags = WEFT_REMOTE_NO_SERVER;
+    weft_remote *r = NULL;
+    assert_int_equal(weft_remote_create(&d, &r), WEFT_OK);
+    assert_non_null(weft_schedule_create(fx.w, "S"));
+    json_t *resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                              "\"params\":{\"schedule\":\"S\",\"action\":\"on\"}}");
+    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_ACCESS_VIOLATION);
+    json_decref(resp);
+    assert_false(weft_schedule_is_stepping(weft_schedule_lookup(fx.w, "S")));
+    /* without an app, weft.schedules lists the names asked for */
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schedules\","
+                      "\"params\":{\"names\":[\"S\",\"T\"]}}");
+    assert_int_equal(json_array_size(ok(resp)), 1);
+    json_decref(resp);
+    weft_remote_destroy(r);
+    weft_world_destroy(fx.w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_inspect_app),
+        cmocka_unit_test(test_stepping_needs_writes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
