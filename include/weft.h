@@ -3270,9 +3270,11 @@ WEFT_API const void *weft_instance_map_get(const weft_instance_map *map, weft_en
  * weft_module_reloaded_message) and inserts the resource
  * weft_module_reloads_resource, so its changed tick marks the reload.
  *
- * Not tracked yet: observers, hooks, run conditions, component hooks and
- * message drop functions whose code lives in a module must not be
- * registered from it (they would point into an unloaded copy). A system's
+ * Not tracked yet: observers, user run conditions and components with
+ * type or lifecycle hooks are refused (UNSUPPORTED) while a module's build
+ * runs, since a reload would leave them pointing into an unloaded copy;
+ * message drop functions and code pointers handed over later, from a
+ * running system, are not checked and must not come from a module. A system's
  * queries and declared access are those of its first build: a reload that
  * changes them keeps the old declaration. See docs/hot-reload.md.
  *

@@ -28,6 +28,16 @@ WEFT_API weft_component weft_component_register(weft_world *world,
                  "zero-initialised?)");
         return 0;
     }
+    if (world->module_build &&
+        (desc->hooks.ctor || desc->hooks.dtor || desc->hooks.move || desc->hooks.copy ||
+         desc->lifecycle.on_add || desc->lifecycle.on_insert || desc->lifecycle.on_replace ||
+         desc->lifecycle.on_remove || desc->lifecycle.on_despawn)) {
+        wf_error(world, WEFT_ERR_UNSUPPORTED,
+                 "weft_component_register: component '%s' with hooks registered from a "
+                 "reloadable module's build; hooks are not rebound by a reload, so register "
+                 "it in the host", desc->name ? desc->name : "");
+        return 0;
+    }
     if (!desc->name || !desc->name[0]) {
         wf_error(world, WEFT_ERR_INVALID_ARG,
                  "weft_component_register: a component needs a non-empty name");

@@ -37,6 +37,12 @@ WEFT_API weft_observer *weft_observer_create(weft_world *world,
     if (wf_world_refuse_shared(world, "weft_observer_create")) {
         return NULL;
     }
+    if (world->module_build) {
+        wf_error(world, WEFT_ERR_UNSUPPORTED,
+                 "weft_observer_create: called from a reloadable module's build; observers "
+                 "are not rebound by a reload, so keep them in the host");
+        return NULL;
+    }
     if (!desc || desc->_start_canary || desc->_end_canary || !desc->fn) {
         wf_error(world, WEFT_ERR_INVALID_ARG,
                  "weft_observer_create: desc is NULL, has a canary set, or no fn");

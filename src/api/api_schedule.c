@@ -351,6 +351,12 @@ WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
         return NULL;
     }
     weft_world *w = schedule->world;
+    if (w->module_build) {
+        wf_error(w, WEFT_ERR_UNSUPPORTED,
+                 "weft_condition_create: called from a reloadable module's build; user run "
+                 "conditions are not rebound by a reload, so keep them in the host");
+        return NULL;
+    }
     if (!desc || desc->_start_canary || desc->_end_canary || !desc->fn) {
         wf_error(w, WEFT_ERR_INVALID_ARG,
                  "weft_condition_create: desc NULL, canary not 0 or fn missing");

@@ -387,7 +387,9 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     sw->add_hook = stage_add;
     sw->add_hook_ctx = g;
     a->in_callback = true;
+    w->module_build = true;
     weft_status st = def->build(a, def->user);
+    w->module_build = false;
     a->in_callback = false;
     sw->add_hook = NULL;
     sw->add_hook_ctx = NULL;

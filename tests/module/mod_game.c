@@ -18,6 +18,7 @@
 #define VARIANT_NOENTRY 5 /* exports no entry point */
 #define VARIANT_LOCAL 6   /* ticker's local state changes size */
 #define VARIANT_DUP 7     /* adds `count` twice */
+#define VARIANT_OBS 8     /* creates an observer (refused: not rebound) */
 
 #if MOD_VARIANT == VARIANT_B
 #  define MOD_STEP 10
@@ -83,6 +84,15 @@ static void extra_fini(void *local, void *user)
     (void)local;
     (void)user;
     mod_test_fini_count++;
+}
+#endif
+
+#if MOD_VARIANT == VARIANT_OBS
+static void on_add(weft_world *world, weft_trigger *trigger, void *user)
+{
+    (void)world;
+    (void)trigger;
+    (void)user;
 }
 #endif
 
@@ -158,6 +168,14 @@ static weft_status build(weft_app *app, void *user)
         return weft_last_status(weft_app_world(app));
     }
     return WEFT_ERR_CALLBACK;
+#elif MOD_VARIANT == VARIANT_OBS
+    weft_observer_desc od = {0};
+    od.event = WEFT_EVENT_ADD;
+    od.component = res_id(app, "Counter");
+    od.fn = on_add;
+    if (!weft_observer_create(weft_app_world(app), &od)) {
+        return weft_last_status(weft_app_world(app));
+    }
 #elif MOD_VARIANT == VARIANT_DUP
     if (!add(app, "count", count_run, "Counter", 0, NULL)) {
         return weft_last_status(weft_app_world(app));

@@ -251,6 +251,7 @@ static void prepare(env *e, int k)
     case 4: copy_file(MOD_FAIL, e->work); break;
     case 5: copy_file(MOD_DUP, e->work); break;
     case 6: copy_file(MOD_LOCAL, e->work); break;
+    case 7: copy_file(MOD_OBS, e->work); break;
     default: remove(e->work); break;
     }
 }
@@ -265,6 +266,7 @@ static void reload_failures_change_nothing(void **state)
         {"failing build", WEFT_ERR_CALLBACK, "failed"},
         {"duplicate system", WEFT_ERR_ALREADY_EXISTS, "twice"},
         {"local size", WEFT_ERR_INVALID_ARG, "local state of system 'ticker'"},
+        {"observer from the module", WEFT_ERR_UNSUPPORTED, "not rebound by a reload"},
         {"file gone", WEFT_ERR_NOT_FOUND, "cannot open"},
     };
     env e;
@@ -302,7 +304,7 @@ static void load_failures(void **state)
     env e;
     env_init(&e, state, "loadfail");
     tw_snap snap = tw_snap_take(e.f->w);
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < 9; k++) {
         if (k == 6) {
             continue; // a local's size only matters to a reload
         }
