@@ -180,6 +180,13 @@ static json_t *wr_component_value(weft_remote *r, weft_entity e, weft_component 
         json_t *o = json_object();
         return o ? o : wr_oom(err);
     }
+    if (weft_relationship_targets(r->world, c)) {
+        /* a relationship source (ChildOf...): its target, as
+         * weft_json_write_entity writes it */
+        const weft_entity *t = weft_get(r->world, e, c, sizeof *t);
+        json_t *o = t ? json_pack("{s:I}", "target", (json_int_t)*t) : NULL;
+        return o ? o : wr_oom(err);
+    }
     size_t need = 0;
     st = weft_json_write_component(r->world, e, c, r->scratch, r->scratch_cap, &need);
     if (st == WEFT_ERR_CAPACITY) {

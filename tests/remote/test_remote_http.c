@@ -24,6 +24,7 @@ typedef struct http_call {
     int port;
     const char *method;
     const char *token;  /* NULL: no Authorization header */
+    const char *host;   /* NULL: 127.0.0.1 */
     const char *body;
     size_t body_len;    /* 0: strlen(body) */
     int status;         /* out: HTTP status, -1 on a socket error */
@@ -50,9 +51,9 @@ static void http_do(http_call *c)
     size_t blen = c->body ? (c->body_len ? c->body_len : strlen(c->body)) : 0;
     char head[512];
     int hn = snprintf(head, sizeof head,
-                      "%s / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                      "%s / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n"
                       "Content-Type: application/json\r\nContent-Length: %zu\r\n%s%s%s\r\n",
-                      c->method, blen, c->token ? "Authorization: Bearer " : "",
+                      c->method, c->host ? c->host : "127.0.0.1", blen, c->token ? "Authorization: Bearer " : "",
                       c->token ? c->token : "", c->token ? "\r\n" : "");
     if (send(fd, head, (size_t)hn, MSG_NOSIGNAL) != hn) {
         close(fd);
@@ -163,9 +164,26 @@ static void test_post_and_poll(void **state)
     assert_int_equal(c->status, 200);
     assert_int_equal(resp_code(c), WEFT_REMOTE_PARSE_ERROR);
 
-    /* only POST is served */
+    /* GET / is the inspector page: static, served without the driver */
     c->method = "GET";
     c->body = NULL;
+    http_do(c);
+    assert_int_equal(c->status, 200);
+    assert_non_null(strstr(c->resp, "<title>weft inspector</title>"));
+    assert_non_null(strstr(c->resp, "world.query"));
+    /* a Host other than the loopback (DNS rebinding) is refused */
+    c->host = "evil.example:15702";
+    http_do(c);
+    assert_int_equal(c->status, 403);
+    c->host = "localhost:8080";
+    http_do(c);
+    assert_int_equal(c->status, 200);
+    c->host = "127.0.0.1.evil.example";
+    http_do(c);
+    assert_int_equal(c->status, 403);
+    c->host = NULL;
+    /* other methods are refused */
+    c->method = "PUT";
     http_do(c);
     assert_int_equal(c->status, 405);
     assert_int_equal(resp_code(c), WEFT_REMOTE_INVALID_REQUEST);

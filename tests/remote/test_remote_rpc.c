@@ -249,6 +249,15 @@ static void test_writes(void **state)
     json_decref(resp);
     assert_true(weft_parent(w, s->fx.b) == e);
     assert_true(weft_parent(w, s->fx.c) == e);
+    /* a relationship source reads as {"target": <entity>} */
+    resp = fx_call(s->r,
+                   "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.get_components\","
+                   "\"params\":{\"entity\":%llu,\"components\":[\"weft.ChildOf\"],\"strict\":true}}",
+                   (unsigned long long)s->fx.b);
+    assert_true((weft_entity)json_integer_value(json_object_get(
+                    json_object_get(json_object_get(result_of(resp), "components"), "weft.ChildOf"),
+                    "target")) == e);
+    json_decref(resp);
     /* a cycle is refused, nothing changes */
     uint64_t before = weft_world_hash(w);
     resp = fx_call(s->r,
