@@ -176,6 +176,14 @@ static enum MHD_Result wr_dispatch(weft_remote *r, struct MHD_Connection *c, wr_
             }
             break;
         }
+        if (q->state == WR_REQ_PARKED && (r->stopping || timed_out)) {
+            wr_request **pp = &r->parked;
+            while (*pp != q) {
+                pp = &(*pp)->next;
+            }
+            *pp = q->next;
+            break;
+        }
         if (pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT) {
             timed_out = 1;
         }

@@ -253,6 +253,73 @@ static void test_not_polled_times_out(void **state)
     weft_world_destroy(fx.w);
 }
 
+/* +watch over HTTP is a long poll: held while the value is unchanged,
+ * answered at the next poll after a change, or when the hold time (half
+ * of timeout_ms) passes with the same etag. */
+static void test_watch_long_poll(void **state)
+{
+    (void)state;
+    fx_world fx;
+    weft_remote *r = start(&fx, 0, NULL, 400);
+    http_call *c = calloc(1, sizeof *c);
+    c->port = weft_remote_port(r);
+    c->method = "POST";
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components+watch\","
+             "\"params\":{\"entity\":%llu,\"components\":[\"Health\"]}}",
+             (unsigned long long)fx.a);
+    c->body = body;
+    http_while_polling(c, r, NULL);
+    assert_int_equal(c->status, 200);
+    json_error_t jerr;
+    json_t *j = json_loads(c->resp, 0, &jerr);
+    char etag[32];
+    snprintf(etag, sizeof etag, "%s",
+             json_string_value(json_object_get(json_object_get(j, "result"), "etag")));
+    json_decref(j);
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.get_components+watch\","
+             "\"params\":{\"entity\":%llu,\"components\":[\"Health\"],\"etag\":\"%s\"}}",
+             (unsigned long long)fx.a, etag);
+    /* unchanged: held across polls, then changed: answered */
+    pthread_t t;
+    c->done = 0;
+    assert_int_equal(pthread_create(&t, NULL, http_thread, c), 0);
+    for (int i = 0; i < 50; i++) {
+        weft_remote_poll(r, 8);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_false(__atomic_load_n(&c->done, __ATOMIC_ACQUIRE));
+    fx_health h = {77, {0, 0, 0}};
+    assert_int_equal(weft_insert(fx.w, fx.a, fx.health, &h, sizeof h), WEFT_OK);
+    while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+        weft_remote_poll(r, 8);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    pthread_join(t, NULL);
+    assert_int_equal(c->status, 200);
+    assert_non_null(strstr(c->resp, "\"hp\":77"));
+    assert_null(strstr(c->resp, etag));
+    /* unchanged until the hold time passes: answered with the same etag */
+    j = json_loads(c->resp, 0, &jerr);
+    snprintf(etag, sizeof etag, "%s",
+             json_string_value(json_object_get(json_object_get(j, "result"), "etag")));
+    json_decref(j);
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"world.get_components+watch\","
+             "\"params\":{\"entity\":%llu,\"components\":[\"Health\"],\"etag\":\"%s\"}}",
+             (unsigned long long)fx.a, etag);
+    http_while_polling(c, r, NULL);
+    assert_int_equal(c->status, 200);
+    assert_non_null(strstr(c->resp, etag));
+    free(c);
+    weft_remote_destroy(r);
+    weft_world_destroy(fx.w);
+}
+
 /* The app plugin answers from its system in Last while the app updates. */
 static void test_app_plugin(void **state)
 {
@@ -295,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_post_and_poll),
         cmocka_unit_test(test_token),
         cmocka_unit_test(test_not_polled_times_out),
+        cmocka_unit_test(test_watch_long_poll),
         cmocka_unit_test(test_app_plugin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
