@@ -1388,8 +1388,10 @@ WEFT_API weft_status weft_schedule_destroy(weft_schedule *schedule);
  *  flag bits, local align not a power of two), WRONG_PHASE, query errors
  *  (see weft_query_create), NOT_FOUND (resource or message type not
  *  registered), ACCESS_VIOLATION (conflicting uses inside the system),
- *  OUT_OF_MEMORY. Systems are never removed one by one: a schedule is
- *  rebuilt from scratch by destroying and re-creating it. */
+ *  OUT_OF_MEMORY. Systems are not removed one by one through this API (a
+ *  schedule is rebuilt from scratch by destroying and re-creating it),
+ *  except those of a reloadable module (weft_module_reload,
+ *  weft_module_unload), which shifts the handles of later nodes down. */
 WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_system_desc *desc);
 
 /** Adds an explicit apply point (Bevy's ApplyDeferred): when it runs, the
@@ -1423,6 +1425,7 @@ typedef enum weft_order_flags {
  *  the order then holds for every member. Errors: INVALID_ARG (unknown
  *  node, bad flags), SCHEDULE_CYCLE (a node before itself), WRONG_PHASE,
  *  OUT_OF_MEMORY. Cycles through several edges are reported by the build.
+ *  Declaring the same pair with the same flags again adds nothing.
  *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_status weft_schedule_add_order(weft_schedule *schedule, weft_node before,
                                              weft_node after, uint32_t flags);
@@ -3235,6 +3238,150 @@ WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
 /** The instance of main entity `main_e` in `map` (binary search), or NULL.
  *  Thread: any thread that may read the map. */
 WEFT_API const void *weft_instance_map_get(const weft_instance_map *map, weft_entity main_e);
+
+/* ---- reloadable modules (hot reload) ----
+ *
+ * A module is a shared library holding gameplay code: it exports one
+ * function, WEFT_MODULE_ENTRY_NAME (declare it with WEFT_MODULE_EXPORT),
+ * returning a weft_module_def whose abi_version is WEFT_MODULE_ABI_VERSION
+ * and whose build callback is a plugin build: it adds systems to the
+ * app's labels (weft_app_add_system, weft_schedule_add_system on an app
+ * label's schedule) and may look up or register components, resources and
+ * message types as any code can.
+ *
+ * weft_module_load copies the file to a unique temporary file and loads
+ * that copy (so the dynamic loader's cache and a build being written never
+ * interfere), runs build, and tracks every system it added as the
+ * module's. weft_module_reload does the same with the file's current
+ * contents at a safe point (no schedule running, no update, no plugin
+ * callback or system): it applies every schedule's pending commands, runs
+ * the new build against the live app while recording instead of
+ * applying, and then commits: a system the new build adds under the name
+ * of one of the module's systems in the same schedule keeps its identity
+ * (node, local state, last-run ticks, message and removal cursors,
+ * statistics, sets, orderings and conditions) and only its fn, user and
+ * local init/fini change; new names are new systems; the module's systems
+ * the new build no longer adds are removed (their local's fini runs with
+ * the old code), and the old copy is unloaded. When anything fails the
+ * new copy is unloaded, the systems it added are removed again and the
+ * module keeps running its old code.
+ *
+ * Each successful reload writes a weft_module_reloaded message (type
+ * weft_module_reloaded_message) and inserts the resource
+ * weft_module_reloads_resource, so its changed tick marks the reload.
+ *
+ * Not tracked yet: observers, hooks, run conditions, component hooks and
+ * message drop functions whose code lives in a module must not be
+ * registered from it (they would point into an unloaded copy). A system's
+ * queries and declared access are those of its first build: a reload that
+ * changes them keeps the old declaration. See docs/hot-reload.md.
+ *
+ * Threads: every weft_module_* call on the driver thread of the app's world. */
+
+/** Version of weft_module_def and of the reload contract; a module built
+ *  against another version is refused. */
+#define WEFT_MODULE_ABI_VERSION 1u
+
+/** Name of the function a module exports (a weft_module_entry_fn). */
+#define WEFT_MODULE_ENTRY_NAME "weft_module_entry"
+
+/** Marks the entry point exported from a module built with
+ *  -fvisibility=hidden. */
+#if defined(_WIN32)
+#  define WEFT_MODULE_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
+#  define WEFT_MODULE_EXPORT __attribute__((visibility("default")))
+#else
+#  define WEFT_MODULE_EXPORT
+#endif
+
+/** What a module's entry point returns; static storage in the module. */
+typedef struct weft_module_def {
+    uint32_t abi_version;             /**< WEFT_MODULE_ABI_VERSION */
+    const char *name;                 /**< optional, for messages; copied */
+    weft_plugin_fn build;             /**< required: adds the module's systems */
+    void *user;                       /**< passed to build */
+} weft_module_def;
+
+/** Signature of WEFT_MODULE_ENTRY_NAME. */
+typedef const weft_module_def *(*weft_module_entry_fn)(void);
+
+/** A loaded module, owned by its app. */
+typedef struct weft_module weft_module;
+
+/** Payload of the message written by each successful reload. */
+typedef struct weft_module_reloaded {
+    uint32_t reloads;                 /**< the module's reload count */
+    int32_t rebound;                  /**< systems that kept their identity */
+    int32_t added;                    /**< systems new in this build */
+    int32_t removed;                  /**< systems gone from this build */
+} weft_module_reloaded;
+
+/** Value of the resource inserted by each successful reload. */
+typedef struct weft_module_reloads {
+    uint32_t count;                   /**< successful reloads of every module */
+} weft_module_reloads;
+
+/** Loads the module at `path` (copied to a unique temporary file first),
+ *  checks its entry point and ABI version and runs its build. Call it
+ *  after weft_app_setup or before; not during an update, a plugin callback
+ *  or a schedule run. Returns the module or NULL; errors in the app
+ *  world's slot: INVALID_HANDLE, INVALID_ARG (path NULL or empty),
+ *  NOT_FOUND (no such file), BAD_FORMAT (not a loadable shared library,
+ *  e.g. truncated; no WEFT_MODULE_ENTRY_NAME; no build), UNSUPPORTED
+ *  (another WEFT_MODULE_ABI_VERSION), WRONG_PHASE, ALREADY_EXISTS (the
+ *  build added two systems of one name to one schedule), whatever the
+ *  build returned (its systems are removed again), OUT_OF_MEMORY. The
+ *  world is unchanged on error (apart from what the build itself did
+ *  besides adding systems). Lifetime: until weft_module_unload or
+ *  weft_app_destroy. */
+WEFT_API weft_module *weft_module_load(weft_app *app, const char *path);
+
+/** Reloads the module from its path (see above). Errors (the module keeps
+ *  its old code, the world is unchanged): INVALID_HANDLE, WRONG_PHASE
+ *  (a schedule is running, e.g. called from a system; during an update or
+ *  plugin callback), the load errors of weft_module_load, INVALID_ARG (a
+ *  rebound system's local size or alignment changed), OUT_OF_MEMORY. */
+WEFT_API weft_status weft_module_reload(weft_module *module);
+
+/** Removes the module's systems (their locals' fini run) and unloads it;
+ *  the handle is invalid afterwards. Errors: INVALID_HANDLE, WRONG_PHASE
+ *  (as weft_module_reload). */
+WEFT_API weft_status weft_module_unload(weft_module *module);
+
+/** Watches the module's file (on) or stops (off). While watched, every
+ *  weft_app_update first looks at the file, before anything runs: once a
+ *  new build has been written completely (inotify on Linux reports that a
+ *  writer closed the file or a build was renamed over it; with `polling`,
+ *  or where inotify is unavailable, the file's size and modification time
+ *  changed and then stayed the same for one more update), the module is
+ *  reloaded as by weft_module_reload. A refused reload (e.g. a file
+ *  closed half written) is logged at WEFT_LOG_WARN, recorded in the error
+ *  slot and in weft_module_watch_status, and the old code keeps running
+ *  until the file changes again. Errors: INVALID_HANDLE, WRONG_PHASE (as
+ *  weft_module_reload), OUT_OF_MEMORY. */
+WEFT_API weft_status weft_module_watch(weft_module *module, bool on, bool polling);
+
+/** The result of the last reload the watch made (WEFT_OK when none
+ *  failed; INVALID_HANDLE for an invalid handle). */
+WEFT_API weft_status weft_module_watch_status(const weft_module *module);
+
+/** Successful reloads of this module (0 for an invalid handle). */
+WEFT_API int32_t weft_module_reload_count(const weft_module *module);
+
+/** Systems the module currently owns (0 for an invalid handle). */
+WEFT_API int32_t weft_module_system_count(const weft_module *module);
+
+/** The message type of weft_module_reloaded ("weft.ModuleReloaded"),
+ *  registered on first use. 0 on error (INVALID_HANDLE, OUT_OF_MEMORY).
+ *  Thread: driver. */
+WEFT_API weft_message_type weft_module_reloaded_message(weft_app *app);
+
+/** The resource id of weft_module_reloads ("weft.ModuleReloads"),
+ *  registered on first use (inserted by the first reload). 0 on error
+ *  (INVALID_HANDLE, ALREADY_EXISTS: the name has another size,
+ *  OUT_OF_MEMORY). Thread: driver. */
+WEFT_API weft_component weft_module_reloads_resource(weft_app *app);
 
 #ifdef __cplusplus
 }

@@ -169,6 +169,13 @@ WEFT_API weft_node weft_schedule_ensure_set(weft_schedule *schedule, const char 
 static weft_status push_pair(weft_schedule *s, wf_decl_edge **v, uint32_t *n, uint32_t *cap,
                              weft_node a, weft_node b, uint32_t flags)
 {
+    /* a pair declared again adds nothing (a reloaded module's build
+     * declares its orderings again on every reload) */
+    for (uint32_t i = 0; i < *n; i++) {
+        if ((*v)[i].a == a && (*v)[i].b == b && (*v)[i].flags == flags) {
+            return WEFT_OK;
+        }
+    }
     if (!grow(s->world, (void **)v, cap, *n + 1, sizeof **v)) {
         return wf_error(s->world, WEFT_ERR_OUT_OF_MEMORY, "out of memory in schedule '%s'",
                         s->name);

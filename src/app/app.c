@@ -285,6 +285,9 @@ void wf_app_destroy(weft_app *a)
     if (a->subs_fini) {
         a->subs_fini(a);
     }
+    if (a->modules_fini) {
+        a->modules_fini(a);
+    }
     weft_world *w = a->world;
     w->app_attached = false;
     for (uint32_t i = 0; i < a->nlabels; i++) {
@@ -345,6 +348,9 @@ weft_status wf_app_update(weft_app *a, double dt)
         if (st != WEFT_OK) {
             return st;
         }
+    }
+    if (a->modules_poll) {
+        a->modules_poll(a); /* between frames: a safe point for new code */
     }
     a->updating = true;
     a->updates++;

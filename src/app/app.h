@@ -108,6 +108,14 @@ struct weft_app {
                                   order (set with `subs`) */
     void (*subs_fini)(weft_app *a); /* stops and destroys the sub-apps,
                                   while the world is still alive */
+    /* ---- reloadable modules (src/module/) ---- */
+    void *modules;             /* the app's module records, or NULL */
+    void (*modules_fini)(weft_app *a); /* removes every module's systems and
+                                  unloads the modules, while the world is
+                                  still alive (set with `modules`) */
+    void (*modules_poll)(weft_app *a); /* reloads watched modules whose file
+                                  changed: called by every update before
+                                  anything runs (set while one is watched) */
 };
 
 static inline bool wf_app_ok(const weft_app *a)

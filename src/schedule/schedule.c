@@ -142,6 +142,62 @@ weft_node wf_schedule_add_node(weft_schedule *s, wf_system *sys, const char *nam
 
 weft_node wf_schedule_add_system(weft_schedule *s, const weft_system_desc *desc)
 {
+    wf_sys_world *sw = s->world->sys;
+    if (sw && sw->add_hook) {
+        return sw->add_hook(sw->add_hook_ctx, s, desc);
+    }
+    return wf_schedule_add_system_now(s, desc);
+}
+
+static void plan_free(weft_world *w, weft_schedule *s);
+static void conds_free(weft_world *w, wf_conds *c);
+
+/* Drops the pairs of `v` that name node n and moves later nodes down. */
+static uint32_t edges_remove_node(wf_decl_edge *v, uint32_t count, weft_node n)
+{
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        wf_decl_edge e = v[i];
+        if (e.a == n || e.b == n) {
+            continue;
+        }
+        if (!(e.a & WEFT_NODE_SET) && e.a > n) {
+            e.a--;
+        }
+        if (!(e.b & WEFT_NODE_SET) && e.b > n) {
+            e.b--;
+        }
+        v[out++] = e;
+    }
+    return out;
+}
+
+void wf_schedule_remove_system(weft_schedule *s, weft_node n)
+{
+    weft_world *w = s->world;
+    uint32_t k = n - 1;
+    wf_decl_node *d = &s->nodes[k];
+    plan_free(w, s);
+    for (uint32_t c = 0; c < d->conds.n; c++) {
+        d->conds.v[c]->attached = false;
+    }
+    conds_free(w, &d->conds);
+    wf_system_destroy(w, d->sys);
+    memmove(&s->nodes[k], &s->nodes[k + 1], (size_t)(s->nnodes - k - 1) * sizeof *s->nodes);
+    s->nnodes--;
+    for (uint32_t i = k; i < s->nnodes; i++) {
+        if (s->nodes[i].sys) {
+            s->nodes[i].sys->node = i + 1;
+        }
+    }
+    s->nmembers = edges_remove_node(s->members, s->nmembers, n);
+    s->nedges = edges_remove_node(s->edges, s->nedges, n);
+    s->namb_ok = edges_remove_node(s->amb_ok, s->namb_ok, n);
+    s->dirty = true;
+}
+
+weft_node wf_schedule_add_system_now(weft_schedule *s, const weft_system_desc *desc)
+{
     wf_system *sys = wf_system_create(s->world, s, desc, NULL);
     if (!sys) {
         return 0;

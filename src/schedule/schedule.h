@@ -154,6 +154,12 @@ typedef struct wf_sys_world {
     double acc;                /* fixed-time accumulator, seconds, of the app
                                   driving the world (src/app/), kept here
                                   so snapshots save and restore it */
+    /* While a reloadable module's plugin builds (src/module/), every
+     * system added goes through add_hook instead (which tracks it as the
+     * module's, or rebinds a live system of the same name); NULL
+     * otherwise. */
+    weft_node (*add_hook)(void *ctx, weft_schedule *s, const weft_system_desc *desc);
+    void *add_hook_ctx;
 } wf_sys_world;
 
 /* ---- schedule.c ---- */
@@ -170,6 +176,15 @@ weft_node wf_schedule_add_node(weft_schedule *s, wf_system *sys, const char *nam
 /* Creates a system from a checked desc (canary, fn) and appends it; 0
  * with the error recorded. The caller checked the schedule is not running. */
 weft_node wf_schedule_add_system(weft_schedule *s, const weft_system_desc *desc);
+/* wf_schedule_add_system without the add hook (the hook's own way in). */
+weft_node wf_schedule_add_system_now(weft_schedule *s, const weft_system_desc *desc);
+/* Removes the system of node `n` (a system node): applies nothing, so the
+ * caller applied its pending commands; destroys the system (its local's
+ * fini runs), drops its conditions' attachment and every ordering, set
+ * membership and ambiguity exemption naming it, and renumbers the later
+ * nodes (their handles shift down by one). The plan is dropped: the next
+ * run rebuilds. The schedule must not be running. */
+void wf_schedule_remove_system(weft_schedule *s, weft_node n);
 weft_status wf_schedule_build(weft_schedule *s);
 void wf_schedule_free(weft_world *w, weft_schedule *s);
 bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok);

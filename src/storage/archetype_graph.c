@@ -259,7 +259,8 @@ bool wf_archetype_has(const wf_archetype *arch, weft_component c)
 /* ---- edges ---- */
 
 /* Caches from --key--> target. Benign on OOM: the edge is simply not kept. */
-static void edge_put(wf_archetype *from, wf_allocator *a, uint32_t key, uint32_t target)
+static void edge_put(wf_archetype *from, wf_allocator *a, uint32_t key, uint32_t target,
+                     wf_move_plan *plan)
 {
     uint64_t need = ((uint64_t)from->edge_count + 1) * 2;
     if (need > from->edge_cap) {
@@ -286,18 +287,25 @@ static void edge_put(wf_archetype *from, wf_allocator *a, uint32_t key, uint32_t
     while (from->edges[j].key) {
         if (from->edges[j].key == key) {
             from->edges[j].target = target;
+            from->edges[j].plan = plan;
             return;
         }
         j = (j + 1) & (from->edge_cap - 1);
     }
     from->edges[j].key = key;
     from->edges[j].target = target;
+    from->edges[j].plan = plan;
     from->edge_count++;
 }
 
-/* Builds from's set plus or minus c into buf and ensures its archetype. */
+/* Builds from's set plus or minus c into buf and ensures its archetype;
+ * then the plans both ways between their tables and the two edges. The
+ * forward plan is needed for the move about to happen: without it the
+ * step fails (OOM). The backward edge is a courtesy: without its plan it
+ * is simply not cached. */
 static wf_archetype *graph_step(wf_graph *g, wf_allocator *a, wf_registry *reg,
-                                wf_archetype *from, weft_component c, bool add)
+                                wf_archetype *from, weft_component c, bool add,
+                                wf_move_plan **out_plan)
 {
     uint32_t n = from->id_count + (add ? 1u : 0u);
     weft_component small[64];
@@ -327,28 +335,44 @@ static wf_archetype *graph_step(wf_graph *g, wf_allocator *a, wf_registry *reg,
     if (buf != small) {
         wf_free(a, buf, n * sizeof *buf, _Alignof(weft_component));
     }
-    if (to) {
-        edge_put(from, a, add ? c : (c | WF_EDGE_REMOVE), to->id);
-        edge_put(to, a, add ? (c | WF_EDGE_REMOVE) : c, from->id);
+    if (!to) {
+        return NULL;
     }
+    wf_move_plan *fwd = NULL;
+    wf_move_plan *back = NULL;
+    bool back_ok = true;
+    if (to->table != from->table) {
+        fwd = wf_table_plan(from->table, to->table, a);
+        if (!fwd) {
+            return NULL;
+        }
+        back = wf_table_plan(to->table, from->table, a);
+        back_ok = back != NULL;
+    }
+    uint32_t key = add ? c : (c | WF_EDGE_REMOVE);
+    edge_put(from, a, key, to->id, fwd);
+    if (back_ok) {
+        edge_put(to, a, key ^ WF_EDGE_REMOVE, from->id, back);
+    }
+    from->last_key = key;
+    from->last_to = to;
+    from->last_plan = fwd;
+    *out_plan = fwd;
     return to;
 }
 
-wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
-                                wf_archetype *from, weft_component c)
+wf_archetype *wf_graph_step_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
+                                 wf_archetype *from, uint32_t key, wf_move_plan **out_plan)
 {
-    if (wf_archetype_has(from, c)) {
+    weft_component c = key & ~WF_EDGE_REMOVE;
+    bool add = (key & WF_EDGE_REMOVE) == 0;
+    if (wf_archetype_has(from, c) == add) {
+        /* already present (add) or absent (remove): no move */
+        from->last_key = key;
+        from->last_to = from;
+        from->last_plan = NULL;
+        *out_plan = NULL;
         return from;
     }
-    return graph_step(g, a, reg, from, c, true);
-}
-
-wf_archetype *wf_graph_remove_slow(wf_graph *g, wf_allocator *a,
-                                   wf_registry *reg, wf_archetype *from,
-                                   weft_component c)
-{
-    if (!wf_archetype_has(from, c)) {
-        return from;
-    }
-    return graph_step(g, a, reg, from, c, false);
+    return graph_step(g, a, reg, from, c, add, out_plan);
 }

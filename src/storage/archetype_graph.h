@@ -11,13 +11,17 @@
  * Two hash maps (open addressing over XXH3 of the sorted ids) find an
  * archetype by its full set and a table by its table set. Each archetype
  * caches its edges: "add c" and "remove c" -> archetype id, in a small
- * open-addressing map, so a repeated migration does no set hashing.
+ * open-addressing map, so a repeated migration does no set hashing. An
+ * edge between archetypes of different tables also holds the move plan
+ * (table.h) of their tables, built when the edge is created, so the move
+ * itself makes no lookup.
  * Creation allocates everything first: on OOM nothing is changed.
  * Driver thread only.
  */
 #ifndef WF_ARCHETYPE_GRAPH_H
 #define WF_ARCHETYPE_GRAPH_H
 
+#include "core/check.h"
 #include "storage/table.h"
 
 #define WF_EDGE_REMOVE 0x80000000u
@@ -25,6 +29,8 @@
 typedef struct wf_edge {
     uint32_t key;    /* component id (add) or id | WF_EDGE_REMOVE; 0 = empty */
     uint32_t target; /* archetype id */
+    wf_move_plan *plan; /* row move between the two tables (owned by the
+                           source table), NULL when they share a table */
 } wf_edge;
 
 static inline uint32_t wf_edge_slot(uint32_t key, uint32_t mask)
@@ -42,6 +48,7 @@ typedef struct wf_archetype {
                                  last looked up (0: none; keys are never 0) */
     struct wf_archetype *last_to; /* its target: an edge's target never
                                  changes and archetypes are never freed */
+    wf_move_plan *last_plan;  /* its plan (NULL: same table) */
     weft_component *ids;      /* [id_count] sorted, all storages */
     uint32_t id_count;
     weft_component *sparse_ids; /* [sparse_count] the sparse subset, sorted */
@@ -83,9 +90,8 @@ wf_archetype *wf_graph_ensure(wf_graph *g, wf_allocator *a, wf_registry *reg,
 /* Existing archetype with the sorted `ids`, or NULL. */
 wf_archetype *wf_graph_find(const wf_graph *g, const weft_component *ids,
                             uint32_t count);
-/* Cached edge target or NULL. */
-static inline wf_archetype *wf_graph_edge(const wf_graph *g, const wf_archetype *from,
-                                          uint32_t key)
+/* Cached edge or NULL. */
+static inline const wf_edge *wf_graph_edge(const wf_archetype *from, uint32_t key)
 {
     if (!from->edge_cap) {
         return NULL;
@@ -93,57 +99,52 @@ static inline wf_archetype *wf_graph_edge(const wf_graph *g, const wf_archetype 
     uint32_t mask = from->edge_cap - 1;
     for (uint32_t j = wf_edge_slot(key, mask); from->edges[j].key; j = (j + 1) & mask) {
         if (from->edges[j].key == key) {
-            return g->archetypes[from->edges[j].target];
+            return &from->edges[j];
         }
     }
     return NULL;
 }
-/* Uncached halves of wf_graph_add / wf_graph_remove. */
-wf_archetype *wf_graph_add_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
-                                wf_archetype *from, weft_component c);
-wf_archetype *wf_graph_remove_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
-                                   wf_archetype *from, weft_component c);
-/* Target of adding c to `from` (itself when present); NULL on OOM.
- * Cached as an edge on first use. The last edge taken from each archetype
- * is also kept in the archetype (last_key/last_to): an entity toggling a
- * component crosses the same two edges again and again, and a hit then
- * costs one load from the archetype instead of the hash probe and the
- * archetype array. */
-static inline wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a,
-                                         wf_registry *reg, wf_archetype *from,
-                                         weft_component c)
+/* Uncached half of wf_graph_add / wf_graph_remove (key as in wf_edge). */
+wf_archetype *wf_graph_step_slow(wf_graph *g, wf_allocator *a, wf_registry *reg,
+                                 wf_archetype *from, uint32_t key, wf_move_plan **out_plan);
+/* Target of adding (key = c) or removing (key = c | WF_EDGE_REMOVE) a
+ * component: itself when c is already present / absent. *out_plan gets
+ * the plan moving a row between their tables, NULL when they share one.
+ * NULL on OOM (an archetype created on the way stays; nothing else
+ * changed). Cached as an edge on first use. The last edge taken from each
+ * archetype is also kept in the archetype (last_key/last_to/last_plan): an
+ * entity toggling a component crosses the same two edges again and again,
+ * and a hit then costs loads from the archetype alone. */
+static inline wf_archetype *wf_graph_step(wf_graph *g, wf_allocator *a, wf_registry *reg,
+                                          wf_archetype *from, uint32_t key,
+                                          wf_move_plan **out_plan)
 {
-    if (from->last_key == c) {
+    if (WF_LIKELY(from->last_key == key)) {
+        *out_plan = from->last_plan;
         return from->last_to;
     }
-    wf_archetype *to = wf_graph_edge(g, from, c);
-    if (!to) {
-        to = wf_graph_add_slow(g, a, reg, from, c);
-    }
-    if (to) {
-        from->last_key = c;
-        from->last_to = to;
-    }
-    return to;
-}
-/* Target of removing c from `from` (itself when absent); NULL on OOM. */
-static inline wf_archetype *wf_graph_remove(wf_graph *g, wf_allocator *a,
-                                            wf_registry *reg, wf_archetype *from,
-                                            weft_component c)
-{
-    uint32_t key = c | WF_EDGE_REMOVE;
-    if (from->last_key == key) {
-        return from->last_to;
-    }
-    wf_archetype *to = wf_graph_edge(g, from, key);
-    if (!to) {
-        to = wf_graph_remove_slow(g, a, reg, from, c);
-    }
-    if (to) {
+    const wf_edge *ed = wf_graph_edge(from, key);
+    if (ed) {
+        wf_archetype *to = g->archetypes[ed->target];
         from->last_key = key;
         from->last_to = to;
+        from->last_plan = ed->plan;
+        *out_plan = ed->plan;
+        return to;
     }
-    return to;
+    return wf_graph_step_slow(g, a, reg, from, key, out_plan);
+}
+static inline wf_archetype *wf_graph_add(wf_graph *g, wf_allocator *a, wf_registry *reg,
+                                         wf_archetype *from, weft_component c,
+                                         wf_move_plan **out_plan)
+{
+    return wf_graph_step(g, a, reg, from, c, out_plan);
+}
+static inline wf_archetype *wf_graph_remove(wf_graph *g, wf_allocator *a,
+                                            wf_registry *reg, wf_archetype *from,
+                                            weft_component c, wf_move_plan **out_plan)
+{
+    return wf_graph_step(g, a, reg, from, c | WF_EDGE_REMOVE, out_plan);
 }
 /* Binary search: does the archetype contain c? */
 bool wf_archetype_has(const wf_archetype *arch, weft_component c);

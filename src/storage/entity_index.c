@@ -71,13 +71,8 @@ static bool entities_push(uint32_t **list, uint32_t *len, uint32_t *cap, wf_allo
     return true;
 }
 
-void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
+void wf_entities_release_push(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
 {
-    wf_record *r = &ix->records[idx];
-    r->gen = r->gen == 0xFFFFFFFFu ? WF_FIRST_GENERATION : r->gen + 1;
-    r->arch = WF_ARCH_DEAD;
-    r->row = 0;
-    ix->live--;
     /* relaxed: driver only, while no reservation runs (file comment) */
     int64_t cursor = wf_atomic_load_relaxed_i64(&ix->cursor);
     if (cursor != (int64_t)ix->free_len) {

@@ -26,6 +26,7 @@
 
 #include "core/alloc.h"
 #include "core/atomic.h"
+#include "core/check.h"
 #include "core/config.h"
 
 #define WF_ARCH_DEAD 0xFFFFFFFFu
@@ -87,7 +88,25 @@ static inline weft_entity wf_entities_take(wf_entity_index *ix)
  * free stack, or, while reservations are pending (they point into the
  * stack), on the `later` list. Never fails: if a list cannot grow, the
  * index is retired instead of reused. */
-void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx);
+/* The push half of wf_entities_release (record already marked dead). */
+void wf_entities_release_push(wf_entity_index *ix, wf_allocator *a, uint32_t idx);
+static inline void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
+{
+    wf_record *r = &ix->records[idx];
+    r->gen = r->gen == 0xFFFFFFFFu ? WF_FIRST_GENERATION : r->gen + 1;
+    r->arch = WF_ARCH_DEAD;
+    r->row = 0;
+    ix->live--;
+    /* the common case inline: no reservation pending (relaxed: driver
+     * only, see the file comment) and room on the stack */
+    if (WF_LIKELY(wf_atomic_load_relaxed_i64(&ix->cursor) == (int64_t)ix->free_len &&
+                  ix->free_len < ix->free_cap)) {
+        ix->free_stack[ix->free_len++] = idx;
+        wf_atomic_store_relaxed_i64(&ix->cursor, (int64_t)ix->free_len);
+        return;
+    }
+    wf_entities_release_push(ix, a, idx);
+}
 /* Moves the `later` list onto the free stack (no reservation pending). */
 void wf_entities_release_later(wf_entity_index *ix, wf_allocator *a);
 /* Thread-safe reservation; 0 when the index space is exhausted. */

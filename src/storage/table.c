@@ -13,8 +13,8 @@
 #include "core/check.h"
 #include "core/config.h"
 
-/* col_map and move_map hold column numbers as int16_t: a table has at most
- * one column per registered component, and the registry stops there. */
+/* col_map holds column numbers as int16_t: a table has at most one column
+ * per registered component, and the registry stops there. */
 _Static_assert(WF_MAX_COMPONENTS <= INT16_MAX, "column numbers must fit in int16_t");
 
 wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
@@ -34,17 +34,18 @@ wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
         t->cols = wf_calloc(a, count * sizeof *t->cols, _Alignof(wf_column));
         t->ids = wf_alloc(a, count * sizeof *t->ids, _Alignof(weft_component));
         t->col_map = wf_alloc(a, t->col_map_len * sizeof *t->col_map, _Alignof(int16_t));
-        t->move_map = wf_alloc(a, count * sizeof *t->move_map, _Alignof(int16_t));
-        if (!t->cols || !t->ids || !t->col_map || !t->move_map) {
+        if (!t->cols || !t->ids || !t->col_map) {
             wf_table_destroy(t, a);
             return NULL;
         }
         memcpy(t->ids, ids, count * sizeof *ids);
         memset(t->col_map, 0xFF, t->col_map_len * sizeof *t->col_map);
+        t->all_plain = true;
         for (uint32_t i = 0; i < count; i++) {
             wf_column_init(&t->cols[i], wf_registry_get(reg, ids[i]));
             t->col_map[ids[i]] = (int16_t)i;
             t->needs_dtor |= !t->cols[i].trivial;
+            t->all_plain &= t->cols[i].plain;
         }
     }
     return t;
@@ -63,7 +64,11 @@ void wf_table_destroy(wf_table *t, wf_allocator *a)
     wf_free(a, t->cols, t->col_count * sizeof *t->cols, _Alignof(wf_column));
     wf_free(a, t->ids, t->col_count * sizeof *t->ids, _Alignof(weft_component));
     wf_free(a, t->col_map, t->col_map_len * sizeof *t->col_map, _Alignof(int16_t));
-    wf_free(a, t->move_map, t->col_count * sizeof *t->move_map, _Alignof(int16_t));
+    for (wf_move_plan *p = t->plans; p;) {
+        wf_move_plan *next = p->next;
+        wf_free(a, p, sizeof *p + p->n_ops * sizeof p->ops[0], _Alignof(wf_move_plan));
+        p = next;
+    }
     wf_free(a, t->entities, (size_t)t->ent_cap * sizeof *t->entities, _Alignof(weft_entity));
     wf_free(a, t, sizeof *t, _Alignof(wf_table));
 }
@@ -151,38 +156,6 @@ bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need)
     return true;
 }
 
-/* Fills the hole at `row` with the last row (no destruction). Returns the
- * moved entity or 0. */
-static weft_entity table_fill_hole(wf_table *t, uint32_t row)
-{
-    uint32_t last = --t->count;
-    if (row == last) {
-        return 0;
-    }
-    for (uint32_t i = 0; i < t->col_count; i++) {
-        wf_column *c = &t->cols[i];
-        if (WF_LIKELY(c->plain)) {
-            wf_column_copy_plain(c, row, c, last);
-        } else {
-            wf_column_copy_row(c, row, c, last);
-        }
-    }
-    weft_entity moved = t->entities[last];
-    t->entities[row] = moved;
-    return moved;
-}
-
-weft_entity wf_table_delete(wf_table *t, uint32_t row)
-{
-    for (uint32_t i = 0; t->needs_dtor && i < t->col_count; i++) {
-        wf_column *c = &t->cols[i];
-        if (c->data && !c->trivial) {
-            wf_type_destroy(c->ti, wf_column_ptr(c, row), 1);
-        }
-    }
-    return table_fill_hole(t, row);
-}
-
 void wf_table_materialize(wf_table *t, uint32_t now)
 {
     for (uint32_t i = 0; i < t->col_count; i++) {
@@ -191,56 +164,115 @@ void wf_table_materialize(wf_table *t, uint32_t now)
     wf_atomic_store_relaxed_u32(&t->bulk_any, 0);
 }
 
-/* Fills src->move_map for moves into dst (both column lists are sorted). */
-static void table_map_moves(wf_table *src, wf_table *dst)
+wf_move_plan *wf_table_plan(wf_table *src, wf_table *dst, wf_allocator *a)
 {
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < src->col_count; i++) {
-        weft_component id = src->cols[i].id;
-        while (j < dst->col_count && dst->cols[j].id < id) {
-            j++;
-        }
-        src->move_map[i] =
-            (j < dst->col_count && dst->cols[j].id == id) ? (int16_t)j : (int16_t)-1;
+    if (src->last_plan && src->last_plan->dst == dst) {
+        return src->last_plan;
     }
-    src->move_dst = dst;
+    wf_move_plan *p = src->plans;
+    while (p && p->dst != dst) {
+        p = p->next;
+    }
+    if (!p) {
+        uint32_t n = src->col_count;
+        p = wf_alloc(a, sizeof *p + n * sizeof p->ops[0], _Alignof(wf_move_plan));
+        if (!p) {
+            return NULL;
+        }
+        p->src = src;
+        p->dst = dst;
+        p->n_ops = n;
+        /* three passes over the sorted column lists, one per group */
+        uint32_t k = 0;
+        for (int group = 0; group < 3; group++) {
+            uint32_t j = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                wf_column *sc = &src->cols[i];
+                int g = sc->plain ? 0 : (sc->trivial && !sc->size && sc->ti->has_ticks) ? 1 : 2;
+                while (j < dst->col_count && dst->cols[j].id < sc->id) {
+                    j++;
+                }
+                if (g != group) {
+                    continue;
+                }
+                bool shared = j < dst->col_count && dst->cols[j].id == sc->id;
+                p->ops[k].src = sc;
+                p->ops[k].dst = shared ? &dst->cols[j] : NULL;
+                k++;
+            }
+            if (group == 0) {
+                p->n_plain = k;
+            } else if (group == 1) {
+                p->n_ticks = k;
+            }
+        }
+        /* the destination columns src lacks: `fresh` when exactly one */
+        p->fresh = NULL;
+        uint32_t missing = 0;
+        for (uint32_t j = 0, i = 0; j < dst->col_count; j++) {
+            while (i < n && src->cols[i].id < dst->cols[j].id) {
+                i++;
+            }
+            if (i == n || src->cols[i].id != dst->cols[j].id) {
+                p->fresh = missing++ ? NULL : &dst->cols[j];
+            }
+        }
+        if (missing > 1) {
+            p->fresh = NULL;
+        }
+        p->next = src->plans;
+        src->plans = p;
+    }
+    src->last_plan = p;
+    return p;
 }
 
-uint32_t wf_table_move(wf_table *dst, wf_table *src, uint32_t row,
-                       weft_entity *out_moved, uint32_t now)
+uint32_t wf_table_move(const wf_move_plan *plan, uint32_t row, weft_entity *out_moved,
+                       uint32_t now)
 {
-    uint32_t dst_row = wf_table_push(dst, src->entities[row], now);
-    if (src->move_dst != dst) {
-        table_map_moves(src, dst);
-    }
+    wf_table *src = plan->src;
+    uint32_t dst_row = wf_table_push(plan->dst, src->entities[row], now);
     /* One pass over the source columns: each moves its row out and, in
      * the same visit, takes the last row into the hole (swap-remove). */
     uint32_t last = src->count - 1;
     bool fill = row != last;
-    for (uint32_t i = 0; i < src->col_count; i++) {
-        wf_column *sc = &src->cols[i];
-        int16_t j = src->move_map[i];
-        if (WF_LIKELY(sc->plain)) {
-            uint32_t size = sc->size;
-            uint8_t *data = sc->data;
-            weft_ticks *ticks = sc->ticks;
-            if (j >= 0) {
-                wf_column *dc = &dst->cols[j];
-                weft_ticks t = WF_UNLIKELY(sc->bulk) ? wf_column_ticks(sc, row, now)
-                                                     : ticks[row];
-                wf_value_copy(dc->data + (size_t)dst_row * size, data + (size_t)row * size,
-                              size);
-                dc->ticks[dst_row] = t;
-                wf_column_note(dc, t.changed, now);
-            }
-            if (fill) {
-                wf_value_copy(data + (size_t)row * size, data + (size_t)last * size, size);
-                ticks[row] = ticks[last];
-            }
-            continue;
+    bool bulk = wf_atomic_load_relaxed_u32(&src->bulk_any) != 0;
+    const wf_move_op *op = plan->ops;
+    const wf_move_op *end = op + plan->n_plain;
+    for (; op < end; op++) {
+        const wf_column *sc = op->src;
+        wf_column *dc = op->dst;
+        uint32_t size = sc->size;
+        uint8_t *data = sc->data;
+        weft_ticks *ticks = sc->ticks;
+        if (dc) {
+            weft_ticks t = WF_UNLIKELY(bulk) ? wf_column_ticks(sc, row, now) : ticks[row];
+            wf_value_copy(dc->data + (size_t)dst_row * size, data + (size_t)row * size, size);
+            dc->ticks[dst_row] = t;
+            wf_column_note(dc, t.changed, now);
         }
-        if (j >= 0) {
-            wf_column_move_row(&dst->cols[j], dst_row, sc, row, now);
+        if (fill) {
+            wf_value_copy(data + (size_t)row * size, data + (size_t)last * size, size);
+            ticks[row] = ticks[last];
+        }
+    }
+    for (end = plan->ops + plan->n_ticks; op < end; op++) {
+        const wf_column *sc = op->src;
+        wf_column *dc = op->dst;
+        weft_ticks *ticks = sc->ticks;
+        if (dc) {
+            weft_ticks t = WF_UNLIKELY(bulk) ? wf_column_ticks(sc, row, now) : ticks[row];
+            dc->ticks[dst_row] = t;
+            wf_column_note(dc, t.changed, now);
+        }
+        if (fill) {
+            ticks[row] = ticks[last];
+        }
+    }
+    for (end = plan->ops + plan->n_ops; op < end; op++) {
+        wf_column *sc = op->src;
+        if (op->dst) {
+            wf_column_move_row(op->dst, dst_row, sc, row, now);
         } else if (sc->data && !sc->trivial) {
             wf_type_destroy(sc->ti, wf_column_ptr(sc, row), 1);
         }

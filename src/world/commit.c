@@ -141,7 +141,8 @@ static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
                                    const weft_value *values, int32_t count)
 {
     if (count == 1) {
-        return wf_graph_add(&w->graph, &w->alloc, &w->registry, from, values[0].id);
+        wf_move_plan *plan;
+        return wf_graph_add(&w->graph, &w->alloc, &w->registry, from, values[0].id, &plan);
     }
     wf_spawn_cache *sc = &w->spawn_cache;
     bool cacheable = from->id == 0 && count <= WF_SPAWN_CACHE_IDS;
@@ -367,14 +368,15 @@ static weft_status commit_spawn_bulk_raw(weft_world *w, const weft_value *column
     return WEFT_OK;
 }
 
-/* Moves e from its archetype to `dst` (table reserved by the caller).
- * Table values dst lacks are destroyed; sparse values are the caller's. */
+/* Moves e from its archetype to `dst` (table reserved by the caller)
+ * along `plan` (NULL when both share a table). Table values dst lacks are
+ * destroyed; sparse values are the caller's. */
 static inline void commit_move(weft_world *w, wf_record *rec, wf_archetype *src,
-                               wf_archetype *dst)
+                               wf_archetype *dst, const wf_move_plan *plan)
 {
-    if (src->table != dst->table) {
+    if (plan) {
         weft_entity moved;
-        uint32_t row = wf_table_move(dst->table, src->table, rec->row, &moved, w->change_tick);
+        uint32_t row = wf_table_move(plan, rec->row, &moved, w->change_tick);
         if (moved) {
             w->entities.records[(uint32_t)moved].row = rec->row;
         }
@@ -453,7 +455,8 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
             wf_column_replace(&s->dense, d, value, tick, tick);
             return WEFT_OK;
         }
-        wf_archetype *dst = wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c);
+        wf_move_plan *plan; /* NULL: a sparse component moves no row */
+        wf_archetype *dst = wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c, &plan);
         if (!dst) {
             return commit_oom(w, "creating an archetype for insert");
         }
@@ -470,22 +473,26 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
         }
         return WEFT_OK;
     }
-    if (c < src->col_map_len && src->col_map[c] >= 0) {
+    /* the edge first: when it is cached (a toggled component), presence
+     * and the target come from the archetype alone */
+    wf_move_plan *plan;
+    wf_archetype *dst = wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c, &plan);
+    if (!dst) {
+        return commit_oom(w, "creating an archetype for insert");
+    }
+    if (dst == src) { /* present: replace */
         if (WF_UNLIKELY(ti->event_mask)) {
             return commit_replace_fired(w, e, ti, value);
         }
         wf_column_replace(&src->cols[src->col_map[c]], rec->row, value, tick, tick);
         return WEFT_OK;
     }
-    wf_archetype *dst = wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c);
-    if (!dst) {
-        return commit_oom(w, "creating an archetype for insert");
-    }
-    if (!commit_reserve_row(dst->table, &w->alloc)) {
+    wf_table *t = plan->dst;
+    if (WF_UNLIKELY(t->count == t->cap) && !wf_table_reserve(t, &w->alloc, t->count + 1)) {
         return commit_oom(w, "growing a table for insert");
     }
-    commit_move(w, rec, src, dst);
-    wf_column_construct(&dst->cols[dst->col_map[c]], rec->row, value, tick);
+    commit_move(w, rec, src, dst, plan);
+    wf_column_construct(plan->fresh, rec->row, value, tick);
     if (WF_UNLIKELY(ti->event_mask)) {
         commit_added_fired(w, e, ti);
     }
@@ -500,8 +507,15 @@ static weft_status commit_insert_raw(weft_world *w, weft_entity e, wf_record *re
     if (!dst) {
         return commit_oom(w, "creating an archetype for insert");
     }
-    if (dst->table != src->table && !commit_reserve_row(dst->table, &w->alloc)) {
-        return commit_oom(w, "growing a table for insert");
+    wf_move_plan *plan = NULL;
+    if (dst->table != src->table) {
+        plan = wf_table_plan(src->table, dst->table, &w->alloc);
+        if (!plan) {
+            return commit_oom(w, "planning a row move for insert");
+        }
+        if (!commit_reserve_row(dst->table, &w->alloc)) {
+            return commit_oom(w, "growing a table for insert");
+        }
     }
     if (dst->sparse_count != src->sparse_count &&
         !commit_reserve_sparse(w, values, count, (uint32_t)e, 1)) {
@@ -520,7 +534,7 @@ static weft_status commit_insert_raw(weft_world *w, weft_entity e, wf_record *re
     }
     /* commit */
     if (dst != src) {
-        commit_move(w, rec, src, dst);
+        commit_move(w, rec, src, dst, plan);
     }
     uint32_t tick = w->change_tick;
     for (int32_t i = 0; i < count; i++) {
@@ -567,14 +581,17 @@ weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
         if (wf_sparse_find(ti->sparse, (uint32_t)e) == WF_SPARSE_EMPTY) {
             return WEFT_OK;
         }
-    } else if (c >= src->col_map_len || src->col_map[c] < 0) {
-        return WEFT_OK;
     }
-    wf_archetype *dst = wf_graph_remove(&w->graph, &w->alloc, &w->registry, src, c);
+    wf_move_plan *plan;
+    wf_archetype *dst = wf_graph_remove(&w->graph, &w->alloc, &w->registry, src, c, &plan);
     if (!dst) {
         return commit_oom(w, "creating an archetype for remove");
     }
-    if (dst->table != src->table && !commit_reserve_row(dst->table, &w->alloc)) {
+    if (dst == src) {
+        return WEFT_OK; /* absent: nothing to do */
+    }
+    if (plan && plan->dst->count == plan->dst->cap &&
+        !wf_table_reserve(plan->dst, &w->alloc, plan->dst->count + 1)) {
         return commit_oom(w, "growing a table for remove");
     }
     if (WF_UNLIKELY(ti->event_mask)) {
@@ -592,7 +609,7 @@ weft_status wf_commit_remove(weft_world *w, weft_entity e, wf_record *rec,
     if (ti->storage == WEFT_STORAGE_SPARSE) {
         wf_sparse_remove(ti->sparse, (uint32_t)e);
     }
-    commit_move(w, rec, src, dst);
+    commit_move(w, rec, src, dst, plan);
     return WEFT_OK;
 }
 

@@ -273,9 +273,10 @@ static void apply_reserve_run(weft_world *w, const wf_cmd_chunk *k, uint32_t off
         return;
     }
     wf_archetype *src = wf_world_archetype(w, r->arch);
+    wf_move_plan *plan;
     wf_archetype *dst = first->op == WF_CMD_INSERT
-                            ? wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c)
-                            : wf_graph_remove(&w->graph, &w->alloc, &w->registry, src, c);
+                            ? wf_graph_add(&w->graph, &w->alloc, &w->registry, src, c, &plan)
+                            : wf_graph_remove(&w->graph, &w->alloc, &w->registry, src, c, &plan);
     if (dst && dst->table != src->table) {
         wf_table_reserve(dst->table, &w->alloc, dst->table->count + run); /* benign */
     }

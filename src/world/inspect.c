@@ -272,6 +272,27 @@ static weft_status check_archetypes(weft_world *w, const int32_t *arch_counts)
             }
             CHECK(ok, "INV-7: edge %s '%s' from archetype %u leads to the wrong set %u",
                   add ? "add" : "remove", wf_component_name(w, c), a, ed->target);
+            /* its move plan: present exactly when the tables differ, and
+             * mapping every source column to the same id in the target */
+            const wf_move_plan *p = ed->plan;
+            ok = (p != NULL) == (to->table != arch->table);
+            if (p) {
+                ok = p->src == arch->table && p->dst == to->table &&
+                     p->n_ops == p->src->col_count && p->n_plain <= p->n_ticks &&
+                     p->n_ticks <= p->n_ops;
+                for (uint32_t i = 0; ok && i < p->n_ops; i++) {
+                    const wf_column *sc = p->ops[i].src;
+                    ok = sc >= p->src->cols && sc < p->src->cols + p->src->col_count &&
+                         p->ops[i].dst == wf_table_column(p->dst, sc->id) &&
+                         (i < p->n_plain) == sc->plain;
+                    for (uint32_t k = 0; ok && k < i; k++) {
+                        ok = p->ops[k].src != sc;
+                    }
+                }
+            }
+            CHECK(ok, "INV-7: the move plan of edge %s '%s' from archetype %u does not match "
+                      "its tables",
+                  add ? "add" : "remove", wf_component_name(w, c), a);
         }
     }
     return WEFT_OK;

@@ -1,0 +1,875 @@
+/* src/module/module.c - loading, reloading and unloading modules (see
+ * module.h).
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "module/module.h"
+#include "world/messages.h"
+#include "world/resource.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MOD_ALIGN _Alignof(void *)
+
+#if UINTPTR_MAX > 0xffffffffu
+typedef Elf64_Ehdr mod_ehdr;
+typedef Elf64_Phdr mod_phdr;
+#  define MOD_ELFCLASS ELFCLASS64
+#else
+typedef Elf32_Ehdr mod_ehdr;
+typedef Elf32_Phdr mod_phdr;
+#  define MOD_ELFCLASS ELFCLASS32
+#endif
+
+static const char MSG_NAME[] = "weft.ModuleReloaded";
+static const char RES_NAME[] = "weft.ModuleReloads";
+
+static char *dup_str(wf_allocator *al, const char *s)
+{
+    size_t n = strlen(s);
+    char *p = wf_alloc(al, n + 1, 1);
+    if (p) {
+        memcpy(p, s, n + 1);
+    }
+    return p;
+}
+
+static void free_str(wf_allocator *al, char *s)
+{
+    if (s) {
+        wf_free(al, s, strlen(s) + 1, 1);
+    }
+}
+
+weft_status wf_module_safe_point(weft_app *a, const char *fn)
+{
+    weft_world *w = a->world;
+    if (a->updating || a->in_callback) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE, "%s: called during an update or a plugin "
+                        "callback; modules change only between frames", fn);
+    }
+    if ((w->sys && w->sys->depth > 0) || w->iter_depth > 0) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE, "%s: called while a schedule, hook or observer "
+                        "runs; modules change only between frames", fn);
+    }
+    return WEFT_OK;
+}
+
+/* ---- loading one copy ---- */
+
+/* Copies `path` to a new unique temporary file; its name goes to `tmp`. */
+static weft_status copy_to_temp(weft_world *w, const char *path, char *tmp, size_t cap,
+                                const char *fn)
+{
+    int in = open(path, O_RDONLY);
+    if (in < 0) {
+        return wf_error(w, errno == ENOENT ? WEFT_ERR_NOT_FOUND : WEFT_ERR_INVALID_ARG,
+                        "%s: cannot open '%s': %s", fn, path, strerror(errno));
+    }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !dir[0]) {
+        dir = "/tmp";
+    }
+    int len = snprintf(tmp, cap, "%s/weft-module-XXXXXX", dir);
+    if (len < 0 || (size_t)len >= cap) {
+        close(in);
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: TMPDIR '%s' is too long", fn, dir);
+    }
+    int out = mkstemp(tmp);
+    if (out < 0) {
+        close(in);
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: cannot create a temporary copy in '%s': "
+                        "%s", fn, dir, strerror(errno));
+    }
+    char buf[16384];
+    weft_status st = WEFT_OK;
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n == 0) {
+            break;
+        }
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            st = wf_error(w, WEFT_ERR_INVALID_ARG, "%s: reading '%s': %s", fn, path,
+                          strerror(errno));
+            break;
+        }
+        for (ssize_t off = 0; off < n && st == WEFT_OK;) {
+            ssize_t k = write(out, buf + off, (size_t)(n - off));
+            if (k < 0 && errno == EINTR) {
+                continue;
+            }
+            if (k <= 0) {
+                st = wf_error(w, WEFT_ERR_INVALID_ARG, "%s: writing the copy of '%s': %s", fn,
+                              path, strerror(errno));
+            }
+            off += k > 0 ? k : 0;
+        }
+        if (st != WEFT_OK) {
+            break;
+        }
+    }
+    close(in);
+    if (close(out) != 0 && st == WEFT_OK) {
+        st = wf_error(w, WEFT_ERR_INVALID_ARG, "%s: writing the copy of '%s': %s", fn, path,
+                      strerror(errno));
+    }
+    if (st != WEFT_OK) {
+        unlink(tmp);
+    }
+    return st;
+}
+
+/* Refuses a file the loader would map past its end (a build still being
+ * written, a truncated copy): every loadable segment and the program
+ * headers must lie inside the file. Mapping a short file and touching a
+ * page beyond its end raises SIGBUS instead of an error, so this runs
+ * before dlopen. Files that are no ELF at all are left to dlopen's own
+ * error. */
+static weft_status check_complete(weft_world *w, const char *tmp, const char *path,
+                                  const char *fn)
+{
+    int fd = open(tmp, O_RDONLY);
+    if (fd < 0) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: cannot reopen the copy of '%s': %s", fn,
+                        path, strerror(errno));
+    }
+    off_t size = lseek(fd, 0, SEEK_END);
+    mod_ehdr eh;
+    weft_status st = WEFT_OK;
+    if (size < (off_t)sizeof eh || pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
+        close(fd);
+        return WEFT_OK; /* no ELF: dlopen reports it */
+    }
+    uint64_t usize = (uint64_t)size;
+    if (eh.e_ident[EI_CLASS] != MOD_ELFCLASS ||
+        eh.e_phentsize != sizeof(mod_phdr) ||
+        (uint64_t)eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(mod_phdr) > usize ||
+        (uint64_t)eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > usize) {
+        st = WEFT_ERR_BAD_FORMAT;
+    }
+    for (uint32_t i = 0; st == WEFT_OK && i < eh.e_phnum; i++) {
+        mod_phdr ph;
+        if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) !=
+                (ssize_t)sizeof ph ||
+            (uint64_t)ph.p_offset + (uint64_t)ph.p_filesz > usize) {
+            st = WEFT_ERR_BAD_FORMAT;
+        }
+    }
+    close(fd);
+    if (st != WEFT_OK) {
+        return wf_error(w, st, "%s: '%s' is not a loadable shared library: the file ends "
+                        "before its segments (%lld bytes; truncated or still being written)",
+                        fn, path, (long long)size);
+    }
+    return WEFT_OK;
+}
+
+/* Loads a fresh copy of `path` and checks its entry point. The copy's file
+ * is unlinked at once (the mapping stays), so nothing is left behind. */
+static weft_status load_copy(weft_world *w, const char *path, void **out_handle,
+                             const weft_module_def **out_def, const char *fn)
+{
+    char tmp[4096];
+    weft_status st = copy_to_temp(w, path, tmp, sizeof tmp, fn);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    st = check_complete(w, tmp, path, fn);
+    if (st != WEFT_OK) {
+        unlink(tmp);
+        return st;
+    }
+    void *h = dlopen(tmp, RTLD_NOW | RTLD_LOCAL);
+    unlink(tmp);
+    if (!h) {
+        const char *e = dlerror();
+        return wf_error(w, WEFT_ERR_BAD_FORMAT, "%s: '%s' is not a loadable shared library: %s",
+                        fn, path, e ? e : "unknown loader error");
+    }
+    void *sym = dlsym(h, WEFT_MODULE_ENTRY_NAME);
+    if (!sym) {
+        dlclose(h);
+        return wf_error(w, WEFT_ERR_BAD_FORMAT, "%s: '%s' exports no %s function", fn, path,
+                        WEFT_MODULE_ENTRY_NAME);
+    }
+    weft_module_entry_fn entry;
+    memcpy(&entry, &sym, sizeof entry); /* object to function pointer (POSIX) */
+    const weft_module_def *def = entry();
+    if (!def) {
+        dlclose(h);
+        return wf_error(w, WEFT_ERR_BAD_FORMAT, "%s: %s of '%s' returned NULL", fn,
+                        WEFT_MODULE_ENTRY_NAME, path);
+    }
+    if (def->abi_version != WEFT_MODULE_ABI_VERSION) {
+        uint32_t v = def->abi_version;
+        dlclose(h);
+        return wf_error(w, WEFT_ERR_UNSUPPORTED, "%s: '%s' was built for module ABI version "
+                        "%u, this weft loads version %u", fn, path, v,
+                        WEFT_MODULE_ABI_VERSION);
+    }
+    if (!def->build) {
+        dlclose(h);
+        return wf_error(w, WEFT_ERR_BAD_FORMAT, "%s: the module def of '%s' has no build", fn,
+                        path);
+    }
+    *out_handle = h;
+    *out_def = def;
+    return WEFT_OK;
+}
+
+/* ---- the staged build ---- */
+
+typedef struct mod_rebind {
+    wf_system *sys;
+    weft_system_fn fn;
+    void *user;
+    void (*init)(void *local, void *user);
+    void (*fini)(void *local, void *user);
+} mod_rebind;
+
+/* A schedule's declaration counts before a build: pairs are only ever
+ * appended, so truncating to them undoes what a failed build declared. */
+typedef struct mod_mark {
+    weft_schedule *sched;
+    uint32_t nmembers, nedges, namb_ok;
+} mod_mark;
+
+typedef struct mod_stage {
+    mod_mark *marks;
+    uint32_t nmarks;
+    weft_module *m;
+    const char *fn;
+    wf_mod_sys *added;
+    uint32_t nadded, cap_added;
+    mod_rebind *rebinds;
+    uint32_t nrebinds, cap_rebinds;
+    weft_status fail;          /* first failure seen by the hook */
+} mod_stage;
+
+static bool same_name(const wf_system *sys, const char *name)
+{
+    return sys->name && name && strcmp(sys->name, name) == 0;
+}
+
+static weft_node stage_fail(mod_stage *g, weft_status st)
+{
+    if (g->fail == WEFT_OK) {
+        g->fail = st;
+    }
+    return 0;
+}
+
+static weft_node stage_add(void *ctx, weft_schedule *s, const weft_system_desc *desc)
+{
+    mod_stage *g = ctx;
+    weft_module *m = g->m;
+    weft_world *w = s->world;
+    if (g->fail != WEFT_OK) {
+        return 0;
+    }
+    if (!s->app_owned || s->world != m->app->world) {
+        return stage_fail(g, wf_error(w, WEFT_ERR_UNSUPPORTED,
+                                      "%s: module '%s' added system '%s' to schedule '%s', "
+                                      "which is no label of the module's app", g->fn, m->name,
+                                      desc->name ? desc->name : "", s->name));
+    }
+    for (uint32_t i = 0; i < g->nadded; i++) {
+        if (g->added[i].sched == s && same_name(g->added[i].sys, desc->name)) {
+            goto dup;
+        }
+    }
+    for (uint32_t i = 0; i < g->nrebinds; i++) {
+        if (g->rebinds[i].sys->sched == s && same_name(g->rebinds[i].sys, desc->name)) {
+            goto dup;
+        }
+    }
+    for (uint32_t i = 0; i < m->nsystems; i++) {
+        wf_system *sys = m->systems[i].sys;
+        if (m->systems[i].sched != s || !same_name(sys, desc->name)) {
+            continue;
+        }
+        if (sys->local_desc.size != desc->local.size ||
+            sys->local_desc.align != desc->local.align) {
+            return stage_fail(g, wf_error(w, WEFT_ERR_INVALID_ARG,
+                                          "%s: module '%s': the local state of system '%s' "
+                                          "changed from %zu to %zu bytes (align %zu to %zu); "
+                                          "it cannot be kept across a reload", g->fn, m->name,
+                                          desc->name, sys->local_desc.size, desc->local.size,
+                                          sys->local_desc.align, desc->local.align));
+        }
+        if (!wf_grow(&w->alloc, (void **)&g->rebinds, &g->cap_rebinds,
+                     (uint64_t)g->nrebinds + 1, sizeof *g->rebinds, MOD_ALIGN)) {
+            return stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
+                                          "%s: out of memory", g->fn));
+        }
+        mod_rebind *r = &g->rebinds[g->nrebinds++];
+        r->sys = sys;
+        r->fn = desc->fn;
+        r->user = desc->user;
+        r->init = desc->local.init;
+        r->fini = desc->local.fini;
+        return sys->node;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->added, &g->cap_added, (uint64_t)g->nadded + 1,
+                 sizeof *g->added, MOD_ALIGN)) {
+        return stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+    }
+    weft_node n = wf_schedule_add_system_now(s, desc);
+    if (!n) {
+        return stage_fail(g, wf_error_last(w));
+    }
+    g->added[g->nadded].sched = s;
+    g->added[g->nadded].sys = s->nodes[n - 1].sys;
+    g->nadded++;
+    return n;
+dup:
+    return stage_fail(g, wf_error(w, WEFT_ERR_ALREADY_EXISTS,
+                                  "%s: module '%s' adds system '%s' to schedule '%s' twice",
+                                  g->fn, m->name, desc->name, s->name));
+}
+
+static void remove_sys(weft_schedule *s, wf_system *sys)
+{
+    wf_schedule_remove_system(s, sys->node);
+}
+
+static void stage_free(weft_world *w, mod_stage *g)
+{
+    if (g->marks) {
+        wf_free(&w->alloc, g->marks, g->nmarks * sizeof *g->marks, MOD_ALIGN);
+    }
+    if (g->added) {
+        wf_free(&w->alloc, g->added, g->cap_added * sizeof *g->added, MOD_ALIGN);
+    }
+    if (g->rebinds) {
+        wf_free(&w->alloc, g->rebinds, g->cap_rebinds * sizeof *g->rebinds, MOD_ALIGN);
+    }
+}
+
+/* Runs def's build with the add hook set; on failure removes what it added
+ * (newest first) and returns the error, the message naming the module. */
+static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def *def)
+{
+    weft_world *w = a->world;
+    wf_sys_world *sw = wf_sys_get(w);
+    if (!sw) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
+    }
+    uint32_t ns = 0;
+    for (weft_schedule *s = sw->schedules; s; s = s->next) {
+        ns++;
+    }
+    g->marks = wf_alloc(&w->alloc, (ns ? ns : 1) * sizeof *g->marks, MOD_ALIGN);
+    if (!g->marks) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
+    }
+    g->nmarks = ns ? ns : 1;
+    uint32_t k = 0;
+    for (weft_schedule *s = sw->schedules; s; s = s->next, k++) {
+        g->marks[k].sched = s;
+        g->marks[k].nmembers = s->nmembers;
+        g->marks[k].nedges = s->nedges;
+        g->marks[k].namb_ok = s->namb_ok;
+    }
+    sw->add_hook = stage_add;
+    sw->add_hook_ctx = g;
+    a->in_callback = true;
+    weft_status st = def->build(a, def->user);
+    a->in_callback = false;
+    sw->add_hook = NULL;
+    sw->add_hook_ctx = NULL;
+    if (st == WEFT_OK && g->fail != WEFT_OK) {
+        st = g->fail; /* the build went on after a refused system */
+    }
+    if (st != WEFT_OK) {
+        char why[WF_ERROR_LEN];
+        snprintf(why, sizeof why, "%s", w->last_status != WEFT_OK ? w->last_error : "");
+        for (uint32_t i = 0; i < ns; i++) {
+            weft_schedule *s = g->marks[i].sched;
+            if (s->nmembers > g->marks[i].nmembers || s->nedges > g->marks[i].nedges ||
+                s->namb_ok > g->marks[i].namb_ok) {
+                s->nmembers = g->marks[i].nmembers;
+                s->nedges = g->marks[i].nedges;
+                s->namb_ok = g->marks[i].namb_ok;
+                s->dirty = true;
+            }
+        }
+        for (uint32_t i = g->nadded; i-- > 0;) {
+            remove_sys(g->added[i].sched, g->added[i].sys);
+        }
+        g->nadded = 0;
+        wf_error(w, st, "%s: the build of module '%s' failed (%s)%s%s; nothing changed",
+                 g->fn, g->m->name, wf_status_name(st), why[0] ? ": " : "", why);
+    }
+    return st;
+}
+
+/* ---- the app's module list and signals ---- */
+
+static void modules_fini(weft_app *a);
+
+static wf_modules *modules_get(weft_app *a)
+{
+    if (!a->modules) {
+        wf_modules *ms = wf_calloc(&a->alloc, sizeof *ms, _Alignof(wf_modules));
+        if (!ms) {
+            return NULL;
+        }
+        a->modules = ms;
+        a->modules_fini = modules_fini;
+    }
+    return a->modules;
+}
+
+weft_message_type wf_module_message(weft_app *a)
+{
+    weft_world *w = a->world;
+    weft_message_type t = wf_messages_lookup(w, MSG_NAME);
+    if (t) {
+        const wf_msg_stream *s = wf_messages_type(w, t);
+        if (s->size < sizeof(weft_module_reloaded)) {
+            wf_error(w, WEFT_ERR_ALREADY_EXISTS, "message type '%s' exists with another size",
+                     MSG_NAME);
+            return 0;
+        }
+        return t;
+    }
+    t = wf_messages_register(w, MSG_NAME, sizeof(weft_module_reloaded),
+                             _Alignof(weft_module_reloaded), NULL, NULL);
+    if (!t) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory registering '%s'", MSG_NAME);
+    }
+    return t;
+}
+
+weft_component wf_module_resource(weft_app *a)
+{
+    weft_world *w = a->world;
+    weft_component c = wf_registry_lookup(&w->registry, RES_NAME);
+    if (c) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, c);
+        if (ti->size != sizeof(weft_module_reloads)) {
+            wf_error(w, WEFT_ERR_ALREADY_EXISTS, "component '%s' exists with another size",
+                     RES_NAME);
+            return 0;
+        }
+        return c;
+    }
+    weft_component_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.name = RES_NAME;
+    cd.size = sizeof(weft_module_reloads);
+    cd.align = _Alignof(weft_module_reloads);
+    wf_type_info *ti = wf_registry_add(&w->registry, &w->alloc, &cd,
+                                       (uint32_t)sizeof(weft_module_reloads),
+                                       (uint32_t)_Alignof(weft_module_reloads),
+                                       WEFT_STORAGE_TABLE);
+    if (!ti) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory registering '%s'", RES_NAME);
+        return 0;
+    }
+    return ti->id;
+}
+
+/* Applies the commands every schedule still holds (a run that skipped its
+ * final apply), so no buffer of a system about to change is left. */
+static void apply_pending(weft_world *w)
+{
+    for (weft_schedule *s = w->sys ? w->sys->schedules : NULL; s; s = s->next) {
+        wf_schedule_apply_pending(w, s);
+    }
+}
+
+static void watch_stop(weft_module *m);
+
+static void module_free(weft_module *m)
+{
+    watch_stop(m);
+    wf_allocator *al = &m->app->alloc;
+    weft_world *w = m->app->world;
+    if (m->systems) {
+        wf_free(&w->alloc, m->systems, m->cap_systems * sizeof *m->systems, MOD_ALIGN);
+    }
+    free_str(al, m->path);
+    free_str(al, m->name);
+    m->magic = 0;
+    wf_free(al, m, sizeof *m, _Alignof(weft_module));
+}
+
+/* Removes the module's systems, newest first, and unloads its code. */
+static void module_drop(weft_module *m)
+{
+    weft_world *w = m->app->world;
+    apply_pending(w);
+    for (uint32_t i = m->nsystems; i-- > 0;) {
+        remove_sys(m->systems[i].sched, m->systems[i].sys);
+    }
+    m->nsystems = 0;
+    if (m->handle) {
+        dlclose(m->handle);
+        m->handle = NULL;
+    }
+}
+
+static void modules_fini(weft_app *a)
+{
+    wf_modules *ms = a->modules;
+    for (uint32_t i = ms->n; i-- > 0;) {
+        module_drop(ms->v[i]);
+        module_free(ms->v[i]);
+    }
+    if (ms->v) {
+        wf_free(&a->alloc, ms->v, ms->cap * sizeof *ms->v, MOD_ALIGN);
+    }
+    wf_free(&a->alloc, ms, sizeof *ms, _Alignof(wf_modules));
+    a->modules = NULL;
+    a->modules_fini = NULL;
+}
+
+/* ---- load, reload, unload ---- */
+
+weft_module *wf_module_load(weft_app *a, const char *path)
+{
+    static const char fn[] = "weft_module_load";
+    weft_world *w = a->world;
+    if (wf_module_safe_point(a, fn) != WEFT_OK) {
+        return NULL;
+    }
+    wf_modules *ms = modules_get(a);
+    weft_module *m = ms ? wf_calloc(&a->alloc, sizeof *m, _Alignof(weft_module)) : NULL;
+    if (m) {
+        m->app = a;
+        m->wd_fd = -1;
+        m->path = dup_str(&a->alloc, path);
+        m->name = dup_str(&a->alloc, path);
+    }
+    if (!m || !m->path || !m->name ||
+        !wf_grow(&a->alloc, (void **)&ms->v, &ms->cap, (uint64_t)ms->n + 1, sizeof *ms->v,
+                 MOD_ALIGN)) {
+        if (m) {
+            module_free(m);
+        }
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        return NULL;
+    }
+    apply_pending(w);
+    void *h = NULL;
+    const weft_module_def *def = NULL;
+    if (load_copy(w, path, &h, &def, fn) != WEFT_OK) {
+        module_free(m);
+        return NULL;
+    }
+    if (def->name && def->name[0]) {
+        char *nm = dup_str(&a->alloc, def->name);
+        if (!nm) {
+            dlclose(h);
+            module_free(m);
+            wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+            return NULL;
+        }
+        free_str(&a->alloc, m->name);
+        m->name = nm;
+    }
+    mod_stage g;
+    memset(&g, 0, sizeof g);
+    g.m = m;
+    g.fn = fn;
+    if (stage_build(a, &g, def) != WEFT_OK) {
+        stage_free(w, &g);
+        dlclose(h);
+        module_free(m);
+        return NULL;
+    }
+    /* a first build only adds: its systems become the module's */
+    m->systems = g.added;
+    m->nsystems = g.nadded;
+    m->cap_systems = g.cap_added;
+    g.added = NULL;
+    stage_free(w, &g);
+    m->handle = h;
+    m->magic = WF_MODULE_MAGIC;
+    ms->v[ms->n++] = m;
+    return m;
+}
+
+static bool rebound(const mod_stage *g, const wf_system *sys)
+{
+    for (uint32_t i = 0; i < g->nrebinds; i++) {
+        if (g->rebinds[i].sys == sys) {
+            return true;
+        }
+    }
+    return false;
+}
+
+weft_status wf_module_reload(weft_module *m)
+{
+    static const char fn[] = "weft_module_reload";
+    weft_app *a = m->app;
+    weft_world *w = a->world;
+    wf_modules *ms = a->modules;
+    weft_status st = wf_module_safe_point(a, fn);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    apply_pending(w);
+    void *h = NULL;
+    const weft_module_def *def = NULL;
+    st = load_copy(w, m->path, &h, &def, fn);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    mod_stage g;
+    memset(&g, 0, sizeof g);
+    g.m = m;
+    g.fn = fn;
+    st = stage_build(a, &g, def);
+    /* everything that can fail comes before the first change: the new
+     * list's room and the signals' registration */
+    uint32_t keep = g.nrebinds + g.nadded;
+    wf_mod_sys *list = NULL;
+    weft_message_type msg = 0;
+    weft_component res = 0;
+    if (st == WEFT_OK) {
+        list = wf_alloc(&w->alloc, (keep ? keep : 1) * sizeof *list, MOD_ALIGN);
+        msg = list ? wf_module_message(a) : 0;
+        res = msg ? wf_module_resource(a) : 0;
+        if (!list || !msg || !res) {
+            st = list ? wf_error_last(w)
+                      : wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+            for (uint32_t i = g.nadded; i-- > 0;) {
+                remove_sys(g.added[i].sched, g.added[i].sys);
+            }
+        }
+    }
+    if (st != WEFT_OK) {
+        if (list) {
+            wf_free(&w->alloc, list, (keep ? keep : 1) * sizeof *list, MOD_ALIGN);
+        }
+        stage_free(w, &g);
+        dlclose(h);
+        return st;
+    }
+    /* commit: vanished systems go (their fini runs with the old code, still
+     * loaded), rebound ones get the new code, added ones join */
+    weft_module_reloaded ev = {0, (int32_t)g.nrebinds, (int32_t)g.nadded, 0};
+    uint32_t n = 0;
+    for (uint32_t i = m->nsystems; i-- > 0;) {
+        if (!rebound(&g, m->systems[i].sys)) {
+            remove_sys(m->systems[i].sched, m->systems[i].sys);
+            ev.removed++;
+        }
+    }
+    for (uint32_t i = 0; i < m->nsystems; i++) {
+        /* kept in their old order; the removed ones are gone from the
+         * schedules but their stale pointers are skipped by `rebound` */
+        for (uint32_t r = 0; r < g.nrebinds; r++) {
+            if (g.rebinds[r].sys == m->systems[i].sys) {
+                list[n++] = m->systems[i];
+                break;
+            }
+        }
+    }
+    for (uint32_t r = 0; r < g.nrebinds; r++) {
+        wf_system *sys = g.rebinds[r].sys;
+        sys->fn = g.rebinds[r].fn;
+        sys->user = g.rebinds[r].user;
+        sys->local_desc.init = g.rebinds[r].init;
+        sys->local_desc.fini = g.rebinds[r].fini;
+    }
+    for (uint32_t i = 0; i < g.nadded; i++) {
+        list[n++] = g.added[i];
+    }
+    if (m->systems) {
+        wf_free(&w->alloc, m->systems, m->cap_systems * sizeof *m->systems, MOD_ALIGN);
+    }
+    m->systems = list;
+    m->nsystems = n;
+    m->cap_systems = keep ? keep : 1;
+    stage_free(w, &g);
+    dlclose(m->handle);
+    m->handle = h;
+    m->reloads++;
+    ms->reloads++;
+    ev.reloads = m->reloads;
+    /* the signals: the resource's changed tick marks the reload */
+    weft_module_reloads value = {ms->reloads};
+    st = wf_resource_insert(w, wf_registry_get(&w->registry, res), &value);
+    wf_msg_stream *s = wf_messages_type(w, msg);
+    if (!wf_stream_write(&w->alloc, s, &ev) && st == WEFT_OK) {
+        st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: reloaded, but out of memory writing the "
+                      "message '%s'", fn, MSG_NAME);
+    }
+    return st;
+}
+
+void wf_module_unload(weft_module *m)
+{
+    weft_app *a = m->app;
+    wf_modules *ms = a->modules;
+    module_drop(m);
+    for (uint32_t i = 0; i < ms->n; i++) {
+        if (ms->v[i] == m) {
+            memmove(&ms->v[i], &ms->v[i + 1], (ms->n - i - 1) * sizeof *ms->v);
+            ms->n--;
+            break;
+        }
+    }
+    module_free(m);
+}
+
+/* ---- watching the file ---- */
+
+static void file_look(const char *path, int64_t *size, int64_t *mtime_ns)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        *size = -1;
+        *mtime_ns = -1;
+        return;
+    }
+    *size = (int64_t)st.st_size;
+    *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + (int64_t)st.st_mtim.tv_nsec;
+}
+
+static void modules_poll(weft_app *a);
+
+/* The app polls while at least one of its modules is watched. */
+static void poll_hook_update(weft_app *a)
+{
+    wf_modules *ms = a->modules;
+    bool any = false;
+    for (uint32_t i = 0; ms && i < ms->n; i++) {
+        any |= ms->v[i]->watched;
+    }
+    a->modules_poll = any ? modules_poll : NULL;
+}
+
+static void watch_stop(weft_module *m)
+{
+    if (m->wd_fd >= 0 && m->watched) {
+        close(m->wd_fd);
+    }
+    m->wd_fd = -1;
+    free_str(&m->app->alloc, m->base);
+    m->base = NULL;
+    m->watched = false;
+    m->pending = false;
+}
+
+weft_status wf_module_watch(weft_module *m, bool on, bool polling)
+{
+    weft_app *a = m->app;
+    watch_stop(m);
+    if (on) {
+        const char *slash = strrchr(m->path, '/');
+        m->base = dup_str(&a->alloc, slash ? slash + 1 : m->path);
+        if (!m->base) {
+            poll_hook_update(a);
+            return wf_error(a->world, WEFT_ERR_OUT_OF_MEMORY, "weft_module_watch: out of memory");
+        }
+        m->polling = polling;
+        m->wd_fd = -1;
+        if (!polling) {
+            char dir[4096];
+            size_t n = slash ? (size_t)(slash - m->path) : 0;
+            if (n >= sizeof dir) {
+                n = 0;
+            }
+            memcpy(dir, m->path, n);
+            dir[n] = '\0';
+            if (!slash) {
+                strcpy(dir, ".");
+            } else if (n == 0) {
+                strcpy(dir, "/");
+            }
+            int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+            if (fd >= 0 && inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) >= 0) {
+                m->wd_fd = fd;
+            } else {
+                if (fd >= 0) {
+                    close(fd);
+                }
+                m->polling = true; /* the fallback */
+            }
+        }
+        file_look(m->path, &m->seen_size, &m->seen_mtime_ns);
+        m->pending = false;
+        m->watch_status = WEFT_OK;
+        m->watched = true;
+    }
+    poll_hook_update(a);
+    return WEFT_OK;
+}
+
+/* Has the file been written completely since the last look? inotify: a
+ * writer closed it or a build was renamed over it. Polling: it changed,
+ * then stayed the same (size and mtime) for one more look. */
+static bool watch_ready(weft_module *m)
+{
+    if (!m->polling) {
+        union {
+            struct inotify_event ev;
+            char bytes[4096];
+        } buf;
+        for (;;) {
+            ssize_t n = read(m->wd_fd, buf.bytes, sizeof buf.bytes);
+            if (n <= 0) {
+                break;
+            }
+            for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
+                struct inotify_event ev;
+                memcpy(&ev, buf.bytes + off, sizeof ev);
+                const char *name = buf.bytes + off + sizeof ev;
+                if (ev.len && strcmp(name, m->base) == 0) {
+                    m->pending = true;
+                }
+                off += (ssize_t)(sizeof ev + ev.len);
+            }
+        }
+        return m->pending;
+    }
+    int64_t size, mtime;
+    file_look(m->path, &size, &mtime);
+    if (size != m->seen_size || mtime != m->seen_mtime_ns) {
+        m->seen_size = size;
+        m->seen_mtime_ns = mtime;
+        m->pending = size >= 0;
+        return false; /* still changing, maybe: look once more */
+    }
+    return m->pending;
+}
+
+static void modules_poll(weft_app *a)
+{
+    wf_modules *ms = a->modules;
+    weft_world *w = a->world;
+    for (uint32_t i = 0; ms && i < ms->n; i++) {
+        weft_module *m = ms->v[i];
+        if (!m->watched || !watch_ready(m)) {
+            continue;
+        }
+        m->pending = false;
+        m->watch_status = wf_module_reload(m);
+        if (m->watch_status != WEFT_OK) {
+            wf_log(w, WEFT_LOG_WARN, "module '%s': the new build was not loaded, the old code "
+                   "keeps running: %s", m->name, w->last_error);
+        }
+        if (m->polling) {
+            file_look(m->path, &m->seen_size, &m->seen_mtime_ns);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+/* src/module/module.h - reloadable modules: shared libraries whose plugin
+ * adds systems to an app, loaded, reloaded and unloaded at safe points.
+ * SPDX-License-Identifier: MIT
+ *
+ * A module record keeps the loader handle of the temporary copy it runs
+ * and the systems its build added, as (schedule, system) pairs: the system
+ * pointer is the identity (a node number shifts when an earlier node is
+ * removed). Only app labels' schedules are accepted, which the app never
+ * destroys while it lives, so the pairs never dangle.
+ *
+ * A build runs with the schedule layer's add hook set (wf_sys_world): in
+ * a first load every system is created and tracked; in a reload a name
+ * the module already has in that schedule is recorded as a rebind (fn,
+ * user, local init/fini) and applied only when the whole build succeeded,
+ * while a new name is created at once and removed again on failure. So a
+ * failed reload leaves every old system exactly as it was.
+ *
+ * Threads: the driver thread of the app's world.
+ */
+#ifndef WF_MODULE_H
+#define WF_MODULE_H
+
+#include "app/app.h"
+
+#define WF_MODULE_MAGIC 0x6d6f6431u /* "mod1" */
+
+typedef struct wf_mod_sys {
+    weft_schedule *sched;
+    wf_system *sys;
+} wf_mod_sys;
+
+struct weft_module {
+    uint32_t magic;            /* WF_MODULE_MAGIC while loaded */
+    weft_app *app;
+    char *path;                /* owned: the file reloads read */
+    char *name;                /* owned: from the def, or the path */
+    void *handle;              /* loader handle of the running copy */
+    wf_mod_sys *systems;
+    uint32_t nsystems, cap_systems;
+    uint32_t reloads;
+    /* watching (weft_module_watch) */
+    bool watched;
+    bool polling;              /* no inotify: size and mtime, twice alike */
+    bool pending;              /* a change seen, not loaded yet */
+    int wd_fd;                 /* inotify descriptor, or -1 */
+    char *base;                /* owned: the file's name inside its directory */
+    int64_t seen_size, seen_mtime_ns;   /* the last look (polling) */
+    weft_status watch_status;  /* the last watched reload's result */
+};
+
+/* The app's modules (app->modules). */
+typedef struct wf_modules {
+    weft_module **v;
+    uint32_t n, cap;
+    weft_message_type msg;     /* weft.ModuleReloaded, once registered */
+    weft_component res;        /* weft.ModuleReloads, once registered */
+    uint32_t reloads;          /* successful reloads of every module */
+} wf_modules;
+
+/* Is the app at a safe point for loading code? WEFT_OK, or WRONG_PHASE
+ * recorded with `fn` in the message. */
+weft_status wf_module_safe_point(weft_app *a, const char *fn);
+/* weft_module_load, with the app and path checked. */
+weft_module *wf_module_load(weft_app *a, const char *path);
+weft_status wf_module_reload(weft_module *m);
+void wf_module_unload(weft_module *m);
+weft_message_type wf_module_message(weft_app *a);
+weft_component wf_module_resource(weft_app *a);
+/* Starts (on; `polling` skips inotify) or stops watching m's file. */
+weft_status wf_module_watch(weft_module *m, bool on, bool polling);
+
+static inline bool wf_module_ok(const weft_module *m)
+{
+    return m && m->magic == WF_MODULE_MAGIC && wf_app_ok(m->app);
+}
+
+#endif

@@ -1,0 +1,189 @@
+/* tests/module/mod_game.c - a small reloadable module, compiled in several
+ * variants (MOD_VARIANT) that the module tests swap between.
+ * SPDX-License-Identifier: MIT
+ *
+ * Resources the host registers (looked up by name during the build):
+ * "Counter" (int64_t: `count` adds MOD_STEP a run), "Ticks" (int64_t:
+ * `ticker` stores its local run counter) and "Extra" (two int64_t: the
+ * variant's extra system bumps one of them).
+ */
+#include "weft.h"
+
+#include <stdint.h>
+
+#define VARIANT_A 1       /* count +1, extra system only_a (local with fini) */
+#define VARIANT_B 2       /* count +10, extra system only_b */
+#define VARIANT_FAIL 3    /* adds a new system, then its build fails */
+#define VARIANT_ABI 4     /* another module ABI version */
+#define VARIANT_NOENTRY 5 /* exports no entry point */
+#define VARIANT_LOCAL 6   /* ticker's local state changes size */
+#define VARIANT_DUP 7     /* adds `count` twice */
+
+#if MOD_VARIANT == VARIANT_B
+#  define MOD_STEP 10
+#else
+#  define MOD_STEP 1
+#endif
+
+/* counts the fini calls of only_a's local (defined by the test program) */
+extern int mod_test_fini_count;
+
+static weft_component res_id(weft_app *app, const char *name)
+{
+    return weft_component_lookup(weft_app_world(app), name);
+}
+
+static void count_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component c = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_system_resource_mut(ctx, c, sizeof *v);
+    if (v) {
+        *v += MOD_STEP;
+    }
+}
+
+static void ticker_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component c = (weft_component)(uintptr_t)user;
+    int64_t *local = weft_system_local(ctx);
+    int64_t *v = weft_system_resource_mut(ctx, c, sizeof *v);
+    if (local && v) {
+        *local += 1;
+        *v = *local;
+    }
+}
+
+/* Sums the payloads of the "Ping" messages it has not read yet into
+ * Seen[1]; its cursor must survive a reload (no message read twice). */
+static void reader_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component seen = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_system_resource_mut(ctx, seen, 2 * sizeof *v);
+    if (!v) {
+        return;
+    }
+    const int64_t *ping;
+    while ((ping = weft_system_message_read(ctx, (weft_message_type)v[0], sizeof *ping))) {
+        v[1] += *ping;
+    }
+}
+
+static void extra_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component c = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_system_resource_mut(ctx, c, 2 * sizeof *v);
+    if (v) {
+        v[MOD_VARIANT == VARIANT_B ? 1 : 0] += 1;
+    }
+}
+
+#if MOD_VARIANT != VARIANT_B
+static void extra_fini(void *local, void *user)
+{
+    (void)local;
+    (void)user;
+    mod_test_fini_count++;
+}
+#endif
+
+static weft_node add(weft_app *app, const char *name, weft_system_fn fn, const char *res,
+                     size_t local_size, void (*fini)(void *, void *))
+{
+    weft_component c = res_id(app, res);
+    weft_resource_use use = {c, WEFT_ACCESS_WRITE};
+    weft_system_desc d = {0};
+    d.name = name;
+    d.fn = fn;
+    d.user = (void *)(uintptr_t)c;
+    d.resources = &use;
+    d.resource_count = 1;
+    d.local.size = local_size;
+    d.local.fini = fini;
+    return weft_app_add_system(app, "Update", &d);
+}
+
+static weft_status build(weft_app *app, void *user)
+{
+    (void)user;
+    weft_schedule *upd = weft_app_schedule(app, "Update");
+    weft_node count = add(app, "count", count_run, "Counter", 0, NULL);
+    if (!count) {
+        return weft_last_status(weft_app_world(app));
+    }
+    size_t ticker_local = MOD_VARIANT == VARIANT_LOCAL ? 2 * sizeof(int64_t) : sizeof(int64_t);
+    weft_node ticker = add(app, "ticker", ticker_run, "Ticks", ticker_local, NULL);
+    if (!ticker) {
+        return weft_last_status(weft_app_world(app));
+    }
+    weft_world *w = weft_app_world(app);
+    weft_component seen = res_id(app, "Seen");
+    const int64_t *seen_v = weft_resource_get(w, seen, 2 * sizeof(int64_t));
+    if (!seen_v) {
+        return WEFT_ERR_NOT_FOUND;
+    }
+    weft_resource_use seen_use = {seen, WEFT_ACCESS_WRITE};
+    weft_message_use ping_use = {(weft_message_type)seen_v[0], WEFT_ACCESS_READ};
+    weft_system_desc rd = {0};
+    rd.name = "reader";
+    rd.fn = reader_run;
+    rd.user = (void *)(uintptr_t)seen;
+    rd.resources = &seen_use;
+    rd.resource_count = 1;
+    rd.messages = &ping_use;
+    rd.message_count = 1;
+    if (!weft_app_add_system(app, "Update", &rd)) {
+        return weft_last_status(w);
+    }
+    /* declared again by every build (a repeated pair adds nothing) */
+    weft_status st = weft_schedule_add_order(upd, count, ticker, 0);
+    if (st != WEFT_OK) {
+        return st;
+    }
+#if MOD_VARIANT == VARIANT_B
+    if (!add(app, "only_b", extra_run, "Extra", 0, NULL)) {
+        return weft_last_status(weft_app_world(app));
+    }
+#else
+    if (!add(app, "only_a", extra_run, "Extra", sizeof(int64_t), extra_fini)) {
+        return weft_last_status(weft_app_world(app));
+    }
+#endif
+#if MOD_VARIANT == VARIANT_FAIL
+    /* the opposite order: kept after the failure, it would make a cycle */
+    st = weft_schedule_add_order(upd, ticker, count, 0);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (!add(app, "fresh", extra_run, "Extra", 0, NULL)) {
+        return weft_last_status(weft_app_world(app));
+    }
+    return WEFT_ERR_CALLBACK;
+#elif MOD_VARIANT == VARIANT_DUP
+    if (!add(app, "count", count_run, "Counter", 0, NULL)) {
+        return weft_last_status(weft_app_world(app));
+    }
+#endif
+    return WEFT_OK;
+}
+
+static const weft_module_def def = {
+#if MOD_VARIANT == VARIANT_ABI
+    WEFT_MODULE_ABI_VERSION + 1,
+#else
+    WEFT_MODULE_ABI_VERSION,
+#endif
+    "game",
+    build,
+    NULL,
+};
+
+#if MOD_VARIANT == VARIANT_NOENTRY
+WEFT_MODULE_EXPORT const weft_module_def *not_the_entry(void);
+WEFT_MODULE_EXPORT const weft_module_def *not_the_entry(void)
+#else
+WEFT_MODULE_EXPORT const weft_module_def *weft_module_entry(void);
+WEFT_MODULE_EXPORT const weft_module_def *weft_module_entry(void)
+#endif
+{
+    return &def;
+}
