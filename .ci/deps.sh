@@ -16,9 +16,11 @@
 # python3-mypy: test_python_types checks the binding's type hints with it.
 # libmicrohttpd-dev: the HTTP server of the optional weft_remote library
 # (src/remote/, docs/remote.md); weft itself does not link it.
+# chromium: test_remote_browser loads the remote's inspector page in
+# headless Chromium (skipped when it is missing).
 WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev
                    libjansson-dev libzstd-dev python3 python3-venv python3-setuptools
-                   python3-wheel python3-numpy python3-mypy libmicrohttpd-dev)
+                   python3-wheel python3-numpy python3-mypy libmicrohttpd-dev chromium)
 # Only the fuzz step needs these: clang ships libFuzzer, and Debian puts its
 # runtime (and clang's ASan/UBSan runtimes) in libclang-rt-dev.
 # libmicrohttpd-dev and libjansson-dev: fuzz_remote links the weft_remote library.

@@ -116,13 +116,17 @@ WEFT_API int32_t weft_remote_port(const weft_remote *remote);
 
 /** Answers up to `budget` queued HTTP requests (a batch counts as one),
  *  in arrival order, and returns how many it answered (0 when none were
- *  waiting), or -1 on misuse. Call it where nothing else uses the world:
+ *  waiting), or -1 on misuse. A "+watch" request whose value equals the
+ *  etag it names is held instead and checked again by every later poll
+ *  (outside the budget; at most max_connections are held) until the value
+ *  changes or half of timeout_ms passes; then it is answered. Call it where nothing else uses the world:
  *  between frames, or from an exclusive system. Thread: driver.
  *  Errors: INVALID_HANDLE (remote NULL), INVALID_ARG (budget < 1). */
 WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget);
 
 /** Answers one JSON-RPC request or batch given as text (`len` bytes, no
- *  NUL needed), as the server would. Returns the response text
+ *  NUL needed), as the server would, except that a "+watch" request is
+ *  answered at once. Returns the response text
  *  (NUL-terminated; *out_len, when not NULL, gets its length without the
  *  NUL), or NULL when nothing is to be answered (only notifications) or
  *  on misuse. Every JSON-RPC error is a response, not a failure.

@@ -20,6 +20,11 @@
 
 #include "remote_internal.h"
 
+/* The inspector page, src/remote/page/index.html (bytes written by CMake). */
+static const unsigned char wr_page[] = {
+#include "remote_page.inc"
+};
+
 typedef struct wr_conn {
     char *body;
     size_t len, cap;
@@ -53,6 +58,49 @@ static enum MHD_Result wr_send_error(struct MHD_Connection *c, unsigned int http
     size_t len = 0;
     char *text = wr_rpc_error_text(code, message, &len);
     return wr_send(c, http, text, len);
+}
+
+/* GET /: the static inspector page. It holds no data (it asks POST / for
+ * everything, with the token the user types), so it needs no token; it
+ * may not be framed and loads nothing from elsewhere. */
+static enum MHD_Result wr_send_page(struct MHD_Connection *c)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        sizeof wr_page, (void *)(uintptr_t)wr_page, MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'unsafe-inline'; "
+                            "style-src 'unsafe-inline'; connect-src 'self'; "
+                            "frame-ancestors 'none'");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* On a loopback address, the Host header must name the loopback too
+ * (127.0.0.1, localhost or [::1], any port): a page whose own domain was
+ * rebound to 127.0.0.1 (DNS rebinding) sends its domain and is refused. */
+static int wr_host_ok(const weft_remote *r, struct MHD_Connection *c)
+{
+    if ((ntohl(r->bind_ip) >> 24) != 127) {
+        return 1;
+    }
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    if (!h) {
+        return 0;
+    }
+    static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(h, names[i], n) == 0 && (h[n] == '\0' || h[n] == ':')) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Constant-time comparison of the Authorization header with the token. */
@@ -128,6 +176,14 @@ static enum MHD_Result wr_dispatch(weft_remote *r, struct MHD_Connection *c, wr_
             }
             break;
         }
+        if (q->state == WR_REQ_PARKED && (r->stopping || timed_out)) {
+            wr_request **pp = &r->parked;
+            while (*pp != q) {
+                pp = &(*pp)->next;
+            }
+            *pp = q->next;
+            break;
+        }
         if (pthread_cond_timedwait(&r->cond, &r->lock, &deadline) == ETIMEDOUT) {
             timed_out = 1;
         }
@@ -155,14 +211,22 @@ static enum MHD_Result wr_access(void *cls, struct MHD_Connection *c, const char
     (void)version;
     wr_conn *conn = *con_cls;
     if (!conn) {
+        if (!wr_host_ok(r, c)) {
+            return wr_send_error(c, MHD_HTTP_FORBIDDEN, WEFT_REMOTE_INVALID_REQUEST,
+                                 "the Host header does not name the loopback address");
+        }
+        if (strcmp(method, MHD_HTTP_METHOD_GET) == 0 &&
+            (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)) {
+            return wr_send_page(c);
+        }
         /* Headers are in: refuse early what will be refused anyway. */
         if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
             return wr_send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, WEFT_REMOTE_INVALID_REQUEST,
-                                 "only POST / is served");
+                                 "only GET / (the inspector) and POST / are served");
         }
         if (strcmp(url, "/") != 0) {
             return wr_send_error(c, MHD_HTTP_NOT_FOUND, WEFT_REMOTE_INVALID_REQUEST,
-                                 "only POST / is served");
+                                 "only GET / (the inspector) and POST / are served");
         }
         if (!wr_authorized(r, c)) {
             return wr_send_error(c, MHD_HTTP_UNAUTHORIZED, WEFT_REMOTE_INVALID_REQUEST,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "remote_internal.h"
 
@@ -133,6 +134,42 @@ WEFT_API int32_t weft_remote_port(const weft_remote *remote)
     return r ? r->port : 0;
 }
 
+static uint64_t wr_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Answers q (taken: RUNNING); a +watch whose value did not change is
+ * parked again until its hold time passes. */
+static void wr_answer(weft_remote *r, wr_request *q, bool fresh)
+{
+    uint64_t now = wr_now_ns();
+    bool may_hold = fresh || now < q->hold_until;
+    int oom = 0, hold = 0;
+    size_t rlen = 0;
+    char *resp = wr_rpc_handle(r, q->body, q->len, may_hold, &hold, &rlen, &oom);
+    if (oom) {
+        resp = wr_rpc_error_text(WEFT_REMOTE_INTERNAL_ERROR, "out of memory", &rlen);
+    }
+    pthread_mutex_lock(&r->lock);
+    if (hold) {
+        if (fresh) {
+            q->hold_until = now + (uint64_t)r->timeout_ms * 500000u; /* half the timeout */
+        }
+        q->state = WR_REQ_PARKED;
+        q->next = r->parked;
+        r->parked = q;
+    } else {
+        q->response = resp;
+        q->response_len = rlen;
+        q->state = WR_REQ_DONE;
+        pthread_cond_broadcast(&r->cond);
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
 WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
 {
     weft_remote *r = wr_check(remote);
@@ -143,8 +180,24 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         wr_fail(r, WEFT_ERR_INVALID_ARG, "weft_remote_poll: budget %d < 1", (int)budget);
         return -1;
     }
+    /* Held +watch requests first (at most max_connections of them). */
+    pthread_mutex_lock(&r->lock);
+    wr_request *held = r->parked;
+    r->parked = NULL;
+    for (wr_request *q = held; q; q = q->next) {
+        q->state = WR_REQ_RUNNING;
+    }
+    pthread_mutex_unlock(&r->lock);
     int32_t done = 0;
-    while (done < budget) {
+    while (held) {
+        wr_request *q = held;
+        held = q->next;
+        q->next = NULL;
+        wr_answer(r, q, false);
+        done += q->state == WR_REQ_DONE;
+    }
+    int32_t taken = 0;
+    while (taken < budget) {
         pthread_mutex_lock(&r->lock);
         wr_request *q = r->head;
         if (q) {
@@ -159,21 +212,10 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         if (!q) {
             break;
         }
-        int oom = 0;
-        size_t rlen = 0;
-        char *resp = wr_rpc_handle(r, q->body, q->len, &rlen, &oom);
-        if (oom) {
-            resp = wr_rpc_error_text(WEFT_REMOTE_INTERNAL_ERROR, "out of memory", &rlen);
-        }
-        pthread_mutex_lock(&r->lock);
-        q->response = resp;
-        q->response_len = rlen;
-        q->state = WR_REQ_DONE;
-        pthread_cond_broadcast(&r->cond);
-        pthread_mutex_unlock(&r->lock);
-        done++;
+        wr_answer(r, q, true);
+        taken++;
     }
-    return done;
+    return done + taken;
 }
 
 WEFT_API const char *weft_remote_handle(weft_remote *remote, const char *text, size_t len,
@@ -192,9 +234,9 @@ WEFT_API const char *weft_remote_handle(weft_remote *remote, const char *text, s
     }
     free(r->last_response);
     r->last_response = NULL;
-    int oom = 0;
+    int oom = 0, hold = 0;
     size_t rlen = 0;
-    char *resp = wr_rpc_handle(r, text ? text : "", len, &rlen, &oom);
+    char *resp = wr_rpc_handle(r, text ? text : "", len, false, &hold, &rlen, &oom);
     if (oom) {
         wr_fail(r, WEFT_ERR_OUT_OF_MEMORY, "weft_remote_handle: out of memory");
         return NULL;

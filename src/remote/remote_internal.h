@@ -15,6 +15,7 @@
 #define WEFT_REMOTE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@ typedef enum wr_req_state {
     WR_REQ_QUEUED = 0,  /* on the queue, owned by the waiter */
     WR_REQ_RUNNING = 1, /* taken by the driver */
     WR_REQ_DONE = 2,    /* answered: response set */
+    WR_REQ_PARKED = 3,  /* a +watch held on the parked list, owned by the waiter */
 } wr_req_state;
 
 /* One HTTP request waiting for the driver. Allocated and freed by its
@@ -37,6 +39,7 @@ typedef struct wr_request {
     size_t len;
     wr_req_state state;
     char *response;     /* malloc'ed by the driver, NULL: no content */
+    uint64_t hold_until;  /* PARKED: monotonic ns after which it is answered */
     size_t response_len;
 } wr_request;
 
@@ -62,6 +65,7 @@ struct weft_remote {
     pthread_mutex_t lock;
     pthread_cond_t cond;     /* a request was answered, or stopping */
     wr_request *head, *tail;
+    wr_request *parked;      /* held +watch requests */
     int stopping;
 
     struct MHD_Daemon *daemon;
@@ -77,7 +81,8 @@ struct weft_remote {
 
 /* rpc.c: answers `text`; returns a malloc'ed response (NULL: nothing to
  * answer, or out of memory with *oom set). Driver thread only. */
-char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, size_t *out_len, int *oom);
+char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold, int *hold,
+                    size_t *out_len, int *oom);
 
 /* rpc.c: the whole-request error response for `code` (used by the server
  * for bodies it refuses before parsing); malloc'ed, NULL on OOM. */

@@ -180,6 +180,13 @@ static json_t *wr_component_value(weft_remote *r, weft_entity e, weft_component 
         json_t *o = json_object();
         return o ? o : wr_oom(err);
     }
+    if (weft_relationship_targets(r->world, c)) {
+        /* a relationship source (ChildOf...): its target, as
+         * weft_json_write_entity writes it */
+        const weft_entity *t = weft_get(r->world, e, c, sizeof *t);
+        json_t *o = t ? json_pack("{s:I}", "target", (json_int_t)*t) : NULL;
+        return o ? o : wr_oom(err);
+    }
     size_t need = 0;
     st = weft_json_write_component(r->world, e, c, r->scratch, r->scratch_cap, &need);
     if (st == WEFT_ERR_CAPACITY) {
@@ -694,7 +701,8 @@ static json_t *m_list_components(weft_remote *r, json_t *params, wr_err *err)
     if (!out) {
         return wr_oom(err);
     }
-    if (params && !json_is_null(params)) {
+    if (params && !json_is_null(params) &&
+        (!json_is_object(params) || json_object_get(params, "entity"))) {
         weft_entity e;
         if (!wr_require_object(params, err) ||
             !wr_get_entity(r, json_object_get(params, "entity"), "entity", &e, err)) {
@@ -1046,7 +1054,23 @@ static json_t *wr_response_error(json_t *id, const wr_err *err)
 }
 
 /* Answers one request object; NULL for a notification (or OOM: *oom). */
-static json_t *wr_one(weft_remote *r, json_t *req, int *oom)
+/* FNV-1a 64 of a result's canonical text: the etag of a +watch answer. */
+static bool wr_etag(json_t *result, char out[17])
+{
+    char *text = json_dumps(result, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!text) {
+        return false;
+    }
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = text; *p; p++) {
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    }
+    free(text);
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    return true;
+}
+
+static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, int *hold, int *oom)
 {
     wr_err err = {0};
     json_t *id = NULL;
@@ -1078,9 +1102,19 @@ static json_t *wr_one(weft_remote *r, json_t *req, int *oom)
         wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST, "'params' must be an object or array");
         goto error;
     }
+    /* "<method>+watch" (a reading method): the answer is {value, etag};
+     * given the etag of the previous answer, the request is held (long
+     * poll) until the value differs or the hold time passes. */
+    const char *mname = json_string_value(method);
+    size_t mlen = strlen(mname);
+    bool watch = mlen > 6 && strcmp(mname + mlen - 6, "+watch") == 0;
+    if (watch) {
+        mlen -= 6;
+    }
     const wr_method *m = NULL;
     for (size_t i = 0; i < WR_METHOD_COUNT; i++) {
-        if (strcmp(wr_methods[i].name, json_string_value(method)) == 0) {
+        if (strlen(wr_methods[i].name) == mlen && strncmp(wr_methods[i].name, mname, mlen) == 0 &&
+            !(watch && wr_methods[i].writes)) {
             m = &wr_methods[i];
             break;
         }
@@ -1097,9 +1131,46 @@ static json_t *wr_one(weft_remote *r, json_t *req, int *oom)
                      m->name);
         goto error;
     }
-    json_t *result = m->fn(r, params, &err);
+    json_t *etag_in = NULL;
+    json_t *base_params = params;
+    if (watch && json_is_object(params)) {
+        etag_in = json_object_get(params, "etag");
+        if (etag_in && !json_is_string(etag_in)) {
+            wr_fail_code(&err, WEFT_REMOTE_INVALID_PARAMS, "'etag' must be a string");
+            goto error;
+        }
+        base_params = json_copy(params);
+        if (!base_params) {
+            *oom = 1;
+            return NULL;
+        }
+        json_object_del(base_params, "etag");
+    }
+    json_t *result = m->fn(r, base_params, &err);
+    if (base_params != params) {
+        json_decref(base_params);
+    }
     if (!result) {
         goto error;
+    }
+    if (watch) {
+        char etag[17];
+        if (!wr_etag(result, etag)) {
+            json_decref(result);
+            *oom = 1;
+            return NULL;
+        }
+        if (may_hold && etag_in && strcmp(json_string_value(etag_in), etag) == 0) {
+            json_decref(result);
+            r->requests--; /* counted when it is answered */
+            *hold = 1;
+            return NULL;
+        }
+        result = json_pack("{s:o,s:s}", "value", result, "etag", etag);
+        if (!result) {
+            *oom = 1;
+            return NULL;
+        }
     }
     if (notification) {
         json_decref(result);
@@ -1131,9 +1202,11 @@ char *wr_rpc_error_text(int code, const char *message, size_t *out_len)
     return wr_dump(wr_response_error(NULL, &err), out_len);
 }
 
-char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, size_t *out_len, int *oom)
+char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold, int *hold,
+                    size_t *out_len, int *oom)
 {
     *oom = 0;
+    *hold = 0;
     *out_len = 0;
     if (len > (size_t)r->max_request_bytes) {
         r->requests++;
@@ -1185,7 +1258,8 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, size_t *out_le
             return NULL;
         }
         for (size_t i = 0; i < n && !*oom; i++) {
-            json_t *one = wr_one(r, json_array_get(doc, i), oom);
+            int ignore = 0;
+            json_t *one = wr_one(r, json_array_get(doc, i), false, &ignore, oom);
             if (one) {
                 json_array_append_new(out, one);
             }
@@ -1195,7 +1269,7 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, size_t *out_le
             out = NULL;
         }
     } else {
-        out = wr_one(r, doc, oom);
+        out = wr_one(r, doc, may_hold, hold, oom);
     }
     json_decref(doc);
     if (*oom) {

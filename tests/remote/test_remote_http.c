@@ -24,6 +24,7 @@ typedef struct http_call {
     int port;
     const char *method;
     const char *token;  /* NULL: no Authorization header */
+    const char *host;   /* NULL: 127.0.0.1 */
     const char *body;
     size_t body_len;    /* 0: strlen(body) */
     int status;         /* out: HTTP status, -1 on a socket error */
@@ -50,9 +51,9 @@ static void http_do(http_call *c)
     size_t blen = c->body ? (c->body_len ? c->body_len : strlen(c->body)) : 0;
     char head[512];
     int hn = snprintf(head, sizeof head,
-                      "%s / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                      "%s / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n"
                       "Content-Type: application/json\r\nContent-Length: %zu\r\n%s%s%s\r\n",
-                      c->method, blen, c->token ? "Authorization: Bearer " : "",
+                      c->method, c->host ? c->host : "127.0.0.1", blen, c->token ? "Authorization: Bearer " : "",
                       c->token ? c->token : "", c->token ? "\r\n" : "");
     if (send(fd, head, (size_t)hn, MSG_NOSIGNAL) != hn) {
         close(fd);
@@ -163,9 +164,26 @@ static void test_post_and_poll(void **state)
     assert_int_equal(c->status, 200);
     assert_int_equal(resp_code(c), WEFT_REMOTE_PARSE_ERROR);
 
-    /* only POST is served */
+    /* GET / is the inspector page: static, served without the driver */
     c->method = "GET";
     c->body = NULL;
+    http_do(c);
+    assert_int_equal(c->status, 200);
+    assert_non_null(strstr(c->resp, "<title>weft inspector</title>"));
+    assert_non_null(strstr(c->resp, "world.query"));
+    /* a Host other than the loopback (DNS rebinding) is refused */
+    c->host = "evil.example:15702";
+    http_do(c);
+    assert_int_equal(c->status, 403);
+    c->host = "localhost:8080";
+    http_do(c);
+    assert_int_equal(c->status, 200);
+    c->host = "127.0.0.1.evil.example";
+    http_do(c);
+    assert_int_equal(c->status, 403);
+    c->host = NULL;
+    /* other methods are refused */
+    c->method = "PUT";
     http_do(c);
     assert_int_equal(c->status, 405);
     assert_int_equal(resp_code(c), WEFT_REMOTE_INVALID_REQUEST);
@@ -235,6 +253,73 @@ static void test_not_polled_times_out(void **state)
     weft_world_destroy(fx.w);
 }
 
+/* +watch over HTTP is a long poll: held while the value is unchanged,
+ * answered at the next poll after a change, or when the hold time (half
+ * of timeout_ms) passes with the same etag. */
+static void test_watch_long_poll(void **state)
+{
+    (void)state;
+    fx_world fx;
+    weft_remote *r = start(&fx, 0, NULL, 400);
+    http_call *c = calloc(1, sizeof *c);
+    c->port = weft_remote_port(r);
+    c->method = "POST";
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components+watch\","
+             "\"params\":{\"entity\":%llu,\"components\":[\"Health\"]}}",
+             (unsigned long long)fx.a);
+    c->body = body;
+    http_while_polling(c, r, NULL);
+    assert_int_equal(c->status, 200);
+    json_error_t jerr;
+    json_t *j = json_loads(c->resp, 0, &jerr);
+    char etag[32];
+    snprintf(etag, sizeof etag, "%s",
+             json_string_value(json_object_get(json_object_get(j, "result"), "etag")));
+    json_decref(j);
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.get_components+watch\","
+             "\"params\":{\"entity\":%llu,\"components\":[\"Health\"],\"etag\":\"%s\"}}",
+             (unsigned long long)fx.a, etag);
+    /* unchanged: held across polls, then changed: answered */
+    pthread_t t;
+    c->done = 0;
+    assert_int_equal(pthread_create(&t, NULL, http_thread, c), 0);
+    for (int i = 0; i < 50; i++) {
+        weft_remote_poll(r, 8);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_false(__atomic_load_n(&c->done, __ATOMIC_ACQUIRE));
+    fx_health h = {77, {0, 0, 0}};
+    assert_int_equal(weft_insert(fx.w, fx.a, fx.health, &h, sizeof h), WEFT_OK);
+    while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+        weft_remote_poll(r, 8);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    pthread_join(t, NULL);
+    assert_int_equal(c->status, 200);
+    assert_non_null(strstr(c->resp, "\"hp\":77"));
+    assert_null(strstr(c->resp, etag));
+    /* unchanged until the hold time passes: answered with the same etag */
+    j = json_loads(c->resp, 0, &jerr);
+    snprintf(etag, sizeof etag, "%s",
+             json_string_value(json_object_get(json_object_get(j, "result"), "etag")));
+    json_decref(j);
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"world.get_components+watch\","
+             "\"params\":{\"entity\":%llu,\"components\":[\"Health\"],\"etag\":\"%s\"}}",
+             (unsigned long long)fx.a, etag);
+    http_while_polling(c, r, NULL);
+    assert_int_equal(c->status, 200);
+    assert_non_null(strstr(c->resp, etag));
+    free(c);
+    weft_remote_destroy(r);
+    weft_world_destroy(fx.w);
+}
+
 /* The app plugin answers from its system in Last while the app updates. */
 static void test_app_plugin(void **state)
 {
@@ -277,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_post_and_poll),
         cmocka_unit_test(test_token),
         cmocka_unit_test(test_not_polled_times_out),
+        cmocka_unit_test(test_watch_long_poll),
         cmocka_unit_test(test_app_plugin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -249,6 +249,15 @@ static void test_writes(void **state)
     json_decref(resp);
     assert_true(weft_parent(w, s->fx.b) == e);
     assert_true(weft_parent(w, s->fx.c) == e);
+    /* a relationship source reads as {"target": <entity>} */
+    resp = fx_call(s->r,
+                   "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.get_components\","
+                   "\"params\":{\"entity\":%llu,\"components\":[\"weft.ChildOf\"],\"strict\":true}}",
+                   (unsigned long long)s->fx.b);
+    assert_true((weft_entity)json_integer_value(json_object_get(
+                    json_object_get(json_object_get(result_of(resp), "components"), "weft.ChildOf"),
+                    "target")) == e);
+    json_decref(resp);
     /* a cycle is refused, nothing changes */
     uint64_t before = weft_world_hash(w);
     resp = fx_call(s->r,
@@ -418,6 +427,51 @@ static void test_resources(void **state)
     assert_false(weft_resource_has(w, s->fx.pos));
 }
 
+/* +watch through weft_remote_handle: {value, etag}, never held. */
+static void test_watch_in_process(void **state)
+{
+    fx_state *s = *state;
+    json_t *resp = fx_call(s->r,
+                           "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components+watch\","
+                           "\"params\":{\"entity\":%llu,\"components\":[\"Position\"]}}",
+                           (unsigned long long)s->fx.a);
+    json_t *res = result_of(resp);
+    assert_non_null(json_object_get(json_object_get(json_object_get(res, "value"), "components"),
+                                    "Position"));
+    char etag[32];
+    snprintf(etag, sizeof etag, "%s", json_string_value(json_object_get(res, "etag")));
+    assert_int_equal(strlen(etag), 16);
+    json_decref(resp);
+    /* same value: same etag, answered at once (no hold without the server) */
+    resp = fx_call(s->r,
+                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.get_components+watch\","
+                   "\"params\":{\"entity\":%llu,\"components\":[\"Position\"],\"etag\":\"%s\"}}",
+                   (unsigned long long)s->fx.a, etag);
+    assert_string_equal(json_string_value(json_object_get(result_of(resp), "etag")), etag);
+    json_decref(resp);
+    fx_pos p = {-5.0f, 5.0f};
+    assert_int_equal(weft_insert(s->fx.w, s->fx.a, s->fx.pos, &p, sizeof p), WEFT_OK);
+    resp = fx_call(s->r,
+                   "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"world.get_components+watch\","
+                   "\"params\":{\"entity\":%llu,\"components\":[\"Position\"],\"etag\":\"%s\"}}",
+                   (unsigned long long)s->fx.a, etag);
+    assert_string_not_equal(json_string_value(json_object_get(result_of(resp), "etag")), etag);
+    json_decref(resp);
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"world.list_components+watch\","
+                         "\"params\":{\"etag\":\"0\"}}");
+    assert_int_equal(json_array_size(json_object_get(result_of(resp), "value")), 4);
+    json_decref(resp);
+    /* writing methods have no +watch; the etag must be a string */
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.spawn_entity+watch\","
+                         "\"params\":{\"components\":{}}}");
+    assert_int_equal(fx_code(resp), WEFT_REMOTE_METHOD_NOT_FOUND);
+    json_decref(resp);
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"world.list_components+watch\","
+                         "\"params\":{\"etag\":7}}");
+    assert_int_equal(fx_code(resp), WEFT_REMOTE_INVALID_PARAMS);
+    json_decref(resp);
+}
+
 static void test_batch_and_notifications(void **state)
 {
     fx_state *s = *state;
@@ -562,6 +616,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_writes, setup_rw, teardown),
         cmocka_unit_test_setup_teardown(test_bad_input_changes_nothing, setup_rw, teardown),
         cmocka_unit_test_setup_teardown(test_resources, setup_rw, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_in_process, setup_rw, teardown),
         cmocka_unit_test_setup_teardown(test_batch_and_notifications, setup_rw, teardown),
         cmocka_unit_test_setup_teardown(test_discover, setup_ro, teardown),
         cmocka_unit_test_setup_teardown(test_read_only, setup_ro, teardown),
