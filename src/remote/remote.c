@@ -143,7 +143,10 @@ static uint64_t wr_now_ns(void)
 
 /* Answers q (taken: RUNNING); a +watch whose value did not change is
  * parked again until its hold time passes. */
-static void wr_answer(weft_remote *r, wr_request *q, bool fresh)
+/* Answers q, or parks it again (a +watch with nothing new). Returns true
+ * when it was answered. q must not be touched afterwards: once answered
+ * (or parked and then timed out) its HTTP thread frees it. */
+static bool wr_answer(weft_remote *r, wr_request *q, bool fresh)
 {
     uint64_t now = wr_now_ns();
     bool may_hold = fresh || now < q->hold_until;
@@ -168,6 +171,7 @@ static void wr_answer(weft_remote *r, wr_request *q, bool fresh)
         pthread_cond_broadcast(&r->cond);
     }
     pthread_mutex_unlock(&r->lock);
+    return !hold;
 }
 
 WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
@@ -193,8 +197,7 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         wr_request *q = held;
         held = q->next;
         q->next = NULL;
-        wr_answer(r, q, false);
-        done += q->state == WR_REQ_DONE;
+        done += wr_answer(r, q, false);
     }
     int32_t taken = 0;
     while (taken < budget) {
@@ -212,7 +215,7 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         if (!q) {
             break;
         }
-        wr_answer(r, q, true);
+        (void)wr_answer(r, q, true);
         taken++;
     }
     return done + taken;
