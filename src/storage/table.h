@@ -110,7 +110,9 @@ static inline uint32_t wf_table_push(wf_table *t, weft_entity e, uint32_t now)
 static inline weft_entity wf_table_delete(wf_table *t, uint32_t row)
 {
     wf_column *c = t->cols;
-    wf_column *end = c + t->col_count;
+    /* an empty archetype's table has no columns (cols NULL): NULL + 0 is
+     * undefined behaviour in C, and clang's UBSan reports it */
+    wf_column *end = t->col_count ? c + t->col_count : c;
     for (; WF_UNLIKELY(t->needs_dtor) && c < end; c++) {
         if (c->data && !c->trivial) {
             wf_type_destroy(c->ti, wf_column_ptr(c, row), 1);
