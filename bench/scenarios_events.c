@@ -8,7 +8,7 @@
  *              command buffer and applied (weft_cmd_insert / weft_cmd_remove
  *              + weft_commands_apply), vs the same immediate calls
  *              (weft_insert / weft_remove). Target: ratio <= 1.3 (flecs'
- *              deferred queue: 1.81, peers.md). Record and apply are split
+ *              deferred queue: 1.81 in flecs' published figures). Record and apply are split
  *              in a note.
  *  - cmdspawn: N spawns with Position+Velocity through weft_cmd_spawn +
  *              apply vs weft_spawn_with. No target is given for it.

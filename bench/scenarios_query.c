@@ -18,7 +18,7 @@
  *             later, vs a naive scan of plain archetype lists.
  *  - qget:    weft_query_get per entity vs the baseline store's lookup.
  * Iteration figures are the best of Q_PASSES passes per repetition, median
- * of the repetitions (the peers.md convention). The first repetition is
+ * of the repetitions (as the peer comparison in bench/peers does). The first repetition is
  * verified: weft's values are compared with the baseline's after the same
  * passes, yielded entity sets and counts are checked, and worlds go through
  * weft_world_check.

@@ -12,7 +12,7 @@
  *
  * Output: a markdown table on stdout (ns per entity, cold and warm, the
  * ratio of weft to plain C and to the best peer), and in DIR (default .):
- * peers.md (the same table with the run's settings), peers.csv, peers.json,
+ * comparison.md (the same table with the run's settings), comparison.csv, comparison.json,
  * and one gnuplot chart per scenario group (peers_<group>_<round>.png;
  * the .dat/.gp sources stay beside them when gnuplot is missing).
  * Checksums of the values read back must agree across libraries and
@@ -24,7 +24,7 @@
  * figure in this run (scenario not run, library without the operation)
  * each fail (exit 4). Other lines of FILE belong to weft_bench.
  * --load CSV runs nothing: it reads the medians of an earlier run's
- * peers.csv and prints, writes and checks them as above.
+ * comparison.csv and prints, writes and checks them as above.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -262,9 +262,9 @@ static void print_table(FILE *f)
 static void write_csv_json(const char *dir)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/peers.csv", dir);
+    snprintf(path, sizeof path, "%s/comparison.csv", dir);
     FILE *csv = fopen(path, "w");
-    snprintf(path, sizeof path, "%s/peers.json", dir);
+    snprintf(path, sizeof path, "%s/comparison.json", dir);
     FILE *js = fopen(path, "w");
     if (csv == NULL || js == NULL) {
         fprintf(stderr, "weft_peers: cannot write into %s\n", dir);
@@ -472,7 +472,7 @@ static int check_targets(const char *path)
     return misses + dead + malformed;
 }
 
-/* Fills the cells from an earlier run's peers.csv (one median each). */
+/* Fills the cells from an earlier run's comparison.csv (one median each). */
 static int load_csv(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -622,7 +622,7 @@ int main(int argc, char **argv)
     int bad_sums = check_sums();
     print_table(stdout);
     char path[4096];
-    snprintf(path, sizeof path, "%s/peers.md", out);
+    snprintf(path, sizeof path, "%s/comparison.md", out);
     FILE *md = fopen(path, "w");
     if (md != NULL) {
         if (load == NULL) {
