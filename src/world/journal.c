@@ -84,6 +84,7 @@ void wf_journal_add_slow(weft_world *w, const wf_column *c, uint32_t row, uint32
                 }
                 j->items = data;
                 j->cap = cap;
+                last = j->count ? &j->items[j->count - 1] : NULL; /* moved with it */
             }
             /* still sorted and disjoint when it comes after the last one
              * (a loop over rows in order): the delta writer's sort is free */
