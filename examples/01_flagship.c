@@ -1,8 +1,10 @@
 /* examples/01_flagship.c - an arena simulation driven by weft's systems, schedules and app.
  * SPDX-License-Identifier: MIT
  *
- * Usage: weft_example_flagship [UNITS [FRAMES [OUTDIR [THREADS]]]]
- *        defaults: 100000 units, 120 frames, ".", -1 (one worker per CPU)
+ * Usage: weft_example_flagship [UNITS [FRAMES [OUTDIR [THREADS [HASHES]]]]]
+ *        defaults: 100000 units, 120 frames, ".", -1 (one worker per CPU);
+ *        HASHES: a file to write "frame <n> <weft_world_hash>" to after
+ *        every frame (the same in every build and on any thread count)
  *
  * Two teams of units fly around a 1000 x 1000 arena while a storm drifts
  * across it. Every 8th unit leads two drones that orbit it (ChildOf
@@ -769,7 +771,7 @@ static long long arg(int argc, char **argv, int i, long long def, long long lo, 
     char *end = NULL;
     long long v = strtoll(argv[i], &end, 10);
     if (end == argv[i] || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "usage: %s [UNITS [FRAMES [OUTDIR [THREADS]]]]\n", argv[0]);
+        fprintf(stderr, "usage: %s [UNITS [FRAMES [OUTDIR [THREADS [HASHES]]]]]\n", argv[0]);
         exit(2);
     }
     return v;
@@ -787,6 +789,14 @@ int main(int argc, char **argv)
     int64_t frames = arg(argc, argv, 2, 120, 1, 1000000);
     const char *outdir = argc > 3 ? argv[3] : ".";
     int32_t threads = (int32_t)arg(argc, argv, 4, -1, -1, 1024);
+    FILE *hashes = NULL;
+    if (argc > 5) {
+        hashes = fopen(argv[5], "w");
+        if (hashes == NULL) {
+            fprintf(stderr, "flagship: cannot write %s\n", argv[5]);
+            return 1;
+        }
+    }
 
     /* the app creates and owns the world; physics runs at 120 Hz, twice
      * per 1/60 s frame, before Update */
@@ -853,6 +863,14 @@ int main(int argc, char **argv)
         } else {
             rest_ns += now_ns() - t0;
         }
+        if (hashes) {
+            fprintf(hashes, "frame %lld %016llx\n", (long long)f,
+                    (unsigned long long)weft_world_hash(w));
+        }
+    }
+    if (hashes && fclose(hashes) != 0) {
+        fprintf(stderr, "flagship: writing %s failed\n", argv[5]);
+        return 1;
     }
 
     /* Results and checks: the population must be exactly stable. */

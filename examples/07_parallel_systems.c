@@ -95,7 +95,8 @@ int main(void)
     weft_value cols[] = {{g_pos, sizeof(Vec), NULL}, {g_vel, sizeof(Vec), NULL},
                          {g_heat, sizeof(float), NULL}};
     if (g_paused == 0 || weft_spawn_bulk(w, cols, 3, 50000, NULL) != WEFT_OK ||
-        weft_world_set_threads(w, 4) != WEFT_OK) {
+        /* 4 workers, or the calling thread alone in a build without threads */
+        weft_world_set_threads(w, weft_max_threads() < 4 ? 1 : 4) != WEFT_OK) {
         fprintf(stderr, "setup: %s\n", weft_last_error(w));
         return 1;
     }

@@ -73,7 +73,8 @@ int main(void)
     if (payload == 0 || weft_spawn_bulk(w, &col, 1, 10000, NULL) != WEFT_OK || s == NULL ||
         weft_schedule_add_system(s, &(weft_system_desc){.name = "noop", .fn = noop, .queries = &qd,
                                                .query_count = 1}) == 0 ||
-        weft_world_set_threads(w, 2) != WEFT_OK || weft_schedule_run(s, 0.0) != WEFT_OK) {
+        weft_world_set_threads(w, weft_max_threads() < 2 ? 1 : 2) != WEFT_OK ||
+        weft_schedule_run(s, 0.0) != WEFT_OK) {
         fprintf(stderr, "work: %s\n", weft_last_error(w));
         return 1;
     }

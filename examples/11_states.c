@@ -19,7 +19,9 @@
  * and weft_world_hash are the same on any thread count (checked by
  * tests/state/test_state_example.c on 1, 2 and 4 threads).
  *
- * Usage: weft_example_states [threads] [frames] [enemies]
+ * Usage: weft_example_states [threads] [frames] [enemies] [hashes]
+ *   hashes: a file to write "frame <n> <weft_world_hash>" to after every
+ *   update (the same in every build and on any thread count)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -303,6 +305,10 @@ static void demo_setup(demo *d, int32_t threads)
         exit(1);
     }
     weft_world *w = d->w = weft_app_world(d->app);
+    /* a build without threads (weft_max_threads() == 1) runs on this one */
+    if (threads > weft_max_threads()) {
+        threads = weft_max_threads();
+    }
     must(weft_world_set_threads(w, threads) == WEFT_OK, w, "weft_world_set_threads");
     d->pos = reg(w, "Pos", sizeof(ipos));
     d->vel = reg(w, "Vel", sizeof(ipos));
@@ -417,6 +423,10 @@ static int64_t census(weft_world *w, weft_component c)
 
 /* Runs the demo; writes a one-line summary into `summary` and returns
  * weft_world_hash of the final world. */
+/* Where states_demo_run writes each frame's world hash (main's 4th
+ * argument), or NULL. */
+static FILE *states_hashes;
+
 static uint64_t states_demo_run(int32_t threads, int32_t frames, int32_t enemies, FILE *out,
                                 char *summary, size_t cap)
 {
@@ -427,6 +437,9 @@ static uint64_t states_demo_run(int32_t threads, int32_t frames, int32_t enemies
     demo_setup(&d, threads);
     for (int32_t f = 0; f < frames; f++) {
         must(weft_app_update(d.app, 1.0 / 60.0) == WEFT_OK, d.w, "weft_app_update");
+        if (states_hashes) {
+            fprintf(states_hashes, "frame %d %016" PRIx64 "\n", (int)f, weft_world_hash(d.w));
+        }
     }
     uint32_t screen = 0;
     weft_state_get(d.w, d.screen, &screen);
@@ -447,8 +460,19 @@ int main(int argc, char **argv)
     int32_t threads = argc > 1 ? atoi(argv[1]) : 4;
     int32_t frames = argc > 2 ? atoi(argv[2]) : 150;
     int32_t enemies = argc > 3 ? atoi(argv[3]) : 2000;
+    if (argc > 4) {
+        states_hashes = fopen(argv[4], "w");
+        if (states_hashes == NULL) {
+            fprintf(stderr, "11_states: cannot write %s\n", argv[4]);
+            return 1;
+        }
+    }
     char summary[256];
     uint64_t hash = states_demo_run(threads, frames, enemies, stdout, summary, sizeof summary);
+    if (states_hashes && fclose(states_hashes) != 0) {
+        fprintf(stderr, "11_states: writing %s failed\n", argv[4]);
+        return 1;
+    }
     printf("final state: %s\n", summary);
     printf("world hash: %016" PRIx64 "\n", hash);
     return 0;

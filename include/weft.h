@@ -156,6 +156,82 @@ typedef struct weft_logger {
     void *user;
 } weft_logger;
 
+/* ---- OS layer ---- */
+
+/** Storage for one OS object (a thread, mutex or condition variable) that
+ *  the OS layer initialises in place: weft embeds these in its own
+ *  structures and never allocates them. An implementation whose objects
+ *  do not fit may store a pointer to its own allocation here. */
+typedef struct weft_os_object {
+    uint64_t opaque[8];
+} weft_os_object;
+
+/** The OS layer: every thread, lock, condition variable, clock and
+ *  last-resort log call weft makes goes through this one process-wide
+ *  table (the allocator, per world, is weft_world_desc.allocator). The
+ *  built-in table uses POSIX (pthreads, clock_gettime(CLOCK_MONOTONIC),
+ *  sched_yield, stderr); a host with its own threads and clocks (a console
+ *  SDK, an engine's job system, a test that counts calls) replaces it with
+ *  weft_set_os_api before it creates its first world. Every entry except
+ *  `log` is required; in a build without threads (WEFT_THREADS=OFF, see
+ *  weft_max_threads) the thread, mutex and condition entries are never
+ *  called and may be NULL. Each function receives `user`. Functions may
+ *  be called from any thread weft runs on, concurrently.
+ *  - thread_create starts fn(arg) on a new thread and returns true, or
+ *    returns false (nothing started); thread_join waits for it, once.
+ *  - thread_yield gives up the rest of the time slice (spinning waits).
+ *  - cpu_count: processors available, at least 1 (threads = -1).
+ *  - mutex_* and cond_*: a plain (non-recursive) mutex and a condition
+ *    variable; init returns false when the object cannot be made;
+ *    cond_wait releases the mutex, waits and locks it again, and may wake
+ *    spuriously. Lock, unlock, wait, signal and fini cannot fail.
+ *  - now_ns: a monotonic clock in nanoseconds (profiling, traces).
+ *  - log: messages that have no world to go to (a failed weft_set_os_api,
+ *    an internal assertion about to abort a debug build). NULL: dropped.
+ *    The built-in one writes a line to stderr. */
+typedef struct weft_os_api {
+    uint32_t _start_canary; /**< must be 0 */
+    bool (*thread_create)(weft_os_object *thread, void (*fn)(void *arg), void *arg,
+                          void *user);
+    void (*thread_join)(weft_os_object *thread, void *user);
+    void (*thread_yield)(void *user);
+    uint32_t (*cpu_count)(void *user);
+    bool (*mutex_init)(weft_os_object *mutex, void *user);
+    void (*mutex_fini)(weft_os_object *mutex, void *user);
+    void (*mutex_lock)(weft_os_object *mutex, void *user);
+    void (*mutex_unlock)(weft_os_object *mutex, void *user);
+    bool (*cond_init)(weft_os_object *cond, void *user);
+    void (*cond_fini)(weft_os_object *cond, void *user);
+    void (*cond_wait)(weft_os_object *cond, weft_os_object *mutex, void *user);
+    void (*cond_signal)(weft_os_object *cond, void *user);
+    void (*cond_broadcast)(weft_os_object *cond, void *user);
+    uint64_t (*now_ns)(void *user);
+    void (*log)(weft_log_level level, const char *message, void *user);
+    void *user;
+    uint32_t _end_canary; /**< must be 0 */
+} weft_os_api;
+
+/** Writes the built-in OS table (POSIX) to *out, e.g. for a wrapper that
+ *  forwards to it. In a build without threads its thread, mutex and
+ *  condition entries are NULL. Thread: any. */
+WEFT_API void weft_os_api_defaults(weft_os_api *out);
+
+/** Replaces the process-wide OS layer with a copy of *api (NULL: back to
+ *  the built-in table). Only while no world exists (before the first one
+ *  is created, or after every world was destroyed): weft embeds OS
+ *  objects of the current table in its worlds. On failure the table stays
+ *  as it was and the message goes to the current table's log.
+ *  Thread: any, but not concurrently with weft_world_create or another
+ *  weft_set_os_api.
+ *  Errors: WRONG_PHASE (a world exists), INVALID_ARG (a canary is set, or a
+ *  required entry is NULL: the message names it). */
+WEFT_API weft_status weft_set_os_api(const weft_os_api *api);
+
+/** The most worker threads weft_world_set_threads accepts: 1 when weft was
+ *  built without threads (WEFT_THREADS=OFF), otherwise the pool's limit.
+ *  Thread: any. */
+WEFT_API int32_t weft_max_threads(void);
+
 /* ---- world ---- */
 
 /** World descriptor. Zero-initialise it; zero fields mean defaults. */
@@ -1709,14 +1785,18 @@ typedef struct weft_job_system {
 /** Sets the executor: threads == 0 or 1 runs schedules single-threaded on
  *  the calling thread; threads > 1 starts a pool of threads - 1 workers
  *  (the caller is the last worker); threads < 0 uses one worker per online
- *  CPU. Idle pool threads sleep. Thread: driver, not during a run.
+ *  CPU. Idle pool threads sleep. In a build without threads
+ *  (WEFT_THREADS=OFF) only 1, 0 and -1 are accepted and all mean the
+ *  calling thread. Thread: driver, not during a run.
  *  Errors: INVALID_HANDLE, WRONG_PHASE, OUT_OF_MEMORY / INTERNAL (a thread
- *  could not start; the executor is left single-threaded). */
+ *  could not start; the executor is left single-threaded), UNSUPPORTED
+ *  (threads > 1 in a build without threads; the executor is unchanged). */
 WEFT_API weft_status weft_world_set_threads(weft_world *world, int32_t threads);
 
 /** Uses the host's job system (copied) instead of the built-in pool; NULL
  *  returns to single-threaded. Errors: INVALID_HANDLE, INVALID_ARG (no
- *  submit or help, workers 0), WRONG_PHASE. Thread: driver, not during a run. */
+ *  submit or help, workers 0), WRONG_PHASE, UNSUPPORTED (workers > 1 in a
+ *  build without threads). Thread: driver, not during a run. */
 WEFT_API weft_status weft_world_set_job_system(weft_world *world, const weft_job_system *jobs);
 
 /** Workers of the current executor (1: single-threaded). Thread: driver. */
@@ -3027,7 +3107,8 @@ typedef struct weft_sub_app_desc {
  *  canary, no name, bad world_desc, `app` is a sub-app itself),
  *  ALREADY_EXISTS (a sub-app of that name, or a main-world component of
  *  that name with another shape), WRONG_PHASE (during an update),
- *  OUT_OF_MEMORY; the app is unchanged on error. Lifetime: the app's.
+ *  OUT_OF_MEMORY, UNSUPPORTED (`pipelined` in a build without threads,
+ *  WEFT_THREADS=OFF); the app is unchanged on error. Lifetime: the app's.
  *  Thread: driver of the app's world. */
 WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *desc);
 
@@ -3049,8 +3130,9 @@ WEFT_API weft_status weft_sub_app_wait(weft_app *sub);
 /** Turns pipelined mode on or off from the next update on (turning it off
  *  waits for the frame in flight and returns its status). Errors:
  *  INVALID_HANDLE, INVALID_ARG (not a sub-app), WRONG_PHASE (during an
- *  update), INTERNAL (the thread could not start; the mode stays off).
- *  Thread: driver of the main world. */
+ *  update), INTERNAL (the thread could not start; the mode stays off),
+ *  UNSUPPORTED (turning it on in a build without threads, WEFT_THREADS=OFF:
+ *  the mode stays off). Thread: driver of the main world. */
 WEFT_API weft_status weft_sub_app_set_pipelined(weft_app *sub, bool on);
 
 /** Frames the sub-app has completed (extracted and updated). Thread:

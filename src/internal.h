@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "core/status.h"
 #include "core/alloc.h"
+#include "core/os.h"
 
 #include "storage/component_registry.h"
 #include "storage/column.h"

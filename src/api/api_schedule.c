@@ -778,3 +778,12 @@ WEFT_API int32_t weft_world_threads(const weft_world *world)
     }
     return world->sys ? world->sys->threads : 1;
 }
+
+WEFT_API int32_t weft_max_threads(void)
+{
+#if WEFT_THREADS
+    return (int32_t)WF_POOL_MAX_WORKERS;
+#else
+    return 1;
+#endif
+}

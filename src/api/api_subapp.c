@@ -475,6 +475,13 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
         wf_error(main, WEFT_ERR_INVALID_ARG, "%s: a sub-app cannot have sub-apps", fn);
         return NULL;
     }
+#if !WEFT_THREADS
+    if (desc && desc->pipelined) {
+        wf_error(main, WEFT_ERR_UNSUPPORTED, "%s: a pipelined sub-app needs its own thread, "
+                 "and this build has no threads (WEFT_THREADS=OFF)", fn);
+        return NULL;
+    }
+#endif
     if (!desc || desc->_start_canary || desc->_end_canary || !desc->name || !desc->name[0]) {
         wf_error(main, WEFT_ERR_INVALID_ARG, "%s: desc NULL, canary not 0 or no name", fn);
         return NULL;
@@ -661,12 +668,18 @@ WEFT_API weft_status weft_sub_app_set_pipelined(weft_app *sub, bool on)
                         "weft_sub_app_set_pipelined: called during an update");
     }
     if (on) {
+#if !WEFT_THREADS
+        return wf_error(s->parent->world, WEFT_ERR_UNSUPPORTED,
+                        "weft_sub_app_set_pipelined: a pipelined sub-app needs its own thread, "
+                        "and this build has no threads (WEFT_THREADS=OFF)");
+#else
         if (!thread_start(s)) {
             return wf_error(s->parent->world, WEFT_ERR_INTERNAL,
                             "weft_sub_app_set_pipelined: the sub-app's thread could not start");
         }
         s->pipelined = true;
         return WEFT_OK;
+#endif
     }
     s->pipelined = false;
     weft_status st = sub_wait(s);

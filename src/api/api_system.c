@@ -10,6 +10,7 @@
  */
 #include "schedule/schedule.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static bool ctx_ok(const weft_system_ctx *ctx)

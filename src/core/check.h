@@ -11,15 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+
 #ifdef NDEBUG
 #  define WF_ASSERT(cond) ((void)0)
 #else
-#  define WF_ASSERT(cond)                                                  \
-      ((cond) ? (void)0                                                    \
-              : (fprintf(stderr, "weft: assertion failed: %s (%s:%d)\n",  \
-                         #cond, __FILE__, __LINE__),                       \
-                 abort()))
+#  define WF_ASSERT(cond) ((cond) ? (void)0 : wf_assert_fail(#cond, __FILE__, __LINE__))
 #endif
+
+/* Reports a failed assertion through the OS layer's log (core/os.h) and
+ * aborts (core/os.c). */
+_Noreturn void wf_assert_fail(const char *cond, const char *file, int line);
 
 #if defined(__GNUC__)
 #  define WF_FALLTHROUGH __attribute__((fallthrough))

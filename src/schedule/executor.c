@@ -21,14 +21,11 @@
  * calling thread sees every step's writes through the acq_rel
  * subtractions from `left` and its acquire load reading zero.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include "schedule/schedule.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct wf_exec {
     weft_world *w;
@@ -51,9 +48,7 @@ struct wf_exec {
 
 uint64_t wf_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return wf_os_now_ns(); /* the OS layer's monotonic clock */
 }
 
 static inline uint32_t tick_of(const wf_exec *x, uint32_t p)
@@ -746,6 +741,14 @@ weft_status wf_exec_set_threads(weft_world *w, int32_t threads)
         return wf_error(w, WEFT_ERR_WRONG_PHASE,
                         "weft_world_set_threads: not allowed while a schedule runs");
     }
+#if !WEFT_THREADS
+    if (threads > 1) {
+        return wf_error(w, WEFT_ERR_UNSUPPORTED,
+                        "weft_world_set_threads: %d threads asked of a build without threads "
+                        "(WEFT_THREADS=OFF); only 1, 0 or -1 (all mean the calling thread)",
+                        (int)threads);
+    }
+#endif
     uint32_t n = threads < 0 ? wf_thread_cpu_count() : (uint32_t)(threads ? threads : 1);
     if (n > WF_POOL_MAX_WORKERS) {
         n = WF_POOL_MAX_WORKERS;
@@ -780,6 +783,13 @@ weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs)
                         "weft_world_set_job_system: submit and help are required and "
                         "workers must be at least 1");
     }
+#if !WEFT_THREADS
+    if (jobs && jobs->workers > 1) {
+        return wf_error(w, WEFT_ERR_UNSUPPORTED,
+                        "weft_world_set_job_system: %u workers asked of a build without "
+                        "threads (WEFT_THREADS=OFF); only 1", (unsigned)jobs->workers);
+    }
+#endif
     wf_exec_release(w);
     sw->host = jobs != NULL;
     sw->threads = jobs ? (int32_t)(jobs->workers > 256 ? 256 : jobs->workers) : 1;

@@ -1,48 +1,170 @@
-/* src/task/thread.c - pthread backend of task/thread.h.
+/* src/task/thread.c - task/thread.h over the OS table (core/os.h).
  * SPDX-License-Identifier: MIT
  *
  * The semaphore is a mutex, a condition variable and a count rather than
- * POSIX sem_t, which macOS does not implement for unnamed semaphores; the
- * count is only touched under the mutex, so posts and waits are linearized
- * and a post can never be lost between a waiter's check and its sleep.
- * Failures of lock/unlock/wait on a correctly initialized object are
- * programming errors and are asserted, not reported.
+ * an OS semaphore (macOS has no unnamed POSIX semaphores, and the table
+ * stays small); the count is only touched under the mutex, so posts and
+ * waits are linearized and a post can never be lost between a waiter's
+ * check and its sleep. In the single-threaded build (WEFT_THREADS=0) no
+ * entry of the table's thread half is ever called.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include "task/thread.h"
-
-#include <sched.h>
-#include <unistd.h>
 
 #include "core/check.h"
 
 /* ---- threads ---- */
 
-static void *thread_trampoline(void *p)
-{
-    wf_thread *t = p;
-    t->fn(t->arg);
-    return NULL;
-}
+#if WEFT_THREADS
 
 bool wf_thread_create(wf_thread *t, wf_thread_fn fn, void *arg)
 {
-    t->fn = fn;
-    t->arg = arg;
-    return pthread_create(&t->handle, NULL, thread_trampoline, t) == 0;
+    const weft_os_api *os = wf_os();
+    return os->thread_create(&t->os, fn, arg, os->user);
 }
 
 void wf_thread_join(wf_thread *t)
 {
-    int rc = pthread_join(t->handle, NULL);
-    WF_ASSERT(rc == 0);
-    (void)rc;
+    const weft_os_api *os = wf_os();
+    os->thread_join(&t->os, os->user);
 }
+
+uint32_t wf_thread_cpu_count(void)
+{
+    const weft_os_api *os = wf_os();
+    uint32_t n = os->cpu_count(os->user);
+    return n ? n : 1;
+}
+
+bool wf_mutex_init(wf_mutex *m)
+{
+    const weft_os_api *os = wf_os();
+    return os->mutex_init(&m->os, os->user);
+}
+
+void wf_mutex_fini(wf_mutex *m)
+{
+    const weft_os_api *os = wf_os();
+    os->mutex_fini(&m->os, os->user);
+}
+
+void wf_mutex_lock(wf_mutex *m)
+{
+    const weft_os_api *os = wf_os();
+    os->mutex_lock(&m->os, os->user);
+}
+
+void wf_mutex_unlock(wf_mutex *m)
+{
+    const weft_os_api *os = wf_os();
+    os->mutex_unlock(&m->os, os->user);
+}
+
+bool wf_cond_init(wf_cond *c)
+{
+    const weft_os_api *os = wf_os();
+    return os->cond_init(&c->os, os->user);
+}
+
+void wf_cond_fini(wf_cond *c)
+{
+    const weft_os_api *os = wf_os();
+    os->cond_fini(&c->os, os->user);
+}
+
+void wf_cond_wait(wf_cond *c, wf_mutex *m)
+{
+    const weft_os_api *os = wf_os();
+    os->cond_wait(&c->os, &m->os, os->user);
+}
+
+void wf_cond_signal(wf_cond *c)
+{
+    const weft_os_api *os = wf_os();
+    os->cond_signal(&c->os, os->user);
+}
+
+void wf_cond_broadcast(wf_cond *c)
+{
+    const weft_os_api *os = wf_os();
+    os->cond_broadcast(&c->os, os->user);
+}
+
+#else /* single-threaded: nothing to start, exclude or wake */
+
+bool wf_thread_create(wf_thread *t, wf_thread_fn fn, void *arg)
+{
+    (void)t;
+    (void)fn;
+    (void)arg;
+    return false;
+}
+
+void wf_thread_join(wf_thread *t)
+{
+    (void)t;
+    WF_ASSERT(!"no thread was started in the single-threaded build");
+}
+
+uint32_t wf_thread_cpu_count(void)
+{
+    return 1;
+}
+
+bool wf_mutex_init(wf_mutex *m)
+{
+    (void)m;
+    return true;
+}
+
+void wf_mutex_fini(wf_mutex *m)
+{
+    (void)m;
+}
+
+void wf_mutex_lock(wf_mutex *m)
+{
+    (void)m;
+}
+
+void wf_mutex_unlock(wf_mutex *m)
+{
+    (void)m;
+}
+
+bool wf_cond_init(wf_cond *c)
+{
+    (void)c;
+    return true;
+}
+
+void wf_cond_fini(wf_cond *c)
+{
+    (void)c;
+}
+
+void wf_cond_wait(wf_cond *c, wf_mutex *m)
+{
+    (void)c;
+    (void)m;
+    /* No other thread could ever signal it: the caller would hang. */
+    WF_ASSERT(!"wf_cond_wait in the single-threaded build");
+}
+
+void wf_cond_signal(wf_cond *c)
+{
+    (void)c;
+}
+
+void wf_cond_broadcast(wf_cond *c)
+{
+    (void)c;
+}
+
+#endif /* WEFT_THREADS */
 
 void wf_thread_yield(void)
 {
-    (void)sched_yield();
+    wf_os_yield();
 }
 
 void wf_thread_pause(void)
@@ -52,71 +174,6 @@ void wf_thread_pause(void)
 #elif defined(__GNUC__) && defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
-}
-
-uint32_t wf_thread_cpu_count(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) {
-        return 1;
-    }
-    if (n > 4096) {
-        n = 4096;
-    }
-    return (uint32_t)n;
-}
-
-/* ---- mutex and condition variable ---- */
-
-bool wf_mutex_init(wf_mutex *m)
-{
-    return pthread_mutex_init(&m->m, NULL) == 0;
-}
-
-void wf_mutex_fini(wf_mutex *m)
-{
-    (void)pthread_mutex_destroy(&m->m);
-}
-
-void wf_mutex_lock(wf_mutex *m)
-{
-    int rc = pthread_mutex_lock(&m->m);
-    WF_ASSERT(rc == 0);
-    (void)rc;
-}
-
-void wf_mutex_unlock(wf_mutex *m)
-{
-    int rc = pthread_mutex_unlock(&m->m);
-    WF_ASSERT(rc == 0);
-    (void)rc;
-}
-
-bool wf_cond_init(wf_cond *c)
-{
-    return pthread_cond_init(&c->c, NULL) == 0;
-}
-
-void wf_cond_fini(wf_cond *c)
-{
-    (void)pthread_cond_destroy(&c->c);
-}
-
-void wf_cond_wait(wf_cond *c, wf_mutex *m)
-{
-    int rc = pthread_cond_wait(&c->c, &m->m);
-    WF_ASSERT(rc == 0);
-    (void)rc;
-}
-
-void wf_cond_signal(wf_cond *c)
-{
-    (void)pthread_cond_signal(&c->c);
-}
-
-void wf_cond_broadcast(wf_cond *c)
-{
-    (void)pthread_cond_broadcast(&c->c);
 }
 
 /* ---- counting semaphore ---- */

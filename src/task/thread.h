@@ -1,35 +1,41 @@
-/* src/task/thread.h - the one door to the OS threading API.
+/* src/task/thread.h - threads, mutexes, condition variables and a
+ * semaphore for the rest of src/, on top of the OS layer.
  * SPDX-License-Identifier: MIT
  *
- * Thin pthread wrappers: thread create/join, mutex, condition variable, a
- * counting semaphore built on mutex + condition variable, and the online
- * CPU count. Nothing else in src/ includes <pthread.h>, so another backend
- * (Win32, a console SDK) replaces this file and thread.c only. All objects
- * are caller-owned and initialized in place; none allocates. Every function
- * may be called from any thread; a wf_thread is joined exactly once, by one
- * thread. (Pool membership lives in the pool: sched/thread_pool.c.)
+ * Typed wrappers over the process-wide OS table (core/os.h, weft.h
+ * weft_os_api): every call here is one call through the table, so a host
+ * that replaces the table sees every thread, lock and wait weft makes.
+ * The counting semaphore is built on a mutex and a condition variable.
+ * All objects are caller-owned and initialised in place; none allocates.
+ * Every function may be called from any thread; a wf_thread is joined
+ * exactly once, by one thread. (Pool membership lives in the pool:
+ * task/thread_pool.c.)
+ *
+ * Single-threaded build (WEFT_THREADS=0): wf_thread_create always fails,
+ * and mutexes, condition variables and semaphores are no-ops (there is no
+ * other thread to exclude or wake); waiting on one that nobody could
+ * signal is an internal error, asserted.
  */
 #ifndef WF_THREAD_H
 #define WF_THREAD_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "core/os.h"
 
 typedef void (*wf_thread_fn)(void *arg);
 
 typedef struct wf_thread {
-    pthread_t handle; /* valid between a successful create and join */
-    wf_thread_fn fn;  /* entry point; read once by the new thread */
-    void *arg;        /* its argument */
+    weft_os_object os; /* the OS layer's thread, between create and join */
 } wf_thread;
 
 typedef struct wf_mutex {
-    pthread_mutex_t m;
+    weft_os_object os;
 } wf_mutex;
 
 typedef struct wf_cond {
-    pthread_cond_t c;
+    weft_os_object os;
 } wf_cond;
 
 /* Counting semaphore: post adds a token, wait takes one, blocking while
@@ -46,9 +52,9 @@ bool wf_thread_create(wf_thread *t, wf_thread_fn fn, void *arg);
 void wf_thread_join(wf_thread *t);
 /* Gives up the rest of the time slice (idle spinning). */
 void wf_thread_yield(void);
-/* A spin-wait hint to the CPU (x86 pause, ARM yield); no syscall. */
+/* A spin-wait hint to the CPU (x86 pause, ARM yield); no OS call. */
 void wf_thread_pause(void);
-/* Number of CPUs currently online, at least 1. */
+/* Number of CPUs available, at least 1 (1 in the single-threaded build). */
 uint32_t wf_thread_cpu_count(void);
 
 bool wf_mutex_init(wf_mutex *m);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/os.h"
 #include "core/status.h"
 #include "query/query.h"
 #include "world/defer.h"
@@ -170,6 +171,7 @@ weft_world *wf_world_create(const weft_world_desc *desc)
         goto fail;
     }
     w->magic = WF_WORLD_MAGIC;
+    wf_os_world_created(); /* the OS layer stays fixed while it lives */
     return w;
 fail:
     wf_entities_fini(&w->entities, &w->alloc);
@@ -198,6 +200,7 @@ void wf_world_destroy(weft_world *w)
     }
     wf_journal_stop(w);
     w->magic = 0;
+    wf_os_world_destroyed();
     wf_defer_fini(w);
     wf_events_fini(&w->events, &w->alloc);
     while (w->queries) {

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "needs_threads.h"
+
 #include "test_world.h"
 #include "weft.h"
 
@@ -703,6 +705,7 @@ static void sys_exit_code(weft_system_ctx *ctx, void *user)
 
 static void app_exit_from_worker_threads(void **state)
 {
+    NEEDS_THREADS("app exit requested from pool workers");
     tw_fixture *f = *state;
     weft_app *app = app_on(f, 0.0, 0.0);
     assert_int_equal(weft_world_set_threads(f->w, 4), WEFT_OK);

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "needs_threads.h"
+
 #include "test_world.h"
 #include "weft.h"
 
@@ -647,6 +649,7 @@ static void mapping_churn_cleared(void **state)
 // frames, so the reference map holds after each collected frame.
 static void mapping_churn_pipelined(void **state)
 {
+    NEEDS_THREADS("a pipelined sub-app runs on its own thread");
     bool over = false;
     mapping_churn(*state, false, true, tw_seed_from_env(0x919e, &over));
 }

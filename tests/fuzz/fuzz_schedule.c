@@ -585,6 +585,11 @@ static void sim_init(sim *sm, int which, const uint8_t *data, size_t size, int32
     if (sm->w == NULL) {
         FZ_FAIL("weft_world_create failed");
     }
+    if (threads > weft_max_threads()) {
+        // the build without threads: both worlds on the calling thread
+        // (identical inputs must still end in identical worlds)
+        threads = weft_max_threads();
+    }
     if (weft_world_set_threads(sm->w, threads) != WEFT_OK) {
         FZ_FAIL("weft_world_set_threads(%d): %s", (int)threads, weft_last_error(sm->w));
     }

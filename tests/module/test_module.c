@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "needs_threads.h"
+
 #include "test_world.h"
 #include "weft.h"
 
@@ -439,6 +441,7 @@ static void hundred_reloads(void **state)
 // Reloads between the frames of an app running its systems on 4 threads.
 static void hundred_reloads_four_threads(void **state)
 {
+    NEEDS_THREADS("reloads while 4 workers run the schedules");
     hundred_reloads_on(state, 4);
 }
 

@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "needs_threads.h"
+
 #include "weft.h"
 
 // ---- helpers ----
@@ -97,6 +99,10 @@ static weft_world *mkworld(int32_t threads)
 {
     weft_world *w = weft_world_create(NULL);
     assert_non_null(w);
+    // the build without threads runs everything on the calling thread
+    if (threads > weft_max_threads()) {
+        threads = weft_max_threads();
+    }
     weft_status st = weft_world_set_threads(w, threads);
     if (st != WEFT_OK) {
         fail_msg("weft_world_set_threads(%d): %s: %s", threads, weft_status_name(st),
@@ -247,7 +253,7 @@ static void exclusive_and_main_thread_systems(void **state)
 {
     (void)state;
     weft_world *w = mkworld(4);
-    assert_int_equal(weft_world_threads(w), 4);
+    assert_int_equal(weft_world_threads(w), weft_max_threads() < 4 ? weft_max_threads() : 4);
     excl_state x;
     memset(&x, 0, sizeof x);
     x.main = pthread_self();
@@ -301,6 +307,7 @@ static void sys_rendezvous(weft_system_ctx *ctx, void *user)
 static void independent_systems_start_together(void **state)
 {
     (void)state;
+    NEEDS_THREADS("systems starting together on several workers");
     weft_world *w = mkworld(4);
     rendezvous r;
     memset(&r, 0, sizeof r);
@@ -379,6 +386,7 @@ static void sys_disjoint_writer(weft_system_ctx *ctx, void *user)
 static void conflicting_systems_never_overlap(void **state)
 {
     (void)state;
+    NEEDS_THREADS("overlap is possible only on several workers");
     weft_world *w = mkworld(4);
     weft_component pos = comp(w, "Pos", 8);
     weft_component vel = comp(w, "Vel", 8);
@@ -627,6 +635,7 @@ static void sys_par_count(weft_system_ctx *ctx, void *user)
 static void par_each_tasks_hold_min_rows(void **state)
 {
     (void)state;
+    NEEDS_THREADS("par_each splits tables into chunk tasks only on several workers");
     static const int32_t sizes[5] = {2500, 999, 1000, 3001, 10000};
     weft_world *w = mkworld(4);
     weft_component val = comp(w, "Val", sizeof(uint32_t));
@@ -664,6 +673,7 @@ static void par_each_tasks_hold_min_rows(void **state)
 static void par_each_same_result_on_any_thread_count(void **state)
 {
     (void)state;
+    NEEDS_THREADS("compares 1, 2 and 4 workers");
     uint64_t ref[2] = {0, 0};
     static const int32_t threads[3] = {1, 2, 4};
     for (int t = 0; t < 3; t++) {
@@ -893,6 +903,7 @@ static void host_stop(host *h)
 static void host_job_system_same_hash(void **state)
 {
     (void)state;
+    NEEDS_THREADS("a host job system with several workers");
     uint64_t ref[2], h[2];
     weft_world *w = mkworld(4);
     par_run(w, ref);
@@ -1018,6 +1029,7 @@ static void sys_set_threads(weft_system_ctx *ctx, void *user)
 static void executor_settings(void **state)
 {
     (void)state;
+    NEEDS_THREADS("pool sizes; the build without threads is covered by test_os");
     weft_world *w = mkworld(0);
     assert_int_equal(weft_world_threads(w), 1);
     assert_int_equal(weft_world_set_threads(w, 3), WEFT_OK);
@@ -1128,6 +1140,7 @@ static void par_each_next_to_other_systems(weft_world *w, const char *what)
 static void par_each_nested_wait_pool(void **state)
 {
     (void)state;
+    NEEDS_THREADS("a chunk task waiting on the pool");
     weft_world *w = mkworld(4);
     par_each_next_to_other_systems(w, "par_each_nested_wait_pool");
     weft_world_destroy(w);
@@ -1136,6 +1149,7 @@ static void par_each_nested_wait_pool(void **state)
 static void par_each_nested_wait_host(void **state)
 {
     (void)state;
+    NEEDS_THREADS("a host job system with 2 workers");
     host hs;
     host_start(&hs);
     weft_world *w = weft_world_create(NULL);

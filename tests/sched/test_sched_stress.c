@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "needs_threads.h"
+
 #include "test_world.h"
 #include "weft.h"
 
@@ -450,6 +452,7 @@ static weft_node add_system(weft_world *w, weft_schedule *s, rsys *r)
 static void stress_500_random_systems(void **state)
 {
     (void)state;
+    NEEDS_THREADS("random systems racing on several workers");
     bool overridden = false;
     uint64_t seed = tw_seed_from_env(0x5ca1ab1e22ull, &overridden);
     print_message("seed 0x%llx%s\n", (unsigned long long)seed, overridden ? " (WEFT_TEST_SEED)" : "");

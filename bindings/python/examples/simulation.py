@@ -60,7 +60,9 @@ def main(n=10_000, threads=2, frames=5, dt=0.5, columns=True):
         w.register(Clock)
         deaths = w.message_type(Death)
         w.resource_insert(Clock(0, 0, 0))
-        w.set_threads(threads)   # Python systems still run on this thread
+        # Python systems still run on this thread; a weft built without
+        # threads (WEFT_THREADS=OFF) runs everything on it
+        w.set_threads(min(threads, weft.max_threads()))
 
         # Observer: counts every removal of Lifetime (every mortal despawn).
         observed = []

@@ -811,6 +811,8 @@ def build_sim(w):
     return s, threads
 
 
+@unittest.skipIf(weft.max_threads() < 2,
+                 "needs threads: this weft was built with WEFT_THREADS=OFF")
 class TestThreads(unittest.TestCase):
     def run_sim(self, threads, runs=6):
         with weft.World() as w:

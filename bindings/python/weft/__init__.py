@@ -38,7 +38,7 @@ __all__ = [
     "ADD", "INSERT", "REPLACE", "REMOVE", "DESPAWN",
     "STORAGE_TABLE", "STORAGE_SPARSE", "COMPONENT_IMMUTABLE",
     "COMPONENT_MAIN_THREAD", "COMPONENT_NO_CHANGE_TICKS",
-    "entity_index", "entity_generation",
+    "entity_index", "entity_generation", "max_threads",
     "Schedule", "Node", "Condition", "SystemContext", "Ambiguity", "QuerySpec",
     "terms", "SYSTEM_EXCLUSIVE", "SYSTEM_MAIN_THREAD", "SYSTEM_COMMANDS",
     "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
@@ -141,7 +141,7 @@ from .reflect import (  # noqa: F401
     Scene, kind_name, zstd_available, _DescBuilder, _ReflectWorld,
 )
 from .world import (  # noqa: F401
-    World, entity_generation, entity_index,
+    World, entity_generation, entity_index, max_threads,
 )
 from ._abi import (  # noqa: F401
     MAX_STATE_SOURCES, MAX_STATE_VALUES, STATE_COMPUTE_FN, STATE_KIND_COMPUTED,

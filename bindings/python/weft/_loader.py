@@ -203,6 +203,7 @@ _PROTOTYPES = {
     "weft_world_set_threads": (c_status, [_w, _i32]),
     "weft_world_set_job_system": (c_status, [_w, _P(WeftJobSystem)]),
     "weft_world_threads": (_i32, [_w]),
+    "weft_max_threads": (_i32, []),
     # the system context
     "weft_system_name": (_cstr, [_ctx]),
     "weft_system_delta": (ctypes.c_double, [_ctx]),

@@ -43,6 +43,12 @@ def entity_generation(e: Entity) -> int:
     return (e >> 32) & 0xFFFFFFFF
 
 
+def max_threads() -> int:
+    """The most workers World.set_threads accepts: 1 when the library was
+    built without threads (WEFT_THREADS=OFF)."""
+    return int(_lib.weft_max_threads())
+
+
 class World(_ComponentsWorld,
             _QueriesWorld,
             _CommandsWorld,
