@@ -10,6 +10,11 @@
 #                    every app test in tests/app, every scheduler test in
 #                    tests/sched, every state test in tests/state, and
 #                    the pipelined render-world example) and nothing else
+#  4. build/single:  the build without threads (WEFT_THREADS=OFF), Release
+#                    -Werror: no pthread reference, every ctest test (those
+#                    about threads skip by name with the reason), and its
+#                    per-frame world hashes equal build/release's on 4
+#                    workers (.ci/single_thread.sh; about 3 minutes)
 # Builds 1 and 2 run every ctest test (unit, api, model, fault, sched, abi,
 # example, python); build 3 runs only the subset above. The Python tests
 # must be registered in builds 1 and 2: CMake leaves them out (with a status
@@ -44,21 +49,21 @@ require_python_tests() {
     done
 }
 
-echo "== [1/3] Debug + ASan/UBSan (build/asan)"
+echo "== [1/4] Debug + ASan/UBSan (build/asan)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=ON \
       -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=OFF
 cmake --build build/asan -j "$jobs"
 require_python_tests build/asan
 ctest --test-dir build/asan --output-on-failure -j "$jobs" --timeout 900
 
-echo "== [2/3] Release + -Werror (build/release)"
+echo "== [2/4] Release + -Werror (build/release)"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DWEFT_WERROR=ON \
       -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=ON
 cmake --build build/release -j "$jobs"
 require_python_tests build/release
 ctest --test-dir build/release --output-on-failure -j "$jobs" --timeout 900
 
-echo "== [3/3] ThreadSanitizer, threaded tests (build/tsan)"
+echo "== [3/4] ThreadSanitizer, threaded tests (build/tsan)"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_TSAN=ON \
       -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=OFF
 sched_tests=$(for f in tests/sched/test_*.c tests/state/test_*.c tests/app/test_*.c; do
@@ -70,5 +75,8 @@ cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity \
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" \
     ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 \
     -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_stepping|test_diag|test_subapp|example_render_world|test_sched_|test_state|test_remote_http|test_module"
+
+echo "== [4/4] the build without threads (build/single, .ci/single_thread.sh)"
+bash .ci/single_thread.sh
 
 echo "== tests: all passed"

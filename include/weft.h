@@ -3413,7 +3413,8 @@ typedef struct weft_module_reloads {
  *  world's slot: INVALID_HANDLE, INVALID_ARG (path NULL or empty),
  *  NOT_FOUND (no such file), BAD_FORMAT (not a loadable shared library,
  *  e.g. truncated; no WEFT_MODULE_ENTRY_NAME; no build), UNSUPPORTED
- *  (another WEFT_MODULE_ABI_VERSION), WRONG_PHASE, ALREADY_EXISTS (the
+ *  (another WEFT_MODULE_ABI_VERSION; or weft was built without modules,
+ *  CMake -DWEFT_MODULES=OFF, the default off Linux), WRONG_PHASE, ALREADY_EXISTS (the
  *  build added two systems of one name to one schedule), whatever the
  *  build returned (its systems are removed again), OUT_OF_MEMORY. The
  *  world is unchanged on error (apart from what the build itself did
@@ -3457,14 +3458,14 @@ WEFT_API int32_t weft_module_reload_count(const weft_module *module);
 WEFT_API int32_t weft_module_system_count(const weft_module *module);
 
 /** The message type of weft_module_reloaded ("weft.ModuleReloaded"),
- *  registered on first use. 0 on error (INVALID_HANDLE, OUT_OF_MEMORY).
- *  Thread: driver. */
+ *  registered on first use. 0 on error (INVALID_HANDLE, OUT_OF_MEMORY,
+ *  UNSUPPORTED: built with WEFT_MODULES=OFF). Thread: driver. */
 WEFT_API weft_message_type weft_module_reloaded_message(weft_app *app);
 
 /** The resource id of weft_module_reloads ("weft.ModuleReloads"),
  *  registered on first use (inserted by the first reload). 0 on error
  *  (INVALID_HANDLE, ALREADY_EXISTS: the name has another size,
- *  OUT_OF_MEMORY). Thread: driver. */
+ *  OUT_OF_MEMORY, UNSUPPORTED: built with WEFT_MODULES=OFF). Thread: driver. */
 WEFT_API weft_component weft_module_reloads_resource(weft_app *app);
 
 #ifdef __cplusplus
