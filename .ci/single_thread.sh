@@ -35,29 +35,39 @@ cmake -S . -B build/single -DCMAKE_BUILD_TYPE=Release -DWEFT_WERROR=ON -DWEFT_TH
 cmake --build build/single -j "$jobs"
 
 echo "== single-threaded: no pthread dependency"
-if nm -u build/single/libweft.a | grep -E ' pthread_'; then
+# (each listing is read whole before grep: with pipefail, grep -q closing
+# the pipe early would fail nm with SIGPIPE)
+undef_a=$(nm -u build/single/libweft.a)
+if grep -E ' pthread_' <<<"$undef_a"; then
     echo "ci: libweft.a (WEFT_THREADS=OFF) references pthread symbols (above)" >&2
     exit 1
 fi
 so=$(find build/single -maxdepth 1 -name 'libweft.so.*.*' -type f -print -quit)
 test -n "$so" || { echo "ci: build/single has no libweft.so" >&2; exit 1; }
-if nm -D --undefined-only "$so" | grep -E ' pthread_'; then
+undef_so=$(nm -D --undefined-only "$so")
+if grep -E ' pthread_' <<<"$undef_so"; then
     echo "ci: $so (WEFT_THREADS=OFF) references pthread symbols (above)" >&2
     exit 1
 fi
-if readelf -d "$so" | grep -E 'NEEDED.*libpthread'; then
+needed=$(readelf -d "$so")
+if grep -E 'NEEDED.*libpthread' <<<"$needed"; then
     echo "ci: $so (WEFT_THREADS=OFF) needs libpthread" >&2
     exit 1
 fi
 # The check must be able to fail: the threaded library does reference them.
-if ! nm -u build/release/libweft.a | grep -q ' pthread_create'; then
-    echo "ci: build/release/libweft.a references no pthread_create: the check above proves nothing" >&2
+undef_mt=$(nm -u build/release/libweft.a)
+if ! grep -q ' pthread_create' <<<"$undef_mt"; then
+    echo "ci: build/release/libweft.a references no pthread_create:" \
+         "the check above proves nothing" >&2
     exit 1
 fi
 echo "libweft.a and ${so#build/single/} reference no pthread symbol"
 
 echo "== single-threaded: ctest (build/single)"
-ctest --test-dir build/single --output-on-failure -j "$jobs" --timeout 900 | tee build/single/ctest.log
+ctest --test-dir build/single --output-on-failure -j "$jobs" --timeout 900 \
+      >build/single/ctest.log 2>&1 ||
+    { cat build/single/ctest.log; echo "ci: build/single ctest failed" >&2; exit 1; }
+cat build/single/ctest.log
 for t in example_flagship_same_hashes_as_threaded example_states_same_hashes_as_threaded; do
     if ! grep -qE "Test +#[0-9]+: $t \.+ +Passed" build/single/ctest.log; then
         echo "ci: $t did not run and pass" >&2
@@ -66,7 +76,6 @@ for t in example_flagship_same_hashes_as_threaded example_states_same_hashes_as_
 done
 echo "== single-threaded: skipped, by name (each printed its reason):"
 grep -E '\(Skipped\)' build/single/ctest.log || echo "  (no whole test program skipped)"
-for log in build/single/Testing/Temporary/LastTest.log; do
-    grep -hE '^\[  SKIP    \]|^SKIPPED ' "$log" | sort -u | sed 's/^/  /' || true
-done
+skips=$(cat build/single/Testing/Temporary/LastTest.log)
+grep -E '^\[  SKIP    \]|^SKIPPED ' <<<"$skips" | sort -u | sed 's/^/  /' || true
 echo "== single-threaded: all passed"

@@ -1007,7 +1007,8 @@ static void sim_run(int32_t threads, uint64_t *hashes, uint64_t *canon, int64_t 
 static void same_hash_every_frame_on_1_2_4_8_threads(void **state)
 {
     (void)state;
-    NEEDS_THREADS("compares 1, 2, 4 and 8 workers (tests/st_hashes compares against the threaded build)");
+    NEEDS_THREADS("compares 1, 2, 4 and 8 workers (example_*_same_hashes_as_threaded "
+                  "compare this build with a threaded one)");
     static const int32_t threads[4] = {1, 2, 4, 8};
     uint64_t ref[FRAMES], h[FRAMES], ref_c[FRAMES], hc[FRAMES];
     int64_t ref_live[FRAMES], live[FRAMES], ref_kills = 0, kills = 0;
