@@ -263,7 +263,7 @@ static void pool_destroy_keeps_other_pools_worker0(void **state)
     wf_task_group g;
     wf_task_group_init(&g);
     for (uint32_t i = 0; i < 64; i++) {
-        tasks[i] = (wf_task){count_task, &slots[i], &g};
+        tasks[i] = (wf_task){count_task, &slots[i], &g, false};
         assert_true(wf_thread_pool_submit(pa, &tasks[i]));
     }
     assert_true(wf_thread_pool_wait(pa, &g));
@@ -286,7 +286,7 @@ typedef struct foreign {
 static void foreign_task(void *arg, uint32_t worker)
 {
     foreign *f = arg;
-    wf_task t = {count_task, NULL, NULL};
+    wf_task t = {count_task, NULL, NULL, false};
     f->worker = worker;
     f->self_in_other = wf_thread_pool_self_index(f->other);
     f->helped = wf_thread_pool_help(f->other);
@@ -311,7 +311,7 @@ static void pool_refuses_threads_of_other_pools(void **state)
     // the creator is worker 0 of both; make it a stranger to `small`
     wf_thread_pool_leave(small, NULL);
     assert_int_equal(wf_thread_pool_self_index(small), -1);
-    wf_task t = {count_task, NULL, NULL};
+    wf_task t = {count_task, NULL, NULL, false};
     assert_false(wf_thread_pool_submit(small, &t));
     assert_false(wf_thread_pool_help(small));
     foreign f[256];
@@ -323,7 +323,7 @@ static void pool_refuses_threads_of_other_pools(void **state)
         f[i].other = small;
         f[i].self_in_other = 7;
         f[i].helped = f[i].submitted = f[i].waited = true;
-        tasks[i] = (wf_task){foreign_task, &f[i], &g};
+        tasks[i] = (wf_task){foreign_task, &f[i], &g, false};
         assert_true(wf_thread_pool_submit(big, &tasks[i]));
     }
     assert_true(wf_thread_pool_wait(big, &g));
