@@ -93,6 +93,11 @@ typedef struct scene {
     uint64_t sub_hash[FRAMES];
     uint64_t main_hash[FRAMES];
     int nsub;
+    // threads that ran the exclusive systems (which run on the thread
+    // running the schedule: the driver, the pipeline thread)
+    pthread_t driver, sub_thread;
+    int sub_threads_seen;   // hash ran on a thread other than the first
+    int main_off_driver;    // main_excl ran off the driver
 } scene;
 
 static void chunk_a(weft_iter *it, weft_commands *cmds, void *user)
@@ -170,8 +175,24 @@ static void sys_sum(weft_system_ctx *ctx, void *user)
 static void sys_hash(weft_system_ctx *ctx, void *user)
 {
     scene *sc = user;
+    if (sc->nsub == 0) {
+        sc->sub_thread = pthread_self();
+    } else if (!pthread_equal(sc->sub_thread, pthread_self())) {
+        sc->sub_threads_seen++;
+    }
     if (sc->nsub < FRAMES) {
         sc->sub_hash[sc->nsub++] = weft_world_hash(weft_system_world(ctx));
+    }
+}
+
+// Main world, exclusive, between parallel systems: the driver must run it
+// (and be free to: never held inside the sub-app's run).
+static void sys_main_excl(weft_system_ctx *ctx, void *user)
+{
+    scene *sc = user;
+    (void)ctx;
+    if (!pthread_equal(sc->driver, pthread_self())) {
+        sc->main_off_driver++;
     }
 }
 
@@ -245,6 +266,13 @@ static weft_app *build(tw_fixture *f, scene *sc, weft_app **out_sub, bool pipeli
     add_query_system(app, WEFT_APP_UPDATE, "b", sys_par, NULL, &sc->mb, wr, 1, NULL);
     weft_component mix[3] = {sc->mc, sc->ma, sc->mb};
     add_query_system(app, WEFT_APP_POST_UPDATE, "mix", sys_mix, NULL, mix, wr, 3, NULL);
+    weft_system_desc xd0;
+    memset(&xd0, 0, sizeof xd0);
+    xd0.name = "main_excl";
+    xd0.fn = sys_main_excl;
+    xd0.user = sc;
+    xd0.flags = WEFT_SYSTEM_EXCLUSIVE;
+    assert_int_not_equal(weft_app_add_system(app, WEFT_APP_UPDATE, &xd0), 0);
     // extraction: three components onto the twins
     weft_component from[3] = {sc->ma, sc->mb, sc->mc};
     weft_component to[3] = {sc->sa, sc->sb, sc->rc};
@@ -286,6 +314,7 @@ typedef struct run_cfg {
 static void run(scene *sc, const run_cfg *cfg)
 {
     memset(sc, 0, sizeof *sc);
+    sc->driver = pthread_self();
     tw_fixture *f = tw_fixture_new();
     assert_non_null(f);
     assert_int_equal(weft_world_set_threads(f->w, cfg->threads), WEFT_OK);
@@ -303,6 +332,11 @@ static void run(scene *sc, const run_cfg *cfg)
     }
     assert_int_equal(weft_sub_app_wait(sub), WEFT_OK);
     assert_int_equal(sc->nsub, FRAMES);
+    // exclusive systems stayed on their schedules' threads: no thread
+    // ran the other world's run
+    assert_int_equal(sc->main_off_driver, 0);
+    assert_int_equal(sc->sub_threads_seen, 0);
+    assert_int_equal(pthread_equal(sc->sub_thread, sc->driver) != 0, !cfg->pipelined);
     const double *sum = weft_resource_get(sw, sc->sum, sizeof(double));
     assert_non_null(sum);
     assert_true(*sum != 0.0);
