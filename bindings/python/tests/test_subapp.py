@@ -124,6 +124,37 @@ class TestExtraction(SubAppCase):
         self.assertEqual(calls, [7, 9])
         self.assertEqual(sw.resource_get(rs).v, 9)
 
+    def test_user_extract_system(self):
+        sub = self.add()
+        sw = sub.world
+        sw.register(RPos)
+        total = sw.register(Sum)
+        sw.resource_insert(Sum(0))
+        self.w.resource_insert(Score(3))
+        seen = []
+
+        def extract(ctx, main):
+            s = 0.0
+            for e, p in main.each(0):
+                s += p.x
+                twin = main.sub_entity(e)
+                if twin is not None:
+                    ctx.world.insert(twin, RPos(p.x, p.y))
+            ctx.world.resource_get_mut(Sum).v = s
+            seen.append((main.resource(Score).v, main.resource_changed(Score)))
+
+        sub.add_extract(extract, main_queries=[[weft.read(Pos), weft.with_(sub.sync_tag)]],
+                        main_resources=[Score], resources=[weft.write(total)], exclusive=True)
+        e1 = self.spawn_synced(sub, 1, 2)
+        self.spawn_synced(sub, 4, 5)
+        self.w.spawn(Pos(100, 0))   # not synced: not in the query
+        self.app.update(1 / 60)
+        self.app.update(1 / 60)
+        self.assertEqual(sw.resource_get(Sum).v, 5.0)
+        self.assertEqual(seen, [(3, True), (3, False)])
+        r = sw.get(sub.map(e1), RPos)
+        self.assertEqual((r.x, r.y), (1, 2))
+
     def test_instance_map(self):
         sub = self.add()
 

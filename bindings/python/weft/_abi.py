@@ -417,6 +417,18 @@ class WeftExtractInstancesDesc(ctypes.Structure):
                 ("_end_canary", ctypes.c_uint32)]
 
 
+class WeftExtractDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("system", WeftSystemDesc),
+                ("main_queries", ctypes.POINTER(WeftQueryDesc)),
+                ("main_query_count", ctypes.c_int32),
+                ("main_resources", ctypes.POINTER(ctypes.c_uint32)),
+                ("main_resource_count", ctypes.c_int32),
+                ("main_messages", ctypes.POINTER(ctypes.c_uint32)),
+                ("main_message_count", ctypes.c_int32),
+                ("_end_canary", ctypes.c_uint32)]
+
+
 class WeftInstanceMap(ctypes.Structure):
     _fields_ = [("count", ctypes.c_int32),
                 ("_pad", ctypes.c_uint32),

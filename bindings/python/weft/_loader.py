@@ -21,8 +21,8 @@ from ._abi import (
 )
 from ._abi import WeftStateDesc
 from ._abi import (
-    WeftExtractComponentDesc, WeftExtractInstancesDesc, WeftExtractResourceDesc, WeftInstanceMap,
-    WeftSubAppDesc,
+    WeftExtractComponentDesc, WeftExtractDesc, WeftExtractInstancesDesc, WeftExtractResourceDesc,
+    WeftInstanceMap, WeftSubAppDesc,
 )
 
 
@@ -306,6 +306,11 @@ _PROTOTYPES = {
     "weft_sub_app_extract_instances": (_u32, [_app, _P(WeftExtractInstancesDesc)]),
     "weft_instance_map_get": (_vp, [_P(WeftInstanceMap), c_entity]),
     "weft_world_share_threads": (c_status, [_w, _w]),
+    "weft_sub_app_add_extract": (_node, [_app, _P(WeftExtractDesc)]),
+    "weft_extract_iter": (c_status, [_ctx, _i32, _it]),
+    "weft_extract_resource": (_vp, [_ctx, _u32, _sz]),
+    "weft_extract_resource_changed": (_bool, [_ctx, _u32]),
+    "weft_extract_sub_entity": (c_entity, [_ctx, c_entity]),
     # states
     "weft_state_register": (_u32, [_w, _P(WeftStateDesc)]),
     "weft_state_lookup": (_u32, [_w, _cstr]),

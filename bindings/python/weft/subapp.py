@@ -16,15 +16,19 @@ sub-app or its world from the driver."""
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ._abi import (
-    ERR_INVALID_HANDLE, EXTRACT_FN, WeftExtractComponentDesc, WeftExtractInstancesDesc,
-    WeftExtractResourceDesc, WeftInstanceMap, WeftSubAppDesc,
+    ACCESS_NONE, ERR_INVALID_HANDLE, EXTRACT_FN, OK, OPER_WITH, OPER_WITHOUT, SYSTEM_COMMANDS, SYSTEM_EXCLUSIVE, SYSTEM_MAIN_THREAD,
+    WeftExtractComponentDesc, WeftExtractDesc, WeftExtractInstancesDesc,
+    WeftExtractResourceDesc, WeftInstanceMap, WeftIter, WeftQueryDesc, WeftSubAppDesc,
+    WeftSystemDesc,
 )
 from ._loader import _lib
 from .components import Component
 from .errors import WeftError
+from .queries import Chunk, _fill_query_desc
+from .systems import QuerySpec, SystemContext, _SystemInfo, _SystemQuery
 from .world import World
 
 if TYPE_CHECKING:
@@ -47,6 +51,75 @@ def _adopt(world: World, cid: int, ctype: Optional[type], name: str) -> Componen
         c = Component(world, cid, ctype, name, size, align)
         world._by_id[cid] = c
     return c
+
+
+class MainView:
+    """The main world as an extract system sees it (read-only), valid
+    during the system's call: its main queries by index, its declared main
+    resources, and the twins of main entities."""
+
+    __slots__ = ("_ctx", "_queries", "_world")
+
+    def __init__(self, ctx: SystemContext, queries: List[Any], world: World) -> None:
+        self._ctx = ctx
+        self._queries = queries
+        self._world = world
+
+    def iter(self, query: int = 0) -> Iterator[Chunk]:
+        """Chunks of main query number `query` (Added/Changed: since this
+        system's previous extraction). Columns are read-only views."""
+        if not 0 <= query < len(self._queries):
+            raise IndexError("no main query %d" % query)
+        sq = self._queries[query]
+        it = WeftIter()
+        st = _lib.weft_extract_iter(self._ctx._p(), query, ctypes.byref(it))
+        if st != OK:
+            raise WeftError(st, "weft_extract_iter(%d) failed" % query, recorded=True)
+        chunk = None
+        done = False
+        try:
+            while _lib.weft_iter_next(ctypes.byref(it)):
+                chunk = Chunk(sq, it)
+                yield chunk
+                chunk._end()
+            done = True
+        finally:
+            if chunk is not None:
+                chunk._end()
+            if not done:
+                _lib.weft_iter_fini(ctypes.byref(it))
+
+    def each(self, query: int = 0) -> Iterator[Tuple[Any, ...]]:
+        """(entity, field copies...) per row of main query `query`."""
+        sq = self._queries[query]
+        for chunk in self.iter(query):
+            cols = [chunk.column(i) for i, t in enumerate(sq.terms)
+                    if t.component.type is not None and t.access != ACCESS_NONE
+                    and t.oper not in (OPER_WITH, OPER_WITHOUT)]
+            ents = chunk.entities
+            for r in range(chunk.count):
+                yield (ents[r],) + tuple(type(c[r]).from_buffer_copy(c[r]) for c in cols)
+
+    def resource(self, component: ComponentRef) -> Optional[Any]:
+        """A copy of a declared main resource, or None when absent."""
+        c = self._world.component_of(component)
+        ctype: Any = c.type
+        if ctype is None:
+            raise TypeError("%s is a tag" % c.name)
+        p = _lib.weft_extract_resource(self._ctx._p(), c.id, c.size)
+        return ctype.from_buffer_copy(ctypes.string_at(p, c.size)) if p else None
+
+    def resource_changed(self, component: ComponentRef) -> bool:
+        """Whether a declared main resource changed since this sub-app's
+        previous extraction."""
+        c = self._world.component_of(component)
+        return bool(_lib.weft_extract_resource_changed(self._ctx._p(), c.id))
+
+    def sub_entity(self, main_entity: Entity) -> Optional[Entity]:
+        """The twin of `main_entity` in the sub-world, or None (weft
+        records why as the system's failure)."""
+        e = _lib.weft_extract_sub_entity(self._ctx._p(), main_entity)
+        return int(e) if e else None
 
 
 class SubApp:
@@ -150,6 +223,61 @@ class SubApp:
         return int(e)
 
     # -- extraction
+    def add_extract(self, fn: Callable[[SystemContext, MainView], Any],
+                    name: Optional[str] = None, main_queries: Sequence[Any] = (),
+                    main_resources: Sequence[ComponentRef] = (), queries: Sequence[Any] = (),
+                    resources: Sequence[Any] = (), exclusive: bool = False,
+                    commands: bool = False) -> int:
+        """Adds an extract system fn(ctx, main) to the sub-app's Extract
+        schedule: ctx is its SystemContext on the sub-world side (`queries`,
+        `resources`, commands; ctx.world when exclusive), main a MainView of
+        the main world through `main_queries` (read-only terms) and
+        `main_resources`. Returns its node."""
+        if name is None:
+            name = getattr(fn, "__name__", None) or "extract"
+        sched = self.world.schedule_lookup("Extract")
+        assert sched is not None
+        main = self.parent.world
+        info = _SystemInfo(name)
+        info.exclusive = exclusive
+        d = WeftExtractDesc()
+        sysd = d.system
+        bname = name.encode("utf-8")
+        sysd.name = bname
+        keep: List[Any] = sched._describe(sysd, info, queries, resources, ())
+        sysd.flags = (SYSTEM_EXCLUSIVE if exclusive else 0) | SYSTEM_MAIN_THREAD \
+            | (SYSTEM_COMMANDS if commands else 0)
+        mqs: List[Any] = []
+        if main_queries:
+            arr = (WeftQueryDesc * len(main_queries))()
+            for i, q in enumerate(main_queries):
+                spec = q if isinstance(q, QuerySpec) else QuerySpec(list(q))
+                ts = main._terms(spec.terms)
+                _fill_query_desc(arr[i], ts, spec.flags)
+                mqs.append(_SystemQuery(main, ts, i, name))
+            d.main_queries = arr
+            d.main_query_count = len(main_queries)
+            keep.append(arr)
+        if main_resources:
+            ids = [main.component_of(r).id for r in main_resources]
+            rarr = (ctypes.c_uint32 * len(ids))(*ids)
+            d.main_resources = rarr
+            d.main_resource_count = len(ids)
+            keep.append(rarr)
+        world = main
+
+        def body(ctx: SystemContext) -> None:
+            fn(ctx, MainView(ctx, mqs, world))
+        cfn = sched._system_fn(body, info)
+        sysd.fn = cfn
+        self.world._clear()
+        nid = _lib.weft_sub_app_add_extract(self._p(), ctypes.byref(d))
+        if not nid:
+            self.world._raise_last()
+        del keep
+        sched._adopt_system(int(nid), name, info, cfn, fn)
+        return int(nid)
+
     def _transform(self, fn: Optional[Transform], src: Optional[Component],
                    dst_type: Optional[type]) -> Any:
         """An EXTRACT_FN calling fn(main_e, src view, dst view), or NULL.
