@@ -3233,7 +3233,10 @@ WEFT_API weft_node weft_sub_app_extract_resource(weft_app *sub,
 
 /** The value of an instance map resource: every extracted instance keyed
  *  by main entity, keys ascending, no sub-world entities involved. The
- *  arrays belong to the sub-app and are rebuilt by each extraction. */
+ *  arrays belong to the sub-app and are rebuilt by each extraction.
+ *  weft_world_hash hashes the entries (not the arrays' addresses); a
+ *  snapshot stores the map empty (all zero), as the arrays cannot travel
+ *  with it: after a restore it reads empty until the next extraction. */
 typedef struct weft_instance_map {
     int32_t count;                /**< instances */
     uint32_t _pad;                /**< 0 */

@@ -848,7 +848,9 @@ WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
     if (!map) {
         return 0;
     }
-    wf_registry_get(&sw->registry, map)->hash_value = inst_map_hash;
+    wf_type_info *mti = wf_registry_get(&sw->registry, map);
+    mti->hash_value = inst_map_hash;
+    mti->save_zeroed = true; /* a snapshot holds an empty map */
     wf_extract *x = new_record(s, WF_EXTRACT_INSTANCES);
     if (!x) {
         return 0;

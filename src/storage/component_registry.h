@@ -73,6 +73,10 @@ typedef struct wf_type_info {
                                     else the contents (set by the owner of a
                                     value holding pointers, e.g. an instance
                                     map resource) */
+    bool save_zeroed;       /* snapshots store its value as zeros (its bytes
+                               are pointers into memory a snapshot cannot
+                               carry, e.g. an instance map, rebuilt by the
+                               next extraction) */
     bool no_clone;          /* weft_clone and scenes leave it out (a link
                                owned by someone else, e.g. a sub-app's
                                SubEntity / MainEntity) */

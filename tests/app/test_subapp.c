@@ -479,6 +479,49 @@ static void instance_map_hash_by_contents(void **state)
     weft_world_destroy(w2);
 }
 
+// A snapshot cannot carry the map's arrays: it stores the map empty, so a
+// restore (here into another sub-world, whose own sub-app then goes) never
+// leaves a map pointing at memory that is gone.
+static void instance_map_snapshot_empty(void **state)
+{
+    tw_fixture *f = *state;
+    weft_app *sub1;
+    weft_component pos1;
+    weft_entity e1[12];
+    weft_app *a1 = instance_setup(f, f->w, &sub1, &pos1, e1, 12);
+    assert_int_equal(weft_app_update(a1, 0.016), WEFT_OK);
+    weft_world *sw1 = weft_app_world(sub1);
+    weft_component map1 = weft_component_lookup(sw1, "Instances");
+    size_t len = 0;
+    assert_int_equal(weft_snapshot_write(sw1, NULL, 0, &len), WEFT_ERR_CAPACITY);
+    void *buf = test_malloc(len);
+    assert_int_equal(weft_snapshot_write(sw1, buf, len, &len), WEFT_OK);
+    // a second app whose sub-world registers the same ids
+    weft_world *w2 = weft_world_create(NULL);
+    assert_non_null(w2);
+    weft_app *sub2;
+    weft_component pos2;
+    weft_entity e2[12];
+    weft_app *a2 = instance_setup(f, w2, &sub2, &pos2, e2, 12);
+    weft_world *sw2 = weft_app_world(sub2);
+    assert_int_equal(weft_snapshot_restore(sw2, buf, len), WEFT_OK);
+    assert_int_equal(weft_app_destroy(a1), WEFT_OK); // its map's arrays go
+    const weft_instance_map *m =
+        weft_resource_get(sw2, weft_component_lookup(sw2, "Instances"), sizeof *m);
+    assert_non_null(m);
+    assert_int_equal(m->count, 0);
+    assert_null(m->keys);
+    assert_null(weft_instance_map_get(m, e2[0]));
+    (void)map1;
+    // the next extraction fills it again
+    assert_int_equal(weft_app_update(a2, 0.016), WEFT_OK);
+    m = weft_resource_get(sw2, weft_component_lookup(sw2, "Instances"), sizeof *m);
+    assert_int_equal(m->count, 12);
+    test_free(buf);
+    assert_int_equal(weft_app_destroy(a2), WEFT_OK);
+    weft_world_destroy(w2);
+}
+
 // ---- cloning a synced entity ----
 
 // weft_clone (and scenes) leave the sub-app's SubEntity link out: a clone
@@ -1005,6 +1048,7 @@ int main(void)
         T(extract_resource_when_changed),
         T(extract_instances_map),
         T(instance_map_hash_by_contents),
+        T(instance_map_snapshot_empty),
         T(clone_gets_own_twin),
         T(extract_user_system),
         T(mapping_churn_retained),
