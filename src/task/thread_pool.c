@@ -212,6 +212,12 @@ static wf_task *pool_find(pool_worker *w, bool blocking_ok)
         if (v == w->index) {
             continue;
         }
+        /* Relaxed: a free caller slot's deque is empty (detach requires
+         * it); a stale NULL only skips a slot for one round. Saves the
+         * steal's fence on the slots nobody holds. */
+        if (v >= p->count && !wf_atomic_load_relaxed_ptr(&p->workers[v].owner)) {
+            continue;
+        }
         void *out = NULL;
         /* An ABORT means another thread won that item (a SKIP that the
          * oldest item is blocking); the deque may hold more, but the next
