@@ -3043,7 +3043,9 @@ typedef struct weft_sub_app_desc {
     bool share_threads;          /**< the sub-world runs on the main world's
                                       executor (weft_world_share_threads):
                                       one built-in pool for both, pipelined
-                                      or not */
+                                      or not. Set the main world's threads
+                                      first: while lent, its executor is
+                                      fixed (WRONG_PHASE) */
     uint32_t _end_canary;        /**< must be 0 */
 } weft_sub_app_desc;
 
