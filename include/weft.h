@@ -1890,6 +1890,12 @@ struct weft_type_desc {
     size_t align;              /**< 0: derived from size as for components */
     const weft_field *fields;  /**< must not overlap; gaps (padding) are fine */
     int32_t field_count;
+    /** Optional, top level only: one value of the struct (`size` bytes)
+     *  holding default field values. A reloaded module's layout migration
+     *  (weft_module_reload) fills every field the old layout lacks from it
+     *  (without it: zeroes). Copied when a migration needs it; ignored
+     *  otherwise. */
+    const void *defaults;
 };
 
 /** Describes the layout of component (or resource) `c` so that field

@@ -4,6 +4,7 @@
  * Armor (world handle, ids, phase), then one call into src/reflect/.
  */
 #include "internal.h"
+#include "module/module.h"
 #include "reflect/reflect.h"
 #include "schedule/schedule.h"
 #include "world/messages.h"
@@ -31,6 +32,10 @@ WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c
                         "weft_component_describe: '%s' is a relationship's source list, "
                         "kept by weft",
                         ti->name);
+    }
+    weft_status again;
+    if (world->module_build && wf_module_describe(world, c, desc, &again)) {
+        return again; /* a module's component declared again: for the commit */
     }
     if (wf_reflect_component(world, c)) {
         return wf_error(world, WEFT_ERR_ALREADY_EXISTS, "component '%s' is already described",

@@ -3,7 +3,11 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include "module/migrate.h"
 #include "module/module.h"
+#include "query/query.h"
+#include "storage/sparse_set.h"
+#include "world/lifecycle.h"
 #include "world/messages.h"
 #include "world/resource.h"
 
@@ -247,9 +251,30 @@ typedef struct mod_mark {
     uint32_t nmembers, nedges, namb_ok;
 } mod_mark;
 
+/* A component the module registered before, registered again by the
+ * build: its new declaration, applied by the commit. */
+enum { MOD_KEEP = 0, MOD_DESCRIBE = 1, MOD_MIGRATE = 2 };
+
+typedef struct mod_redecl {
+    weft_component id;
+    uint32_t size, align;
+    weft_lifecycle_hooks lifecycle;
+    wf_rdesc *rd;              /* the new description (owned until installed) */
+    uint8_t *defaults;         /* [size] from the new description, or NULL */
+    wf_mig_plan plan;          /* MOD_MIGRATE */
+    uint8_t action;
+} mod_redecl;
+
 typedef struct mod_stage {
     mod_mark *marks;
     uint32_t nmarks;
+    uint32_t nsched;           /* schedules marked (nmarks may be 1 for 0) */
+    mod_redecl *redecls;
+    uint32_t nredecls, cap_redecls;
+    uint32_t reg0, reg1;       /* component count before and after the build */
+    wf_app_label *labels0;     /* the app's labels before the build */
+    uint32_t nlabels0, cap_labels0, seq0;
+    bool build_failed;         /* the failure is the build's own */
     weft_module *m;
     const char *fn;
     wf_mod_sys *added;
@@ -348,6 +373,20 @@ static void remove_sys(weft_schedule *s, wf_system *sys)
 
 static void stage_free(weft_world *w, mod_stage *g)
 {
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        mod_redecl *r = &g->redecls[i];
+        wf_rdesc_free(w, r->rd);
+        if (r->defaults) {
+            wf_free(&w->alloc, r->defaults, r->size, 1);
+        }
+        wf_mig_free(w, &r->plan);
+    }
+    if (g->redecls) {
+        wf_free(&w->alloc, g->redecls, g->cap_redecls * sizeof *g->redecls, MOD_ALIGN);
+    }
+    if (g->labels0) {
+        wf_free(&w->alloc, g->labels0, g->cap_labels0 * sizeof *g->labels0, MOD_ALIGN);
+    }
     if (g->marks) {
         wf_free(&w->alloc, g->marks, g->nmarks * sizeof *g->marks, MOD_ALIGN);
     }
@@ -359,8 +398,57 @@ static void stage_free(weft_world *w, mod_stage *g)
     }
 }
 
-/* Runs def's build with the add hook set; on failure removes what it added
- * (newest first) and returns the error, the message naming the module. */
+/* Is component id still referenced by something a failed build may have
+ * left (a query, another component's requirement)? Then it stays. */
+static bool comp_referenced(const weft_world *w, weft_component id)
+{
+    for (const weft_query *q = w->queries; q; q = q->next) {
+        for (uint32_t t = 0; t < q->term_count; t++) {
+            if (q->terms[t].id == id) {
+                return true;
+            }
+        }
+    }
+    for (uint32_t c = 1; c <= w->registry.count; c++) {
+        const wf_type_info *ti = w->registry.infos[c];
+        for (uint32_t k = 0; k < ti->req_count; k++) {
+            if (ti->reqs[k].id == id) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Unregisters the components registered since `reg0`, newest first, as
+ * long as nothing uses them: no archetype holds one (archetypes are never
+ * deleted), no query or requirement names one. */
+static void pop_components(weft_world *w, uint32_t reg0)
+{
+    while (w->registry.count > reg0) {
+        weft_component id = w->registry.count;
+        wf_type_info *ti = w->registry.infos[id];
+        if (ti->arch_count || ti->req_count || ti->removed_stream || ti->rel_targets ||
+            ti->rel_source || comp_referenced(w, id)) {
+            return;
+        }
+        wf_resource_remove(w, ti);
+        wf_sparse_destroy(ti->sparse, &w->alloc);
+        ti->sparse = NULL;
+        if (w->reflect && id < w->reflect->comp_cap && w->reflect->comps[id]) {
+            wf_rdesc_free(w, w->reflect->comps[id]);
+            w->reflect->comps[id] = NULL;
+        }
+        if (ti->archs) {
+            wf_free(&w->alloc, ti->archs, ti->arch_cap * sizeof *ti->archs, _Alignof(uint32_t));
+            ti->archs = NULL;
+        }
+        wf_registry_pop(&w->registry, &w->alloc);
+    }
+}
+
+/* Runs def's build with the add hook set and records what the build did
+ * besides systems (components, labels). Undo with stage_undo. */
 static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def *def)
 {
     weft_world *w = a->world;
@@ -373,10 +461,13 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
         ns++;
     }
     g->marks = wf_alloc(&w->alloc, (ns ? ns : 1) * sizeof *g->marks, MOD_ALIGN);
-    if (!g->marks) {
+    g->cap_labels0 = a->nlabels ? a->nlabels : 1;
+    g->labels0 = wf_alloc(&w->alloc, g->cap_labels0 * sizeof *g->labels0, MOD_ALIGN);
+    if (!g->marks || !g->labels0) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
     }
     g->nmarks = ns ? ns : 1;
+    g->nsched = ns;
     uint32_t k = 0;
     for (weft_schedule *s = sw->schedules; s; s = s->next, k++) {
         g->marks[k].sched = s;
@@ -384,39 +475,314 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
         g->marks[k].nedges = s->nedges;
         g->marks[k].namb_ok = s->namb_ok;
     }
+    if (a->nlabels) {
+        memcpy(g->labels0, a->labels, a->nlabels * sizeof *g->labels0);
+    }
+    g->nlabels0 = a->nlabels;
+    g->seq0 = a->seq;
+    g->reg0 = w->registry.count;
     sw->add_hook = stage_add;
     sw->add_hook_ctx = g;
     a->in_callback = true;
     w->module_build = true;
+    w->module_stage = g;
     weft_status st = def->build(a, def->user);
+    w->module_stage = NULL;
     w->module_build = false;
     a->in_callback = false;
     sw->add_hook = NULL;
     sw->add_hook_ctx = NULL;
+    g->reg1 = w->registry.count;
     if (st == WEFT_OK && g->fail != WEFT_OK) {
         st = g->fail; /* the build went on after a refused system */
     }
-    if (st != WEFT_OK) {
-        char why[WF_ERROR_LEN];
-        snprintf(why, sizeof why, "%s", w->last_status != WEFT_OK ? w->last_error : "");
-        for (uint32_t i = 0; i < ns; i++) {
-            weft_schedule *s = g->marks[i].sched;
-            if (s->nmembers > g->marks[i].nmembers || s->nedges > g->marks[i].nedges ||
-                s->namb_ok > g->marks[i].namb_ok) {
-                s->nmembers = g->marks[i].nmembers;
-                s->nedges = g->marks[i].nedges;
-                s->namb_ok = g->marks[i].namb_ok;
-                s->dirty = true;
-            }
+    g->build_failed = st != WEFT_OK;
+    return st;
+}
+
+static bool marked(const mod_stage *g, const weft_schedule *s)
+{
+    for (uint32_t i = 0; i < g->nsched; i++) {
+        if (g->marks[i].sched == s) {
+            return true;
         }
-        for (uint32_t i = g->nadded; i-- > 0;) {
-            remove_sys(g->added[i].sched, g->added[i].sys);
+    }
+    return false;
+}
+
+/* Undoes everything the build did (newest first): its orderings and set
+ * memberships, its new systems, the schedules and labels it created or
+ * moved, the components it registered. A failure of the build itself
+ * gets a message naming the module; a later refusal keeps its own. */
+static weft_status stage_undo(weft_app *a, mod_stage *g, weft_status st)
+{
+    weft_world *w = a->world;
+    char why[WF_ERROR_LEN];
+    snprintf(why, sizeof why, "%s", w->last_status != WEFT_OK ? w->last_error : "");
+    for (uint32_t i = 0; i < g->nsched; i++) {
+        weft_schedule *s = g->marks[i].sched;
+        if (s->nmembers > g->marks[i].nmembers || s->nedges > g->marks[i].nedges ||
+            s->namb_ok > g->marks[i].namb_ok) {
+            s->nmembers = g->marks[i].nmembers;
+            s->nedges = g->marks[i].nedges;
+            s->namb_ok = g->marks[i].namb_ok;
+            s->dirty = true;
         }
-        g->nadded = 0;
-        wf_error(w, st, "%s: the build of module '%s' failed (%s)%s%s; nothing changed",
-                 g->fn, g->m->name, wf_status_name(st), why[0] ? ": " : "", why);
+    }
+    for (uint32_t i = g->nadded; i-- > 0;) {
+        remove_sys(g->added[i].sched, g->added[i].sys);
+    }
+    g->nadded = 0;
+    if (g->labels0) {
+        wf_app_restore_labels(a, g->labels0, g->nlabels0, g->seq0);
+    }
+    wf_sys_world *sw = w->sys;
+    for (weft_schedule **pp = sw ? &sw->schedules : NULL; pp && *pp;) {
+        weft_schedule *s = *pp;
+        if (g->marks && !marked(g, s)) {
+            *pp = s->next; /* created by the build */
+            wf_schedule_free(w, s);
+        } else {
+            pp = &s->next;
+        }
+    }
+    pop_components(w, g->reg0);
+    if (g->build_failed) {
+        wf_error(w, st, "%s: the build of module '%s' failed (%s)%s%s; nothing changed", g->fn,
+                 g->m->name, wf_status_name(st), why[0] ? ": " : "", why);
+    } else {
+        wf_error(w, st, "%s", why);
     }
     return st;
+}
+
+/* ---- components a build registers again ---- */
+
+static bool module_owns(const weft_module *m, weft_component id)
+{
+    for (uint32_t i = 0; i < m->ncomps; i++) {
+        if (m->comps[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static mod_redecl *find_redecl(mod_stage *g, weft_component id)
+{
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        if (g->redecls[i].id == id) {
+            return &g->redecls[i];
+        }
+    }
+    return NULL;
+}
+
+bool wf_module_redeclare(weft_world *w, const weft_component_desc *desc, uint32_t size,
+                         uint32_t align, weft_storage storage, weft_component *out)
+{
+    mod_stage *g = w->module_stage;
+    weft_component id = g ? wf_registry_lookup(&w->registry, desc->name) : 0;
+    if (!id || !module_owns(g->m, id)) {
+        return false;
+    }
+    const wf_type_info *ti = wf_registry_get(&w->registry, id);
+    weft_module *m = g->m;
+    *out = 0;
+    if (find_redecl(g, id)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: module '%s' registers "
+                               "component '%s' twice", g->fn, m->name, ti->name));
+        return true;
+    }
+    const char *what = NULL;
+    if (storage != ti->storage) {
+        what = "its storage";
+    } else if (desc->flags != ti->flags) {
+        what = "its flags";
+    } else if ((size == 0) != (ti->size == 0)) {
+        what = "between a tag and a value";
+    }
+    if (what) {
+        stage_fail(g, wf_error(w, WEFT_ERR_UNSUPPORTED, "%s: module '%s' changes %s of "
+                               "component '%s'; only its layout (through type descriptions) "
+                               "and its hooks can change across a reload", g->fn, m->name,
+                               what, ti->name));
+        return true;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->redecls, &g->cap_redecls, (uint64_t)g->nredecls + 1,
+                 sizeof *g->redecls, MOD_ALIGN)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return true;
+    }
+    mod_redecl *r = &g->redecls[g->nredecls++];
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    r->size = size;
+    r->align = align;
+    r->lifecycle = desc->lifecycle;
+    *out = id;
+    return true;
+}
+
+bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *desc,
+                        weft_status *out)
+{
+    mod_stage *g = w->module_stage;
+    mod_redecl *r = g ? find_redecl(g, c) : NULL;
+    if (!r) {
+        return false;
+    }
+    const wf_type_info *ti = wf_registry_get(&w->registry, c);
+    if (r->rd) {
+        *out = wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: module '%s' describes component "
+                        "'%s' twice", g->fn, g->m->name, ti->name);
+        stage_fail(g, *out);
+        return true;
+    }
+    weft_status st = WEFT_OK;
+    wf_rdesc *d = wf_rdesc_compile(w, desc, r->size, r->align, ti->name, &st);
+    if (!d) {
+        stage_fail(g, st);
+        *out = st;
+        return true;
+    }
+    if (desc->defaults) {
+        r->defaults = wf_alloc(&w->alloc, r->size, 1);
+        if (!r->defaults) {
+            wf_rdesc_free(w, d);
+            *out = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
+            stage_fail(g, *out);
+            return true;
+        }
+        memcpy(r->defaults, desc->defaults, r->size);
+    }
+    r->rd = d;
+    *out = WEFT_OK;
+    return true;
+}
+
+/* Is component id required, with a default value, by another one? Such a
+ * default has the old layout. */
+static const char *required_with_value(const weft_world *w, weft_component id)
+{
+    for (uint32_t c = 1; c <= w->registry.count; c++) {
+        const wf_type_info *ti = w->registry.infos[c];
+        for (uint32_t k = 0; k < ti->req_count; k++) {
+            if (ti->reqs[k].id == id && ti->reqs[k].value) {
+                return ti->name;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Decides, for every component the build declared again, what the commit
+ * does with it, and allocates all it needs: nothing changes here. */
+static weft_status stage_layouts(weft_world *w, mod_stage *g)
+{
+    const char *fn = g->fn;
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        mod_redecl *r = &g->redecls[i];
+        const wf_type_info *ti = wf_registry_get(&w->registry, r->id);
+        const wf_rdesc *old = wf_reflect_component(w, r->id);
+        bool same = r->size == ti->size && r->align == ti->align;
+        if (!r->rd || !old) {
+            if (!same) {
+                return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
+                                "%s: module '%s' changes the layout of component '%s' (%u to "
+                                "%u bytes, align %u to %u) without type descriptions of both "
+                                "layouts (weft_component_describe in every build); nothing "
+                                "changed", fn, g->m->name, ti->name, ti->size, r->size,
+                                ti->align, r->align);
+            }
+            r->action = r->rd ? MOD_DESCRIBE : MOD_KEEP;
+            if (r->rd && !wf_reflect_install(w, false, r->id, NULL)) {
+                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+            }
+            continue;
+        }
+        const char *req = required_with_value(w, r->id);
+        const char *no = ti->rel_targets || ti->rel_source ? "it is part of a relationship"
+                         : !ti->trivial ? "it has type hooks"
+                         : req ? "another component requires it with a default value"
+                               : NULL;
+        if (no) {
+            return wf_error(w, WEFT_ERR_UNSUPPORTED, "%s: module '%s' changes the layout of "
+                            "component '%s', which cannot be migrated: %s%s%s; nothing changed",
+                            fn, g->m->name, ti->name, no, req ? ": " : "", req ? req : "");
+        }
+        r->action = MOD_MIGRATE;
+        char who[160];
+        snprintf(who, sizeof who, "%s: module '%s'", fn, g->m->name);
+        weft_status st = wf_mig_plan_build(w, ti, old, r->rd, r->size, r->align, r->defaults,
+                                           &r->plan, who);
+        if (st == WEFT_OK) {
+            st = wf_mig_prepare(w, &r->plan, who);
+        }
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Sets a component's lifecycle hooks (the new code's, or none). */
+static void set_lifecycle(weft_world *w, weft_component id, const weft_lifecycle_hooks *h)
+{
+    wf_type_info *ti = wf_registry_get(&w->registry, id);
+    ti->lifecycle = *h;
+    const void *fns[5] = {(const void *)(uintptr_t)h->on_add,
+                          (const void *)(uintptr_t)h->on_insert,
+                          (const void *)(uintptr_t)h->on_replace,
+                          (const void *)(uintptr_t)h->on_remove,
+                          (const void *)(uintptr_t)h->on_despawn};
+    static const weft_event evs[5] = {WEFT_EVENT_ADD, WEFT_EVENT_INSERT, WEFT_EVENT_REPLACE,
+                                      WEFT_EVENT_REMOVE, WEFT_EVENT_DESPAWN};
+    for (int k = 0; k < 5; k++) {
+        if (fns[k]) {
+            wf_listen(w, id, wf_event_bit(evs[k]));
+        }
+    }
+}
+
+/* Applies the new declarations (cannot fail): migrates layouts, installs
+ * descriptions, rebinds lifecycle hooks, drops the hooks of the module's
+ * components the build did not declare again. */
+static void commit_components(weft_world *w, weft_module *m, mod_stage *g)
+{
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        mod_redecl *r = &g->redecls[i];
+        if (r->action == MOD_MIGRATE) {
+            wf_mig_commit(w, &r->plan);
+        }
+        if (r->action != MOD_KEEP) {
+            wf_rdesc_free(w, w->reflect->comps[r->id]);
+            w->reflect->comps[r->id] = r->rd;
+            r->rd = NULL;
+        }
+        set_lifecycle(w, r->id, &r->lifecycle);
+    }
+    static const weft_lifecycle_hooks none;
+    for (uint32_t i = 0; i < m->ncomps; i++) {
+        if (!find_redecl(g, m->comps[i])) {
+            set_lifecycle(w, m->comps[i], &none);
+        }
+    }
+}
+
+/* Room in m->comps for the components the build registered first. */
+static bool reserve_comps(weft_world *w, weft_module *m, const mod_stage *g)
+{
+    return wf_grow(&w->alloc, (void **)&m->comps, &m->cap_comps,
+                   (uint64_t)m->ncomps + (g->reg1 - g->reg0) + 1, sizeof *m->comps,
+                   MOD_ALIGN);
+}
+
+static void adopt_comps(weft_module *m, const mod_stage *g)
+{
+    for (weft_component id = g->reg0 + 1; id <= g->reg1; id++) {
+        m->comps[m->ncomps++] = id;
+    }
 }
 
 /* ---- the app's module list and signals ---- */
@@ -505,6 +871,9 @@ static void module_free(weft_module *m)
     if (m->systems) {
         wf_free(&w->alloc, m->systems, m->cap_systems * sizeof *m->systems, MOD_ALIGN);
     }
+    if (m->comps) {
+        wf_free(&w->alloc, m->comps, m->cap_comps * sizeof *m->comps, MOD_ALIGN);
+    }
     free_str(al, m->path);
     free_str(al, m->name);
     m->magic = 0;
@@ -520,6 +889,11 @@ static void module_drop(weft_module *m)
         remove_sys(m->systems[i].sched, m->systems[i].sys);
     }
     m->nsystems = 0;
+    /* the components stay (their values too); hooks into the code go */
+    static const weft_lifecycle_hooks none;
+    for (uint32_t i = 0; i < m->ncomps; i++) {
+        set_lifecycle(w, m->comps[i], &none);
+    }
     if (m->handle) {
         dlclose(m->handle);
         m->handle = NULL;
@@ -589,12 +963,18 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     memset(&g, 0, sizeof g);
     g.m = m;
     g.fn = fn;
-    if (stage_build(a, &g, def) != WEFT_OK) {
+    weft_status st = stage_build(a, &g, def);
+    if (st == WEFT_OK && !reserve_comps(w, m, &g)) {
+        st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    if (st != WEFT_OK) {
+        stage_undo(a, &g, st);
         stage_free(w, &g);
         dlclose(h);
         module_free(m);
         return NULL;
     }
+    adopt_comps(m, &g);
     /* a first build only adds: its systems become the module's */
     m->systems = g.added;
     m->nsystems = g.nadded;
@@ -639,8 +1019,14 @@ weft_status wf_module_reload(weft_module *m)
     g.m = m;
     g.fn = fn;
     st = stage_build(a, &g, def);
-    /* everything that can fail comes before the first change: the new
-     * list's room and the signals' registration */
+    /* everything that can fail comes before the first change: the layouts'
+     * plans and blocks, the new lists' room and the signals' registration */
+    if (st == WEFT_OK) {
+        st = stage_layouts(w, &g);
+    }
+    if (st == WEFT_OK && !reserve_comps(w, m, &g)) {
+        st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
     uint32_t keep = g.nrebinds + g.nadded;
     wf_mod_sys *list = NULL;
     weft_message_type msg = 0;
@@ -652,19 +1038,19 @@ weft_status wf_module_reload(weft_module *m)
         if (!list || !msg || !res) {
             st = list ? wf_error_last(w)
                       : wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-            for (uint32_t i = g.nadded; i-- > 0;) {
-                remove_sys(g.added[i].sched, g.added[i].sys);
-            }
         }
     }
     if (st != WEFT_OK) {
         if (list) {
             wf_free(&w->alloc, list, (keep ? keep : 1) * sizeof *list, MOD_ALIGN);
         }
+        stage_undo(a, &g, st);
         stage_free(w, &g);
         dlclose(h);
         return st;
     }
+    commit_components(w, m, &g);
+    adopt_comps(m, &g);
     /* commit: vanished systems go (their fini runs with the old code, still
      * loaded), rebound ones get the new code, added ones join */
     weft_module_reloaded ev = {0, (int32_t)g.nrebinds, (int32_t)g.nadded, 0};

@@ -37,6 +37,9 @@ struct weft_module {
     void *handle;              /* loader handle of the running copy */
     wf_mod_sys *systems;
     uint32_t nsystems, cap_systems;
+    weft_component *comps;     /* components a build of the module
+                                  registered first (its own) */
+    uint32_t ncomps, cap_comps;
     uint32_t reloads;
     /* watching (weft_module_watch) */
     bool watched;
@@ -66,6 +69,18 @@ weft_status wf_module_reload(weft_module *m);
 void wf_module_unload(weft_module *m);
 weft_message_type wf_module_message(weft_app *a);
 weft_component wf_module_resource(weft_app *a);
+/* During a module's build (w->module_stage set): a registration of a
+ * component the module registered before. Returns false when it is not
+ * one (the caller goes on as usual); else records the new declaration
+ * (size, alignment, lifecycle hooks) for the commit, sets *out to the
+ * existing id (0 and the error recorded when refused) and returns true. */
+bool wf_module_redeclare(weft_world *w, const weft_component_desc *desc, uint32_t size,
+                         uint32_t align, weft_storage storage, weft_component *out);
+/* During a module's build: a description of a component the build
+ * declared again. Returns false when it is not one; else compiles it
+ * against the new layout for the commit and sets *out. */
+bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *desc,
+                        weft_status *out);
 /* Starts (on; `polling` skips inotify) or stops watching m's file. */
 weft_status wf_module_watch(weft_module *m, bool on, bool polling);
 

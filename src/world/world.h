@@ -94,6 +94,8 @@ struct weft_world {
                                     (src/module/): code pointers from it are
                                     accepted only for systems, the ones a
                                     reload rebinds */
+    void *module_stage;          /* the module layer's record of that build
+                                    (src/module/module.c), or NULL */
     bool app_attached;           /* an app (src/app/) drives this world:
                                     weft_world_destroy is refused */
     bool read_only;              /* a sub-app extracts from it (with `busy`
