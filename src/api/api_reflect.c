@@ -53,6 +53,24 @@ WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c
     return WEFT_OK;
 }
 
+WEFT_API weft_status weft_component_migration_defaults(weft_world *world, weft_component c,
+                                                       const void *value, size_t size)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!value) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_component_migration_defaults: value is NULL");
+    }
+    if (!world->module_build) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_component_migration_defaults: only inside a reloadable "
+                        "module's build");
+    }
+    return wf_module_defaults(world, c, value, size);
+}
+
 WEFT_API weft_status weft_message_describe(weft_world *world, weft_message_type type,
                                            const weft_type_desc *desc)
 {

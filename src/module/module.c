@@ -377,7 +377,7 @@ static void stage_free(weft_world *w, mod_stage *g)
         mod_redecl *r = &g->redecls[i];
         wf_rdesc_free(w, r->rd);
         if (r->defaults) {
-            wf_free(&w->alloc, r->defaults, r->size, 1);
+            wf_free(&w->alloc, r->defaults, r->size ? r->size : 1, 1);
         }
         wf_mig_free(w, &r->plan);
     }
@@ -646,19 +646,46 @@ bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *d
         *out = st;
         return true;
     }
-    if (desc->defaults) {
-        r->defaults = wf_alloc(&w->alloc, r->size, 1);
-        if (!r->defaults) {
-            wf_rdesc_free(w, d);
-            *out = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
-            stage_fail(g, *out);
-            return true;
-        }
-        memcpy(r->defaults, desc->defaults, r->size);
-    }
     r->rd = d;
     *out = WEFT_OK;
     return true;
+}
+
+weft_status wf_module_defaults(weft_world *w, weft_component c, const void *value,
+                               size_t size)
+{
+    static const char fn[] = "weft_component_migration_defaults";
+    mod_stage *g = w->module_stage;
+    mod_redecl *r = g ? find_redecl(g, c) : NULL;
+    const wf_type_info *ti = wf_registry_get(&w->registry, c);
+    if (!r && g && ti && c > g->reg0) {
+        /* registered first by this build: nothing to migrate */
+        if (size != ti->size) {
+            return wf_error(w, WEFT_ERR_SIZE_MISMATCH, "%s: component '%s' has %u bytes, "
+                            "the defaults have %zu", fn, ti->name, ti->size, size);
+        }
+        return WEFT_OK;
+    }
+    if (!r) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: component id %u was not registered by "
+                        "this build of the module", fn, c);
+    }
+    if (size != r->size) {
+        return wf_error(w, WEFT_ERR_SIZE_MISMATCH, "%s: component '%s' is declared with %u "
+                        "bytes, the defaults have %zu", fn, ti->name, r->size, size);
+    }
+    if (r->defaults) {
+        return wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: component '%s' has defaults already",
+                        fn, ti->name);
+    }
+    r->defaults = wf_alloc(&w->alloc, r->size ? r->size : 1, 1);
+    if (!r->defaults) {
+        weft_status st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        stage_fail(g, st);
+        return st;
+    }
+    memcpy(r->defaults, value, r->size);
+    return WEFT_OK;
 }
 
 /* Is component id required, with a default value, by another one? Such a

@@ -81,6 +81,10 @@ bool wf_module_redeclare(weft_world *w, const weft_component_desc *desc, uint32_
  * against the new layout for the commit and sets *out. */
 bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *desc,
                         weft_status *out);
+/* weft_component_migration_defaults inside a module's build (world and
+ * value checked). */
+weft_status wf_module_defaults(weft_world *w, weft_component c, const void *value,
+                               size_t size);
 /* Starts (on; `polling` skips inotify) or stops watching m's file. */
 weft_status wf_module_watch(weft_module *m, bool on, bool polling);
 

@@ -96,7 +96,7 @@ static weft_status describe_all(weft_world *w, weft_component body, weft_compone
     static const weft_field rot_f[] = {F(WEFT_KIND_F64, lay_rot2, b, 0),
                                        F(WEFT_KIND_F64, lay_rot2, a, 0)};
     static const weft_type_desc rot_d = {"Rot", sizeof(lay_rot2),
-                                         _Alignof(lay_rot2), rot_f, 2, NULL};
+                                         _Alignof(lay_rot2), rot_f, 2};
     static const weft_field body_f[] = {
         F(WEFT_KIND_F64, lay_body2, y, 0),     F(WEFT_KIND_F64, lay_body2, x, 0),
         F(WEFT_KIND_I64, lay_body2, hp, 0),    F(WEFT_KIND_STRING, lay_body2, name, 16),
@@ -105,20 +105,19 @@ static weft_status describe_all(weft_world *w, weft_component body, weft_compone
          0},
     };
     static const lay_body2 body_def = {0.0, 0.0, 0, "", 100, {1, 2, 3}, {0.0, 0.0}};
-    static const weft_type_desc body_d = {"Body", sizeof(lay_body2), 0, body_f, 7, &body_def};
+    static const weft_type_desc body_d = {"Body", sizeof(lay_body2), 0, body_f, 7};
     static const weft_field spark_f[] = {F(WEFT_KIND_U8, lay_spark2, pad, 0),
                                          F(WEFT_KIND_I32, lay_spark2, v, 0)};
-    static const weft_type_desc spark_d = {"Spark", sizeof(lay_spark2), 0, spark_f, 2, NULL};
+    static const weft_type_desc spark_d = {"Spark", sizeof(lay_spark2), 0, spark_f, 2};
     static const weft_field score_f[] = {F(WEFT_KIND_U64, lay_score2, points, 0),
                                          F(WEFT_KIND_F64, lay_score2, ratio, 0)};
     static const lay_score2 score_def = {0, 0.5};
-    static const weft_type_desc score_d = {"Score", sizeof(lay_score2), 0, score_f, 2,
-                                           &score_def};
+    static const weft_type_desc score_d = {"Score", sizeof(lay_score2), 0, score_f, 2};
 #  else
     static const weft_field rot_f[] = {F(WEFT_KIND_F32, lay_rot1, a, 0),
                                        F(WEFT_KIND_F32, lay_rot1, b, 0)};
     static const weft_type_desc rot_d = {"Rot", sizeof(lay_rot1),
-                                         _Alignof(lay_rot1), rot_f, 2, NULL};
+                                         _Alignof(lay_rot1), rot_f, 2};
 #    if LAY_VARIANT == LAY_NARROW
 #      define HP_KIND WEFT_KIND_I16
 #    else
@@ -139,11 +138,11 @@ static weft_status describe_all(weft_world *w, weft_component body, weft_compone
 #    endif
     };
     static const weft_type_desc body_d = {"Body", sizeof(body_t), 0, body_f,
-                                          (int32_t)(sizeof body_f / sizeof body_f[0]), NULL};
+                                          (int32_t)(sizeof body_f / sizeof body_f[0])};
     static const weft_field spark_f[] = {F(WEFT_KIND_I16, lay_spark1, v, 0)};
-    static const weft_type_desc spark_d = {"Spark", sizeof(lay_spark1), 0, spark_f, 1, NULL};
+    static const weft_type_desc spark_d = {"Spark", sizeof(lay_spark1), 0, spark_f, 1};
     static const weft_field score_f[] = {F(WEFT_KIND_U32, lay_score1, points, 0)};
-    static const weft_type_desc score_d = {"Score", sizeof(lay_score1), 0, score_f, 1, NULL};
+    static const weft_type_desc score_d = {"Score", sizeof(lay_score1), 0, score_f, 1};
 #  endif
     weft_status st = weft_component_describe(w, body, &body_d);
     if (st == WEFT_OK) {
@@ -152,6 +151,15 @@ static weft_status describe_all(weft_world *w, weft_component body, weft_compone
     if (st == WEFT_OK) {
         st = weft_component_describe(w, score, &score_d);
     }
+#  if LAY_VARIANT == LAY_V2
+    /* on a first load only the size is checked; a reload keeps them */
+    if (st == WEFT_OK) {
+        st = weft_component_migration_defaults(w, body, &body_def, sizeof body_def);
+    }
+    if (st == WEFT_OK) {
+        st = weft_component_migration_defaults(w, score, &score_def, sizeof score_def);
+    }
+#  endif
     return st;
 #endif
 }

@@ -407,6 +407,22 @@ static void failed_load_rolls_back_components(void **state)
     lenv_fini(&e);
 }
 
+static void migration_defaults_misuse(void **state)
+{
+    lenv e;
+    lenv_init(&e, state, "misuse");
+    weft_world *w = e.f->w;
+    int64_t v = 0;
+    // outside a module's build
+    assert_int_equal(weft_component_migration_defaults(w, e.sum, &v, sizeof v),
+                     WEFT_ERR_WRONG_PHASE);
+    assert_int_equal(weft_component_migration_defaults(w, e.sum, NULL, sizeof v),
+                     WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_component_migration_defaults(NULL, e.sum, &v, sizeof v),
+                     WEFT_ERR_INVALID_HANDLE);
+    lenv_fini(&e);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, tw_setup, tw_teardown)
@@ -416,6 +432,7 @@ int main(void)
         T(same_layout_rebinds_hook),
         T(refused_migrations_change_nothing),
         T(failed_load_rolls_back_components),
+        T(migration_defaults_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
