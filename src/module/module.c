@@ -251,6 +251,14 @@ typedef struct mod_mark {
     uint32_t nmembers, nedges, namb_ok;
 } mod_mark;
 
+/* An observer of the module the build created again: its new code. */
+typedef struct mod_obs_rebind {
+    weft_observer *o;
+    weft_observer_fn fn;
+    void *user;
+    void (*free_user)(void *user);
+} mod_obs_rebind;
+
 /* A component the module registered before, registered again by the
  * build: its new declaration, applied by the commit. */
 enum { MOD_KEEP = 0, MOD_DESCRIBE = 1, MOD_MIGRATE = 2 };
@@ -275,6 +283,10 @@ typedef struct mod_stage {
     wf_app_label *labels0;     /* the app's labels before the build */
     uint32_t nlabels0, cap_labels0, seq0;
     bool build_failed;         /* the failure is the build's own */
+    mod_obs_rebind *obs_rebinds;
+    uint32_t nobs_rebinds, cap_obs_rebinds;
+    weft_observer **obs_added;
+    uint32_t nobs_added, cap_obs_added;
     weft_module *m;
     const char *fn;
     wf_mod_sys *added;
@@ -386,6 +398,13 @@ static void stage_free(weft_world *w, mod_stage *g)
     }
     if (g->labels0) {
         wf_free(&w->alloc, g->labels0, g->cap_labels0 * sizeof *g->labels0, MOD_ALIGN);
+    }
+    if (g->obs_rebinds) {
+        wf_free(&w->alloc, g->obs_rebinds, g->cap_obs_rebinds * sizeof *g->obs_rebinds,
+                MOD_ALIGN);
+    }
+    if (g->obs_added) {
+        wf_free(&w->alloc, g->obs_added, g->cap_obs_added * sizeof *g->obs_added, MOD_ALIGN);
     }
     if (g->marks) {
         wf_free(&w->alloc, g->marks, g->nmarks * sizeof *g->marks, MOD_ALIGN);
@@ -546,6 +565,11 @@ static weft_status stage_undo(weft_app *a, mod_stage *g, weft_status st)
             pp = &s->next;
         }
     }
+    for (uint32_t i = 0; i < g->nobs_added; i++) {
+        wf_events_kill(&w->events, g->obs_added[i]);
+    }
+    g->nobs_added = 0;
+    wf_events_sweep(&w->events, &w->alloc);
     pop_components(w, g->reg0);
     if (g->build_failed) {
         wf_error(w, st, "%s: the build of module '%s' failed (%s)%s%s; nothing changed", g->fn,
@@ -649,6 +673,118 @@ bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *d
     r->rd = d;
     *out = WEFT_OK;
     return true;
+}
+
+/* Drops from m->obs the observers the host destroyed meanwhile. */
+static void prune_observers(weft_module *m)
+{
+    weft_world *w = m->app->world;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nobs; i++) {
+        bool alive = false;
+        for (const weft_observer *o = w->events.all; o && !alive; o = o->next) {
+            alive = o == m->obs[i] && !o->dead;
+        }
+        if (alive) {
+            m->obs[n++] = m->obs[i];
+        }
+    }
+    m->nobs = n;
+}
+
+static bool obs_rebound(const mod_stage *g, const weft_observer *o)
+{
+    for (uint32_t i = 0; i < g->nobs_rebinds; i++) {
+        if (g->obs_rebinds[i].o == o) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool wf_module_observer(weft_world *w, const weft_observer_desc *desc, weft_observer **out)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return false;
+    }
+    weft_module *m = g->m;
+    for (uint32_t i = 0; i < m->nobs; i++) {
+        weft_observer *o = m->obs[i];
+        bool lifecycle = desc->event >= WEFT_EVENT_ADD && desc->event <= WEFT_EVENT_DESPAWN;
+        if (o->event != desc->event || o->component != (lifecycle ? desc->component : 0) ||
+            obs_rebound(g, o)) {
+            continue;
+        }
+        if (!wf_grow(&w->alloc, (void **)&g->obs_rebinds, &g->cap_obs_rebinds,
+                     (uint64_t)g->nobs_rebinds + 1, sizeof *g->obs_rebinds, MOD_ALIGN)) {
+            stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+            *out = NULL;
+            return true;
+        }
+        mod_obs_rebind *r = &g->obs_rebinds[g->nobs_rebinds++];
+        r->o = o;
+        r->fn = desc->fn;
+        r->user = desc->user;
+        r->free_user = desc->free_user;
+        *out = o;
+        return true;
+    }
+    return false;
+}
+
+bool wf_module_observer_added(weft_world *w, weft_observer *o)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return true;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->obs_added, &g->cap_obs_added,
+                 (uint64_t)g->nobs_added + 1, sizeof *g->obs_added, MOD_ALIGN)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return false;
+    }
+    g->obs_added[g->nobs_added++] = o;
+    return true;
+}
+
+/* Room for the module's observers after the commit. */
+static bool reserve_obs(weft_world *w, weft_module *m, const mod_stage *g)
+{
+    return wf_grow(&w->alloc, (void **)&m->obs, &m->cap_obs,
+                   (uint64_t)m->nobs + g->nobs_added + 1, sizeof *m->obs, MOD_ALIGN);
+}
+
+/* Rebinds the observers the build created again, destroys the module's
+ * others (their free_user runs with the old code, still loaded), keeps
+ * the new ones. Cannot fail (room reserved). */
+static void commit_observers(weft_world *w, weft_module *m, mod_stage *g)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nobs; i++) {
+        weft_observer *o = m->obs[i];
+        const mod_obs_rebind *r = NULL;
+        for (uint32_t k = 0; k < g->nobs_rebinds && !r; k++) {
+            r = g->obs_rebinds[k].o == o ? &g->obs_rebinds[k] : NULL;
+        }
+        if (!r) {
+            wf_events_kill(&w->events, o);
+            continue;
+        }
+        if (o->free_user && o->user != r->user) {
+            o->free_user(o->user);
+        }
+        o->fn = r->fn;
+        o->user = r->user;
+        o->free_user = r->free_user;
+        m->obs[n++] = o;
+    }
+    for (uint32_t i = 0; i < g->nobs_added; i++) {
+        m->obs[n++] = g->obs_added[i];
+    }
+    m->nobs = n;
+    g->nobs_added = 0;
+    wf_events_sweep(&w->events, &w->alloc);
 }
 
 weft_status wf_module_defaults(weft_world *w, weft_component c, const void *value,
@@ -901,6 +1037,9 @@ static void module_free(weft_module *m)
     if (m->comps) {
         wf_free(&w->alloc, m->comps, m->cap_comps * sizeof *m->comps, MOD_ALIGN);
     }
+    if (m->obs) {
+        wf_free(&w->alloc, m->obs, m->cap_obs * sizeof *m->obs, MOD_ALIGN);
+    }
     free_str(al, m->path);
     free_str(al, m->name);
     m->magic = 0;
@@ -921,6 +1060,12 @@ static void module_drop(weft_module *m)
     for (uint32_t i = 0; i < m->ncomps; i++) {
         set_lifecycle(w, m->comps[i], &none);
     }
+    prune_observers(m);
+    for (uint32_t i = 0; i < m->nobs; i++) {
+        wf_events_kill(&w->events, m->obs[i]);
+    }
+    m->nobs = 0;
+    wf_events_sweep(&w->events, &w->alloc);
     if (m->handle) {
         dlclose(m->handle);
         m->handle = NULL;
@@ -991,7 +1136,7 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     g.m = m;
     g.fn = fn;
     weft_status st = stage_build(a, &g, def);
-    if (st == WEFT_OK && !reserve_comps(w, m, &g)) {
+    if (st == WEFT_OK && (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     if (st != WEFT_OK) {
@@ -1002,6 +1147,7 @@ weft_module *wf_module_load(weft_app *a, const char *path)
         return NULL;
     }
     adopt_comps(m, &g);
+    commit_observers(w, m, &g);
     /* a first build only adds: its systems become the module's */
     m->systems = g.added;
     m->nsystems = g.nadded;
@@ -1035,6 +1181,7 @@ weft_status wf_module_reload(weft_module *m)
         return st;
     }
     apply_pending(w);
+    prune_observers(m);
     void *h = NULL;
     const weft_module_def *def = NULL;
     st = load_copy(w, m->path, &h, &def, fn);
@@ -1051,7 +1198,7 @@ weft_status wf_module_reload(weft_module *m)
     if (st == WEFT_OK) {
         st = stage_layouts(w, &g);
     }
-    if (st == WEFT_OK && !reserve_comps(w, m, &g)) {
+    if (st == WEFT_OK && (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     uint32_t keep = g.nrebinds + g.nadded;
@@ -1078,6 +1225,7 @@ weft_status wf_module_reload(weft_module *m)
     }
     commit_components(w, m, &g);
     adopt_comps(m, &g);
+    commit_observers(w, m, &g);
     /* commit: vanished systems go (their fini runs with the old code, still
      * loaded), rebound ones get the new code, added ones join */
     weft_module_reloaded ev = {0, (int32_t)g.nrebinds, (int32_t)g.nadded, 0};

@@ -40,6 +40,8 @@ struct weft_module {
     weft_component *comps;     /* components a build of the module
                                   registered first (its own) */
     uint32_t ncomps, cap_comps;
+    weft_observer **obs;       /* observers its builds created, in order */
+    uint32_t nobs, cap_obs;
     uint32_t reloads;
     /* watching (weft_module_watch) */
     bool watched;
@@ -85,6 +87,15 @@ bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *d
  * value checked). */
 weft_status wf_module_defaults(weft_world *w, weft_component c, const void *value,
                                size_t size);
+/* During a module's build, before weft_observer_create makes one: in a
+ * reload, an observer of the module with the same event, component and
+ * rank among those (the k-th such observer of the build matches the k-th
+ * of the module) is rebound instead: returns true with *out = it (the new
+ * fn, user and free_user applied at the commit). False: create it. */
+bool wf_module_observer(weft_world *w, const weft_observer_desc *desc, weft_observer **out);
+/* Tracks an observer the build created (destroyed if the build fails).
+ * False on OOM (error recorded; the caller destroys it). */
+bool wf_module_observer_added(weft_world *w, weft_observer *o);
 /* Starts (on; `polling` skips inotify) or stops watching m's file. */
 weft_status wf_module_watch(weft_module *m, bool on, bool polling);
 

@@ -5,7 +5,8 @@
  * Resources the host registers (looked up by name during the build):
  * "Counter" (int64_t: `count` adds MOD_STEP a run), "Ticks" (int64_t:
  * `ticker` stores its local run counter) and "Extra" (two int64_t: the
- * variant's extra system bumps one of them).
+ * variant's extra system bumps one of them), "ObsLog" (two int64: the
+ * observer of Marker's add bumps [0] in A's code, [1] in B's).
  */
 #include "weft.h"
 
@@ -18,7 +19,7 @@
 #define VARIANT_NOENTRY 5 /* exports no entry point */
 #define VARIANT_LOCAL 6   /* ticker's local state changes size */
 #define VARIANT_DUP 7     /* adds `count` twice */
-#define VARIANT_OBS 8     /* creates an observer (refused: not rebound) */
+#define VARIANT_OBS 8     /* as A, without the observer */
 
 #if MOD_VARIANT == VARIANT_B
 #  define MOD_STEP 10
@@ -87,12 +88,15 @@ static void extra_fini(void *local, void *user)
 }
 #endif
 
-#if MOD_VARIANT == VARIANT_OBS
-static void on_add(weft_world *world, weft_trigger *trigger, void *user)
+#if MOD_VARIANT != VARIANT_OBS
+static void on_marker(weft_world *world, weft_trigger *trigger, void *user)
 {
-    (void)world;
     (void)trigger;
-    (void)user;
+    weft_component log = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_resource_get_mut(world, log, 2 * sizeof *v);
+    if (v) {
+        v[MOD_VARIANT == VARIANT_B ? 1 : 0] += 1;
+    }
 }
 #endif
 
@@ -149,6 +153,17 @@ static weft_status build(weft_app *app, void *user)
     if (st != WEFT_OK) {
         return st;
     }
+#if MOD_VARIANT != VARIANT_OBS
+    /* rebound by every reload (the same event and component) */
+    weft_observer_desc od = {0};
+    od.event = WEFT_EVENT_ADD;
+    od.component = res_id(app, "Marker");
+    od.fn = on_marker;
+    od.user = (void *)(uintptr_t)res_id(app, "ObsLog");
+    if (!weft_observer_create(w, &od)) {
+        return weft_last_status(w);
+    }
+#endif
 #if MOD_VARIANT == VARIANT_B
     if (!add(app, "only_b", extra_run, "Extra", 0, NULL)) {
         return weft_last_status(weft_app_world(app));
@@ -168,14 +183,6 @@ static weft_status build(weft_app *app, void *user)
         return weft_last_status(weft_app_world(app));
     }
     return WEFT_ERR_CALLBACK;
-#elif MOD_VARIANT == VARIANT_OBS
-    weft_observer_desc od = {0};
-    od.event = WEFT_EVENT_ADD;
-    od.component = res_id(app, "Counter");
-    od.fn = on_add;
-    if (!weft_observer_create(weft_app_world(app), &od)) {
-        return weft_last_status(weft_app_world(app));
-    }
 #elif MOD_VARIANT == VARIANT_DUP
     if (!add(app, "count", count_run, "Counter", 0, NULL)) {
         return weft_last_status(weft_app_world(app));
