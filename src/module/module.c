@@ -242,6 +242,8 @@ typedef struct mod_rebind {
     void *user;
     void (*init)(void *local, void *user);
     void (*fini)(void *local, void *user);
+    wf_system *decl;           /* the new declaration when it differs (its
+                                  queries compiled), else NULL */
 } mod_rebind;
 
 /* A schedule's declaration counts before a build: pairs are only ever
@@ -352,12 +354,25 @@ static weft_node stage_add(void *ctx, weft_schedule *s, const weft_system_desc *
             return stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
                                           "%s: out of memory", g->fn));
         }
+        /* the new declaration, compiled (and so checked) now; kept only
+         * when it differs from the running one (no local: it is kept) */
+        weft_system_desc nd = *desc;
+        memset(&nd.local, 0, sizeof nd.local);
+        wf_system *decl = wf_system_create(w, s, &nd, NULL);
+        if (!decl) {
+            return stage_fail(g, wf_error_last(w));
+        }
+        if (wf_system_same_decl(sys, decl)) {
+            wf_system_destroy(w, decl);
+            decl = NULL;
+        }
         mod_rebind *r = &g->rebinds[g->nrebinds++];
         r->sys = sys;
         r->fn = desc->fn;
         r->user = desc->user;
         r->init = desc->local.init;
         r->fini = desc->local.fini;
+        r->decl = decl;
         return sys->node;
     }
     if (!wf_grow(&w->alloc, (void **)&g->added, &g->cap_added, (uint64_t)g->nadded + 1,
@@ -411,6 +426,9 @@ static void stage_free(weft_world *w, mod_stage *g)
     }
     if (g->added) {
         wf_free(&w->alloc, g->added, g->cap_added * sizeof *g->added, MOD_ALIGN);
+    }
+    for (uint32_t i = 0; i < g->nrebinds; i++) {
+        wf_system_destroy(w, g->rebinds[i].decl);
     }
     if (g->rebinds) {
         wf_free(&w->alloc, g->rebinds, g->cap_rebinds * sizeof *g->rebinds, MOD_ALIGN);
@@ -1252,6 +1270,14 @@ weft_status wf_module_reload(weft_module *m)
         sys->user = g.rebinds[r].user;
         sys->local_desc.init = g.rebinds[r].init;
         sys->local_desc.fini = g.rebinds[r].fini;
+        if (g.rebinds[r].decl) {
+            /* new queries or access: the graph is rebuilt (and its
+             * ambiguities found again) before the schedule runs next */
+            wf_system_swap_decl(sys, g.rebinds[r].decl);
+            wf_system_destroy(w, g.rebinds[r].decl);
+            g.rebinds[r].decl = NULL;
+            sys->sched->dirty = true;
+        }
     }
     for (uint32_t i = 0; i < g.nadded; i++) {
         list[n++] = g.added[i];

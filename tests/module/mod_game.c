@@ -20,6 +20,8 @@
 #define VARIANT_LOCAL 6   /* ticker's local state changes size */
 #define VARIANT_DUP 7     /* adds `count` twice */
 #define VARIANT_OBS 8     /* as A, without the observer */
+#define VARIANT_QUERY 9   /* as A; count also counts Marker entities (a new
+                             query), ticker also writes Seen (new access) */
 
 #if MOD_VARIANT == VARIANT_B
 #  define MOD_STEP 10
@@ -42,6 +44,14 @@ static void count_run(weft_system_ctx *ctx, void *user)
     if (v) {
         *v += MOD_STEP;
     }
+#if MOD_VARIANT == VARIANT_QUERY
+    weft_iter it;
+    if (v && weft_system_iter(ctx, 0, &it) == WEFT_OK) {
+        while (weft_iter_next(&it)) {
+            *v += 1000 * (int64_t)weft_iter_count(&it);
+        }
+    }
+#endif
 }
 
 static void ticker_run(weft_system_ctx *ctx, void *user)
@@ -104,13 +114,27 @@ static weft_node add(weft_app *app, const char *name, weft_system_fn fn, const c
                      size_t local_size, void (*fini)(void *, void *))
 {
     weft_component c = res_id(app, res);
-    weft_resource_use use = {c, WEFT_ACCESS_WRITE};
+    weft_resource_use use[2] = {{c, WEFT_ACCESS_WRITE}, {0, WEFT_ACCESS_WRITE}};
     weft_system_desc d = {0};
     d.name = name;
     d.fn = fn;
     d.user = (void *)(uintptr_t)c;
-    d.resources = &use;
+    d.resources = use;
     d.resource_count = 1;
+#if MOD_VARIANT == VARIANT_QUERY
+    weft_query_desc q = {0};
+    if (fn == count_run) {
+        q.terms[0].id = res_id(app, "Marker");
+        q.terms[0].oper = WEFT_OPER_WITH;
+        q.term_count = 1;
+        d.queries = &q;
+        d.query_count = 1;
+    }
+    if (fn == ticker_run) {
+        use[1].id = res_id(app, "Seen"); /* conflicts with reader now */
+        d.resource_count = 2;
+    }
+#endif
     d.local.size = local_size;
     d.local.fini = fini;
     return weft_app_add_system(app, "Update", &d);

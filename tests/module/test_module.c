@@ -410,6 +410,47 @@ static void observer_rebound_and_removed(void **state)
     env_fini(&e);
 }
 
+// A kept system whose queries or access changed gets them recompiled and
+// the graph rebuilt: `count` gains a query over Marker entities, `ticker`
+// a write of Seen, which `reader` writes too (an ambiguity, reported as
+// at startup); nodes, locals and statistics stay.
+static void query_change_recompiles(void **state)
+{
+    env e;
+    env_init(&e, state, "query");
+    weft_module *m = load_a(&e);
+    weft_schedule *upd = weft_app_schedule(e.app, "Update");
+    for (int i = 0; i < 3; i++) {
+        spawn_marker(&e);
+    }
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), 1);
+    assert_int_equal(weft_schedule_ambiguity_count(upd), 0);
+    weft_node count_node = node_of(&e, "count");
+    weft_node ticker_node = node_of(&e, "ticker");
+    copy_file(MOD_QUERY, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), 1 + 1 + 3000);
+    assert_int_equal(res_i64(&e, e.ticks, 0), 2); // ticker's local kept
+    assert_int_equal(node_of(&e, "count"), count_node);
+    assert_int_equal(node_of(&e, "ticker"), ticker_node);
+    assert_int_equal(runs_of(&e, "count"), 2);
+    assert_int_equal(weft_schedule_ambiguity_count(upd), 1);
+    spawn_marker(&e);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), 3002 + 1 + 4000);
+    // and back: the old declaration again
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), 7003 + 1);
+    assert_int_equal(res_i64(&e, e.ticks, 0), 4);
+    assert_int_equal(weft_schedule_ambiguity_count(upd), 0);
+    assert_int_equal(weft_world_check(e.f->w), WEFT_OK);
+    env_fini(&e);
+}
+
 static void unload_removes_systems(void **state)
 {
     env e;
@@ -564,6 +605,7 @@ int main(void)
         T(load_failures),
         T(reload_inside_a_system_is_refused),
         T(observer_rebound_and_removed),
+        T(query_change_recompiles),
         T(unload_removes_systems),
         T(hundred_reloads),
         T(hundred_reloads_four_threads),
