@@ -251,7 +251,18 @@ typedef struct mod_rebind {
 typedef struct mod_mark {
     weft_schedule *sched;
     uint32_t nmembers, nedges, namb_ok;
+    uint32_t nnodes, nsets;
+    uint32_t *conds;           /* [nnodes + nsets] conditions of each node
+                                  and set (lists only grow in a build) */
 } mod_mark;
+
+/* A user condition of the module the build created again. */
+typedef struct mod_cond_rebind {
+    weft_condition *c;
+    weft_condition_fn fn;
+    void *user;
+    wf_system *decl;           /* the new declaration when it differs */
+} mod_cond_rebind;
 
 /* An observer of the module the build created again: its new code. */
 typedef struct mod_obs_rebind {
@@ -287,6 +298,10 @@ typedef struct mod_stage {
     bool build_failed;         /* the failure is the build's own */
     mod_obs_rebind *obs_rebinds;
     uint32_t nobs_rebinds, cap_obs_rebinds;
+    mod_cond_rebind *cond_rebinds;
+    uint32_t ncond_rebinds, cap_cond_rebinds;
+    weft_condition **conds_added;
+    uint32_t nconds_added, cap_conds_added;
     weft_observer **obs_added;
     uint32_t nobs_added, cap_obs_added;
     weft_module *m;
@@ -421,6 +436,23 @@ static void stage_free(weft_world *w, mod_stage *g)
     if (g->obs_added) {
         wf_free(&w->alloc, g->obs_added, g->cap_obs_added * sizeof *g->obs_added, MOD_ALIGN);
     }
+    for (uint32_t i = 0; i < g->ncond_rebinds; i++) {
+        wf_system_destroy(w, g->cond_rebinds[i].decl);
+    }
+    if (g->cond_rebinds) {
+        wf_free(&w->alloc, g->cond_rebinds, g->cap_cond_rebinds * sizeof *g->cond_rebinds,
+                MOD_ALIGN);
+    }
+    if (g->conds_added) {
+        wf_free(&w->alloc, g->conds_added, g->cap_conds_added * sizeof *g->conds_added,
+                MOD_ALIGN);
+    }
+    for (uint32_t i = 0; g->marks && i < g->nsched; i++) {
+        mod_mark *k = &g->marks[i];
+        if (k->conds) {
+            wf_free(&w->alloc, k->conds, (k->nnodes + k->nsets) * sizeof *k->conds, MOD_ALIGN);
+        }
+    }
     if (g->marks) {
         wf_free(&w->alloc, g->marks, g->nmarks * sizeof *g->marks, MOD_ALIGN);
     }
@@ -507,10 +539,28 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     g->nsched = ns;
     uint32_t k = 0;
     for (weft_schedule *s = sw->schedules; s; s = s->next, k++) {
-        g->marks[k].sched = s;
-        g->marks[k].nmembers = s->nmembers;
-        g->marks[k].nedges = s->nedges;
-        g->marks[k].namb_ok = s->namb_ok;
+        mod_mark *mk = &g->marks[k];
+        memset(mk, 0, sizeof *mk);
+        mk->sched = s;
+        mk->nmembers = s->nmembers;
+        mk->nedges = s->nedges;
+        mk->namb_ok = s->namb_ok;
+        if (s->nnodes + s->nsets > 0) {
+            mk->conds = wf_alloc(&w->alloc, (s->nnodes + s->nsets) * sizeof *mk->conds,
+                                 MOD_ALIGN);
+            if (!mk->conds) {
+                g->nsched = k; /* the marks taken so far are freed */
+                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
+            }
+            mk->nnodes = s->nnodes;
+            mk->nsets = s->nsets;
+            for (uint32_t n = 0; n < s->nnodes; n++) {
+                mk->conds[n] = s->nodes[n].conds.n;
+            }
+            for (uint32_t n = 0; n < s->nsets; n++) {
+                mk->conds[s->nnodes + n] = s->sets[n].conds.n;
+            }
+        }
     }
     if (a->nlabels) {
         memcpy(g->labels0, a->labels, a->nlabels * sizeof *g->labels0);
@@ -566,6 +616,23 @@ static weft_status stage_undo(weft_app *a, mod_stage *g, weft_status st)
             s->dirty = true;
         }
     }
+    for (uint32_t i = 0; i < g->nsched; i++) {
+        const mod_mark *mk = &g->marks[i];
+        weft_schedule *s = mk->sched;
+        for (uint32_t n = 0; n < mk->nnodes + mk->nsets; n++) {
+            wf_conds *l = n < mk->nnodes ? &s->nodes[n].conds : &s->sets[n - mk->nnodes].conds;
+            while (l->n > mk->conds[n]) {
+                l->v[--l->n]->attached = false;
+                s->dirty = true;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < g->nconds_added; i++) {
+        /* stays in its schedule's list, detached, with no code */
+        g->conds_added[i]->attached = false;
+        g->conds_added[i]->sys->cond_fn = NULL;
+    }
+    g->nconds_added = 0;
     for (uint32_t i = g->nadded; i-- > 0;) {
         remove_sys(g->added[i].sched, g->added[i].sys);
     }
@@ -764,6 +831,183 @@ bool wf_module_observer_added(weft_world *w, weft_observer *o)
     }
     g->obs_added[g->nobs_added++] = o;
     return true;
+}
+
+static bool cond_rebound(const mod_stage *g, const weft_condition *c)
+{
+    for (uint32_t i = 0; i < g->ncond_rebinds; i++) {
+        if (g->cond_rebinds[i].c == c) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool wf_module_condition(weft_world *w, weft_schedule *s, const weft_condition_desc *desc,
+                         weft_condition **out)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return false;
+    }
+    weft_module *m = g->m;
+    *out = NULL;
+    if (!desc->name || !desc->name[0]) {
+        stage_fail(g, wf_error(w, WEFT_ERR_UNSUPPORTED, "weft_condition_create: module '%s' "
+                               "creates a user condition without a name; a reload rebinds "
+                               "conditions by name, so name it", m->name));
+        return true;
+    }
+    for (uint32_t i = 0; i < m->nconds; i++) {
+        weft_condition *c = m->conds[i];
+        if (c->sched != s || !c->sys->name || strcmp(c->sys->name, desc->name) != 0) {
+            continue;
+        }
+        if (cond_rebound(g, c)) {
+            break; /* twice in one build */
+        }
+        weft_condition_desc nd = *desc;
+        wf_system *decl = wf_system_create(w, s, NULL, &nd);
+        if (!decl) {
+            stage_fail(g, wf_error_last(w));
+            return true;
+        }
+        if (wf_system_same_decl(c->sys, decl)) {
+            wf_system_destroy(w, decl);
+            decl = NULL;
+        }
+        if (!wf_grow(&w->alloc, (void **)&g->cond_rebinds, &g->cap_cond_rebinds,
+                     (uint64_t)g->ncond_rebinds + 1, sizeof *g->cond_rebinds, MOD_ALIGN)) {
+            wf_system_destroy(w, decl);
+            stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+            return true;
+        }
+        mod_cond_rebind *r = &g->cond_rebinds[g->ncond_rebinds++];
+        r->c = c;
+        r->fn = desc->fn;
+        r->user = desc->user;
+        r->decl = decl;
+        *out = c;
+        return true;
+    }
+    for (uint32_t i = 0; i < g->nconds_added; i++) {
+        weft_condition *c = g->conds_added[i];
+        if (c->sched == s && strcmp(c->sys->name, desc->name) == 0) {
+            stage_fail(g, wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: module '%s' creates the "
+                                   "condition '%s' twice in schedule '%s'", g->fn, m->name,
+                                   desc->name, s->name));
+            return true;
+        }
+    }
+    for (uint32_t i = 0; i < g->ncond_rebinds; i++) {
+        weft_condition *c = g->cond_rebinds[i].c;
+        if (c->sched == s && strcmp(c->sys->name, desc->name) == 0) {
+            stage_fail(g, wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: module '%s' creates the "
+                                   "condition '%s' twice in schedule '%s'", g->fn, m->name,
+                                   desc->name, s->name));
+            return true;
+        }
+    }
+    return false;
+}
+
+bool wf_module_condition_added(weft_world *w, weft_condition *c)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return true;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->conds_added, &g->cap_conds_added,
+                 (uint64_t)g->nconds_added + 1, sizeof *g->conds_added, MOD_ALIGN)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return false;
+    }
+    g->conds_added[g->nconds_added++] = c;
+    return true;
+}
+
+/* Is condition c an operand of a combinator of its schedule? */
+static const weft_condition *cond_user_of(const weft_condition *c)
+{
+    for (const weft_condition *k = c->sched->conds; k; k = k->next) {
+        if (k->a == c || k->b == c) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
+/* Refuses a reload that drops a condition of the module still used by a
+ * combinator (the combinator would run code about to be unloaded). */
+static weft_status check_conditions(weft_world *w, const weft_module *m, const mod_stage *g)
+{
+    for (uint32_t i = 0; i < m->nconds; i++) {
+        const weft_condition *c = m->conds[i];
+        if (!cond_rebound(g, c) && cond_user_of(c)) {
+            return wf_error(w, WEFT_ERR_UNSUPPORTED, "%s: module '%s' no longer creates the "
+                            "condition '%s', which a combined condition still uses; nothing "
+                            "changed", g->fn, m->name, c->sys->name);
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Takes condition c off every node and set of its schedule. */
+static void cond_detach(weft_condition *c)
+{
+    weft_schedule *s = c->sched;
+    for (uint32_t n = 0; n < s->nnodes + s->nsets; n++) {
+        wf_conds *l = n < s->nnodes ? &s->nodes[n].conds : &s->sets[n - s->nnodes].conds;
+        for (uint32_t k = 0; k < l->n;) {
+            if (l->v[k] == c) {
+                memmove(&l->v[k], &l->v[k + 1], (l->n - k - 1) * sizeof *l->v);
+                l->n--;
+                s->dirty = true;
+            } else {
+                k++;
+            }
+        }
+    }
+    c->attached = false;
+    c->sys->cond_fn = NULL;
+}
+
+static bool reserve_conds(weft_world *w, weft_module *m, const mod_stage *g)
+{
+    return wf_grow(&w->alloc, (void **)&m->conds, &m->cap_conds,
+                   (uint64_t)m->nconds + g->nconds_added + 1, sizeof *m->conds, MOD_ALIGN);
+}
+
+/* Rebinds the conditions the build created again, detaches the others
+ * (left in their schedule with no code), keeps the new ones. */
+static void commit_conditions(weft_module *m, mod_stage *g)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nconds; i++) {
+        weft_condition *c = m->conds[i];
+        mod_cond_rebind *r = NULL;
+        for (uint32_t k = 0; k < g->ncond_rebinds && !r; k++) {
+            r = g->cond_rebinds[k].c == c ? &g->cond_rebinds[k] : NULL;
+        }
+        if (!r) {
+            cond_detach(c);
+            continue;
+        }
+        c->sys->cond_fn = r->fn;
+        c->sys->user = r->user;
+        if (r->decl) {
+            wf_system_swap_decl(c->sys, r->decl);
+            wf_system_destroy(c->sched->world, r->decl);
+            r->decl = NULL;
+            c->sched->dirty = true;
+        }
+        m->conds[n++] = c;
+    }
+    for (uint32_t i = 0; i < g->nconds_added; i++) {
+        m->conds[n++] = g->conds_added[i];
+    }
+    m->nconds = n;
+    g->nconds_added = 0;
 }
 
 /* Room for the module's observers after the commit. */
@@ -1058,6 +1302,9 @@ static void module_free(weft_module *m)
     if (m->obs) {
         wf_free(&w->alloc, m->obs, m->cap_obs * sizeof *m->obs, MOD_ALIGN);
     }
+    if (m->conds) {
+        wf_free(&w->alloc, m->conds, m->cap_conds * sizeof *m->conds, MOD_ALIGN);
+    }
     free_str(al, m->path);
     free_str(al, m->name);
     m->magic = 0;
@@ -1078,6 +1325,10 @@ static void module_drop(weft_module *m)
     for (uint32_t i = 0; i < m->ncomps; i++) {
         set_lifecycle(w, m->comps[i], &none);
     }
+    for (uint32_t i = 0; i < m->nconds; i++) {
+        cond_detach(m->conds[i]);
+    }
+    m->nconds = 0;
     prune_observers(m);
     for (uint32_t i = 0; i < m->nobs; i++) {
         wf_events_kill(&w->events, m->obs[i]);
@@ -1154,7 +1405,8 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     g.m = m;
     g.fn = fn;
     weft_status st = stage_build(a, &g, def);
-    if (st == WEFT_OK && (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g))) {
+    if (st == WEFT_OK &&
+        (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     if (st != WEFT_OK) {
@@ -1166,6 +1418,7 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     }
     adopt_comps(m, &g);
     commit_observers(w, m, &g);
+    commit_conditions(m, &g);
     /* a first build only adds: its systems become the module's */
     m->systems = g.added;
     m->nsystems = g.nadded;
@@ -1216,7 +1469,11 @@ weft_status wf_module_reload(weft_module *m)
     if (st == WEFT_OK) {
         st = stage_layouts(w, &g);
     }
-    if (st == WEFT_OK && (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g))) {
+    if (st == WEFT_OK) {
+        st = check_conditions(w, m, &g);
+    }
+    if (st == WEFT_OK &&
+        (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     uint32_t keep = g.nrebinds + g.nadded;
@@ -1244,6 +1501,7 @@ weft_status wf_module_reload(weft_module *m)
     commit_components(w, m, &g);
     adopt_comps(m, &g);
     commit_observers(w, m, &g);
+    commit_conditions(m, &g);
     /* commit: vanished systems go (their fini runs with the old code, still
      * loaded), rebound ones get the new code, added ones join */
     weft_module_reloaded ev = {0, (int32_t)g.nrebinds, (int32_t)g.nadded, 0};

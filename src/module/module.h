@@ -42,6 +42,8 @@ struct weft_module {
     uint32_t ncomps, cap_comps;
     weft_observer **obs;       /* observers its builds created, in order */
     uint32_t nobs, cap_obs;
+    weft_condition **conds;    /* named user run conditions its builds created */
+    uint32_t nconds, cap_conds;
     uint32_t reloads;
     /* watching (weft_module_watch) */
     bool watched;
@@ -96,6 +98,15 @@ bool wf_module_observer(weft_world *w, const weft_observer_desc *desc, weft_obse
 /* Tracks an observer the build created (destroyed if the build fails).
  * False on OOM (error recorded; the caller destroys it). */
 bool wf_module_observer_added(weft_world *w, weft_observer *o);
+/* During a module's build, before weft_condition_create makes a user
+ * condition: an unnamed one is refused (false with *out NULL and the
+ * error recorded... returned as true); in a reload, the module's condition
+ * of that name in that schedule is rebound instead (true, *out = it; the
+ * new fn, user and declaration applied at the commit). False: create it. */
+bool wf_module_condition(weft_world *w, weft_schedule *s, const weft_condition_desc *desc,
+                         weft_condition **out);
+/* Tracks a user condition the build created. False on OOM (recorded). */
+bool wf_module_condition_added(weft_world *w, weft_condition *c);
 /* Starts (on; `polling` skips inotify) or stops watching m's file. */
 weft_status wf_module_watch(weft_module *m, bool on, bool polling);
 

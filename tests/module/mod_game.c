@@ -6,7 +6,9 @@
  * "Counter" (int64_t: `count` adds MOD_STEP a run), "Ticks" (int64_t:
  * `ticker` stores its local run counter) and "Extra" (two int64_t: the
  * variant's extra system bumps one of them), "ObsLog" (two int64: the
- * observer of Marker's add bumps [0] in A's code, [1] in B's).
+ * observer of Marker's add bumps [0] in A's code, [1] in B's) and "Gated"
+ * (int64: the system `gated` bumps it when its run condition "gate" lets
+ * it: always in A's code, never in B's; OBS has no condition).
  */
 #include "weft.h"
 
@@ -110,6 +112,24 @@ static void on_marker(weft_world *world, weft_trigger *trigger, void *user)
 }
 #endif
 
+static void gated_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component c = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_system_resource_mut(ctx, c, sizeof *v);
+    if (v) {
+        *v += 1;
+    }
+}
+
+#if MOD_VARIANT != VARIANT_OBS
+static bool gate(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+    return MOD_VARIANT != VARIANT_B;
+}
+#endif
+
 static weft_node add(weft_app *app, const char *name, weft_system_fn fn, const char *res,
                      size_t local_size, void (*fini)(void *, void *))
 {
@@ -172,6 +192,24 @@ static weft_status build(weft_app *app, void *user)
     if (!weft_app_add_system(app, "Update", &rd)) {
         return weft_last_status(w);
     }
+    weft_node gated = add(app, "gated", gated_run, "Gated", 0, NULL);
+    if (!gated) {
+        return weft_last_status(w);
+    }
+#if MOD_VARIANT != VARIANT_OBS
+    /* rebound by name; attaching it again adds nothing */
+    weft_condition_desc cd = {0};
+    cd.name = "gate";
+    cd.fn = gate;
+    weft_condition *g = weft_condition_create(upd, &cd);
+    if (!g) {
+        return weft_last_status(w);
+    }
+    weft_status cst = weft_schedule_add_condition(upd, gated, g);
+    if (cst != WEFT_OK) {
+        return cst;
+    }
+#endif
     /* declared again by every build (a repeated pair adds nothing) */
     weft_status st = weft_schedule_add_order(upd, count, ticker, 0);
     if (st != WEFT_OK) {

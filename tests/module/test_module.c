@@ -27,7 +27,7 @@ int mod_test_fini_count;
 typedef struct env {
     tw_fixture *f;
     weft_app *app;
-    weft_component counter, ticks, extra, seen, marker, obslog;
+    weft_component counter, ticks, extra, seen, marker, obslog, gated;
     weft_message_type ping;
     char work[512];
 } env;
@@ -100,6 +100,7 @@ static void env_init(env *e, void **state, const char *name)
     e->seen = tw_comp(w, "Seen", 2 * sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
     e->marker = tw_comp(w, "Marker", 0, 0, WEFT_STORAGE_DEFAULT, 0);
     e->obslog = tw_comp(w, "ObsLog", 2 * sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    e->gated = tw_comp(w, "Gated", sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
     weft_message_desc md = {0};
     md.name = "Ping";
     md.size = sizeof(int64_t);
@@ -112,6 +113,7 @@ static void env_init(env *e, void **state, const char *name)
     assert_int_equal(weft_resource_insert(w, e->ticks, zero, 8), WEFT_OK);
     assert_int_equal(weft_resource_insert(w, e->extra, zero, 16), WEFT_OK);
     assert_int_equal(weft_resource_insert(w, e->obslog, zero, 16), WEFT_OK);
+    assert_int_equal(weft_resource_insert(w, e->gated, zero, 8), WEFT_OK);
     snprintf(e->work, sizeof e->work, "%s/%s.so", MOD_WORK_DIR, name);
     mod_test_fini_count = 0;
 }
@@ -158,7 +160,7 @@ static weft_module *load_a(env *e)
     copy_file(MOD_A, e->work);
     weft_module *m = weft_module_load(e->app, e->work);
     assert_non_null(m);
-    assert_int_equal(weft_module_system_count(m), 4);
+    assert_int_equal(weft_module_system_count(m), 5);
     return m;
 }
 
@@ -189,7 +191,7 @@ static void reload_keeps_identity(void **state)
     copy_file(MOD_B, e.work);
     assert_int_equal(weft_module_reload(m), WEFT_OK);
     assert_int_equal(weft_module_reload_count(m), 1);
-    assert_int_equal(weft_module_system_count(m), 4);
+    assert_int_equal(weft_module_system_count(m), 5);
     // only_a is gone (its local's fini ran once), only_b is new
     assert_int_equal(mod_test_fini_count, 1);
     assert_int_equal(node_of(&e, "only_a"), 0);
@@ -206,7 +208,7 @@ static void reload_keeps_identity(void **state)
     const weft_module_reloaded *ev = weft_message_read(e.f->w, msg, &cur, sizeof *ev);
     assert_non_null(ev);
     assert_int_equal(ev->reloads, 1);
-    assert_int_equal(ev->rebound, 3);
+    assert_int_equal(ev->rebound, 4);
     assert_int_equal(ev->added, 1);
     assert_int_equal(ev->removed, 1);
     weft_ticks t1;
@@ -290,7 +292,7 @@ static void reload_failures_change_nothing(void **state)
         tw_snap_expect_same_content(e.f->w, &snap);
         assert_int_equal(weft_schedule_node_count(weft_app_schedule(e.app, "Update")), nodes);
         assert_int_equal(weft_module_reload_count(m), 0);
-        assert_int_equal(weft_module_system_count(m), 4);
+        assert_int_equal(weft_module_system_count(m), 5);
         assert_int_equal(mod_test_fini_count, 0);
         assert_int_equal(node_of(&e, "fresh"), 0);
         // the old code still runs
@@ -451,6 +453,48 @@ static void query_change_recompiles(void **state)
     env_fini(&e);
 }
 
+// A module's named user run condition is rebound to the new code (A's
+// gate lets `gated` run, B's does not), attaching it again adds nothing,
+// a build that no longer creates it detaches it (the old copy is
+// unmapped: a stale condition would crash), and a later one creates it
+// again.
+static void run_condition_rebound_and_removed(void **state)
+{
+    env e;
+    env_init(&e, state, "condition");
+    weft_module *m = load_a(&e);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 2);
+    copy_file(MOD_B, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 2);
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.gated, 0), 3);
+    copy_file(MOD_OBS, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 5);
+    copy_file(MOD_B, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 5);
+    // a failing build (FAIL is A's code) leaves B's gate in place
+    copy_file(MOD_FAIL, e.work);
+    assert_int_not_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.gated, 0), 5);
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.gated, 0), 6);
+    assert_int_equal(runs_of(&e, "gated"), 6); // kept across every reload
+    assert_int_equal(weft_world_check(e.f->w), WEFT_OK);
+    env_fini(&e);
+}
+
 static void unload_removes_systems(void **state)
 {
     env e;
@@ -606,6 +650,7 @@ int main(void)
         T(reload_inside_a_system_is_refused),
         T(observer_rebound_and_removed),
         T(query_change_recompiles),
+        T(run_condition_rebound_and_removed),
         T(unload_removes_systems),
         T(hundred_reloads),
         T(hundred_reloads_four_threads),
