@@ -1058,7 +1058,10 @@ typedef struct weft_observer weft_observer;
  *  destroyed with their entity. Thread: driver. Returns NULL on failure
  *  (INVALID_ARG, UNKNOWN_COMPONENT, STALE_ENTITY, NOT_FOUND for an unknown
  *  event, OUT_OF_MEMORY). Lifetime: until weft_observer_destroy, the
- *  target's despawn, or world destruction. */
+ *  target's despawn, or world destruction. In a reloadable module's
+ *  build the observer belongs to the module: a reload rebinds it (the
+ *  same handle is returned) or destroys it, and so does the unload; one
+ *  entity's observer is refused there (UNSUPPORTED). */
 WEFT_API weft_observer *weft_observer_create(weft_world *world,
                                              const weft_observer_desc *desc);
 
@@ -1493,6 +1496,10 @@ typedef struct weft_condition_desc {
  *  messages must be read-only: a write is refused (ACCESS_VIOLATION).
  *  Returns NULL on failure (as weft_schedule_add_system). A condition is attached
  *  once: to one node by weft_schedule_add_condition or to one combinator.
+ *  In a reloadable module's build a condition needs a name (else
+ *  UNSUPPORTED) and belongs to the module: a reload that creates it again
+ *  returns the same handle with the new code (attaching it again to the
+ *  same node or set is then a no-op), one that does not detaches it.
  *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
                                                const weft_condition_desc *desc);
@@ -3300,13 +3307,15 @@ WEFT_API const void *weft_instance_map_get(const weft_instance_map *map, weft_en
  * weft_module_reloaded_message) and inserts the resource
  * weft_module_reloads_resource, so its changed tick marks the reload.
  *
- * Not tracked yet: observers, user run conditions and components with
- * type hooks are refused (UNSUPPORTED) while a module's build runs, since
- * they would be left pointing into an unloaded copy;
- * message drop functions and code pointers handed over later, from a
- * running system, are not checked and must not come from a module. A system's
- * queries and declared access are those of its first build: a reload that
- * changes them keeps the old declaration. See docs/hot-reload.md.
+ * A rebound system whose queries or access changed gets the new
+ * declaration (its schedule rebuilt). Observers the build creates are
+ * rebound by (event, component, rank), named user run conditions by name;
+ * those a new build no longer creates are removed. Observers of one
+ * entity, unnamed user conditions and components with type hooks are
+ * refused (UNSUPPORTED) while a module's build runs; message drop
+ * functions and code pointers handed over later, from a running system,
+ * are not checked and must not come from a module. See
+ * docs/hot-reload.md.
  *
  * Threads: every weft_module_* call on the driver thread of the app's world. */
 
