@@ -203,6 +203,11 @@ static weft_status build(weft_app *app, void *user)
     if (!body || !spark || !score) {
         return weft_last_status(w);
     }
+#if LAY_VARIANT == LAY_DUP
+    if (!reg(w, "Body", sizeof(body_t), _Alignof(body_t), WEFT_STORAGE_TABLE, &hooks)) {
+        return weft_last_status(w);
+    }
+#endif
     weft_status st = describe_all(w, body, spark, score);
     if (st != WEFT_OK) {
         return st;

@@ -16,6 +16,7 @@
 #define LAY_NODESC 6   /* Body grows without a description: refused */
 #define LAY_FAILREG 7  /* registers a component, a label and a system, then fails */
 #define LAY_SAME 8     /* V1's layout, described again, a new hook: no migration */
+#define LAY_DUP 9      /* V1 registering Body twice: refused */
 
 typedef struct lay_rot1 {
     float a, b;

@@ -314,6 +314,7 @@ static const char *lay_narrow = MOD_LAY_NARROW;
 static const char *lay_kind = MOD_LAY_KIND;
 static const char *lay_nodesc = MOD_LAY_NODESC;
 static const char *lay_failreg = MOD_LAY_FAILREG;
+static const char *lay_dup = MOD_LAY_DUP;
 
 static void refused_migrations_change_nothing(void **state)
 {
@@ -322,6 +323,7 @@ static void refused_migrations_change_nothing(void **state)
         {"other kind", &lay_kind, WEFT_ERR_UNSUPPORTED, "field 'x' changes from f32 to i32"},
         {"no description", &lay_nodesc, WEFT_ERR_SIZE_MISMATCH, "without type descriptions"},
         {"failing build", &lay_failreg, WEFT_ERR_CALLBACK, "failed"},
+        {"component twice", &lay_dup, WEFT_ERR_ALREADY_EXISTS, "registers component 'Body' twice"},
     };
     lenv e;
     lenv_init(&e, state, "refused");
