@@ -296,6 +296,7 @@ typedef struct mod_stage {
     wf_app_label *labels0;     /* the app's labels before the build */
     uint32_t nlabels0, cap_labels0, seq0;
     bool build_failed;         /* the failure is the build's own */
+    bool ran;                  /* the build ran (every mark was taken) */
     mod_obs_rebind *obs_rebinds;
     uint32_t nobs_rebinds, cap_obs_rebinds;
     mod_cond_rebind *cond_rebinds;
@@ -529,13 +530,14 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     for (weft_schedule *s = sw->schedules; s; s = s->next) {
         ns++;
     }
-    g->marks = wf_alloc(&w->alloc, (ns ? ns : 1) * sizeof *g->marks, MOD_ALIGN);
-    g->cap_labels0 = a->nlabels ? a->nlabels : 1;
-    g->labels0 = wf_alloc(&w->alloc, g->cap_labels0 * sizeof *g->labels0, MOD_ALIGN);
+    g->marks = wf_calloc(&w->alloc, (ns ? ns : 1) * sizeof *g->marks, MOD_ALIGN);
+    g->nmarks = g->marks ? (ns ? ns : 1) : 0;
+    g->labels0 = wf_alloc(&w->alloc, (a->nlabels ? a->nlabels : 1) * sizeof *g->labels0,
+                          MOD_ALIGN);
+    g->cap_labels0 = g->labels0 ? (a->nlabels ? a->nlabels : 1) : 0;
     if (!g->marks || !g->labels0) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
     }
-    g->nmarks = ns ? ns : 1;
     g->nsched = ns;
     uint32_t k = 0;
     for (weft_schedule *s = sw->schedules; s; s = s->next, k++) {
@@ -568,6 +570,7 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     g->nlabels0 = a->nlabels;
     g->seq0 = a->seq;
     g->reg0 = w->registry.count;
+    g->ran = true;
     sw->add_hook = stage_add;
     sw->add_hook_ctx = g;
     a->in_callback = true;
@@ -606,6 +609,9 @@ static weft_status stage_undo(weft_app *a, mod_stage *g, weft_status st)
     weft_world *w = a->world;
     char why[WF_ERROR_LEN];
     snprintf(why, sizeof why, "%s", w->last_status != WEFT_OK ? w->last_error : "");
+    if (!g->ran) {
+        return st; /* refused before the build ran: nothing to undo */
+    }
     for (uint32_t i = 0; i < g->nsched; i++) {
         weft_schedule *s = g->marks[i].sched;
         if (s->nmembers > g->marks[i].nmembers || s->nedges > g->marks[i].nedges ||

@@ -409,6 +409,52 @@ static void failed_load_rolls_back_components(void **state)
     lenv_fini(&e);
 }
 
+// Every allocation of a migrating reload failed in turn: each failure
+// leaves the world as it was (hash, components, layout, the old code
+// running) until the reload goes through; then the values are migrated.
+static void migration_out_of_memory(void **state)
+{
+    lenv e;
+    lenv_init(&e, state, "oom");
+    weft_world *w = e.f->w;
+    weft_module *m = load_and_fill(&e, MOD_LAY_V1);
+    weft_component body = comp(&e, "Body");
+    copy_file(MOD_LAY_V2, e.work);
+    int64_t n = 1;
+    for (;; n++) {
+        assert_true(n < 100000);
+        uint64_t hash = weft_world_hash(w);
+        weft_world_stats st0;
+        assert_int_equal(weft_world_get_stats(w, &st0), WEFT_OK);
+        tw_alloc_fail_nth(&e.f->alloc, n, false);
+        weft_status st = weft_module_reload(m);
+        tw_alloc_disarm(&e.f->alloc);
+        if (weft_module_reload_count(m) == 1) {
+            break; /* committed (a failure after the commit only lost a signal) */
+        }
+        assert_int_not_equal(st, WEFT_OK);
+        assert_int_equal(weft_world_hash(w), hash);
+        weft_world_stats st1;
+        assert_int_equal(weft_world_get_stats(w, &st1), WEFT_OK);
+        assert_int_equal(st1.components, st0.components);
+        weft_component_info info;
+        assert_int_equal(weft_component_info_get(w, body, &info), WEFT_OK);
+        assert_int_equal(info.size, sizeof(lay_body1));
+        assert_int_equal(weft_world_check(w), WEFT_OK);
+    }
+    assert_true(n > 5); // the loop did inject failures
+    for (int i = 0; i < N_ENT; i += 97) {
+        const lay_body2 *b = weft_get(w, e.ents[i], body, sizeof *b);
+        assert_non_null(b);
+        assert_int_equal(b->hp, (int64_t)(i - 500));
+        assert_int_equal(b->armor, 100);
+    }
+    assert_int_equal(weft_app_update(e.app, 1.0 / 60.0), WEFT_OK);
+    assert_int_equal(res_i64(&e, e.sum, 0), expected_sum());
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+    lenv_fini(&e);
+}
+
 static void migration_defaults_misuse(void **state)
 {
     lenv e;
@@ -434,6 +480,7 @@ int main(void)
         T(same_layout_rebinds_hook),
         T(refused_migrations_change_nothing),
         T(failed_load_rolls_back_components),
+        T(migration_out_of_memory),
         T(migration_defaults_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
