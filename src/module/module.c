@@ -278,6 +278,7 @@ enum { MOD_KEEP = 0, MOD_DESCRIBE = 1, MOD_MIGRATE = 2 };
 
 typedef struct mod_redecl {
     weft_component id;
+    bool adopt;                /* an unloaded module's: this one takes it */
     uint32_t size, align;
     weft_lifecycle_hooks lifecycle;
     wf_rdesc *rd;              /* the new description (owned until installed) */
@@ -683,6 +684,17 @@ static bool module_owns(const weft_module *m, weft_component id)
     return false;
 }
 
+static bool orphaned(const weft_app *a, weft_component id)
+{
+    const wf_modules *ms = a->modules;
+    for (uint32_t i = 0; ms && i < ms->norphans; i++) {
+        if (ms->orphans[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static mod_redecl *find_redecl(mod_stage *g, weft_component id)
 {
     for (uint32_t i = 0; i < g->nredecls; i++) {
@@ -698,7 +710,8 @@ bool wf_module_redeclare(weft_world *w, const weft_component_desc *desc, uint32_
 {
     mod_stage *g = w->module_stage;
     weft_component id = g ? wf_registry_lookup(&w->registry, desc->name) : 0;
-    if (!id || !module_owns(g->m, id)) {
+    bool adopt = id && !module_owns(g->m, id) && orphaned(g->m->app, id);
+    if (!id || (!adopt && !module_owns(g->m, id))) {
         return false;
     }
     const wf_type_info *ti = wf_registry_get(&w->registry, id);
@@ -732,6 +745,7 @@ bool wf_module_redeclare(weft_world *w, const weft_component_desc *desc, uint32_
     mod_redecl *r = &g->redecls[g->nredecls++];
     memset(r, 0, sizeof *r);
     r->id = id;
+    r->adopt = adopt;
     r->size = size;
     r->align = align;
     r->lifecycle = desc->lifecycle;
@@ -1205,14 +1219,29 @@ static void commit_components(weft_world *w, weft_module *m, mod_stage *g)
 static bool reserve_comps(weft_world *w, weft_module *m, const mod_stage *g)
 {
     return wf_grow(&w->alloc, (void **)&m->comps, &m->cap_comps,
-                   (uint64_t)m->ncomps + (g->reg1 - g->reg0) + 1, sizeof *m->comps,
-                   MOD_ALIGN);
+                   (uint64_t)m->ncomps + (g->reg1 - g->reg0) + g->nredecls + 1,
+                   sizeof *m->comps, MOD_ALIGN);
 }
 
+/* The components the build registered first, and the unloaded modules'
+ * ones it registered again, become the module's. */
 static void adopt_comps(weft_module *m, const mod_stage *g)
 {
     for (weft_component id = g->reg0 + 1; id <= g->reg1; id++) {
         m->comps[m->ncomps++] = id;
+    }
+    wf_modules *ms = m->app->modules;
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        if (!g->redecls[i].adopt) {
+            continue;
+        }
+        m->comps[m->ncomps++] = g->redecls[i].id;
+        for (uint32_t k = 0; k < ms->norphans; k++) {
+            if (ms->orphans[k] == g->redecls[i].id) {
+                ms->orphans[k] = ms->orphans[--ms->norphans];
+                break;
+            }
+        }
     }
 }
 
@@ -1357,6 +1386,9 @@ static void modules_fini(weft_app *a)
     if (ms->v) {
         wf_free(&a->alloc, ms->v, ms->cap * sizeof *ms->v, MOD_ALIGN);
     }
+    if (ms->orphans) {
+        wf_free(&a->alloc, ms->orphans, ms->cap_orphans * sizeof *ms->orphans, MOD_ALIGN);
+    }
     wf_free(&a->alloc, ms, sizeof *ms, _Alignof(wf_modules));
     a->modules = NULL;
     a->modules_fini = NULL;
@@ -1411,6 +1443,9 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     g.m = m;
     g.fn = fn;
     weft_status st = stage_build(a, &g, def);
+    if (st == WEFT_OK) {
+        st = stage_layouts(w, &g); /* an unloaded module's components */
+    }
     if (st == WEFT_OK &&
         (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -1422,6 +1457,7 @@ weft_module *wf_module_load(weft_app *a, const char *path)
         module_free(m);
         return NULL;
     }
+    commit_components(w, m, &g);
     adopt_comps(m, &g);
     commit_observers(w, m, &g);
     commit_conditions(m, &g);
@@ -1574,6 +1610,14 @@ void wf_module_unload(weft_module *m)
     weft_app *a = m->app;
     wf_modules *ms = a->modules;
     module_drop(m);
+    /* its components stay; the next module registering one adopts it
+     * (without room, a component is just no module's any more) */
+    if (m->ncomps &&
+        wf_grow(&a->alloc, (void **)&ms->orphans, &ms->cap_orphans,
+                (uint64_t)ms->norphans + m->ncomps, sizeof *ms->orphans, MOD_ALIGN)) {
+        memcpy(ms->orphans + ms->norphans, m->comps, m->ncomps * sizeof *m->comps);
+        ms->norphans += m->ncomps;
+    }
     for (uint32_t i = 0; i < ms->n; i++) {
         if (ms->v[i] == m) {
             memmove(&ms->v[i], &ms->v[i + 1], (ms->n - i - 1) * sizeof *ms->v);

@@ -62,6 +62,9 @@ typedef struct wf_modules {
     weft_message_type msg;     /* weft.ModuleReloaded, once registered */
     weft_component res;        /* weft.ModuleReloads, once registered */
     uint32_t reloads;          /* successful reloads of every module */
+    weft_component *orphans;   /* components of unloaded modules: the next
+                                  module registering one adopts it */
+    uint32_t norphans, cap_orphans;
 } wf_modules;
 
 /* Is the app at a safe point for loading code? WEFT_OK, or WRONG_PHASE

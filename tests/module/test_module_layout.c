@@ -300,6 +300,23 @@ static void same_layout_rebinds_hook(void **state)
     assert_int_equal(res_i64(&e, e.log, 0), N_ENT + 1);
     assert_int_equal(res_i64(&e, e.log, 1), 10);
     assert_int_equal(weft_world_check(w), WEFT_OK);
+    // a module loaded later adopts the components (here migrating them)
+    copy_file(MOD_LAY_V2, e.work);
+    weft_module *m2 = weft_module_load(e.app, e.work);
+    if (!m2) {
+        print_error("load: %s\n", weft_last_error(w));
+    }
+    assert_non_null(m2);
+    const lay_body2 *b2 = weft_get(w, e.ents[7], body, sizeof *b2);
+    assert_non_null(b2);
+    assert_int_equal(b2->hp, 7 - 500);
+    assert_int_equal(b2->armor, 100);
+    lay_body2 nb2;
+    memset(&nb2, 0, sizeof nb2);
+    weft_value v2 = {body, sizeof nb2, &nb2};
+    assert_int_not_equal(weft_spawn_with(w, &v2, 1), 0);
+    assert_int_equal(res_i64(&e, e.log, 1), 11); // V2's hook
+    assert_int_equal(weft_world_check(w), WEFT_OK);
     lenv_fini(&e);
 }
 
