@@ -166,7 +166,7 @@ static void bench_migrate(const bench_cfg *cfg)
         }
         memcpy(cp, src, sizeof *cp * N);
         uint64_t t5 = bench_now_ns();
-        sink += cp[N - 1].y;
+        sink += (double)cp[N - 1].y;
         free(cp);
         if (r >= 0) {
             vm[r] = (double)(t1 - t0);
