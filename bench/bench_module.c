@@ -19,8 +19,8 @@
  *                 i64 hp; f32 z = 1} (32 B) through their type
  *                 descriptions (bench_module_layout.c), vs a hand-written
  *                 loop converting the same array into a new one (the
- *                 least any migration does). The memcpy of the same 12 MB
- *                 is reported beside it.
+ *                 least any migration does; target 5x). The memcpy of
+ *                 the same 12 MB is reported beside it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -179,7 +179,7 @@ static void bench_migrate(const bench_cfg *cfg)
     double cv = bench_median(vc, reps);
     double cp = bench_median(vp, reps);
     bench_report_ratio("module_migrate 1M entities 12 B -> 32 B vs hand-written convert loop",
-                       "ns", mg, cv, 3.0);
+                       "ns", mg, cv, 5.0);
     bench_note("module_migrate: a reload migrating 1M values %.2f ms (%.1f ns an entity); the "
                "hand-written conversion %.2f ms (%.1f ns): %.2fx; a memcpy of the same 12 MB "
                "%.2f ms (%.1f ns): %.2fx%s",

@@ -332,14 +332,19 @@ static void convert(const uint8_t *src, uint32_t ss, uint8_t *dst, uint32_t ds, 
     }
 }
 
-static void migrate_rows(const wf_mig_plan *p, const uint8_t *src, uint8_t *dst, uint32_t rows)
+/* Rows converted together: every op walks one block while it is in the
+ * cache (the values are read and written once, not once per op). */
+#define MIG_BLOCK_ROWS 256u
+
+static void migrate_block(const wf_mig_plan *p, const uint8_t *src, uint8_t *dst,
+                          uint32_t rows)
 {
     uint32_t ss = p->old_size, ds = p->new_size;
     if (p->defaults) {
         for (uint32_t r = 0; r < rows; r++) {
             memcpy(dst + (size_t)r * ds, p->defaults, ds);
         }
-    } else if (rows > 0) {
+    } else {
         memset(dst, 0, (size_t)rows * ds);
     }
     for (uint32_t i = 0; i < p->nops; i++) {
@@ -353,6 +358,14 @@ static void migrate_rows(const wf_mig_plan *p, const uint8_t *src, uint8_t *dst,
         } else {
             convert(s, ss, d, ds, rows, op->count, op->src_kind, op->dst_kind);
         }
+    }
+}
+
+static void migrate_rows(const wf_mig_plan *p, const uint8_t *src, uint8_t *dst, uint32_t rows)
+{
+    for (uint32_t r = 0; r < rows; r += MIG_BLOCK_ROWS) {
+        uint32_t n = rows - r < MIG_BLOCK_ROWS ? rows - r : MIG_BLOCK_ROWS;
+        migrate_block(p, src + (size_t)r * p->old_size, dst + (size_t)r * p->new_size, n);
     }
 }
 
