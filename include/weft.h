@@ -435,7 +435,12 @@ typedef struct weft_component_desc {
  *  storage, unknown flag bits, canary), BAD_ALIGNMENT (align not a power of
  *  two, above 4096, or size not a multiple of align), ALREADY_EXISTS
  *  (name taken), CAPACITY (too many components), UNKNOWN_COMPONENT,
- *  SIZE_MISMATCH, DUPLICATE_COMPONENT (requirements), OUT_OF_MEMORY. */
+ *  SIZE_MISMATCH, DUPLICATE_COMPONENT (requirements), OUT_OF_MEMORY.
+ *  In a reloadable module's build (weft_module_load, weft_module_reload):
+ *  type hooks are refused (UNSUPPORTED), and registering again a component
+ *  an earlier build of the same module registered returns its id and
+ *  declares its new layout and lifecycle hooks, applied (migrated) when the
+ *  reload commits (docs/hot-reload.md). */
 WEFT_API weft_component weft_component_register(weft_world *world,
                                                 const weft_component_desc *desc);
 
@@ -1129,7 +1134,10 @@ typedef struct weft_observer weft_observer;
  *  destroyed with their entity. Thread: driver. Returns NULL on failure
  *  (INVALID_ARG, UNKNOWN_COMPONENT, STALE_ENTITY, NOT_FOUND for an unknown
  *  event, OUT_OF_MEMORY). Lifetime: until weft_observer_destroy, the
- *  target's despawn, or world destruction. */
+ *  target's despawn, or world destruction. In a reloadable module's
+ *  build the observer belongs to the module: a reload rebinds it (the
+ *  same handle is returned) or destroys it, and so does the unload; one
+ *  entity's observer is refused there (UNSUPPORTED). */
 WEFT_API weft_observer *weft_observer_create(weft_world *world,
                                              const weft_observer_desc *desc);
 
@@ -1564,6 +1572,10 @@ typedef struct weft_condition_desc {
  *  messages must be read-only: a write is refused (ACCESS_VIOLATION).
  *  Returns NULL on failure (as weft_schedule_add_system). A condition is attached
  *  once: to one node by weft_schedule_add_condition or to one combinator.
+ *  In a reloadable module's build a condition needs a name (else
+ *  UNSUPPORTED) and belongs to the module: a reload that creates it again
+ *  returns the same handle with the new code (attaching it again to the
+ *  same node or set is then a no-op), one that does not detaches it.
  *  Thread: driver, not while the schedule runs. */
 WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
                                                const weft_condition_desc *desc);
@@ -2009,9 +2021,26 @@ struct weft_type_desc {
  *  SIZE_MISMATCH (desc->size differs, or a field lies outside),
  *  BAD_ALIGNMENT (misaligned field or bad nested alignment),
  *  ALREADY_EXISTS (already described), INVALID_ARG (overlapping fields),
- *  OUT_OF_MEMORY. The message names the offending field path. */
+ *  OUT_OF_MEMORY. The message names the offending field path. In a
+ *  reloadable module's build, a component the build registered again is
+ *  described against its new layout and the description applied when the
+ *  reload commits (the old one is replaced, values migrated). */
 WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c,
                                              const weft_type_desc *desc);
+
+/** During a reloadable module's build (docs/hot-reload.md): the default
+ *  field values a layout migration of component `c` gives to the fields
+ *  its old layout lacks (without them: zeroes). `value` is one value of
+ *  the layout the build declares for c (`size` bytes, copied). c must be
+ *  a component this build registered: again (a reload: the defaults are
+ *  kept for the migration) or first (nothing to migrate: only the size is
+ *  checked), so a build may always make the call.
+ *  Thread: driver, inside the build. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (value NULL, c not registered by this build),
+ *  SIZE_MISMATCH (size is not the declared size), WRONG_PHASE (not in a
+ *  module's build), ALREADY_EXISTS (given twice), OUT_OF_MEMORY. */
+WEFT_API weft_status weft_component_migration_defaults(weft_world *world, weft_component c,
+                                                       const void *value, size_t size);
 
 /** Describes message type `type` (same rules as weft_component_describe).
  *  Thread: driver. Errors: as weft_component_describe, NOT_FOUND (no such
@@ -3378,21 +3407,31 @@ WEFT_API const void *weft_instance_map_get(const weft_instance_map *map, weft_en
  * statistics, sets, orderings and conditions) and only its fn, user and
  * local init/fini change; new names are new systems; the module's systems
  * the new build no longer adds are removed (their local's fini runs with
- * the old code), and the old copy is unloaded. When anything fails the
- * new copy is unloaded, the systems it added are removed again and the
+ * the old code), and the old copy is unloaded. Components a build of the
+ * module registered first are the module's own: registered again by a
+ * later build they keep their id, get the new lifecycle hooks and, when
+ * their layout changed, every value is migrated through the old and new
+ * type descriptions (fields matched by name, new ones from
+ * weft_component_migration_defaults or zero, removed ones dropped,
+ * widening numeric conversions; anything else refused naming the
+ * component and field).
+ * When anything fails the new copy is unloaded, everything the build did
+ * (systems, orderings, labels, schedules, components) is undone and the
  * module keeps running its old code.
  *
  * Each successful reload writes a weft_module_reloaded message (type
  * weft_module_reloaded_message) and inserts the resource
  * weft_module_reloads_resource, so its changed tick marks the reload.
  *
- * Not tracked yet: observers, user run conditions and components with
- * type or lifecycle hooks are refused (UNSUPPORTED) while a module's build
- * runs, since a reload would leave them pointing into an unloaded copy;
- * message drop functions and code pointers handed over later, from a
- * running system, are not checked and must not come from a module. A system's
- * queries and declared access are those of its first build: a reload that
- * changes them keeps the old declaration. See docs/hot-reload.md.
+ * A rebound system whose queries or access changed gets the new
+ * declaration (its schedule rebuilt). Observers the build creates are
+ * rebound by (event, component, rank), named user run conditions by name;
+ * those a new build no longer creates are removed. Observers of one
+ * entity, unnamed user conditions and components with type hooks are
+ * refused (UNSUPPORTED) while a module's build runs; message drop
+ * functions and code pointers handed over later, from a running system,
+ * are not checked and must not come from a module. See
+ * docs/hot-reload.md.
  *
  * Threads: every weft_module_* call on the driver thread of the app's world. */
 

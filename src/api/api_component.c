@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "internal.h"
+#include "module/module.h"
 
 #include <string.h>
 
@@ -29,13 +30,12 @@ WEFT_API weft_component weft_component_register(weft_world *world,
         return 0;
     }
     if (world->module_build &&
-        (desc->hooks.ctor || desc->hooks.dtor || desc->hooks.move || desc->hooks.copy ||
-         desc->lifecycle.on_add || desc->lifecycle.on_insert || desc->lifecycle.on_replace ||
-         desc->lifecycle.on_remove || desc->lifecycle.on_despawn)) {
+        (desc->hooks.ctor || desc->hooks.dtor || desc->hooks.move || desc->hooks.copy)) {
         wf_error(world, WEFT_ERR_UNSUPPORTED,
-                 "weft_component_register: component '%s' with hooks registered from a "
-                 "reloadable module's build; hooks are not rebound by a reload, so register "
-                 "it in the host", desc->name ? desc->name : "");
+                 "weft_component_register: component '%s' with type hooks (ctor, dtor, move, "
+                 "copy) registered from a reloadable module's build; its values outlive the "
+                 "module's code, so register it in the host (lifecycle hooks are fine)",
+                 desc->name ? desc->name : "");
         return 0;
     }
     if (!desc->name || !desc->name[0]) {
@@ -72,6 +72,14 @@ WEFT_API weft_component weft_component_register(weft_world *world,
                  "component '%s': size %zu is not a multiple of its alignment %zu", name,
                  desc->size, align);
         return 0;
+    }
+    weft_component again;
+    if (world->module_build &&
+        wf_module_redeclare(world, desc, (uint32_t)desc->size, (uint32_t)align,
+                            desc->storage == WEFT_STORAGE_SPARSE ? WEFT_STORAGE_SPARSE
+                                                                 : WEFT_STORAGE_TABLE,
+                            &again)) {
+        return again; /* a module's component, declared again by its reload */
     }
     if (wf_registry_lookup(&world->registry, name)) {
         wf_error(world, WEFT_ERR_ALREADY_EXISTS,

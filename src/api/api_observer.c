@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "internal.h"
+#include "module/module.h"
 
 WEFT_API weft_event weft_event_register(weft_world *world, const weft_event_desc *desc)
 {
@@ -37,12 +38,6 @@ WEFT_API weft_observer *weft_observer_create(weft_world *world,
     if (wf_world_refuse_shared(world, "weft_observer_create")) {
         return NULL;
     }
-    if (world->module_build) {
-        wf_error(world, WEFT_ERR_UNSUPPORTED,
-                 "weft_observer_create: called from a reloadable module's build; observers "
-                 "are not rebound by a reload, so keep them in the host");
-        return NULL;
-    }
     if (!desc || desc->_start_canary || desc->_end_canary || !desc->fn) {
         wf_error(world, WEFT_ERR_INVALID_ARG,
                  "weft_observer_create: desc is NULL, has a canary set, or no fn");
@@ -72,6 +67,19 @@ WEFT_API weft_observer *weft_observer_create(weft_world *world,
             return NULL;
         }
     }
+    if (world->module_build) {
+        if (desc->entity) {
+            wf_error(world, WEFT_ERR_UNSUPPORTED,
+                     "weft_observer_create: an observer of one entity from a reloadable "
+                     "module's build (it would go with its entity, behind the module's "
+                     "back); observe every target, or create it in the host");
+            return NULL;
+        }
+        weft_observer *again;
+        if (wf_module_observer(world, desc, &again)) {
+            return again; /* the module's observer, rebound when the reload commits */
+        }
+    }
     weft_observer *o = wf_calloc(&world->alloc, sizeof *o, _Alignof(weft_observer));
     if (!o) {
         wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating an observer");
@@ -94,6 +102,12 @@ WEFT_API weft_observer *weft_observer_create(weft_world *world,
     }
     if (o->entity) {
         world->targeted_observers++;
+    }
+    if (world->module_build && !wf_module_observer_added(world, o)) {
+        o->free_user = NULL; /* not created: the caller keeps its user */
+        wf_events_kill(&world->events, o);
+        wf_events_sweep(&world->events, &world->alloc);
+        return NULL;
     }
     return o;
 }

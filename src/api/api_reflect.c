@@ -4,6 +4,7 @@
  * Armor (world handle, ids, phase), then one call into src/reflect/.
  */
 #include "internal.h"
+#include "module/module.h"
 #include "reflect/reflect.h"
 #include "schedule/schedule.h"
 #include "world/messages.h"
@@ -32,6 +33,10 @@ WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c
                         "kept by weft",
                         ti->name);
     }
+    weft_status again;
+    if (world->module_build && wf_module_describe(world, c, desc, &again)) {
+        return again; /* a module's component declared again: for the commit */
+    }
     if (wf_reflect_component(world, c)) {
         return wf_error(world, WEFT_ERR_ALREADY_EXISTS, "component '%s' is already described",
                         ti->name);
@@ -46,6 +51,24 @@ WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c
                         ti->name);
     }
     return WEFT_OK;
+}
+
+WEFT_API weft_status weft_component_migration_defaults(weft_world *world, weft_component c,
+                                                       const void *value, size_t size)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!value) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG,
+                        "weft_component_migration_defaults: value is NULL");
+    }
+    if (!world->module_build) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_component_migration_defaults: only inside a reloadable "
+                        "module's build");
+    }
+    return wf_module_defaults(world, c, value, size);
 }
 
 WEFT_API weft_status weft_message_describe(weft_world *world, weft_message_type type,

@@ -2,6 +2,7 @@
  * diagnostics and executor choice.
  * SPDX-License-Identifier: MIT
  */
+#include "module/module.h"
 #include "schedule/schedule.h"
 
 #include <string.h>
@@ -351,16 +352,14 @@ WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
         return NULL;
     }
     weft_world *w = schedule->world;
-    if (w->module_build) {
-        wf_error(w, WEFT_ERR_UNSUPPORTED,
-                 "weft_condition_create: called from a reloadable module's build; user run "
-                 "conditions are not rebound by a reload, so keep them in the host");
-        return NULL;
-    }
     if (!desc || desc->_start_canary || desc->_end_canary || !desc->fn) {
         wf_error(w, WEFT_ERR_INVALID_ARG,
                  "weft_condition_create: desc NULL, canary not 0 or fn missing");
         return NULL;
+    }
+    weft_condition *again;
+    if (w->module_build && wf_module_condition(w, schedule, desc, &again)) {
+        return again; /* the module's condition, rebound when the reload commits */
     }
     wf_system *sys = wf_system_create(schedule->world, schedule, NULL, desc);
     if (!sys) {
@@ -372,6 +371,10 @@ WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,
         return NULL;
     }
     c->sys = sys;
+    if (w->module_build && !wf_module_condition_added(w, c)) {
+        c->sys->cond_fn = NULL; /* stays in the schedule's list, never attached */
+        return NULL;
+    }
     return c;
 }
 
@@ -504,11 +507,18 @@ WEFT_API weft_status weft_schedule_add_condition(weft_schedule *schedule, weft_n
                         "weft_schedule_add_condition: node 0x%x is not in schedule "
                         "'%s'", node, schedule->name);
     }
+    wf_conds *list = (node & WEFT_NODE_SET) ? &schedule->sets[(node & ~WEFT_NODE_SET) - 1].conds
+                                            : &schedule->nodes[node - 1].conds;
+    if (w->module_build && cond && cond->attached) {
+        for (uint32_t i = 0; i < list->n; i++) {
+            if (list->v[i] == cond) {
+                return WEFT_OK; /* a reloaded module declares it again */
+            }
+        }
+    }
     if (!cond_take(schedule, cond, "weft_schedule_add_condition")) {
         return weft_last_status(w);
     }
-    wf_conds *list = (node & WEFT_NODE_SET) ? &schedule->sets[(node & ~WEFT_NODE_SET) - 1].conds
-                                            : &schedule->nodes[node - 1].conds;
     if (!wf_conds_push(w, list, cond)) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory attaching a condition");
     }

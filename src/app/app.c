@@ -209,6 +209,19 @@ weft_status wf_app_insert(weft_app *a, const char *label, const char *anchor,
     return WEFT_OK;
 }
 
+void wf_app_restore_labels(weft_app *a, const wf_app_label *saved, uint32_t n, uint32_t seq)
+{
+    if (n > a->nlabels) {
+        return; /* labels are never removed otherwise: nothing to restore */
+    }
+    if (n > 0) {
+        memcpy(a->labels, saved, (size_t)n * sizeof *a->labels);
+    }
+    a->nlabels = n;
+    a->seq = seq;
+    reflatten(a);
+}
+
 /* ---- lifecycle ---- */
 
 weft_app *wf_app_create(weft_world *world, bool owns_world, double step, double max_delta,

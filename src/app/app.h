@@ -138,6 +138,10 @@ weft_schedule *wf_app_schedule(weft_app *a, const char *label, const char *fn);
 /* Places `label` (checked: not NULL or empty) relative to `anchor`. */
 weft_status wf_app_insert(weft_app *a, const char *label, const char *anchor,
                           weft_app_place place);
+/* Puts the labels back as `saved` (the first n labels and the placement
+ * counter taken earlier): labels added since are dropped (their schedules
+ * are the caller's to free), moved ones go back. Never fails. */
+void wf_app_restore_labels(weft_app *a, const wf_app_label *saved, uint32_t n, uint32_t seq);
 /* The order a label runs in (that of its root built-in label). */
 uint8_t wf_app_label_order(const weft_app *a, uint32_t idx);
 /* One update (see weft_app_update); dt checked. */

@@ -3,7 +3,11 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include "module/migrate.h"
 #include "module/module.h"
+#include "query/query.h"
+#include "storage/sparse_set.h"
+#include "world/lifecycle.h"
 #include "world/messages.h"
 #include "world/resource.h"
 
@@ -238,6 +242,8 @@ typedef struct mod_rebind {
     void *user;
     void (*init)(void *local, void *user);
     void (*fini)(void *local, void *user);
+    wf_system *decl;           /* the new declaration when it differs (its
+                                  queries compiled), else NULL */
 } mod_rebind;
 
 /* A schedule's declaration counts before a build: pairs are only ever
@@ -245,11 +251,61 @@ typedef struct mod_rebind {
 typedef struct mod_mark {
     weft_schedule *sched;
     uint32_t nmembers, nedges, namb_ok;
+    uint32_t nnodes, nsets;
+    uint32_t *conds;           /* [nnodes + nsets] conditions of each node
+                                  and set (lists only grow in a build) */
 } mod_mark;
+
+/* A user condition of the module the build created again. */
+typedef struct mod_cond_rebind {
+    weft_condition *c;
+    weft_condition_fn fn;
+    void *user;
+    wf_system *decl;           /* the new declaration when it differs */
+} mod_cond_rebind;
+
+/* An observer of the module the build created again: its new code. */
+typedef struct mod_obs_rebind {
+    weft_observer *o;
+    weft_observer_fn fn;
+    void *user;
+    void (*free_user)(void *user);
+} mod_obs_rebind;
+
+/* A component the module registered before, registered again by the
+ * build: its new declaration, applied by the commit. */
+enum { MOD_KEEP = 0, MOD_DESCRIBE = 1, MOD_MIGRATE = 2 };
+
+typedef struct mod_redecl {
+    weft_component id;
+    bool adopt;                /* an unloaded module's: this one takes it */
+    uint32_t size, align;
+    weft_lifecycle_hooks lifecycle;
+    wf_rdesc *rd;              /* the new description (owned until installed) */
+    uint8_t *defaults;         /* [size] from the new description, or NULL */
+    wf_mig_plan plan;          /* MOD_MIGRATE */
+    uint8_t action;
+} mod_redecl;
 
 typedef struct mod_stage {
     mod_mark *marks;
     uint32_t nmarks;
+    uint32_t nsched;           /* schedules marked (nmarks may be 1 for 0) */
+    mod_redecl *redecls;
+    uint32_t nredecls, cap_redecls;
+    uint32_t reg0, reg1;       /* component count before and after the build */
+    wf_app_label *labels0;     /* the app's labels before the build */
+    uint32_t nlabels0, cap_labels0, seq0;
+    bool build_failed;         /* the failure is the build's own */
+    bool ran;                  /* the build ran (every mark was taken) */
+    mod_obs_rebind *obs_rebinds;
+    uint32_t nobs_rebinds, cap_obs_rebinds;
+    mod_cond_rebind *cond_rebinds;
+    uint32_t ncond_rebinds, cap_cond_rebinds;
+    weft_condition **conds_added;
+    uint32_t nconds_added, cap_conds_added;
+    weft_observer **obs_added;
+    uint32_t nobs_added, cap_obs_added;
     weft_module *m;
     const char *fn;
     wf_mod_sys *added;
@@ -315,12 +371,25 @@ static weft_node stage_add(void *ctx, weft_schedule *s, const weft_system_desc *
             return stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
                                           "%s: out of memory", g->fn));
         }
+        /* the new declaration, compiled (and so checked) now; kept only
+         * when it differs from the running one (no local: it is kept) */
+        weft_system_desc nd = *desc;
+        memset(&nd.local, 0, sizeof nd.local);
+        wf_system *decl = wf_system_create(w, s, &nd, NULL);
+        if (!decl) {
+            return stage_fail(g, wf_error_last(w));
+        }
+        if (wf_system_same_decl(sys, decl)) {
+            wf_system_destroy(w, decl);
+            decl = NULL;
+        }
         mod_rebind *r = &g->rebinds[g->nrebinds++];
         r->sys = sys;
         r->fn = desc->fn;
         r->user = desc->user;
         r->init = desc->local.init;
         r->fini = desc->local.fini;
+        r->decl = decl;
         return sys->node;
     }
     if (!wf_grow(&w->alloc, (void **)&g->added, &g->cap_added, (uint64_t)g->nadded + 1,
@@ -348,19 +417,109 @@ static void remove_sys(weft_schedule *s, wf_system *sys)
 
 static void stage_free(weft_world *w, mod_stage *g)
 {
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        mod_redecl *r = &g->redecls[i];
+        wf_rdesc_free(w, r->rd);
+        if (r->defaults) {
+            wf_free(&w->alloc, r->defaults, r->size ? r->size : 1, 1);
+        }
+        wf_mig_free(w, &r->plan);
+    }
+    if (g->redecls) {
+        wf_free(&w->alloc, g->redecls, g->cap_redecls * sizeof *g->redecls, MOD_ALIGN);
+    }
+    if (g->labels0) {
+        wf_free(&w->alloc, g->labels0, g->cap_labels0 * sizeof *g->labels0, MOD_ALIGN);
+    }
+    if (g->obs_rebinds) {
+        wf_free(&w->alloc, g->obs_rebinds, g->cap_obs_rebinds * sizeof *g->obs_rebinds,
+                MOD_ALIGN);
+    }
+    if (g->obs_added) {
+        wf_free(&w->alloc, g->obs_added, g->cap_obs_added * sizeof *g->obs_added, MOD_ALIGN);
+    }
+    for (uint32_t i = 0; i < g->ncond_rebinds; i++) {
+        wf_system_destroy(w, g->cond_rebinds[i].decl);
+    }
+    if (g->cond_rebinds) {
+        wf_free(&w->alloc, g->cond_rebinds, g->cap_cond_rebinds * sizeof *g->cond_rebinds,
+                MOD_ALIGN);
+    }
+    if (g->conds_added) {
+        wf_free(&w->alloc, g->conds_added, g->cap_conds_added * sizeof *g->conds_added,
+                MOD_ALIGN);
+    }
+    for (uint32_t i = 0; g->marks && i < g->nsched; i++) {
+        mod_mark *k = &g->marks[i];
+        if (k->conds) {
+            wf_free(&w->alloc, k->conds, (k->nnodes + k->nsets) * sizeof *k->conds, MOD_ALIGN);
+        }
+    }
     if (g->marks) {
         wf_free(&w->alloc, g->marks, g->nmarks * sizeof *g->marks, MOD_ALIGN);
     }
     if (g->added) {
         wf_free(&w->alloc, g->added, g->cap_added * sizeof *g->added, MOD_ALIGN);
     }
+    for (uint32_t i = 0; i < g->nrebinds; i++) {
+        wf_system_destroy(w, g->rebinds[i].decl);
+    }
     if (g->rebinds) {
         wf_free(&w->alloc, g->rebinds, g->cap_rebinds * sizeof *g->rebinds, MOD_ALIGN);
     }
 }
 
-/* Runs def's build with the add hook set; on failure removes what it added
- * (newest first) and returns the error, the message naming the module. */
+/* Is component id still referenced by something a failed build may have
+ * left (a query, another component's requirement)? Then it stays. */
+static bool comp_referenced(const weft_world *w, weft_component id)
+{
+    for (const weft_query *q = w->queries; q; q = q->next) {
+        for (uint32_t t = 0; t < q->term_count; t++) {
+            if (q->terms[t].id == id) {
+                return true;
+            }
+        }
+    }
+    for (uint32_t c = 1; c <= w->registry.count; c++) {
+        const wf_type_info *ti = w->registry.infos[c];
+        for (uint32_t k = 0; k < ti->req_count; k++) {
+            if (ti->reqs[k].id == id) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Unregisters the components registered since `reg0`, newest first, as
+ * long as nothing uses them: no archetype holds one (archetypes are never
+ * deleted), no query or requirement names one. */
+static void pop_components(weft_world *w, uint32_t reg0)
+{
+    while (w->registry.count > reg0) {
+        weft_component id = w->registry.count;
+        wf_type_info *ti = w->registry.infos[id];
+        if (ti->arch_count || ti->req_count || ti->removed_stream || ti->rel_targets ||
+            ti->rel_source || comp_referenced(w, id)) {
+            return;
+        }
+        wf_resource_remove(w, ti);
+        wf_sparse_destroy(ti->sparse, &w->alloc);
+        ti->sparse = NULL;
+        if (w->reflect && id < w->reflect->comp_cap && w->reflect->comps[id]) {
+            wf_rdesc_free(w, w->reflect->comps[id]);
+            w->reflect->comps[id] = NULL;
+        }
+        if (ti->archs) {
+            wf_free(&w->alloc, ti->archs, ti->arch_cap * sizeof *ti->archs, _Alignof(uint32_t));
+            ti->archs = NULL;
+        }
+        wf_registry_pop(&w->registry, &w->alloc);
+    }
+}
+
+/* Runs def's build with the add hook set and records what the build did
+ * besides systems (components, labels). Undo with stage_undo. */
 static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def *def)
 {
     weft_world *w = a->world;
@@ -372,51 +531,718 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     for (weft_schedule *s = sw->schedules; s; s = s->next) {
         ns++;
     }
-    g->marks = wf_alloc(&w->alloc, (ns ? ns : 1) * sizeof *g->marks, MOD_ALIGN);
-    if (!g->marks) {
+    g->marks = wf_calloc(&w->alloc, (ns ? ns : 1) * sizeof *g->marks, MOD_ALIGN);
+    g->nmarks = g->marks ? (ns ? ns : 1) : 0;
+    g->labels0 = wf_alloc(&w->alloc, (a->nlabels ? a->nlabels : 1) * sizeof *g->labels0,
+                          MOD_ALIGN);
+    g->cap_labels0 = g->labels0 ? (a->nlabels ? a->nlabels : 1) : 0;
+    if (!g->marks || !g->labels0) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
     }
-    g->nmarks = ns ? ns : 1;
+    g->nsched = ns;
     uint32_t k = 0;
     for (weft_schedule *s = sw->schedules; s; s = s->next, k++) {
-        g->marks[k].sched = s;
-        g->marks[k].nmembers = s->nmembers;
-        g->marks[k].nedges = s->nedges;
-        g->marks[k].namb_ok = s->namb_ok;
+        mod_mark *mk = &g->marks[k];
+        memset(mk, 0, sizeof *mk);
+        mk->sched = s;
+        mk->nmembers = s->nmembers;
+        mk->nedges = s->nedges;
+        mk->namb_ok = s->namb_ok;
+        if (s->nnodes + s->nsets > 0) {
+            mk->conds = wf_alloc(&w->alloc, (s->nnodes + s->nsets) * sizeof *mk->conds,
+                                 MOD_ALIGN);
+            if (!mk->conds) {
+                g->nsched = k; /* the marks taken so far are freed */
+                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
+            }
+            mk->nnodes = s->nnodes;
+            mk->nsets = s->nsets;
+            for (uint32_t n = 0; n < s->nnodes; n++) {
+                mk->conds[n] = s->nodes[n].conds.n;
+            }
+            for (uint32_t n = 0; n < s->nsets; n++) {
+                mk->conds[s->nnodes + n] = s->sets[n].conds.n;
+            }
+        }
     }
+    if (a->nlabels) {
+        memcpy(g->labels0, a->labels, a->nlabels * sizeof *g->labels0);
+    }
+    g->nlabels0 = a->nlabels;
+    g->seq0 = a->seq;
+    g->reg0 = w->registry.count;
+    g->ran = true;
     sw->add_hook = stage_add;
     sw->add_hook_ctx = g;
     a->in_callback = true;
     w->module_build = true;
+    w->module_stage = g;
     weft_status st = def->build(a, def->user);
+    w->module_stage = NULL;
     w->module_build = false;
     a->in_callback = false;
     sw->add_hook = NULL;
     sw->add_hook_ctx = NULL;
+    g->reg1 = w->registry.count;
     if (st == WEFT_OK && g->fail != WEFT_OK) {
         st = g->fail; /* the build went on after a refused system */
     }
-    if (st != WEFT_OK) {
-        char why[WF_ERROR_LEN];
-        snprintf(why, sizeof why, "%s", w->last_status != WEFT_OK ? w->last_error : "");
-        for (uint32_t i = 0; i < ns; i++) {
-            weft_schedule *s = g->marks[i].sched;
-            if (s->nmembers > g->marks[i].nmembers || s->nedges > g->marks[i].nedges ||
-                s->namb_ok > g->marks[i].namb_ok) {
-                s->nmembers = g->marks[i].nmembers;
-                s->nedges = g->marks[i].nedges;
-                s->namb_ok = g->marks[i].namb_ok;
+    g->build_failed = st != WEFT_OK;
+    return st;
+}
+
+static bool marked(const mod_stage *g, const weft_schedule *s)
+{
+    for (uint32_t i = 0; i < g->nsched; i++) {
+        if (g->marks[i].sched == s) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Undoes everything the build did (newest first): its orderings and set
+ * memberships, its new systems, the schedules and labels it created or
+ * moved, the components it registered. A failure of the build itself
+ * gets a message naming the module; a later refusal keeps its own. */
+static weft_status stage_undo(weft_app *a, mod_stage *g, weft_status st)
+{
+    weft_world *w = a->world;
+    char why[WF_ERROR_LEN];
+    snprintf(why, sizeof why, "%s", w->last_status != WEFT_OK ? w->last_error : "");
+    if (!g->ran) {
+        return st; /* refused before the build ran: nothing to undo */
+    }
+    for (uint32_t i = 0; i < g->nsched; i++) {
+        weft_schedule *s = g->marks[i].sched;
+        if (s->nmembers > g->marks[i].nmembers || s->nedges > g->marks[i].nedges ||
+            s->namb_ok > g->marks[i].namb_ok) {
+            s->nmembers = g->marks[i].nmembers;
+            s->nedges = g->marks[i].nedges;
+            s->namb_ok = g->marks[i].namb_ok;
+            s->dirty = true;
+        }
+    }
+    for (uint32_t i = 0; i < g->nsched; i++) {
+        const mod_mark *mk = &g->marks[i];
+        weft_schedule *s = mk->sched;
+        for (uint32_t n = 0; n < mk->nnodes + mk->nsets; n++) {
+            wf_conds *l = n < mk->nnodes ? &s->nodes[n].conds : &s->sets[n - mk->nnodes].conds;
+            while (l->n > mk->conds[n]) {
+                l->v[--l->n]->attached = false;
                 s->dirty = true;
             }
         }
-        for (uint32_t i = g->nadded; i-- > 0;) {
-            remove_sys(g->added[i].sched, g->added[i].sys);
+    }
+    for (uint32_t i = 0; i < g->nconds_added; i++) {
+        /* stays in its schedule's list, detached, with no code */
+        g->conds_added[i]->attached = false;
+        g->conds_added[i]->sys->cond_fn = NULL;
+    }
+    g->nconds_added = 0;
+    for (uint32_t i = g->nadded; i-- > 0;) {
+        remove_sys(g->added[i].sched, g->added[i].sys);
+    }
+    g->nadded = 0;
+    if (g->labels0) {
+        wf_app_restore_labels(a, g->labels0, g->nlabels0, g->seq0);
+    }
+    wf_sys_world *sw = w->sys;
+    for (weft_schedule **pp = sw ? &sw->schedules : NULL; pp && *pp;) {
+        weft_schedule *s = *pp;
+        if (g->marks && !marked(g, s)) {
+            *pp = s->next; /* created by the build */
+            wf_schedule_free(w, s);
+        } else {
+            pp = &s->next;
         }
-        g->nadded = 0;
-        wf_error(w, st, "%s: the build of module '%s' failed (%s)%s%s; nothing changed",
-                 g->fn, g->m->name, wf_status_name(st), why[0] ? ": " : "", why);
+    }
+    for (uint32_t i = 0; i < g->nobs_added; i++) {
+        wf_events_kill(&w->events, g->obs_added[i]);
+    }
+    g->nobs_added = 0;
+    wf_events_sweep(&w->events, &w->alloc);
+    pop_components(w, g->reg0);
+    if (g->build_failed) {
+        wf_error(w, st, "%s: the build of module '%s' failed (%s)%s%s; nothing changed", g->fn,
+                 g->m->name, wf_status_name(st), why[0] ? ": " : "", why);
+    } else {
+        wf_error(w, st, "%s", why);
     }
     return st;
+}
+
+/* ---- components a build registers again ---- */
+
+static bool module_owns(const weft_module *m, weft_component id)
+{
+    for (uint32_t i = 0; i < m->ncomps; i++) {
+        if (m->comps[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool orphaned(const weft_app *a, weft_component id)
+{
+    const wf_modules *ms = a->modules;
+    for (uint32_t i = 0; ms && i < ms->norphans; i++) {
+        if (ms->orphans[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static mod_redecl *find_redecl(mod_stage *g, weft_component id)
+{
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        if (g->redecls[i].id == id) {
+            return &g->redecls[i];
+        }
+    }
+    return NULL;
+}
+
+bool wf_module_redeclare(weft_world *w, const weft_component_desc *desc, uint32_t size,
+                         uint32_t align, weft_storage storage, weft_component *out)
+{
+    mod_stage *g = w->module_stage;
+    weft_component id = g ? wf_registry_lookup(&w->registry, desc->name) : 0;
+    bool adopt = id && !module_owns(g->m, id) && orphaned(g->m->app, id);
+    if (!id || (!adopt && !module_owns(g->m, id))) {
+        return false;
+    }
+    const wf_type_info *ti = wf_registry_get(&w->registry, id);
+    weft_module *m = g->m;
+    *out = 0;
+    if (find_redecl(g, id)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: module '%s' registers "
+                               "component '%s' twice", g->fn, m->name, ti->name));
+        return true;
+    }
+    const char *what = NULL;
+    if (storage != ti->storage) {
+        what = "its storage";
+    } else if (desc->flags != ti->flags) {
+        what = "its flags";
+    } else if ((size == 0) != (ti->size == 0)) {
+        what = "between a tag and a value";
+    }
+    if (what) {
+        stage_fail(g, wf_error(w, WEFT_ERR_UNSUPPORTED, "%s: module '%s' changes %s of "
+                               "component '%s'; only its layout (through type descriptions) "
+                               "and its hooks can change across a reload", g->fn, m->name,
+                               what, ti->name));
+        return true;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->redecls, &g->cap_redecls, (uint64_t)g->nredecls + 1,
+                 sizeof *g->redecls, MOD_ALIGN)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return true;
+    }
+    mod_redecl *r = &g->redecls[g->nredecls++];
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    r->adopt = adopt;
+    r->size = size;
+    r->align = align;
+    r->lifecycle = desc->lifecycle;
+    *out = id;
+    return true;
+}
+
+bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *desc,
+                        weft_status *out)
+{
+    mod_stage *g = w->module_stage;
+    mod_redecl *r = g ? find_redecl(g, c) : NULL;
+    if (!r) {
+        return false;
+    }
+    const wf_type_info *ti = wf_registry_get(&w->registry, c);
+    if (r->rd) {
+        *out = wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: module '%s' describes component "
+                        "'%s' twice", g->fn, g->m->name, ti->name);
+        stage_fail(g, *out);
+        return true;
+    }
+    weft_status st = WEFT_OK;
+    wf_rdesc *d = wf_rdesc_compile(w, desc, r->size, r->align, ti->name, &st);
+    if (!d) {
+        stage_fail(g, st);
+        *out = st;
+        return true;
+    }
+    r->rd = d;
+    *out = WEFT_OK;
+    return true;
+}
+
+/* Drops from m->obs the observers the host destroyed meanwhile. */
+static void prune_observers(weft_module *m)
+{
+    weft_world *w = m->app->world;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nobs; i++) {
+        bool alive = false;
+        for (const weft_observer *o = w->events.all; o && !alive; o = o->next) {
+            alive = o == m->obs[i] && !o->dead;
+        }
+        if (alive) {
+            m->obs[n++] = m->obs[i];
+        }
+    }
+    m->nobs = n;
+}
+
+static bool obs_rebound(const mod_stage *g, const weft_observer *o)
+{
+    for (uint32_t i = 0; i < g->nobs_rebinds; i++) {
+        if (g->obs_rebinds[i].o == o) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool wf_module_observer(weft_world *w, const weft_observer_desc *desc, weft_observer **out)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return false;
+    }
+    weft_module *m = g->m;
+    for (uint32_t i = 0; i < m->nobs; i++) {
+        weft_observer *o = m->obs[i];
+        bool lifecycle = desc->event >= WEFT_EVENT_ADD && desc->event <= WEFT_EVENT_DESPAWN;
+        if (o->event != desc->event || o->component != (lifecycle ? desc->component : 0) ||
+            obs_rebound(g, o)) {
+            continue;
+        }
+        if (!wf_grow(&w->alloc, (void **)&g->obs_rebinds, &g->cap_obs_rebinds,
+                     (uint64_t)g->nobs_rebinds + 1, sizeof *g->obs_rebinds, MOD_ALIGN)) {
+            stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+            *out = NULL;
+            return true;
+        }
+        mod_obs_rebind *r = &g->obs_rebinds[g->nobs_rebinds++];
+        r->o = o;
+        r->fn = desc->fn;
+        r->user = desc->user;
+        r->free_user = desc->free_user;
+        *out = o;
+        return true;
+    }
+    return false;
+}
+
+bool wf_module_observer_added(weft_world *w, weft_observer *o)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return true;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->obs_added, &g->cap_obs_added,
+                 (uint64_t)g->nobs_added + 1, sizeof *g->obs_added, MOD_ALIGN)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return false;
+    }
+    g->obs_added[g->nobs_added++] = o;
+    return true;
+}
+
+static bool cond_rebound(const mod_stage *g, const weft_condition *c)
+{
+    for (uint32_t i = 0; i < g->ncond_rebinds; i++) {
+        if (g->cond_rebinds[i].c == c) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool wf_module_condition(weft_world *w, weft_schedule *s, const weft_condition_desc *desc,
+                         weft_condition **out)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return false;
+    }
+    weft_module *m = g->m;
+    *out = NULL;
+    if (!desc->name || !desc->name[0]) {
+        stage_fail(g, wf_error(w, WEFT_ERR_UNSUPPORTED, "weft_condition_create: module '%s' "
+                               "creates a user condition without a name; a reload rebinds "
+                               "conditions by name, so name it", m->name));
+        return true;
+    }
+    for (uint32_t i = 0; i < m->nconds; i++) {
+        weft_condition *c = m->conds[i];
+        if (c->sched != s || !c->sys->name || strcmp(c->sys->name, desc->name) != 0) {
+            continue;
+        }
+        if (cond_rebound(g, c)) {
+            break; /* twice in one build */
+        }
+        weft_condition_desc nd = *desc;
+        wf_system *decl = wf_system_create(w, s, NULL, &nd);
+        if (!decl) {
+            stage_fail(g, wf_error_last(w));
+            return true;
+        }
+        if (wf_system_same_decl(c->sys, decl)) {
+            wf_system_destroy(w, decl);
+            decl = NULL;
+        }
+        if (!wf_grow(&w->alloc, (void **)&g->cond_rebinds, &g->cap_cond_rebinds,
+                     (uint64_t)g->ncond_rebinds + 1, sizeof *g->cond_rebinds, MOD_ALIGN)) {
+            wf_system_destroy(w, decl);
+            stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+            return true;
+        }
+        mod_cond_rebind *r = &g->cond_rebinds[g->ncond_rebinds++];
+        r->c = c;
+        r->fn = desc->fn;
+        r->user = desc->user;
+        r->decl = decl;
+        *out = c;
+        return true;
+    }
+    for (uint32_t i = 0; i < g->nconds_added; i++) {
+        weft_condition *c = g->conds_added[i];
+        if (c->sched == s && strcmp(c->sys->name, desc->name) == 0) {
+            stage_fail(g, wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: module '%s' creates the "
+                                   "condition '%s' twice in schedule '%s'", g->fn, m->name,
+                                   desc->name, s->name));
+            return true;
+        }
+    }
+    for (uint32_t i = 0; i < g->ncond_rebinds; i++) {
+        weft_condition *c = g->cond_rebinds[i].c;
+        if (c->sched == s && strcmp(c->sys->name, desc->name) == 0) {
+            stage_fail(g, wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: module '%s' creates the "
+                                   "condition '%s' twice in schedule '%s'", g->fn, m->name,
+                                   desc->name, s->name));
+            return true;
+        }
+    }
+    return false;
+}
+
+bool wf_module_condition_added(weft_world *w, weft_condition *c)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return true;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->conds_added, &g->cap_conds_added,
+                 (uint64_t)g->nconds_added + 1, sizeof *g->conds_added, MOD_ALIGN)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return false;
+    }
+    g->conds_added[g->nconds_added++] = c;
+    return true;
+}
+
+/* Is condition c an operand of a combinator of its schedule? */
+static const weft_condition *cond_user_of(const weft_condition *c)
+{
+    for (const weft_condition *k = c->sched->conds; k; k = k->next) {
+        if (k->a == c || k->b == c) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
+/* Refuses a reload that drops a condition of the module still used by a
+ * combinator (the combinator would run code about to be unloaded). */
+static weft_status check_conditions(weft_world *w, const weft_module *m, const mod_stage *g)
+{
+    for (uint32_t i = 0; i < m->nconds; i++) {
+        const weft_condition *c = m->conds[i];
+        if (!cond_rebound(g, c) && cond_user_of(c)) {
+            return wf_error(w, WEFT_ERR_UNSUPPORTED, "%s: module '%s' no longer creates the "
+                            "condition '%s', which a combined condition still uses; nothing "
+                            "changed", g->fn, m->name, c->sys->name);
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Takes condition c off every node and set of its schedule. */
+static void cond_detach(weft_condition *c)
+{
+    weft_schedule *s = c->sched;
+    for (uint32_t n = 0; n < s->nnodes + s->nsets; n++) {
+        wf_conds *l = n < s->nnodes ? &s->nodes[n].conds : &s->sets[n - s->nnodes].conds;
+        for (uint32_t k = 0; k < l->n;) {
+            if (l->v[k] == c) {
+                memmove(&l->v[k], &l->v[k + 1], (l->n - k - 1) * sizeof *l->v);
+                l->n--;
+                s->dirty = true;
+            } else {
+                k++;
+            }
+        }
+    }
+    c->attached = false;
+    c->sys->cond_fn = NULL;
+}
+
+static bool reserve_conds(weft_world *w, weft_module *m, const mod_stage *g)
+{
+    return wf_grow(&w->alloc, (void **)&m->conds, &m->cap_conds,
+                   (uint64_t)m->nconds + g->nconds_added + 1, sizeof *m->conds, MOD_ALIGN);
+}
+
+/* Rebinds the conditions the build created again, detaches the others
+ * (left in their schedule with no code), keeps the new ones. */
+static void commit_conditions(weft_module *m, mod_stage *g)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nconds; i++) {
+        weft_condition *c = m->conds[i];
+        mod_cond_rebind *r = NULL;
+        for (uint32_t k = 0; k < g->ncond_rebinds && !r; k++) {
+            r = g->cond_rebinds[k].c == c ? &g->cond_rebinds[k] : NULL;
+        }
+        if (!r) {
+            cond_detach(c);
+            continue;
+        }
+        c->sys->cond_fn = r->fn;
+        c->sys->user = r->user;
+        if (r->decl) {
+            wf_system_swap_decl(c->sys, r->decl);
+            wf_system_destroy(c->sched->world, r->decl);
+            r->decl = NULL;
+            c->sched->dirty = true;
+        }
+        m->conds[n++] = c;
+    }
+    for (uint32_t i = 0; i < g->nconds_added; i++) {
+        m->conds[n++] = g->conds_added[i];
+    }
+    m->nconds = n;
+    g->nconds_added = 0;
+}
+
+/* Room for the module's observers after the commit. */
+static bool reserve_obs(weft_world *w, weft_module *m, const mod_stage *g)
+{
+    return wf_grow(&w->alloc, (void **)&m->obs, &m->cap_obs,
+                   (uint64_t)m->nobs + g->nobs_added + 1, sizeof *m->obs, MOD_ALIGN);
+}
+
+/* Rebinds the observers the build created again, destroys the module's
+ * others (their free_user runs with the old code, still loaded), keeps
+ * the new ones. Cannot fail (room reserved). */
+static void commit_observers(weft_world *w, weft_module *m, mod_stage *g)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nobs; i++) {
+        weft_observer *o = m->obs[i];
+        const mod_obs_rebind *r = NULL;
+        for (uint32_t k = 0; k < g->nobs_rebinds && !r; k++) {
+            r = g->obs_rebinds[k].o == o ? &g->obs_rebinds[k] : NULL;
+        }
+        if (!r) {
+            wf_events_kill(&w->events, o);
+            continue;
+        }
+        if (o->free_user && o->user != r->user) {
+            o->free_user(o->user);
+        }
+        o->fn = r->fn;
+        o->user = r->user;
+        o->free_user = r->free_user;
+        m->obs[n++] = o;
+    }
+    for (uint32_t i = 0; i < g->nobs_added; i++) {
+        m->obs[n++] = g->obs_added[i];
+    }
+    m->nobs = n;
+    g->nobs_added = 0;
+    wf_events_sweep(&w->events, &w->alloc);
+}
+
+weft_status wf_module_defaults(weft_world *w, weft_component c, const void *value,
+                               size_t size)
+{
+    static const char fn[] = "weft_component_migration_defaults";
+    mod_stage *g = w->module_stage;
+    mod_redecl *r = g ? find_redecl(g, c) : NULL;
+    const wf_type_info *ti = wf_registry_get(&w->registry, c);
+    if (!r && g && ti && c > g->reg0) {
+        /* registered first by this build: nothing to migrate */
+        if (size != ti->size) {
+            return wf_error(w, WEFT_ERR_SIZE_MISMATCH, "%s: component '%s' has %u bytes, "
+                            "the defaults have %zu", fn, ti->name, ti->size, size);
+        }
+        return WEFT_OK;
+    }
+    if (!r) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: component id %u was not registered by "
+                        "this build of the module", fn, c);
+    }
+    if (size != r->size) {
+        return wf_error(w, WEFT_ERR_SIZE_MISMATCH, "%s: component '%s' is declared with %u "
+                        "bytes, the defaults have %zu", fn, ti->name, r->size, size);
+    }
+    if (r->defaults) {
+        return wf_error(w, WEFT_ERR_ALREADY_EXISTS, "%s: component '%s' has defaults already",
+                        fn, ti->name);
+    }
+    r->defaults = wf_alloc(&w->alloc, r->size ? r->size : 1, 1);
+    if (!r->defaults) {
+        weft_status st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        stage_fail(g, st);
+        return st;
+    }
+    memcpy(r->defaults, value, r->size);
+    return WEFT_OK;
+}
+
+/* Is component id required, with a default value, by another one? Such a
+ * default has the old layout. */
+static const char *required_with_value(const weft_world *w, weft_component id)
+{
+    for (uint32_t c = 1; c <= w->registry.count; c++) {
+        const wf_type_info *ti = w->registry.infos[c];
+        for (uint32_t k = 0; k < ti->req_count; k++) {
+            if (ti->reqs[k].id == id && ti->reqs[k].value) {
+                return ti->name;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Decides, for every component the build declared again, what the commit
+ * does with it, and allocates all it needs: nothing changes here. */
+static weft_status stage_layouts(weft_world *w, mod_stage *g)
+{
+    const char *fn = g->fn;
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        mod_redecl *r = &g->redecls[i];
+        const wf_type_info *ti = wf_registry_get(&w->registry, r->id);
+        const wf_rdesc *old = wf_reflect_component(w, r->id);
+        bool same = r->size == ti->size && r->align == ti->align;
+        if (!r->rd || !old) {
+            if (!same) {
+                return wf_error(w, WEFT_ERR_SIZE_MISMATCH,
+                                "%s: module '%s' changes the layout of component '%s' (%u to "
+                                "%u bytes, align %u to %u) without type descriptions of both "
+                                "layouts (weft_component_describe in every build); nothing "
+                                "changed", fn, g->m->name, ti->name, ti->size, r->size,
+                                ti->align, r->align);
+            }
+            r->action = r->rd ? MOD_DESCRIBE : MOD_KEEP;
+            if (r->rd && !wf_reflect_install(w, false, r->id, NULL)) {
+                return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+            }
+            continue;
+        }
+        const char *req = required_with_value(w, r->id);
+        const char *no = ti->rel_targets || ti->rel_source ? "it is part of a relationship"
+                         : !ti->trivial ? "it has type hooks"
+                         : req ? "another component requires it with a default value"
+                               : NULL;
+        if (no) {
+            return wf_error(w, WEFT_ERR_UNSUPPORTED, "%s: module '%s' changes the layout of "
+                            "component '%s', which cannot be migrated: %s%s%s; nothing changed",
+                            fn, g->m->name, ti->name, no, req ? ": " : "", req ? req : "");
+        }
+        r->action = MOD_MIGRATE;
+        char who[160];
+        snprintf(who, sizeof who, "%s: module '%s'", fn, g->m->name);
+        weft_status st = wf_mig_plan_build(w, ti, old, r->rd, r->size, r->align, r->defaults,
+                                           &r->plan, who);
+        if (st == WEFT_OK) {
+            st = wf_mig_prepare(w, &r->plan, who);
+        }
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Sets a component's lifecycle hooks (the new code's, or none). */
+static void set_lifecycle(weft_world *w, weft_component id, const weft_lifecycle_hooks *h)
+{
+    wf_type_info *ti = wf_registry_get(&w->registry, id);
+    ti->lifecycle = *h;
+    const void *fns[5] = {(const void *)(uintptr_t)h->on_add,
+                          (const void *)(uintptr_t)h->on_insert,
+                          (const void *)(uintptr_t)h->on_replace,
+                          (const void *)(uintptr_t)h->on_remove,
+                          (const void *)(uintptr_t)h->on_despawn};
+    static const weft_event evs[5] = {WEFT_EVENT_ADD, WEFT_EVENT_INSERT, WEFT_EVENT_REPLACE,
+                                      WEFT_EVENT_REMOVE, WEFT_EVENT_DESPAWN};
+    for (int k = 0; k < 5; k++) {
+        if (fns[k]) {
+            wf_listen(w, id, wf_event_bit(evs[k]));
+        }
+    }
+}
+
+/* Applies the new declarations (cannot fail): migrates layouts, installs
+ * descriptions, rebinds lifecycle hooks, drops the hooks of the module's
+ * components the build did not declare again. */
+static void commit_components(weft_world *w, weft_module *m, mod_stage *g)
+{
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        mod_redecl *r = &g->redecls[i];
+        if (r->action == MOD_MIGRATE) {
+            wf_mig_commit(w, &r->plan);
+        }
+        if (r->action != MOD_KEEP) {
+            wf_rdesc_free(w, w->reflect->comps[r->id]);
+            w->reflect->comps[r->id] = r->rd;
+            r->rd = NULL;
+        }
+        set_lifecycle(w, r->id, &r->lifecycle);
+    }
+    static const weft_lifecycle_hooks none;
+    for (uint32_t i = 0; i < m->ncomps; i++) {
+        if (!find_redecl(g, m->comps[i])) {
+            set_lifecycle(w, m->comps[i], &none);
+        }
+    }
+}
+
+/* Room in m->comps for the components the build registered first. */
+static bool reserve_comps(weft_world *w, weft_module *m, const mod_stage *g)
+{
+    return wf_grow(&w->alloc, (void **)&m->comps, &m->cap_comps,
+                   (uint64_t)m->ncomps + (g->reg1 - g->reg0) + g->nredecls + 1,
+                   sizeof *m->comps, MOD_ALIGN);
+}
+
+/* The components the build registered first, and the unloaded modules'
+ * ones it registered again, become the module's. */
+static void adopt_comps(weft_module *m, const mod_stage *g)
+{
+    for (weft_component id = g->reg0 + 1; id <= g->reg1; id++) {
+        m->comps[m->ncomps++] = id;
+    }
+    wf_modules *ms = m->app->modules;
+    for (uint32_t i = 0; i < g->nredecls; i++) {
+        if (!g->redecls[i].adopt) {
+            continue;
+        }
+        m->comps[m->ncomps++] = g->redecls[i].id;
+        for (uint32_t k = 0; k < ms->norphans; k++) {
+            if (ms->orphans[k] == g->redecls[i].id) {
+                ms->orphans[k] = ms->orphans[--ms->norphans];
+                break;
+            }
+        }
+    }
 }
 
 /* ---- the app's module list and signals ---- */
@@ -505,6 +1331,15 @@ static void module_free(weft_module *m)
     if (m->systems) {
         wf_free(&w->alloc, m->systems, m->cap_systems * sizeof *m->systems, MOD_ALIGN);
     }
+    if (m->comps) {
+        wf_free(&w->alloc, m->comps, m->cap_comps * sizeof *m->comps, MOD_ALIGN);
+    }
+    if (m->obs) {
+        wf_free(&w->alloc, m->obs, m->cap_obs * sizeof *m->obs, MOD_ALIGN);
+    }
+    if (m->conds) {
+        wf_free(&w->alloc, m->conds, m->cap_conds * sizeof *m->conds, MOD_ALIGN);
+    }
     free_str(al, m->path);
     free_str(al, m->name);
     m->magic = 0;
@@ -520,6 +1355,21 @@ static void module_drop(weft_module *m)
         remove_sys(m->systems[i].sched, m->systems[i].sys);
     }
     m->nsystems = 0;
+    /* the components stay (their values too); hooks into the code go */
+    static const weft_lifecycle_hooks none;
+    for (uint32_t i = 0; i < m->ncomps; i++) {
+        set_lifecycle(w, m->comps[i], &none);
+    }
+    for (uint32_t i = 0; i < m->nconds; i++) {
+        cond_detach(m->conds[i]);
+    }
+    m->nconds = 0;
+    prune_observers(m);
+    for (uint32_t i = 0; i < m->nobs; i++) {
+        wf_events_kill(&w->events, m->obs[i]);
+    }
+    m->nobs = 0;
+    wf_events_sweep(&w->events, &w->alloc);
     if (m->handle) {
         dlclose(m->handle);
         m->handle = NULL;
@@ -535,6 +1385,9 @@ static void modules_fini(weft_app *a)
     }
     if (ms->v) {
         wf_free(&a->alloc, ms->v, ms->cap * sizeof *ms->v, MOD_ALIGN);
+    }
+    if (ms->orphans) {
+        wf_free(&a->alloc, ms->orphans, ms->cap_orphans * sizeof *ms->orphans, MOD_ALIGN);
     }
     wf_free(&a->alloc, ms, sizeof *ms, _Alignof(wf_modules));
     a->modules = NULL;
@@ -589,12 +1442,25 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     memset(&g, 0, sizeof g);
     g.m = m;
     g.fn = fn;
-    if (stage_build(a, &g, def) != WEFT_OK) {
+    weft_status st = stage_build(a, &g, def);
+    if (st == WEFT_OK) {
+        st = stage_layouts(w, &g); /* an unloaded module's components */
+    }
+    if (st == WEFT_OK &&
+        (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g))) {
+        st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    if (st != WEFT_OK) {
+        stage_undo(a, &g, st);
         stage_free(w, &g);
         dlclose(h);
         module_free(m);
         return NULL;
     }
+    commit_components(w, m, &g);
+    adopt_comps(m, &g);
+    commit_observers(w, m, &g);
+    commit_conditions(m, &g);
     /* a first build only adds: its systems become the module's */
     m->systems = g.added;
     m->nsystems = g.nadded;
@@ -628,6 +1494,7 @@ weft_status wf_module_reload(weft_module *m)
         return st;
     }
     apply_pending(w);
+    prune_observers(m);
     void *h = NULL;
     const weft_module_def *def = NULL;
     st = load_copy(w, m->path, &h, &def, fn);
@@ -639,8 +1506,18 @@ weft_status wf_module_reload(weft_module *m)
     g.m = m;
     g.fn = fn;
     st = stage_build(a, &g, def);
-    /* everything that can fail comes before the first change: the new
-     * list's room and the signals' registration */
+    /* everything that can fail comes before the first change: the layouts'
+     * plans and blocks, the new lists' room and the signals' registration */
+    if (st == WEFT_OK) {
+        st = stage_layouts(w, &g);
+    }
+    if (st == WEFT_OK) {
+        st = check_conditions(w, m, &g);
+    }
+    if (st == WEFT_OK &&
+        (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g))) {
+        st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
     uint32_t keep = g.nrebinds + g.nadded;
     wf_mod_sys *list = NULL;
     weft_message_type msg = 0;
@@ -652,19 +1529,21 @@ weft_status wf_module_reload(weft_module *m)
         if (!list || !msg || !res) {
             st = list ? wf_error_last(w)
                       : wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-            for (uint32_t i = g.nadded; i-- > 0;) {
-                remove_sys(g.added[i].sched, g.added[i].sys);
-            }
         }
     }
     if (st != WEFT_OK) {
         if (list) {
             wf_free(&w->alloc, list, (keep ? keep : 1) * sizeof *list, MOD_ALIGN);
         }
+        stage_undo(a, &g, st);
         stage_free(w, &g);
         dlclose(h);
         return st;
     }
+    commit_components(w, m, &g);
+    adopt_comps(m, &g);
+    commit_observers(w, m, &g);
+    commit_conditions(m, &g);
     /* commit: vanished systems go (their fini runs with the old code, still
      * loaded), rebound ones get the new code, added ones join */
     weft_module_reloaded ev = {0, (int32_t)g.nrebinds, (int32_t)g.nadded, 0};
@@ -691,6 +1570,14 @@ weft_status wf_module_reload(weft_module *m)
         sys->user = g.rebinds[r].user;
         sys->local_desc.init = g.rebinds[r].init;
         sys->local_desc.fini = g.rebinds[r].fini;
+        if (g.rebinds[r].decl) {
+            /* new queries or access: the graph is rebuilt (and its
+             * ambiguities found again) before the schedule runs next */
+            wf_system_swap_decl(sys, g.rebinds[r].decl);
+            wf_system_destroy(w, g.rebinds[r].decl);
+            g.rebinds[r].decl = NULL;
+            sys->sched->dirty = true;
+        }
     }
     for (uint32_t i = 0; i < g.nadded; i++) {
         list[n++] = g.added[i];
@@ -723,6 +1610,14 @@ void wf_module_unload(weft_module *m)
     weft_app *a = m->app;
     wf_modules *ms = a->modules;
     module_drop(m);
+    /* its components stay; the next module registering one adopts it
+     * (without room, a component is just no module's any more) */
+    if (m->ncomps &&
+        wf_grow(&a->alloc, (void **)&ms->orphans, &ms->cap_orphans,
+                (uint64_t)ms->norphans + m->ncomps, sizeof *ms->orphans, MOD_ALIGN)) {
+        memcpy(ms->orphans + ms->norphans, m->comps, m->ncomps * sizeof *m->comps);
+        ms->norphans += m->ncomps;
+    }
     for (uint32_t i = 0; i < ms->n; i++) {
         if (ms->v[i] == m) {
             memmove(&ms->v[i], &ms->v[i + 1], (ms->n - i - 1) * sizeof *ms->v);

@@ -37,6 +37,13 @@ struct weft_module {
     void *handle;              /* loader handle of the running copy */
     wf_mod_sys *systems;
     uint32_t nsystems, cap_systems;
+    weft_component *comps;     /* components a build of the module
+                                  registered first (its own) */
+    uint32_t ncomps, cap_comps;
+    weft_observer **obs;       /* observers its builds created, in order */
+    uint32_t nobs, cap_obs;
+    weft_condition **conds;    /* named user run conditions its builds created */
+    uint32_t nconds, cap_conds;
     uint32_t reloads;
     /* watching (weft_module_watch) */
     bool watched;
@@ -55,6 +62,9 @@ typedef struct wf_modules {
     weft_message_type msg;     /* weft.ModuleReloaded, once registered */
     weft_component res;        /* weft.ModuleReloads, once registered */
     uint32_t reloads;          /* successful reloads of every module */
+    weft_component *orphans;   /* components of unloaded modules: the next
+                                  module registering one adopts it */
+    uint32_t norphans, cap_orphans;
 } wf_modules;
 
 /* Is the app at a safe point for loading code? WEFT_OK, or WRONG_PHASE
@@ -66,6 +76,40 @@ weft_status wf_module_reload(weft_module *m);
 void wf_module_unload(weft_module *m);
 weft_message_type wf_module_message(weft_app *a);
 weft_component wf_module_resource(weft_app *a);
+/* During a module's build (w->module_stage set): a registration of a
+ * component the module registered before. Returns false when it is not
+ * one (the caller goes on as usual); else records the new declaration
+ * (size, alignment, lifecycle hooks) for the commit, sets *out to the
+ * existing id (0 and the error recorded when refused) and returns true. */
+bool wf_module_redeclare(weft_world *w, const weft_component_desc *desc, uint32_t size,
+                         uint32_t align, weft_storage storage, weft_component *out);
+/* During a module's build: a description of a component the build
+ * declared again. Returns false when it is not one; else compiles it
+ * against the new layout for the commit and sets *out. */
+bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *desc,
+                        weft_status *out);
+/* weft_component_migration_defaults inside a module's build (world and
+ * value checked). */
+weft_status wf_module_defaults(weft_world *w, weft_component c, const void *value,
+                               size_t size);
+/* During a module's build, before weft_observer_create makes one: in a
+ * reload, an observer of the module with the same event, component and
+ * rank among those (the k-th such observer of the build matches the k-th
+ * of the module) is rebound instead: returns true with *out = it (the new
+ * fn, user and free_user applied at the commit). False: create it. */
+bool wf_module_observer(weft_world *w, const weft_observer_desc *desc, weft_observer **out);
+/* Tracks an observer the build created (destroyed if the build fails).
+ * False on OOM (error recorded; the caller destroys it). */
+bool wf_module_observer_added(weft_world *w, weft_observer *o);
+/* During a module's build, before weft_condition_create makes a user
+ * condition: an unnamed one is refused (false with *out NULL and the
+ * error recorded... returned as true); in a reload, the module's condition
+ * of that name in that schedule is rebound instead (true, *out = it; the
+ * new fn, user and declaration applied at the commit). False: create it. */
+bool wf_module_condition(weft_world *w, weft_schedule *s, const weft_condition_desc *desc,
+                         weft_condition **out);
+/* Tracks a user condition the build created. False on OOM (recorded). */
+bool wf_module_condition_added(weft_world *w, weft_condition *c);
 /* Starts (on; `polling` skips inotify) or stops watching m's file. */
 weft_status wf_module_watch(weft_module *m, bool on, bool polling);
 

@@ -16,6 +16,9 @@
 static bool cond_user(weft_condition *c, weft_system_ctx *outer)
 {
     wf_system *sys = c->sys;
+    if (!sys->cond_fn) {
+        return false; /* its module was unloaded (src/module/module.c) */
+    }
     weft_system_ctx ctx = *outer;
     ctx.sys = sys;
     ctx.condition = true;

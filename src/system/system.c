@@ -371,6 +371,96 @@ void wf_system_destroy(weft_world *w, wf_system *sys)
     wf_free(&w->alloc, sys, sizeof *sys, _Alignof(wf_system));
 }
 
+static bool same_query(const weft_query *a, const weft_query *b)
+{
+    if (a->term_count != b->term_count || a->flags != b->flags ||
+        a->group_count != b->group_count) {
+        return false;
+    }
+    for (uint32_t i = 0; i < a->term_count; i++) {
+        const wf_term *x = &a->terms[i], *y = &b->terms[i];
+        if (x->id != y->id || x->oper != y->oper || x->access != y->access ||
+            x->filter != y->filter || x->group != y->group) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool wf_system_same_decl(const wf_system *a, const wf_system *b)
+{
+    if (a->flags != b->flags || a->nqueries != b->nqueries || a->nres != b->nres ||
+        a->nmsgs != b->nmsgs || a->nremoved != b->nremoved) {
+        return false;
+    }
+    for (int32_t i = 0; i < a->nqueries; i++) {
+        if (!same_query(a->queries[i], b->queries[i]) ||
+            (a->groups ? a->groups[i] : -1) != (b->groups ? b->groups[i] : -1)) {
+            return false;
+        }
+    }
+    for (int32_t i = 0; i < a->nres; i++) {
+        if (a->res[i].id != b->res[i].id || a->res[i].access != b->res[i].access) {
+            return false;
+        }
+    }
+    for (int32_t i = 0; i < a->nmsgs; i++) {
+        if (a->msgs[i].type != b->msgs[i].type || a->msgs[i].access != b->msgs[i].access) {
+            return false;
+        }
+    }
+    for (int32_t i = 0; i < a->nremoved; i++) {
+        if (a->removed[i] != b->removed[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define SWAP(T, x, y)                                                         \
+    do {                                                                      \
+        T swap_tmp_ = (x);                                                    \
+        (x) = (y);                                                            \
+        (y) = swap_tmp_;                                                      \
+    } while (0)
+
+void wf_system_swap_decl(wf_system *to, wf_system *from)
+{
+    SWAP(uint32_t, to->flags, from->flags);
+    SWAP(weft_query **, to->queries, from->queries);
+    SWAP(int32_t, to->nqueries, from->nqueries);
+    SWAP(int32_t *, to->groups, from->groups);
+    SWAP(bool, to->validated, from->validated);
+    SWAP(weft_resource_use *, to->res, from->res);
+    SWAP(int32_t, to->nres, from->nres);
+    SWAP(weft_message_use *, to->msgs, from->msgs);
+    SWAP(weft_message_cursor *, to->cursors, from->cursors);
+    SWAP(int32_t, to->nmsgs, from->nmsgs);
+    SWAP(weft_component *, to->removed, from->removed);
+    SWAP(weft_message_cursor *, to->rcursors, from->rcursors);
+    SWAP(int32_t, to->nremoved, from->nremoved);
+    /* `from` now holds the old declaration: keep the shared cursors */
+    for (int32_t i = 0; i < to->nmsgs; i++) {
+        for (int32_t k = 0; k < from->nmsgs; k++) {
+            if (from->msgs[k].type == to->msgs[i].type) {
+                to->cursors[i] = from->cursors[k];
+                break;
+            }
+        }
+    }
+    for (int32_t i = 0; i < to->nremoved; i++) {
+        for (int32_t k = 0; k < from->nremoved; k++) {
+            if (from->removed[k] == to->removed[i]) {
+                to->rcursors[i] = from->rcursors[k];
+                break;
+            }
+        }
+    }
+    wf_system_set_last_run(to, to->last_run);
+}
+
+#undef SWAP
+
 /* How a step of wf_system_create ended: done, out of memory (reported by
  * the caller), or refused with the error already recorded. */
 typedef enum sys_step { SYS_DONE = 0, SYS_OOM, SYS_REFUSED } sys_step;

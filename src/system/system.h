@@ -143,6 +143,16 @@ typedef struct wf_qacc {
 wf_system *wf_system_create(weft_world *w, weft_schedule *s, const weft_system_desc *desc,
                             const weft_condition_desc *cdesc);
 void wf_system_destroy(weft_world *w, wf_system *sys);
+/* Do a and b declare the same access: flags, queries (terms, flags,
+ * param-set groups), resources, messages and removal streams? */
+bool wf_system_same_decl(const wf_system *a, const wf_system *b);
+/* Exchanges the declarations of `to` and `from` (flags, queries, groups,
+ * resources, messages, removal streams): `to` keeps its identity (name,
+ * node, local state, statistics, last-run tick, which its new queries
+ * take) and the cursors of the messages and removal streams both
+ * declarations read. `from` is left holding to's old declaration (for
+ * the caller to destroy). */
+void wf_system_swap_decl(wf_system *to, wf_system *from);
 void wf_query_access(const weft_query *q, wf_qacc *a);
 /* Entities matching q at archetype level (row filters ignored); q must be
  * up to date. */

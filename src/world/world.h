@@ -92,8 +92,10 @@ struct weft_world {
     wf_sys_world *sys;           /* NULL until the first schedule */
     bool module_build;           /* a reloadable module's plugin build runs
                                     (src/module/): code pointers from it are
-                                    accepted only for systems, the ones a
-                                    reload rebinds */
+                                    accepted only for systems and lifecycle
+                                    hooks, the ones a reload rebinds */
+    void *module_stage;          /* the module layer's record of that build
+                                    (src/module/module.c), or NULL */
     bool app_attached;           /* an app (src/app/) drives this world:
                                     weft_world_destroy is refused */
     bool read_only;              /* a sub-app extracts from it (with `busy`

@@ -5,7 +5,10 @@
  * Resources the host registers (looked up by name during the build):
  * "Counter" (int64_t: `count` adds MOD_STEP a run), "Ticks" (int64_t:
  * `ticker` stores its local run counter) and "Extra" (two int64_t: the
- * variant's extra system bumps one of them).
+ * variant's extra system bumps one of them), "ObsLog" (two int64: the
+ * observer of Marker's add bumps [0] in A's code, [1] in B's) and "Gated"
+ * (int64: the system `gated` bumps it when its run condition "gate" lets
+ * it: always in A's code, never in B's; OBS has no condition).
  */
 #include "weft.h"
 
@@ -18,7 +21,9 @@
 #define VARIANT_NOENTRY 5 /* exports no entry point */
 #define VARIANT_LOCAL 6   /* ticker's local state changes size */
 #define VARIANT_DUP 7     /* adds `count` twice */
-#define VARIANT_OBS 8     /* creates an observer (refused: not rebound) */
+#define VARIANT_OBS 8     /* as A, without the observer */
+#define VARIANT_QUERY 9   /* as A; count also counts Marker entities (a new
+                             query), ticker also writes Seen (new access) */
 
 #if MOD_VARIANT == VARIANT_B
 #  define MOD_STEP 10
@@ -41,6 +46,14 @@ static void count_run(weft_system_ctx *ctx, void *user)
     if (v) {
         *v += MOD_STEP;
     }
+#if MOD_VARIANT == VARIANT_QUERY
+    weft_iter it;
+    if (v && weft_system_iter(ctx, 0, &it) == WEFT_OK) {
+        while (weft_iter_next(&it)) {
+            *v += 1000 * (int64_t)weft_iter_count(&it);
+        }
+    }
+#endif
 }
 
 static void ticker_run(weft_system_ctx *ctx, void *user)
@@ -87,12 +100,33 @@ static void extra_fini(void *local, void *user)
 }
 #endif
 
-#if MOD_VARIANT == VARIANT_OBS
-static void on_add(weft_world *world, weft_trigger *trigger, void *user)
+#if MOD_VARIANT != VARIANT_OBS
+static void on_marker(weft_world *world, weft_trigger *trigger, void *user)
 {
-    (void)world;
     (void)trigger;
+    weft_component log = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_resource_get_mut(world, log, 2 * sizeof *v);
+    if (v) {
+        v[MOD_VARIANT == VARIANT_B ? 1 : 0] += 1;
+    }
+}
+#endif
+
+static void gated_run(weft_system_ctx *ctx, void *user)
+{
+    weft_component c = (weft_component)(uintptr_t)user;
+    int64_t *v = weft_system_resource_mut(ctx, c, sizeof *v);
+    if (v) {
+        *v += 1;
+    }
+}
+
+#if MOD_VARIANT != VARIANT_OBS
+static bool gate(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
     (void)user;
+    return MOD_VARIANT != VARIANT_B;
 }
 #endif
 
@@ -100,13 +134,27 @@ static weft_node add(weft_app *app, const char *name, weft_system_fn fn, const c
                      size_t local_size, void (*fini)(void *, void *))
 {
     weft_component c = res_id(app, res);
-    weft_resource_use use = {c, WEFT_ACCESS_WRITE};
+    weft_resource_use use[2] = {{c, WEFT_ACCESS_WRITE}, {0, WEFT_ACCESS_WRITE}};
     weft_system_desc d = {0};
     d.name = name;
     d.fn = fn;
     d.user = (void *)(uintptr_t)c;
-    d.resources = &use;
+    d.resources = use;
     d.resource_count = 1;
+#if MOD_VARIANT == VARIANT_QUERY
+    weft_query_desc q = {0};
+    if (fn == count_run) {
+        q.terms[0].id = res_id(app, "Marker");
+        q.terms[0].oper = WEFT_OPER_WITH;
+        q.term_count = 1;
+        d.queries = &q;
+        d.query_count = 1;
+    }
+    if (fn == ticker_run) {
+        use[1].id = res_id(app, "Seen"); /* conflicts with reader now */
+        d.resource_count = 2;
+    }
+#endif
     d.local.size = local_size;
     d.local.fini = fini;
     return weft_app_add_system(app, "Update", &d);
@@ -144,11 +192,40 @@ static weft_status build(weft_app *app, void *user)
     if (!weft_app_add_system(app, "Update", &rd)) {
         return weft_last_status(w);
     }
+    weft_node gated = add(app, "gated", gated_run, "Gated", 0, NULL);
+    if (!gated) {
+        return weft_last_status(w);
+    }
+#if MOD_VARIANT != VARIANT_OBS
+    /* rebound by name; attaching it again adds nothing */
+    weft_condition_desc cd = {0};
+    cd.name = "gate";
+    cd.fn = gate;
+    weft_condition *g = weft_condition_create(upd, &cd);
+    if (!g) {
+        return weft_last_status(w);
+    }
+    weft_status cst = weft_schedule_add_condition(upd, gated, g);
+    if (cst != WEFT_OK) {
+        return cst;
+    }
+#endif
     /* declared again by every build (a repeated pair adds nothing) */
     weft_status st = weft_schedule_add_order(upd, count, ticker, 0);
     if (st != WEFT_OK) {
         return st;
     }
+#if MOD_VARIANT != VARIANT_OBS
+    /* rebound by every reload (the same event and component) */
+    weft_observer_desc od = {0};
+    od.event = WEFT_EVENT_ADD;
+    od.component = res_id(app, "Marker");
+    od.fn = on_marker;
+    od.user = (void *)(uintptr_t)res_id(app, "ObsLog");
+    if (!weft_observer_create(w, &od)) {
+        return weft_last_status(w);
+    }
+#endif
 #if MOD_VARIANT == VARIANT_B
     if (!add(app, "only_b", extra_run, "Extra", 0, NULL)) {
         return weft_last_status(weft_app_world(app));
@@ -168,14 +245,6 @@ static weft_status build(weft_app *app, void *user)
         return weft_last_status(weft_app_world(app));
     }
     return WEFT_ERR_CALLBACK;
-#elif MOD_VARIANT == VARIANT_OBS
-    weft_observer_desc od = {0};
-    od.event = WEFT_EVENT_ADD;
-    od.component = res_id(app, "Counter");
-    od.fn = on_add;
-    if (!weft_observer_create(weft_app_world(app), &od)) {
-        return weft_last_status(weft_app_world(app));
-    }
 #elif MOD_VARIANT == VARIANT_DUP
     if (!add(app, "count", count_run, "Counter", 0, NULL)) {
         return weft_last_status(weft_app_world(app));

@@ -29,7 +29,7 @@ int mod_test_fini_count;
 typedef struct env {
     tw_fixture *f;
     weft_app *app;
-    weft_component counter, ticks, extra, seen;
+    weft_component counter, ticks, extra, seen, marker, obslog, gated;
     weft_message_type ping;
     char work[512];
 } env;
@@ -77,7 +77,9 @@ static void write_text(const char *to, const char *text)
 
 static int64_t res_i64(env *e, weft_component c, int idx)
 {
-    const int64_t *v = weft_resource_get(e->f->w, c, c == e->extra || c == e->seen ? 16 : 8);
+    const int64_t *v = weft_resource_get(e->f->w, c,
+                                         c == e->extra || c == e->seen || c == e->obslog ? 16
+                                                                                        : 8);
     assert_non_null(v);
     return v[idx];
 }
@@ -98,6 +100,9 @@ static void env_init(env *e, void **state, const char *name)
     e->ticks = tw_comp(w, "Ticks", sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
     e->extra = tw_comp(w, "Extra", 2 * sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
     e->seen = tw_comp(w, "Seen", 2 * sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    e->marker = tw_comp(w, "Marker", 0, 0, WEFT_STORAGE_DEFAULT, 0);
+    e->obslog = tw_comp(w, "ObsLog", 2 * sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
+    e->gated = tw_comp(w, "Gated", sizeof(int64_t), 0, WEFT_STORAGE_DEFAULT, 0);
     weft_message_desc md = {0};
     md.name = "Ping";
     md.size = sizeof(int64_t);
@@ -109,6 +114,8 @@ static void env_init(env *e, void **state, const char *name)
     assert_int_equal(weft_resource_insert(w, e->counter, zero, 8), WEFT_OK);
     assert_int_equal(weft_resource_insert(w, e->ticks, zero, 8), WEFT_OK);
     assert_int_equal(weft_resource_insert(w, e->extra, zero, 16), WEFT_OK);
+    assert_int_equal(weft_resource_insert(w, e->obslog, zero, 16), WEFT_OK);
+    assert_int_equal(weft_resource_insert(w, e->gated, zero, 8), WEFT_OK);
     snprintf(e->work, sizeof e->work, "%s/%s.so", MOD_WORK_DIR, name);
     mod_test_fini_count = 0;
 }
@@ -155,7 +162,7 @@ static weft_module *load_a(env *e)
     copy_file(MOD_A, e->work);
     weft_module *m = weft_module_load(e->app, e->work);
     assert_non_null(m);
-    assert_int_equal(weft_module_system_count(m), 4);
+    assert_int_equal(weft_module_system_count(m), 5);
     return m;
 }
 
@@ -186,7 +193,7 @@ static void reload_keeps_identity(void **state)
     copy_file(MOD_B, e.work);
     assert_int_equal(weft_module_reload(m), WEFT_OK);
     assert_int_equal(weft_module_reload_count(m), 1);
-    assert_int_equal(weft_module_system_count(m), 4);
+    assert_int_equal(weft_module_system_count(m), 5);
     // only_a is gone (its local's fini ran once), only_b is new
     assert_int_equal(mod_test_fini_count, 1);
     assert_int_equal(node_of(&e, "only_a"), 0);
@@ -203,7 +210,7 @@ static void reload_keeps_identity(void **state)
     const weft_module_reloaded *ev = weft_message_read(e.f->w, msg, &cur, sizeof *ev);
     assert_non_null(ev);
     assert_int_equal(ev->reloads, 1);
-    assert_int_equal(ev->rebound, 3);
+    assert_int_equal(ev->rebound, 4);
     assert_int_equal(ev->added, 1);
     assert_int_equal(ev->removed, 1);
     weft_ticks t1;
@@ -253,7 +260,6 @@ static void prepare(env *e, int k)
     case 4: copy_file(MOD_FAIL, e->work); break;
     case 5: copy_file(MOD_DUP, e->work); break;
     case 6: copy_file(MOD_LOCAL, e->work); break;
-    case 7: copy_file(MOD_OBS, e->work); break;
     default: remove(e->work); break;
     }
 }
@@ -268,7 +274,6 @@ static void reload_failures_change_nothing(void **state)
         {"failing build", WEFT_ERR_CALLBACK, "failed"},
         {"duplicate system", WEFT_ERR_ALREADY_EXISTS, "twice"},
         {"local size", WEFT_ERR_INVALID_ARG, "local state of system 'ticker'"},
-        {"observer from the module", WEFT_ERR_UNSUPPORTED, "not rebound by a reload"},
         {"file gone", WEFT_ERR_NOT_FOUND, "cannot open"},
     };
     env e;
@@ -289,7 +294,7 @@ static void reload_failures_change_nothing(void **state)
         tw_snap_expect_same_content(e.f->w, &snap);
         assert_int_equal(weft_schedule_node_count(weft_app_schedule(e.app, "Update")), nodes);
         assert_int_equal(weft_module_reload_count(m), 0);
-        assert_int_equal(weft_module_system_count(m), 4);
+        assert_int_equal(weft_module_system_count(m), 5);
         assert_int_equal(mod_test_fini_count, 0);
         assert_int_equal(node_of(&e, "fresh"), 0);
         // the old code still runs
@@ -297,6 +302,10 @@ static void reload_failures_change_nothing(void **state)
         expect += 1;
         assert_int_equal(res_i64(&e, e.counter, 0), expect);
         assert_int_equal(res_i64(&e, e.ticks, 0), expect);
+        // and so does its observer, once
+        assert_int_not_equal(weft_spawn_with(e.f->w, &(weft_value){e.marker, 0, NULL}, 1), 0);
+        assert_int_equal(res_i64(&e, e.obslog, 0), k + 1);
+        assert_int_equal(res_i64(&e, e.obslog, 1), 0);
     }
     env_fini(&e);
 }
@@ -306,7 +315,7 @@ static void load_failures(void **state)
     env e;
     env_init(&e, state, "loadfail");
     tw_snap snap = tw_snap_take(e.f->w);
-    for (int k = 0; k < 9; k++) {
+    for (int k = 0; k < 8; k++) {
         if (k == 6) {
             continue; // a local's size only matters to a reload
         }
@@ -359,6 +368,132 @@ static void reload_inside_a_system_is_refused(void **state)
     assert_int_equal(weft_module_reload(m), WEFT_OK);
     assert_int_equal(weft_app_update(e.app, 1.0 / 60.0), WEFT_ERR_WRONG_PHASE);
     assert_int_equal(res_i64(&e, e.counter, 0), 11);
+    env_fini(&e);
+}
+
+static void spawn_marker(env *e)
+{
+    weft_value v = {e->marker, 0, NULL};
+    assert_int_not_equal(weft_spawn_with(e->f->w, &v, 1), 0);
+}
+
+// The module's observer is rebound to the new code (A bumps ObsLog[0], B
+// ObsLog[1]; one observer, not one per build), removed by a build that no
+// longer creates it (the old copy is unmapped: a stale observer would
+// crash), created again by a later one, and destroyed by the unload.
+static void observer_rebound_and_removed(void **state)
+{
+    env e;
+    env_init(&e, state, "observer");
+    weft_module *m = load_a(&e);
+    spawn_marker(&e);
+    assert_int_equal(res_i64(&e, e.obslog, 0), 1);
+    copy_file(MOD_B, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    spawn_marker(&e);
+    assert_int_equal(res_i64(&e, e.obslog, 0), 1);
+    assert_int_equal(res_i64(&e, e.obslog, 1), 1);
+    copy_file(MOD_OBS, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    spawn_marker(&e);
+    assert_int_equal(res_i64(&e, e.obslog, 0), 1);
+    assert_int_equal(res_i64(&e, e.obslog, 1), 1);
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    spawn_marker(&e);
+    assert_int_equal(res_i64(&e, e.obslog, 0), 2);
+    copy_file(MOD_B, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    spawn_marker(&e);
+    assert_int_equal(res_i64(&e, e.obslog, 0), 2);
+    assert_int_equal(res_i64(&e, e.obslog, 1), 2);
+    assert_int_equal(weft_module_unload(m), WEFT_OK);
+    spawn_marker(&e);
+    assert_int_equal(res_i64(&e, e.obslog, 1), 2);
+    assert_int_equal(weft_world_check(e.f->w), WEFT_OK);
+    env_fini(&e);
+}
+
+// A kept system whose queries or access changed gets them recompiled and
+// the graph rebuilt: `count` gains a query over Marker entities, `ticker`
+// a write of Seen, which `reader` writes too (an ambiguity, reported as
+// at startup); nodes, locals and statistics stay.
+static void query_change_recompiles(void **state)
+{
+    env e;
+    env_init(&e, state, "query");
+    weft_module *m = load_a(&e);
+    weft_schedule *upd = weft_app_schedule(e.app, "Update");
+    for (int i = 0; i < 3; i++) {
+        spawn_marker(&e);
+    }
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), 1);
+    assert_int_equal(weft_schedule_ambiguity_count(upd), 0);
+    weft_node count_node = node_of(&e, "count");
+    weft_node ticker_node = node_of(&e, "ticker");
+    copy_file(MOD_QUERY, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), 1 + 1 + 3000);
+    assert_int_equal(res_i64(&e, e.ticks, 0), 2); // ticker's local kept
+    assert_int_equal(node_of(&e, "count"), count_node);
+    assert_int_equal(node_of(&e, "ticker"), ticker_node);
+    assert_int_equal(runs_of(&e, "count"), 2);
+    assert_int_equal(weft_schedule_ambiguity_count(upd), 1);
+    spawn_marker(&e);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), 3002 + 1 + 4000);
+    // and back: the old declaration again
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.counter, 0), 7003 + 1);
+    assert_int_equal(res_i64(&e, e.ticks, 0), 4);
+    assert_int_equal(weft_schedule_ambiguity_count(upd), 0);
+    assert_int_equal(weft_world_check(e.f->w), WEFT_OK);
+    env_fini(&e);
+}
+
+// A module's named user run condition is rebound to the new code (A's
+// gate lets `gated` run, B's does not), attaching it again adds nothing,
+// a build that no longer creates it detaches it (the old copy is
+// unmapped: a stale condition would crash), and a later one creates it
+// again.
+static void run_condition_rebound_and_removed(void **state)
+{
+    env e;
+    env_init(&e, state, "condition");
+    weft_module *m = load_a(&e);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 2);
+    copy_file(MOD_B, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 2);
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.gated, 0), 3);
+    copy_file(MOD_OBS, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 5);
+    copy_file(MOD_B, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 5);
+    // a failing build (FAIL is A's code) leaves B's gate in place
+    copy_file(MOD_FAIL, e.work);
+    assert_int_not_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.gated, 0), 5);
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 1);
+    assert_int_equal(res_i64(&e, e.gated, 0), 6);
+    assert_int_equal(runs_of(&e, "gated"), 6); // kept across every reload
+    assert_int_equal(weft_world_check(e.f->w), WEFT_OK);
     env_fini(&e);
 }
 
@@ -516,6 +651,9 @@ int main(void)
         T(reload_failures_change_nothing),
         T(load_failures),
         T(reload_inside_a_system_is_refused),
+        T(observer_rebound_and_removed),
+        T(query_change_recompiles),
+        T(run_condition_rebound_and_removed),
         T(unload_removes_systems),
         T(hundred_reloads),
         T(hundred_reloads_four_threads),
