@@ -119,6 +119,14 @@ WEFT_API weft_status weft_remote_destroy(weft_remote *remote)
     /* Joins every connection thread: each sees `stopping`, takes its
      * request off the queue and answers with an error. */
     wr_http_stop(r);
+    /* every connection has ended: only the list's references are left */
+    while (r->streams) {
+        wr_stream *st = r->streams;
+        r->streams = st->next;
+        if (--st->refs == 0) {
+            wr_stream_free(st);
+        }
+    }
     pthread_cond_destroy(&r->cond);
     pthread_mutex_destroy(&r->lock);
     free(r->last_response);
@@ -152,7 +160,7 @@ static bool wr_answer(weft_remote *r, wr_request *q, bool fresh)
     bool may_hold = fresh || now < q->hold_until;
     int oom = 0, hold = 0;
     size_t rlen = 0;
-    char *resp = wr_rpc_handle(r, q->body, q->len, may_hold, &hold, &rlen, &oom);
+    char *resp = wr_rpc_handle(r, q->body, q->len, may_hold, &hold, &rlen, &oom, &q->watch);
     if (oom) {
         resp = wr_rpc_error_text(WEFT_REMOTE_INTERNAL_ERROR, "out of memory", &rlen);
     }
@@ -174,6 +182,77 @@ static bool wr_answer(weft_remote *r, wr_request *q, bool fresh)
     return !hold;
 }
 
+uint32_t wr_watch_since(weft_remote *r)
+{
+    if (!r->since_taken) {
+        r->since_now = weft_world_change_tick(r->world);
+        weft_world_increment_change_tick(r->world);
+        r->since_taken = true;
+    }
+    return r->since_now;
+}
+
+void wr_stream_free(wr_stream *st)
+{
+    free(st->body);
+    free(st->pending);
+    free(st->sending);
+    free(st);
+}
+
+/* Checks every open stream: drops those whose connection ended, and
+ * queues an event on those whose value changed (replacing an unsent
+ * one: a slow reader gets the newest value, never a backlog). Returns
+ * how many events were queued. Never waits for a connection. */
+static int32_t wr_poll_streams(weft_remote *r)
+{
+    /* Only the driver unlinks streams (connection threads push new ones
+     * at the head), and the list holds a reference, so the streams
+     * reachable from `list` stay valid while they are checked below. */
+    pthread_mutex_lock(&r->lock);
+    for (wr_stream **pp = &r->streams; *pp;) {
+        wr_stream *st = *pp;
+        if (st->gone) {
+            *pp = st->next;
+            r->stream_count--;
+            if (--st->refs == 0) {
+                wr_stream_free(st);
+            }
+            continue;
+        }
+        pp = &st->next;
+    }
+    wr_stream *list = r->streams;
+    pthread_mutex_unlock(&r->lock);
+    int32_t events = 0;
+    for (wr_stream *st = list; st; st = st->next) {
+        if (st->finished) { /* written by the driver only */
+            continue;
+        }
+        bool ends = false;
+        int oom = 0;
+        size_t len = 0;
+        char *text = wr_rpc_stream(r, st, &len, &ends, &oom);
+        if (oom) {
+            text = wr_rpc_error_text(WEFT_REMOTE_INTERNAL_ERROR, "out of memory", &len);
+            ends = true;
+        }
+        if (!text && !ends) {
+            continue;
+        }
+        pthread_mutex_lock(&r->lock);
+        free(st->pending);
+        st->pending = text;
+        st->pending_len = text ? len : 0;
+        st->finished = ends;
+        st->events += text != NULL;
+        pthread_cond_broadcast(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+        events += text != NULL;
+    }
+    return events;
+}
+
 WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
 {
     weft_remote *r = wr_check(remote);
@@ -184,6 +263,7 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         wr_fail(r, WEFT_ERR_INVALID_ARG, "weft_remote_poll: budget %d < 1", (int)budget);
         return -1;
     }
+    r->since_taken = false;
     /* Held +watch requests first (at most max_connections of them). */
     pthread_mutex_lock(&r->lock);
     wr_request *held = r->parked;
@@ -191,6 +271,7 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
     for (wr_request *q = held; q; q = q->next) {
         q->state = WR_REQ_RUNNING;
     }
+    bool streams = r->streams != NULL;
     pthread_mutex_unlock(&r->lock);
     int32_t done = 0;
     while (held) {
@@ -198,6 +279,9 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         held = q->next;
         q->next = NULL;
         done += wr_answer(r, q, false);
+    }
+    if (streams) {
+        done += wr_poll_streams(r);
     }
     int32_t taken = 0;
     while (taken < budget) {
@@ -239,7 +323,8 @@ WEFT_API const char *weft_remote_handle(weft_remote *remote, const char *text, s
     r->last_response = NULL;
     int oom = 0, hold = 0;
     size_t rlen = 0;
-    char *resp = wr_rpc_handle(r, text ? text : "", len, false, &hold, &rlen, &oom);
+    r->since_taken = false;
+    char *resp = wr_rpc_handle(r, text ? text : "", len, false, &hold, &rlen, &oom, NULL);
     if (oom) {
         wr_fail(r, WEFT_ERR_OUT_OF_MEMORY, "weft_remote_handle: out of memory");
         return NULL;
