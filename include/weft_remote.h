@@ -164,6 +164,24 @@ WEFT_API const char *weft_remote_last_error(const weft_remote *remote);
 WEFT_API weft_status weft_remote_counts(const weft_remote *remote, int64_t *out_requests,
                                         int64_t *out_errors);
 
+/** Counters of a remote (weft_remote_get_stats). */
+typedef struct weft_remote_stats {
+    int64_t requests;        /**< as weft_remote_counts */
+    int64_t errors;          /**< as weft_remote_counts */
+    /** +watch checks made from change ticks alone (a probe), and full
+     *  evaluations of a watched method (a probe that found a newer tick or
+     *  another structure, a method without a probe, a first answer). */
+    int64_t watch_probes;
+    int64_t watch_evaluations;
+    int32_t held_watches;    /**< long polls held now */
+    int32_t open_streams;    /**< event streams open now */
+    int64_t stream_events;   /**< events queued on streams since creation */
+} weft_remote_stats;
+
+/** Fills `out` with the remote's counters. Thread: driver.
+ *  Errors: INVALID_HANDLE (remote NULL), INVALID_ARG (out NULL). */
+WEFT_API weft_status weft_remote_get_stats(const weft_remote *remote, weft_remote_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

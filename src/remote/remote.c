@@ -250,6 +250,7 @@ static int32_t wr_poll_streams(weft_remote *r)
         pthread_mutex_unlock(&r->lock);
         events += text != NULL;
     }
+    r->stream_events += events;
     return events;
 }
 
@@ -361,6 +362,31 @@ WEFT_API weft_status weft_remote_counts(const weft_remote *remote, int64_t *out_
     if (out_errors) {
         *out_errors = r->errors;
     }
+    return WEFT_OK;
+}
+
+WEFT_API weft_status weft_remote_get_stats(const weft_remote *remote, weft_remote_stats *out)
+{
+    weft_remote *r = wr_check(remote);
+    if (!r) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out) {
+        wr_fail(r, WEFT_ERR_INVALID_ARG, "weft_remote_get_stats: out is NULL");
+        return WEFT_ERR_INVALID_ARG;
+    }
+    memset(out, 0, sizeof *out);
+    out->requests = r->requests;
+    out->errors = r->errors;
+    out->watch_probes = r->watch_checks;
+    out->watch_evaluations = r->watch_evals;
+    out->stream_events = r->stream_events;
+    pthread_mutex_lock(&r->lock);
+    for (const wr_request *q = r->parked; q; q = q->next) {
+        out->held_watches++;
+    }
+    out->open_streams = r->stream_count;
+    pthread_mutex_unlock(&r->lock);
     return WEFT_OK;
 }
 

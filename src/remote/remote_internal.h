@@ -120,6 +120,7 @@ struct weft_remote {
     bool since_taken;         /* this poll's watch tick was taken */
     uint32_t since_now;       /* ... and is this */
     int64_t watch_checks, watch_evals; /* +watch probes, and full evaluations */
+    int64_t stream_events;    /* events queued on streams */
 };
 
 /* rpc.c: answers `text`; returns a malloc'ed response (NULL: nothing to

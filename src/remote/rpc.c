@@ -1696,7 +1696,8 @@ char *wr_rpc_stream(weft_remote *r, wr_stream *st, size_t *out_len, bool *ends, 
         json_decref(doc);
     }
     int hold = 0;
-    char *text = wr_rpc_handle(r, st->body, st->len, single_watch && st->watch.primed, &hold,
+    /* held only once the client has a value (an etag, or an event) */
+    char *text = wr_rpc_handle(r, st->body, st->len, single_watch, &hold,
                                out_len, oom, single_watch ? &st->watch : NULL);
     if (hold || *oom) {
         return NULL;
