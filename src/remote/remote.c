@@ -397,6 +397,10 @@ static void wr_poll_system(weft_system_ctx *ctx, void *user)
     weft_remote *r = user;
     (void)ctx;
     weft_remote_poll(r, r->poll_budget);
+    /* What the requests' weft calls refused (a client's bad input) was
+     * answered to the client: it is not this system's failure, and must
+     * not make the host's weft_app_update fail. */
+    weft_clear_error(r->world);
 }
 
 static weft_status wr_plugin_build(weft_app *app, void *user)

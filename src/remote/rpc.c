@@ -187,15 +187,20 @@ static json_t *wr_component_value(weft_remote *r, weft_entity e, weft_component 
         json_t *o = t ? json_pack("{s:I}", "target", (json_int_t)*t) : NULL;
         return o ? o : wr_oom(err);
     }
+    /* measured first: a NULL buffer is a size query, which records no
+     * error (a too small buffer would, in the world's slot or, inside the
+     * plugin's system, as the system's failure) */
     size_t need = 0;
-    st = weft_json_write_component(r->world, e, c, r->scratch, r->scratch_cap, &need);
-    if (st == WEFT_ERR_CAPACITY) {
+    st = weft_json_write_component(r->world, e, c, NULL, 0, &need);
+    if (st == WEFT_ERR_CAPACITY && need > r->scratch_cap) {
         char *nb = realloc(r->scratch, need);
         if (!nb) {
             return wr_oom(err);
         }
         r->scratch = nb;
         r->scratch_cap = need;
+    }
+    if (st == WEFT_ERR_CAPACITY) {
         st = weft_json_write_component(r->world, e, c, r->scratch, r->scratch_cap, &need);
     }
     if (st != WEFT_OK) {
@@ -898,15 +903,17 @@ static bool wr_get_resource(weft_remote *r, json_t *params, weft_component *out,
 
 static json_t *wr_resource_value(weft_remote *r, weft_component c, wr_err *err)
 {
-    size_t need = 0;
-    weft_status st = weft_json_write_resource(r->world, c, r->scratch, r->scratch_cap, &need);
-    if (st == WEFT_ERR_CAPACITY) {
+    size_t need = 0; /* measured first, as in wr_component_value */
+    weft_status st = weft_json_write_resource(r->world, c, NULL, 0, &need);
+    if (st == WEFT_ERR_CAPACITY && need > r->scratch_cap) {
         char *nb = realloc(r->scratch, need);
         if (!nb) {
             return wr_oom(err);
         }
         r->scratch = nb;
         r->scratch_cap = need;
+    }
+    if (st == WEFT_ERR_CAPACITY) {
         st = weft_json_write_resource(r->world, c, r->scratch, r->scratch_cap, &need);
     }
     if (st != WEFT_OK) {

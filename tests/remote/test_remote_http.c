@@ -351,6 +351,28 @@ static void test_app_plugin(void **state)
     assert_int_equal(resp_code(c), 0);
     weft_world_get_stats(fx.w, &after);
     assert_int_equal(after.live_entities, before.live_entities + 1);
+    /* requests that weft refuses (a bad field) or that read a component
+     * larger than the remote's scratch buffer: answered to the client,
+     * and not a failure of the plugin's system (http_while_polling checks
+     * that every weft_app_update returns WEFT_OK) */
+    char body[256];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.insert_components\",\"params\":"
+             "{\"entity\":%llu,\"components\":{\"Position\":{\"z\":1}}}}",
+             (unsigned long long)fx.a);
+    c->body = body;
+    http_while_polling(c, r, app);
+    assert_int_equal(c->status, 200);
+    assert_int_equal(resp_code(c), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND);
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"world.get_components\",\"params\":"
+             "{\"entity\":%llu,\"components\":[\"Health\",\"Position\"]}}",
+             (unsigned long long)fx.a);
+    c->body = body;
+    http_while_polling(c, r, app);
+    assert_int_equal(c->status, 200);
+    assert_int_equal(resp_code(c), 0);
+    assert_non_null(strstr(c->resp, "\"slots\":[1,2,3]"));
     free(c);
     assert_int_equal(weft_app_destroy(app), WEFT_OK); /* destroys the remote */
     weft_world_destroy(fx.w);
