@@ -224,8 +224,23 @@ static int32_t wr_poll_streams(weft_remote *r)
     }
     wr_stream *list = r->streams;
     pthread_mutex_unlock(&r->lock);
-    int32_t events = 0;
+    /* round robin: when this poll's re-evaluations run out, the next poll
+     * starts where this one stopped */
+    int32_t n = 0;
     for (wr_stream *st = list; st; st = st->next) {
+        n++;
+    }
+    int32_t start = n ? r->stream_rr % n : 0;
+    int32_t events = 0;
+    for (int32_t k = 0; k < n; k++) {
+        wr_stream *st = list;
+        for (int32_t i = (start + k) % n; i > 0; i--) {
+            st = st->next;
+        }
+        if (r->eval_left <= 0) {
+            r->stream_rr = (start + k) % n;
+            break;
+        }
         if (st->finished) { /* written by the driver only */
             continue;
         }
@@ -265,6 +280,10 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         return -1;
     }
     r->since_taken = false;
+    /* Held watches and streams whose value may have changed are
+     * re-evaluated, at most `budget` of them per poll (the rest at the
+     * next); queued requests are answered, at most `budget` of them. */
+    r->eval_left = budget;
     /* Held +watch requests first (at most max_connections of them). */
     pthread_mutex_lock(&r->lock);
     wr_request *held = r->parked;

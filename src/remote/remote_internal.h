@@ -121,6 +121,8 @@ struct weft_remote {
     uint32_t since_now;       /* ... and is this */
     int64_t watch_checks, watch_evals; /* +watch probes, and full evaluations */
     int64_t stream_events;    /* events queued on streams */
+    int32_t eval_left;        /* re-evaluations of held watches left this poll */
+    int32_t stream_rr;        /* streams: where the next poll starts checking */
 };
 
 /* rpc.c: answers `text`; returns a malloc'ed response (NULL: nothing to

@@ -1522,14 +1522,19 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
     if (watch) {
         since = wr_watch_since(r);
         bool dirty = wr_watch_probe(r, m->name, base_params, ws->since, &shape);
-        if (may_hold && ws->primed && !dirty && shape == ws->shape) {
-            /* nothing it reads was written since: the same value */
+        bool same = !dirty && shape == ws->shape;
+        if (may_hold && ws->primed && (same || r->eval_left <= 0)) {
+            /* nothing it reads was written since: the same value; or
+             * this poll's re-evaluations are spent: checked next poll */
             if (base_params != params) {
                 json_decref(base_params);
             }
             r->requests--; /* counted when it is answered */
             *hold = 1;
             return NULL;
+        }
+        if (may_hold && ws->primed) {
+            r->eval_left--;
         }
         r->watch_evals++;
     }
