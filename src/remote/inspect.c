@@ -63,14 +63,21 @@ json_t *wi_archetypes(weft_remote *r, json_t *params, wr_err *err)
             continue;
         }
         json_t *names = json_array();
+        size_t row = 0; /* component bytes of one entity */
         for (int32_t k = 0; k < ai.component_count; k++) {
             json_array_append_new(names, json_string(wi_comp_name(r, ai.components[k])));
+            weft_component_info info;
+            if (weft_component_info_get(r->world, ai.components[k], &info) == WEFT_OK) {
+                row += info.size;
+            }
         }
         empty += ai.entity_count == 0;
         small += ai.entity_count > 0 && ai.entity_count < 8;
-        json_array_append_new(list, json_pack("{s:i,s:i,s:i,s:o}", "index", i, "entities",
-                                              ai.entity_count, "table", ai.table,
-                                              "components", names));
+        json_array_append_new(list, json_pack("{s:i,s:i,s:i,s:o,s:I,s:I}", "index", i,
+                                              "entities", ai.entity_count, "table", ai.table,
+                                              "components", names, "row_bytes",
+                                              (json_int_t)row, "bytes",
+                                              (json_int_t)(row * (size_t)ai.entity_count)));
     }
     return json_pack("{s:o,s:{s:i,s:i,s:i,s:I}}", "archetypes", list, "summary", "count",
                      s.archetypes, "empty", empty, "below_8_entities", small, "entities",

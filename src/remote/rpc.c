@@ -1021,7 +1021,7 @@ static const wr_method wr_methods[] = {
     {"world.list_resources", m_list_resources, false, "-> [name]"},
     {"weft.world_stats", wi_world_stats, false, "-> world counters and the change tick"},
     {"weft.archetypes", wi_archetypes, false,
-     "-> {archetypes: [{index, entities, table, components}], summary}"},
+     "-> {archetypes: [{index, entities, table, components, row_bytes, bytes}], summary}"},
     {"weft.schedules", wi_schedules, false, "{names?: [name]} -> [{name, order?, systems}]"},
     {"weft.schedule", wi_schedule_info, false,
      "{schedule} -> {systems, edges, sets, ambiguities, sync_points, step_cursor, dot}"},

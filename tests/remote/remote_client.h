@@ -240,7 +240,12 @@ static inline bool rc_stream_ended(rc_stream *s)
 static inline void rc_stream_last(rc_stream *s, char *out, size_t cap)
 {
     pthread_mutex_lock(&s->lock);
-    snprintf(out, cap, "%s", s->last);
+    size_t n = 0; /* copied up to the NUL, cut to fit */
+    while (n + 1 < cap && n + 1 < sizeof s->last && s->last[n] != '\0') {
+        out[n] = s->last[n];
+        n++;
+    }
+    out[n] = '\0';
     pthread_mutex_unlock(&s->lock);
 }
 
