@@ -429,8 +429,11 @@ static void test_32_clients(void **state)
     assert_true(frames >= seconds);
     /* bounded: the writers' spawns are despawned every 20 requests */
     assert_true(max_bytes < ws0.live_bytes * 2 + (1 << 20));
-    /* one stream per streaming client, plus dropped ones not yet unlinked */
-    assert_true(max_streams <= 2 * (LOAD_CLIENTS / LOAD_ROLES));
+    /* one stream per streaming client, plus dropped ones whose end was
+     * not yet noticed (within 100 ms) or unlinked (at the next frame): the
+     * bound is the connection limit; none is left once the clients are
+     * gone (checked above) */
+    assert_true(max_streams <= 64);
     assert_int_equal(weft_app_destroy(app), WEFT_OK);
     weft_world_destroy(fx.w);
 }
