@@ -15,8 +15,15 @@
  *   frame, idle remote vs none: an app update (one system over N entities)
  *     with the remote plugin and no client, vs the same app without it;
  *   frame, busy remote vs none: the same while a client thread sends
- *     get_components requests back to back.
- * Usage: weft_remote_bench [--quick]   (N = 10000; --quick: fewer requests)
+ *     get_components requests back to back;
+ *   held +watch of a 10k query, poll vs recomputation: a poll with one
+ *     long poll held on world.query+watch of N entities in an unchanged
+ *     world (judged from change ticks) vs evaluating that query in-process
+ *     (what a check by recomputation costs).
+ * Usage: weft_remote_bench [--quick] [--check]   (N = 10000; --quick: fewer
+ * requests; --check: exit 4 when the idle plugin costs more than 2% of a
+ * frame or a held watch check more than half a recomputation; meant for a
+ * quiet machine, not CI)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -226,6 +233,85 @@ static void rb_frames(weft_app *app, weft_app *base, int frames, double *app_ns,
     free(tb);
 }
 
+static double rb_idle_ratio = 0, rb_watch_ratio = 0;
+
+static void *rb_post_thread(void *arg)
+{
+    rb_client *c = arg;
+    if (rb_post(c->port, c->body, &c->last_bytes) != 200) {
+        c->failures++;
+    }
+    __atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* One long poll held on a 10k-entity query: what each poll costs. */
+static void rb_watch_row(bool quick)
+{
+    const int n = 10000;
+    weft_entity first = 0;
+    weft_world *w = rb_world(n, &first);
+    weft_remote_desc d = {0};
+    d.world = w;
+    d.port = WEFT_REMOTE_ANY_PORT;
+    d.timeout_ms = 600000; /* held for the whole measurement */
+    weft_remote *r = NULL;
+    if (weft_remote_create(&d, &r) != WEFT_OK) {
+        return;
+    }
+    const char *q = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.query+watch\",\"params\":"
+                    "{\"data\":{\"components\":[\"Position\",\"Health\"]}}}";
+    const char *resp = weft_remote_handle(r, q, strlen(q), NULL);
+    const char *tag = resp ? strstr(resp, "\"etag\":\"") : NULL;
+    if (!tag) {
+        weft_remote_destroy(r);
+        weft_world_destroy(w);
+        return;
+    }
+    char etag[64];
+    snprintf(etag, sizeof etag, "%.42s", tag + 8);
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.query+watch\",\"params\":"
+             "{\"data\":{\"components\":[\"Position\",\"Health\"]},\"etag\":\"%s\"}}", etag);
+    rb_client c = {.port = weft_remote_port(r), .body = body, .count = 1};
+    pthread_t t;
+    pthread_create(&t, NULL, rb_post_thread, &c);
+    weft_remote_stats st = {0};
+    while (st.held_watches == 0) {
+        weft_remote_poll(r, 16);
+        weft_remote_get_stats(r, &st);
+    }
+    const int polls = quick ? 200 : 1000;
+    uint64_t t0 = rb_now();
+    for (int i = 0; i < polls; i++) {
+        weft_remote_poll(r, 16);
+    }
+    double poll_ns = (double)(rb_now() - t0) / polls;
+    const char *plain = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.query\",\"params\":"
+                        "{\"data\":{\"components\":[\"Position\",\"Health\"]}}}";
+    const int evals = quick ? 10 : 50;
+    t0 = rb_now();
+    for (int i = 0; i < evals; i++) {
+        weft_remote_handle(r, plain, strlen(plain), NULL);
+    }
+    double eval_ns = (double)(rb_now() - t0) / evals;
+    weft_remote_get_stats(r, &st);
+    rb_row("held +watch 10k query, poll vs recompute (us)", poll_ns / 1e3, eval_ns / 1e3, "us");
+    printf("  -> still held: %d, %lld evaluations for %d polls\n", (int)st.held_watches,
+           (long long)st.watch_evaluations, polls);
+    rb_watch_ratio = poll_ns / eval_ns;
+    /* release the client: a change */
+    rb_pos *p = weft_get_mut(w, first, rb_pos_id, sizeof *p);
+    p->x += 1.0f;
+    while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
+        weft_remote_poll(r, 16);
+    }
+    pthread_join(t, NULL);
+    weft_remote_destroy(r);
+    weft_world_destroy(w);
+}
+
 static void rb_frame_rows(bool quick)
 {
     const int n = 100000;
@@ -236,6 +322,7 @@ static void rb_frame_rows(bool quick)
     double a, b;
     rb_frames(with, without, frames, &a, &b);
     rb_row("frame 100k entities, idle remote vs none (us)", a / 1e3, b / 1e3, "us");
+    rb_idle_ratio = a / b;
     char body[256];
     snprintf(body, sizeof body,
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components\","
@@ -262,7 +349,11 @@ static void rb_frame_rows(bool quick)
 
 int main(int argc, char **argv)
 {
-    bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    bool quick = false, check = false;
+    for (int i = 1; i < argc; i++) {
+        quick |= strcmp(argv[i], "--quick") == 0;
+        check |= strcmp(argv[i], "--check") == 0;
+    }
     const int n = 10000;
     const int reqs = quick ? 300 : 2000;
     weft_entity first = 0;
@@ -352,5 +443,16 @@ int main(int argc, char **argv)
     weft_remote_destroy(r);
     weft_world_destroy(w);
     rb_frame_rows(quick);
-    return c.failures || qc.failures ? 1 : 0;
+    rb_watch_row(quick);
+    if (c.failures || qc.failures) {
+        return 1;
+    }
+    if (check) {
+        bool ok = rb_idle_ratio <= 1.02 && rb_watch_ratio > 0 && rb_watch_ratio <= 0.5;
+        printf("check: idle plugin %.3f (target <= 1.02), held watch check %.3f (target <= "
+               "0.5): %s\n",
+               rb_idle_ratio, rb_watch_ratio, ok ? "met" : "MISSED");
+        return ok ? 0 : 4;
+    }
+    return 0;
 }

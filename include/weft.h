@@ -1774,6 +1774,23 @@ WEFT_API size_t weft_schedule_trace_json(const weft_schedule *schedule, char *bu
  *  schedule is not built. Thread: driver. */
 WEFT_API size_t weft_schedule_dot(const weft_schedule *schedule, char *buf, size_t cap);
 
+/** The schedule's sets (nodes with WEFT_NODE_SET, in creation order; name
+ *  each with weft_schedule_node_name): writes up to `cap` of them to `out`
+ *  and returns how many there are (call with cap 0, out NULL to count).
+ *  -1 for an invalid schedule, or (recorded) INVALID_ARG: cap < 0, out
+ *  NULL with cap > 0. Thread: driver. */
+WEFT_API int32_t weft_schedule_sets(const weft_schedule *schedule, weft_node *out,
+                                    int32_t cap);
+
+/** The direct members of `set` (systems, apply points and nested sets put
+ *  into it with weft_schedule_add_to_set, in declaration order, each
+ *  once): writes up to `cap` of them to `out` and returns how many there
+ *  are (cap 0, out NULL counts). -1 for an invalid schedule, or
+ *  (recorded) INVALID_ARG: `set` not a set of this schedule, cap < 0, out
+ *  NULL with cap > 0. Thread: driver. */
+WEFT_API int32_t weft_schedule_members(const weft_schedule *schedule, weft_node set,
+                                       weft_node *out, int32_t cap);
+
 /* -- executors -- */
 
 /** A job for a host job system. */
@@ -2307,6 +2324,18 @@ WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t
  *  is not present, or has no description), CAPACITY. */
 WEFT_API weft_status weft_json_write_resource(const weft_world *world, weft_component r,
                                               char *buf, size_t cap, size_t *out_len);
+
+/** Writes component (or resource) c's type description as JSON, for tools
+ *  that build editors from it: {"name", "size", "fields": [{"name",
+ *  "kind" (weft_kind_name), "count"? (array elements; a string's buffer
+ *  bytes), "type"? (struct: the nested description, same shape),
+ *  "base"? and "values"? (enum: the storing kind and [{"name",
+ *  "value"}])}]} in description order. Buffer rules as
+ *  weft_json_write_component. Thread: driver. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (out_len NULL), UNKNOWN_COMPONENT, NOT_FOUND (no
+ *  description), CAPACITY. */
+WEFT_API weft_status weft_json_write_schema(const weft_world *world, weft_component c,
+                                            char *buf, size_t cap, size_t *out_len);
 
 /** Reads resource r from JSON: an object with any subset of the described
  *  fields (rules of weft_json_read_component); the others keep the

@@ -88,8 +88,8 @@ typedef struct weft_remote_desc {
     /** How long a request waits for the driver to answer it, ms; 0: 5000.
      *  Past it the client gets an error and the request is dropped. */
     int32_t timeout_ms;
-    /** Requests weft_remote_add_plugin's system answers per update;
-     *  0: 16. */
+    /** Requests weft_remote_add_plugin's system answers per update, and
+     *  held watches and streams it evaluates again; 0: 16. */
     int32_t poll_budget;
     uint32_t _end_canary;       /**< must be 0 */
 } weft_remote_desc;
@@ -115,12 +115,17 @@ WEFT_API weft_status weft_remote_destroy(weft_remote *remote);
 WEFT_API int32_t weft_remote_port(const weft_remote *remote);
 
 /** Answers up to `budget` queued HTTP requests (a batch counts as one),
- *  in arrival order, and returns how many it answered (0 when none were
- *  waiting), or -1 on misuse. A "+watch" request whose value equals the
- *  etag it names is held instead and checked again by every later poll
- *  (outside the budget; at most max_connections are held) until the value
- *  changes or half of timeout_ms passes; then it is answered. Call it where nothing else uses the world:
- *  between frames, or from an exclusive system. Thread: driver.
+ *  in arrival order, and returns how many answers and stream events it
+ *  produced (0 when nothing was waiting or changed), or -1 on misuse. A
+ *  "+watch" request whose etag is current is held instead; held requests
+ *  and event streams are checked at every poll from change ticks (a
+ *  probe, no evaluation), and at most `budget` of those that may have
+ *  changed are evaluated again per poll (the rest at the next), so at
+ *  most max_connections are held and a poll's work stays bounded. A held
+ *  request is answered when its value changes or half of timeout_ms
+ *  passes; a stream gets an event per change (docs/remote.md). Call it
+ *  where nothing else uses the world: between frames, or from an
+ *  exclusive system. Thread: driver. It never waits for a connection.
  *  Errors: INVALID_HANDLE (remote NULL), INVALID_ARG (budget < 1). */
 WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget);
 
@@ -163,6 +168,24 @@ WEFT_API const char *weft_remote_last_error(const weft_remote *remote);
  *  Thread: driver. Errors: INVALID_HANDLE. */
 WEFT_API weft_status weft_remote_counts(const weft_remote *remote, int64_t *out_requests,
                                         int64_t *out_errors);
+
+/** Counters of a remote (weft_remote_get_stats). */
+typedef struct weft_remote_stats {
+    int64_t requests;        /**< as weft_remote_counts */
+    int64_t errors;          /**< as weft_remote_counts */
+    /** +watch checks made from change ticks alone (a probe), and full
+     *  evaluations of a watched method (a probe that found a newer tick or
+     *  another structure, a method without a probe, a first answer). */
+    int64_t watch_probes;
+    int64_t watch_evaluations;
+    int32_t held_watches;    /**< long polls held now */
+    int32_t open_streams;    /**< event streams open now */
+    int64_t stream_events;   /**< events queued on streams since creation */
+} weft_remote_stats;
+
+/** Fills `out` with the remote's counters. Thread: driver.
+ *  Errors: INVALID_HANDLE (remote NULL), INVALID_ARG (out NULL). */
+WEFT_API weft_status weft_remote_get_stats(const weft_remote *remote, weft_remote_stats *out);
 
 #ifdef __cplusplus
 }

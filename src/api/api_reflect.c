@@ -444,3 +444,16 @@ WEFT_API weft_entity weft_clone(weft_world *world, weft_entity e, bool recursive
     wf_scene_destroy(world, s);
     return st == WEFT_OK ? first : 0;
 }
+
+WEFT_API weft_status weft_json_write_schema(const weft_world *world, weft_component c, char *buf,
+                                            size_t cap, size_t *out_len)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out_len) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_json_write_schema: out_len is NULL");
+    }
+    *out_len = 0; /* what any error other than CAPACITY leaves */
+    return wf_json_write_schema(world, c, buf, cap, out_len);
+}

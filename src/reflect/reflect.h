@@ -169,6 +169,9 @@ weft_status wf_json_write_query(weft_world *w, weft_query *q, char *buf, size_t 
 /* Resource r's value (a tag's as {}). */
 weft_status wf_json_write_resource(const weft_world *w, weft_component r, char *buf, size_t cap,
                                    size_t *out_len);
+/* schema.c: the description of component c as JSON (weft_json_write_schema). */
+weft_status wf_json_write_schema(const weft_world *w, weft_component c, char *buf, size_t cap,
+                                 size_t *out_len);
 /* Readers (jansson): decode fully, then one insert or spawn. */
 weft_status wf_json_read_component(weft_world *w, weft_entity e, weft_component c,
                                    const char *text, size_t len);

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "remote_internal.h"
@@ -202,6 +203,185 @@ static enum MHD_Result wr_dispatch(weft_remote *r, struct MHD_Connection *c, wr_
     return resp ? wr_send(c, MHD_HTTP_OK, resp, rlen) : wr_send(c, MHD_HTTP_NO_CONTENT, NULL, 0);
 }
 
+/* ---- server-sent events ----
+ *
+ * POST / with "Accept: text/event-stream" and one "+watch" request: the
+ * answer is a stream; every change the driver finds (wr_poll_streams in
+ * remote.c) is one event "data: <JSON-RPC response>\n\n". The connection
+ * thread waits here for the next event and never holds the driver: the
+ * driver only replaces the stream's pending event under the lock. A
+ * client that goes away is noticed within WR_STREAM_SLICE_MS (its socket
+ * reads end-of-file) or at the next write; the stream then ends and the
+ * driver drops it at its next poll. */
+
+#define WR_STREAM_SLICE_MS 100
+#define WR_STREAM_KEEPALIVE_NS 5000000000ull
+
+static uint64_t wr_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Has the client closed its end? (a peek: nothing is consumed) */
+static bool wr_peer_closed(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) {
+        return false;
+    }
+    char ch;
+    ssize_t k = recv(ci->connect_fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT);
+    return k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+static ssize_t wr_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    wr_stream *st = cls;
+    weft_remote *r = st->remote;
+    (void)pos;
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        if (st->sending) {
+            size_t n = st->sending_len - st->sent;
+            if (n > max) {
+                n = max;
+            }
+            memcpy(buf, st->sending + st->sent, n);
+            st->sent += n;
+            if (st->sent == st->sending_len) {
+                free(st->sending);
+                st->sending = NULL;
+            }
+            pthread_mutex_unlock(&r->lock);
+            return (ssize_t)n;
+        }
+        if (st->pending) {
+            /* "data: <text>\n\n" (the compact JSON holds no newline) */
+            char *ev = malloc(st->pending_len + 8);
+            if (!ev) {
+                pthread_mutex_unlock(&r->lock);
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+            }
+            memcpy(ev, "data: ", 6);
+            memcpy(ev + 6, st->pending, st->pending_len);
+            memcpy(ev + 6 + st->pending_len, "\n\n", 2);
+            free(st->pending);
+            st->pending = NULL;
+            st->sending = ev;
+            st->sending_len = st->pending_len + 8;
+            st->sent = 0;
+            continue;
+        }
+        if (st->finished || r->stopping) {
+            pthread_mutex_unlock(&r->lock);
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        uint64_t now = wr_mono_ns();
+        if (now >= st->next_keepalive) {
+            static const char ka[] = ": keep-alive\n\n";
+            st->next_keepalive = now + WR_STREAM_KEEPALIVE_NS;
+            st->sending = malloc(sizeof ka - 1);
+            if (!st->sending) {
+                pthread_mutex_unlock(&r->lock);
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+            }
+            memcpy(st->sending, ka, sizeof ka - 1);
+            st->sending_len = sizeof ka - 1;
+            st->sent = 0;
+            continue;
+        }
+        pthread_mutex_unlock(&r->lock);
+        if (wr_peer_closed(st->conn)) {
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        pthread_mutex_lock(&r->lock);
+        if (st->pending || st->finished || r->stopping) {
+            continue;
+        }
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_nsec += WR_STREAM_SLICE_MS * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec += 1;
+            deadline.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&r->cond, &r->lock, &deadline);
+    }
+}
+
+/* The response is gone (sent, or the connection ended): the connection's
+ * reference is dropped; the driver unlinks the stream at its next poll. */
+static void wr_stream_release(void *cls)
+{
+    wr_stream *st = cls;
+    weft_remote *r = st->remote;
+    pthread_mutex_lock(&r->lock);
+    st->gone = true;
+    bool last = --st->refs == 0;
+    pthread_mutex_unlock(&r->lock);
+    if (last) {
+        wr_stream_free(st);
+    }
+}
+
+static bool wr_wants_stream(struct MHD_Connection *c)
+{
+    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    return a && strstr(a, "text/event-stream") != NULL;
+}
+
+static enum MHD_Result wr_open_stream(weft_remote *r, struct MHD_Connection *c, wr_conn *conn)
+{
+    wr_stream *st = calloc(1, sizeof *st);
+    if (!st) {
+        return wr_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, WEFT_REMOTE_INTERNAL_ERROR,
+                             "out of memory");
+    }
+    st->body = conn->body ? conn->body : calloc(1, 1);
+    if (!st->body) {
+        free(st);
+        return wr_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, WEFT_REMOTE_INTERNAL_ERROR,
+                             "out of memory");
+    }
+    conn->body = NULL; /* the stream owns it now */
+    st->len = conn->len;
+    st->remote = r;
+    st->conn = c;
+    st->refs = 2;
+    st->next_keepalive = wr_mono_ns() + WR_STREAM_KEEPALIVE_NS;
+    struct MHD_Response *resp = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, 4096, wr_stream_read, st, wr_stream_release);
+    if (!resp) {
+        wr_stream_free(st);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    pthread_mutex_lock(&r->lock);
+    if (r->stopping) {
+        pthread_mutex_unlock(&r->lock);
+        MHD_destroy_response(resp); /* releases the stream's connection reference */
+        pthread_mutex_lock(&r->lock);
+        bool last = --st->refs == 0; /* and the list's, never taken */
+        pthread_mutex_unlock(&r->lock);
+        if (last) {
+            wr_stream_free(st);
+        }
+        return wr_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, WEFT_REMOTE_INTERNAL_ERROR,
+                             "the server is stopping");
+    }
+    st->next = r->streams;
+    r->streams = st;
+    r->stream_count++;
+    pthread_mutex_unlock(&r->lock);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
 static enum MHD_Result wr_access(void *cls, struct MHD_Connection *c, const char *url,
                                  const char *method, const char *version,
                                  const char *upload_data, size_t *upload_data_size,
@@ -266,6 +446,9 @@ static enum MHD_Result wr_access(void *cls, struct MHD_Connection *c, const char
     if (conn->too_large) {
         return wr_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, WEFT_REMOTE_INVALID_REQUEST,
                              "request body exceeds the size limit");
+    }
+    if (wr_wants_stream(c)) {
+        return wr_open_stream(r, c, conn);
     }
     return wr_dispatch(r, c, conn);
 }

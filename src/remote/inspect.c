@@ -63,14 +63,21 @@ json_t *wi_archetypes(weft_remote *r, json_t *params, wr_err *err)
             continue;
         }
         json_t *names = json_array();
+        size_t row = 0; /* component bytes of one entity */
         for (int32_t k = 0; k < ai.component_count; k++) {
             json_array_append_new(names, json_string(wi_comp_name(r, ai.components[k])));
+            weft_component_info info;
+            if (weft_component_info_get(r->world, ai.components[k], &info) == WEFT_OK) {
+                row += info.size;
+            }
         }
         empty += ai.entity_count == 0;
         small += ai.entity_count > 0 && ai.entity_count < 8;
-        json_array_append_new(list, json_pack("{s:i,s:i,s:i,s:o}", "index", i, "entities",
-                                              ai.entity_count, "table", ai.table,
-                                              "components", names));
+        json_array_append_new(list, json_pack("{s:i,s:i,s:i,s:o,s:I,s:I}", "index", i,
+                                              "entities", ai.entity_count, "table", ai.table,
+                                              "components", names, "row_bytes",
+                                              (json_int_t)row, "bytes",
+                                              (json_int_t)(row * (size_t)ai.entity_count)));
     }
     return json_pack("{s:o,s:{s:i,s:i,s:i,s:I}}", "archetypes", list, "summary", "count",
                      s.archetypes, "empty", empty, "below_8_entities", small, "entities",
@@ -179,13 +186,33 @@ json_t *wi_schedule_info(weft_remote *r, json_t *params, wr_err *err)
         json_array_append_new(amb, json_pack("{s:i,s:i,s:o}", "a", (int)a.a, "b", (int)a.b,
                                              "components", comps));
     }
+    /* sets: [{node, name, members: [node]}] (members: systems, apply
+     * points and nested sets, by node) */
+    json_t *sets = json_array();
+    int32_t nsets = weft_schedule_sets(s, NULL, 0);
+    for (int32_t i = 0; i < nsets; i++) {
+        weft_node set = WEFT_NODE_SET | (weft_node)(i + 1);
+        json_t *members = json_array();
+        int32_t nm = weft_schedule_members(s, set, NULL, 0);
+        weft_node *m = nm > 0 ? calloc((size_t)nm, sizeof *m) : NULL;
+        if (m && weft_schedule_members(s, set, m, nm) == nm) {
+            for (int32_t k = 0; k < nm; k++) {
+                json_array_append_new(members, json_integer((json_int_t)m[k]));
+            }
+        }
+        free(m);
+        json_array_append_new(sets, json_pack("{s:I,s:s?,s:o}", "node", (json_int_t)set, "name",
+                                              weft_schedule_node_name(s, set), "members",
+                                              members));
+    }
     size_t dot_len = weft_schedule_dot(s, NULL, 0);
     char *dot = dot_len ? malloc(dot_len + 1) : NULL;
     if (dot) {
         weft_schedule_dot(s, dot, dot_len + 1);
     }
-    json_t *out = json_pack("{s:o,s:o,s:o,s:i,s:b,s:i,s:s?}", "systems", systems, "edges", edges,
-                            "ambiguities", amb, "sync_points", weft_schedule_sync_count(s),
+    json_t *out = json_pack("{s:o,s:o,s:o,s:o,s:i,s:b,s:i,s:s?}", "systems", systems, "edges",
+                            edges, "sets", sets, "ambiguities", amb, "sync_points",
+                            weft_schedule_sync_count(s),
                             "built", weft_schedule_position(s, 1) >= 0 || n == 0, "step_cursor",
                             (int)weft_schedule_step_cursor(s), "dot", dot);
     free(dot);
@@ -308,4 +335,58 @@ json_t *wi_stepping(weft_remote *r, json_t *params, wr_err *err)
     }
     return json_pack("{s:b,s:i}", "stepping", weft_schedule_is_stepping(s), "cursor",
                      (int)weft_schedule_step_cursor(s));
+}
+
+/* Type descriptions of components, for editors: {name: schema} for the
+ * named components (params.components) or every described one. A tag's
+ * schema is {"tag": true}; a relationship source's a "target" entity
+ * field. Names that are unknown or undescribed are left out. */
+json_t *wi_schema(weft_remote *r, json_t *params, wr_err *err)
+{
+    json_t *names = json_is_object(params) ? json_object_get(params, "components") : NULL;
+    if (names && !json_is_array(names)) {
+        return wi_params_error(err, "'components' must be an array of component names");
+    }
+    json_t *out = json_object();
+    weft_world_stats s;
+    weft_world_get_stats(r->world, &s);
+    for (int32_t id = 1; id <= s.components; id++) {
+        weft_component c = (weft_component)id;
+        const char *name = wi_comp_name(r, c);
+        if (names) {
+            bool wanted = false;
+            size_t i;
+            json_t *n;
+            json_array_foreach(names, i, n) {
+                wanted |= json_is_string(n) && strcmp(json_string_value(n), name) == 0;
+            }
+            if (!wanted) {
+                continue;
+            }
+        }
+        weft_component_info info;
+        weft_component_info_get(r->world, c, &info);
+        json_t *schema = NULL;
+        if (info.size == 0) {
+            schema = json_pack("{s:s,s:I,s:b,s:[]}", "name", name, "size", (json_int_t)0, "tag",
+                               1, "fields");
+        } else if (weft_relationship_targets(r->world, c)) {
+            schema = json_pack("{s:s,s:I,s:b,s:[{s:s,s:s}]}", "name", name, "size",
+                               (json_int_t)info.size, "relationship", 1, "fields", "name",
+                               "target", "kind", "entity");
+        } else if (weft_component_is_described(r->world, c)) {
+            size_t need = 0;
+            weft_json_write_schema(r->world, c, NULL, 0, &need);
+            char *text = need ? malloc(need) : NULL;
+            if (text && weft_json_write_schema(r->world, c, text, need, &need) == WEFT_OK) {
+                json_error_t jerr;
+                schema = json_loads(text, 0, &jerr);
+            }
+            free(text);
+        }
+        if (schema) {
+            json_object_set_new(out, name, schema);
+        }
+    }
+    return out;
 }

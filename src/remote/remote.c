@@ -119,6 +119,14 @@ WEFT_API weft_status weft_remote_destroy(weft_remote *remote)
     /* Joins every connection thread: each sees `stopping`, takes its
      * request off the queue and answers with an error. */
     wr_http_stop(r);
+    /* every connection has ended: only the list's references are left */
+    while (r->streams) {
+        wr_stream *st = r->streams;
+        r->streams = st->next;
+        if (--st->refs == 0) {
+            wr_stream_free(st);
+        }
+    }
     pthread_cond_destroy(&r->cond);
     pthread_mutex_destroy(&r->lock);
     free(r->last_response);
@@ -152,7 +160,7 @@ static bool wr_answer(weft_remote *r, wr_request *q, bool fresh)
     bool may_hold = fresh || now < q->hold_until;
     int oom = 0, hold = 0;
     size_t rlen = 0;
-    char *resp = wr_rpc_handle(r, q->body, q->len, may_hold, &hold, &rlen, &oom);
+    char *resp = wr_rpc_handle(r, q->body, q->len, may_hold, &hold, &rlen, &oom, &q->watch);
     if (oom) {
         resp = wr_rpc_error_text(WEFT_REMOTE_INTERNAL_ERROR, "out of memory", &rlen);
     }
@@ -174,6 +182,93 @@ static bool wr_answer(weft_remote *r, wr_request *q, bool fresh)
     return !hold;
 }
 
+uint32_t wr_watch_since(weft_remote *r)
+{
+    if (!r->since_taken) {
+        r->since_now = weft_world_change_tick(r->world);
+        weft_world_increment_change_tick(r->world);
+        r->since_taken = true;
+    }
+    return r->since_now;
+}
+
+void wr_stream_free(wr_stream *st)
+{
+    free(st->body);
+    free(st->pending);
+    free(st->sending);
+    free(st);
+}
+
+/* Checks every open stream: drops those whose connection ended, and
+ * queues an event on those whose value changed (replacing an unsent
+ * one: a slow reader gets the newest value, never a backlog). Returns
+ * how many events were queued. Never waits for a connection. */
+static int32_t wr_poll_streams(weft_remote *r)
+{
+    /* Only the driver unlinks streams (connection threads push new ones
+     * at the head), and the list holds a reference, so the streams
+     * reachable from `list` stay valid while they are checked below. */
+    pthread_mutex_lock(&r->lock);
+    for (wr_stream **pp = &r->streams; *pp;) {
+        wr_stream *st = *pp;
+        if (st->gone) {
+            *pp = st->next;
+            r->stream_count--;
+            if (--st->refs == 0) {
+                wr_stream_free(st);
+            }
+            continue;
+        }
+        pp = &st->next;
+    }
+    wr_stream *list = r->streams;
+    pthread_mutex_unlock(&r->lock);
+    /* round robin: when this poll's re-evaluations run out, the next poll
+     * starts where this one stopped */
+    int32_t n = 0;
+    for (wr_stream *st = list; st; st = st->next) {
+        n++;
+    }
+    int32_t start = n ? r->stream_rr % n : 0;
+    int32_t events = 0;
+    for (int32_t k = 0; k < n; k++) {
+        wr_stream *st = list;
+        for (int32_t i = (start + k) % n; i > 0; i--) {
+            st = st->next;
+        }
+        if (r->eval_left <= 0) {
+            r->stream_rr = (start + k) % n;
+            break;
+        }
+        if (st->finished) { /* written by the driver only */
+            continue;
+        }
+        bool ends = false;
+        int oom = 0;
+        size_t len = 0;
+        char *text = wr_rpc_stream(r, st, &len, &ends, &oom);
+        if (oom) {
+            text = wr_rpc_error_text(WEFT_REMOTE_INTERNAL_ERROR, "out of memory", &len);
+            ends = true;
+        }
+        if (!text && !ends) {
+            continue;
+        }
+        pthread_mutex_lock(&r->lock);
+        free(st->pending);
+        st->pending = text;
+        st->pending_len = text ? len : 0;
+        st->finished = ends;
+        st->events += text != NULL;
+        pthread_cond_broadcast(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+        events += text != NULL;
+    }
+    r->stream_events += events;
+    return events;
+}
+
 WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
 {
     weft_remote *r = wr_check(remote);
@@ -184,6 +279,11 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         wr_fail(r, WEFT_ERR_INVALID_ARG, "weft_remote_poll: budget %d < 1", (int)budget);
         return -1;
     }
+    r->since_taken = false;
+    /* Held watches and streams whose value may have changed are
+     * re-evaluated, at most `budget` of them per poll (the rest at the
+     * next); queued requests are answered, at most `budget` of them. */
+    r->eval_left = budget;
     /* Held +watch requests first (at most max_connections of them). */
     pthread_mutex_lock(&r->lock);
     wr_request *held = r->parked;
@@ -191,6 +291,7 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
     for (wr_request *q = held; q; q = q->next) {
         q->state = WR_REQ_RUNNING;
     }
+    bool streams = r->streams != NULL;
     pthread_mutex_unlock(&r->lock);
     int32_t done = 0;
     while (held) {
@@ -198,6 +299,9 @@ WEFT_API int32_t weft_remote_poll(weft_remote *remote, int32_t budget)
         held = q->next;
         q->next = NULL;
         done += wr_answer(r, q, false);
+    }
+    if (streams) {
+        done += wr_poll_streams(r);
     }
     int32_t taken = 0;
     while (taken < budget) {
@@ -239,7 +343,8 @@ WEFT_API const char *weft_remote_handle(weft_remote *remote, const char *text, s
     r->last_response = NULL;
     int oom = 0, hold = 0;
     size_t rlen = 0;
-    char *resp = wr_rpc_handle(r, text ? text : "", len, false, &hold, &rlen, &oom);
+    r->since_taken = false;
+    char *resp = wr_rpc_handle(r, text ? text : "", len, false, &hold, &rlen, &oom, NULL);
     if (oom) {
         wr_fail(r, WEFT_ERR_OUT_OF_MEMORY, "weft_remote_handle: out of memory");
         return NULL;
@@ -279,6 +384,31 @@ WEFT_API weft_status weft_remote_counts(const weft_remote *remote, int64_t *out_
     return WEFT_OK;
 }
 
+WEFT_API weft_status weft_remote_get_stats(const weft_remote *remote, weft_remote_stats *out)
+{
+    weft_remote *r = wr_check(remote);
+    if (!r) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (!out) {
+        wr_fail(r, WEFT_ERR_INVALID_ARG, "weft_remote_get_stats: out is NULL");
+        return WEFT_ERR_INVALID_ARG;
+    }
+    memset(out, 0, sizeof *out);
+    out->requests = r->requests;
+    out->errors = r->errors;
+    out->watch_probes = r->watch_checks;
+    out->watch_evaluations = r->watch_evals;
+    out->stream_events = r->stream_events;
+    pthread_mutex_lock(&r->lock);
+    for (const wr_request *q = r->parked; q; q = q->next) {
+        out->held_watches++;
+    }
+    out->open_streams = r->stream_count;
+    pthread_mutex_unlock(&r->lock);
+    return WEFT_OK;
+}
+
 /* ---- app plugin ---- */
 
 static void wr_poll_system(weft_system_ctx *ctx, void *user)
@@ -286,6 +416,10 @@ static void wr_poll_system(weft_system_ctx *ctx, void *user)
     weft_remote *r = user;
     (void)ctx;
     weft_remote_poll(r, r->poll_budget);
+    /* What the requests' weft calls refused (a client's bad input) was
+     * answered to the client: it is not this system's failure, and must
+     * not make the host's weft_app_update fail. */
+    weft_clear_error(r->world);
 }
 
 static weft_status wr_plugin_build(weft_app *app, void *user)

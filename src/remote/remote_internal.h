@@ -21,6 +21,8 @@
 
 #include "weft_remote.h"
 
+struct MHD_Connection;
+
 #define WR_MAGIC 0x57524d54u /* "WRMT" */
 #define WR_TOKEN_MAX 256
 
@@ -30,6 +32,19 @@ typedef enum wr_req_state {
     WR_REQ_DONE = 2,    /* answered: response set */
     WR_REQ_PARKED = 3,  /* a +watch held on the parked list, owned by the waiter */
 } wr_req_state;
+
+/* What a +watch client has seen: the change tick its value was read at
+ * (`since`: writes stamped later are newer), a hash of the structure the
+ * value depends on (entities matched, their archetypes: `shape`) and a
+ * hash of the value itself. Carried in the etag for a long poll, kept by
+ * the server for a stream. */
+typedef struct wr_watch {
+    bool loaded;   /* the etag param was read (or there is none) */
+    bool primed;   /* since/shape/hash describe a value the client has */
+    uint32_t since;
+    uint64_t shape;
+    uint64_t hash;
+} wr_watch;
 
 /* One HTTP request waiting for the driver. Allocated and freed by its
  * connection thread; the driver only reads `body` and sets the answer. */
@@ -41,7 +56,30 @@ typedef struct wr_request {
     char *response;     /* malloc'ed by the driver, NULL: no content */
     uint64_t hold_until;  /* PARKED: monotonic ns after which it is answered */
     size_t response_len;
+    wr_watch watch;       /* a +watch: what the client has */
 } wr_request;
+
+/* A server-sent-event stream: one +watch request whose changes the
+ * driver pushes (POST / with "Accept: text/event-stream"). Shared by the
+ * driver (on r->streams) and the connection thread sending it; freed by
+ * whichever drops the last reference, under r->lock. */
+typedef struct wr_stream {
+    struct wr_stream *next;
+    char *body;           /* the request, immutable */
+    size_t len;
+    int refs;             /* the list's and the connection's */
+    bool gone;            /* the connection ended: the driver drops it */
+    bool finished;        /* an answer that ends the stream is pending */
+    char *pending;        /* the newest unsent event (older ones are replaced) */
+    size_t pending_len;
+    char *sending;        /* the event being written, from offset `sent` */
+    size_t sending_len, sent;
+    uint64_t next_keepalive; /* monotonic ns */
+    uint64_t events;      /* events queued so far */
+    wr_watch watch;       /* driver only */
+    struct weft_remote *remote;
+    struct MHD_Connection *conn;
+} wr_stream;
 
 struct MHD_Daemon;
 
@@ -66,6 +104,8 @@ struct weft_remote {
     pthread_cond_t cond;     /* a request was answered, or stopping */
     wr_request *head, *tail;
     wr_request *parked;      /* held +watch requests */
+    wr_stream *streams;      /* open event streams */
+    int32_t stream_count;
     int stopping;
 
     struct MHD_Daemon *daemon;
@@ -77,12 +117,31 @@ struct weft_remote {
     char last_error[512];
     char *scratch;            /* component JSON text */
     size_t scratch_cap;
+    bool since_taken;         /* this poll's watch tick was taken */
+    uint32_t since_now;       /* ... and is this */
+    int64_t watch_checks, watch_evals; /* +watch probes, and full evaluations */
+    int64_t stream_events;    /* events queued on streams */
+    int32_t eval_left;        /* re-evaluations of held watches left this poll */
+    int32_t stream_rr;        /* streams: where the next poll starts checking */
 };
 
 /* rpc.c: answers `text`; returns a malloc'ed response (NULL: nothing to
  * answer, or out of memory with *oom set). Driver thread only. */
 char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold, int *hold,
-                    size_t *out_len, int *oom);
+                    size_t *out_len, int *oom, wr_watch *watch);
+
+/* rpc.c: answers a stream's request: an event to send (malloc'ed), or
+ * NULL with *hold set when nothing changed; *ends when the stream must
+ * end after this event (not a single +watch request). */
+char *wr_rpc_stream(weft_remote *r, wr_stream *s, size_t *out_len, bool *ends, int *oom);
+
+/* remote.c: frees a stream whose last reference was dropped. */
+void wr_stream_free(wr_stream *s);
+
+/* remote.c: the tick +watch values read in this poll are stamped with
+ * (the world's change tick is advanced once per poll, so every later
+ * write is newer). */
+uint32_t wr_watch_since(weft_remote *r);
 
 /* rpc.c: the whole-request error response for `code` (used by the server
  * for bodies it refuses before parsing); malloc'ed, NULL on OOM. */

@@ -187,15 +187,20 @@ static json_t *wr_component_value(weft_remote *r, weft_entity e, weft_component 
         json_t *o = t ? json_pack("{s:I}", "target", (json_int_t)*t) : NULL;
         return o ? o : wr_oom(err);
     }
+    /* measured first: a NULL buffer is a size query, which records no
+     * error (a too small buffer would, in the world's slot or, inside the
+     * plugin's system, as the system's failure) */
     size_t need = 0;
-    st = weft_json_write_component(r->world, e, c, r->scratch, r->scratch_cap, &need);
-    if (st == WEFT_ERR_CAPACITY) {
+    st = weft_json_write_component(r->world, e, c, NULL, 0, &need);
+    if (st == WEFT_ERR_CAPACITY && need > r->scratch_cap) {
         char *nb = realloc(r->scratch, need);
         if (!nb) {
             return wr_oom(err);
         }
         r->scratch = nb;
         r->scratch_cap = need;
+    }
+    if (st == WEFT_ERR_CAPACITY) {
         st = weft_json_write_component(r->world, e, c, r->scratch, r->scratch_cap, &need);
     }
     if (st != WEFT_OK) {
@@ -310,59 +315,54 @@ static bool wr_all_components(weft_remote *r, weft_entity e, json_t *into, wr_er
     return true;
 }
 
-static json_t *m_query(weft_remote *r, json_t *params, wr_err *err)
+/* What a world.query asks for, checked: its terms and name lists. */
+typedef struct wr_qplan {
+    weft_query_desc qd;
+    bool matches_nothing, option_all, strict;
+    json_t *comps, *option, *has, *with, *without; /* borrowed from params */
+} wr_qplan;
+
+/* Checks world.query's params (an object) and builds its terms:
+ * components (AND), with (WITH), without (WITHOUT). Unknown names are an
+ * error when strict; otherwise an unknown required component matches
+ * nothing and an unknown optional or excluded one is ignored. */
+static bool wr_query_plan(weft_remote *r, json_t *params, wr_qplan *p, wr_err *err)
 {
-    json_t *empty = NULL;
-    if (!params || json_is_null(params)) {
-        params = empty = json_object();
-        if (!params) {
-            return wr_oom(err);
-        }
-    }
-    json_t *result = NULL;
-    weft_query *q = NULL;
-    weft_entity *ents = NULL;
+    memset(p, 0, sizeof *p);
     if (!wr_require_object(params, err)) {
-        goto done;
+        return false;
     }
     json_t *data = json_object_get(params, "data");
     json_t *filter = json_object_get(params, "filter");
     if (data && !json_is_object(data) && !json_is_null(data)) {
         wr_fail_code(err, WEFT_REMOTE_INVALID_PARAMS, "'data' must be an object");
-        goto done;
+        return false;
     }
     if (filter && !json_is_object(filter) && !json_is_null(filter)) {
         wr_fail_code(err, WEFT_REMOTE_INVALID_PARAMS, "'filter' must be an object");
-        goto done;
+        return false;
     }
-    json_t *comps = NULL, *option = NULL, *has = NULL, *with = NULL, *without = NULL;
-    bool option_all = false, strict = false;
-    if (!wr_get_bool(params, "strict", &strict, err)) {
-        goto done;
+    if (!wr_get_bool(params, "strict", &p->strict, err)) {
+        return false;
     }
     if (json_is_object(data)) {
         json_t *opt = json_object_get(data, "option");
         if (json_is_string(opt) && strcmp(json_string_value(opt), "all") == 0) {
-            option_all = true;
-        } else if (!wr_get_names(data, "option", &option, err)) {
-            goto done;
+            p->option_all = true;
+        } else if (!wr_get_names(data, "option", &p->option, err)) {
+            return false;
         }
-        if (!wr_get_names(data, "components", &comps, err) ||
-            !wr_get_names(data, "has", &has, err)) {
-            goto done;
+        if (!wr_get_names(data, "components", &p->comps, err) ||
+            !wr_get_names(data, "has", &p->has, err)) {
+            return false;
         }
     }
-    if (json_is_object(filter) && (!wr_get_names(filter, "with", &with, err) ||
-                                   !wr_get_names(filter, "without", &without, err))) {
-        goto done;
+    if (json_is_object(filter) && (!wr_get_names(filter, "with", &p->with, err) ||
+                                   !wr_get_names(filter, "without", &p->without, err))) {
+        return false;
     }
-    /* Terms: components (AND), with (WITH), without (WITHOUT). Unknown
-     * names are an error when strict; otherwise an unknown required
-     * component matches nothing and an unknown optional or excluded one
-     * is ignored. */
-    weft_query_desc qd = {0};
-    bool matches_nothing = false;
-    json_t *lists[3] = {comps, with, without};
+    weft_query_desc *qd = &p->qd;
+    json_t *lists[3] = {p->comps, p->with, p->without};
     weft_oper opers[3] = {WEFT_OPER_AND, WEFT_OPER_WITH, WEFT_OPER_WITHOUT};
     for (int l = 0; l < 3; l++) {
         size_t i;
@@ -370,71 +370,74 @@ static json_t *m_query(weft_remote *r, json_t *params, wr_err *err)
         json_array_foreach(lists[l], i, n) {
             weft_component c = weft_component_lookup(r->world, json_string_value(n));
             if (!c) {
-                if (strict) {
+                if (p->strict) {
                     wr_fail_weft(err, WEFT_ERR_UNKNOWN_COMPONENT, "unknown component '%s'",
                                  json_string_value(n));
-                    goto done;
+                    return false;
                 }
-                matches_nothing |= l < 2;
+                p->matches_nothing |= l < 2;
                 continue;
             }
-            if (qd.term_count == WEFT_MAX_TERMS) {
+            if (qd->term_count == WEFT_MAX_TERMS) {
                 wr_fail_weft(err, WEFT_ERR_CAPACITY, "a query has at most %d terms",
                              WEFT_MAX_TERMS);
-                goto done;
+                return false;
             }
             weft_component_info info;
             weft_component_info_get(r->world, c, &info);
-            weft_term *t = &qd.terms[qd.term_count++];
+            weft_term *t = &qd->terms[qd->term_count++];
             t->id = c;
             t->oper = (opers[l] == WEFT_OPER_AND && info.size == 0) ? WEFT_OPER_WITH : opers[l];
             t->access = t->oper == WEFT_OPER_AND ? WEFT_ACCESS_READ : WEFT_ACCESS_NONE;
         }
     }
-    json_t *lists2[2] = {option, has};
+    json_t *lists2[2] = {p->option, p->has};
     for (int l = 0; l < 2; l++) {
         size_t i;
         json_t *n;
         json_array_foreach(lists2[l], i, n) {
-            if (strict && !weft_component_lookup(r->world, json_string_value(n))) {
+            if (p->strict && !weft_component_lookup(r->world, json_string_value(n))) {
                 wr_fail_weft(err, WEFT_ERR_UNKNOWN_COMPONENT, "unknown component '%s'",
                              json_string_value(n));
-                goto done;
+                return false;
             }
         }
     }
-    result = json_array();
-    if (!result) {
-        wr_oom(err);
-        goto done;
-    }
-    if (matches_nothing) {
-        goto done;
-    }
-    if (qd.term_count == 0) {
+    if (!p->matches_nothing && qd->term_count == 0) {
         /* Every entity: one optional term on any registered component. */
         weft_world_stats stats;
         weft_world_get_stats(r->world, &stats);
         if (stats.components == 0) {
-            goto done;
+            p->matches_nothing = true;
+        } else {
+            qd->terms[0].id = 1;
+            qd->terms[0].oper = WEFT_OPER_OPTIONAL;
+            qd->terms[0].access = WEFT_ACCESS_NONE;
+            qd->term_count = 1;
         }
-        qd.terms[0].id = 1;
-        qd.terms[0].oper = WEFT_OPER_OPTIONAL;
-        qd.terms[0].access = WEFT_ACCESS_NONE;
-        qd.term_count = 1;
     }
-    qd.flags = WEFT_QUERY_UNCACHED;
-    q = weft_query_create(r->world, &qd);
+    qd->flags = WEFT_QUERY_UNCACHED;
+    return true;
+}
+
+/* The entities a plan matches, in iteration order (malloc'ed; *count). */
+static weft_entity *wr_query_entities(weft_remote *r, const wr_qplan *p, size_t *out_count,
+                                      wr_err *err)
+{
+    *out_count = 0;
+    weft_query *q = weft_query_create(r->world, &p->qd);
     if (!q) {
         wr_fail_world(r, err, weft_last_status(r->world));
-        goto fail;
+        return NULL;
     }
+    weft_entity *ents = NULL;
     size_t count = 0, cap = 0;
     weft_iter it;
     weft_status st = weft_query_iter(r->world, q, &it);
     if (st != WEFT_OK) {
+        weft_query_destroy(r->world, q);
         wr_fail_world(r, err, st);
-        goto fail;
+        return NULL;
     }
     while (weft_iter_next(&it)) {
         int32_t n = weft_iter_count(&it);
@@ -447,14 +450,58 @@ static json_t *m_query(weft_remote *r, json_t *params, wr_err *err)
             weft_entity *ne = realloc(ents, ncap * sizeof *ne);
             if (!ne) {
                 weft_iter_fini(&it);
+                weft_query_destroy(r->world, q);
+                free(ents);
                 wr_oom(err);
-                goto fail;
+                return NULL;
             }
             ents = ne;
             cap = ncap;
         }
         memcpy(ents + count, es, (size_t)n * sizeof *es);
         count += (size_t)n;
+    }
+    weft_query_destroy(r->world, q);
+    if (!ents) {
+        ents = malloc(sizeof *ents); /* a valid pointer for an empty answer */
+        if (!ents) {
+            wr_oom(err);
+            return NULL;
+        }
+    }
+    *out_count = count;
+    return ents;
+}
+
+static json_t *m_query(weft_remote *r, json_t *params, wr_err *err)
+{
+    json_t *empty = NULL;
+    if (!params || json_is_null(params)) {
+        params = empty = json_object();
+        if (!params) {
+            return wr_oom(err);
+        }
+    }
+    json_t *result = NULL;
+    weft_entity *ents = NULL;
+    size_t count = 0;
+    wr_qplan plan;
+    if (!wr_query_plan(r, params, &plan, err)) {
+        goto done;
+    }
+    json_t *comps = plan.comps, *option = plan.option, *has = plan.has;
+    bool option_all = plan.option_all, strict = plan.strict;
+    result = json_array();
+    if (!result) {
+        wr_oom(err);
+        goto done;
+    }
+    if (plan.matches_nothing) {
+        goto done;
+    }
+    ents = wr_query_entities(r, &plan, &count, err);
+    if (!ents) {
+        goto fail;
     }
     for (size_t k = 0; k < count; k++) {
         weft_entity e = ents[k];
@@ -507,9 +554,6 @@ fail:
     json_decref(result);
     result = NULL;
 done:
-    if (q) {
-        weft_query_destroy(r->world, q);
-    }
     free(ents);
     json_decref(empty);
     return result;
@@ -859,15 +903,17 @@ static bool wr_get_resource(weft_remote *r, json_t *params, weft_component *out,
 
 static json_t *wr_resource_value(weft_remote *r, weft_component c, wr_err *err)
 {
-    size_t need = 0;
-    weft_status st = weft_json_write_resource(r->world, c, r->scratch, r->scratch_cap, &need);
-    if (st == WEFT_ERR_CAPACITY) {
+    size_t need = 0; /* measured first, as in wr_component_value */
+    weft_status st = weft_json_write_resource(r->world, c, NULL, 0, &need);
+    if (st == WEFT_ERR_CAPACITY && need > r->scratch_cap) {
         char *nb = realloc(r->scratch, need);
         if (!nb) {
             return wr_oom(err);
         }
         r->scratch = nb;
         r->scratch_cap = need;
+    }
+    if (st == WEFT_ERR_CAPACITY) {
         st = weft_json_write_resource(r->world, c, r->scratch, r->scratch_cap, &need);
     }
     if (st != WEFT_OK) {
@@ -975,11 +1021,14 @@ static const wr_method wr_methods[] = {
     {"world.list_resources", m_list_resources, false, "-> [name]"},
     {"weft.world_stats", wi_world_stats, false, "-> world counters and the change tick"},
     {"weft.archetypes", wi_archetypes, false,
-     "-> {archetypes: [{index, entities, table, components}], summary}"},
+     "-> {archetypes: [{index, entities, table, components, row_bytes, bytes}], summary}"},
     {"weft.schedules", wi_schedules, false, "{names?: [name]} -> [{name, order?, systems}]"},
     {"weft.schedule", wi_schedule_info, false,
-     "{schedule} -> {systems, edges, ambiguities, sync_points, step_cursor, dot}"},
+     "{schedule} -> {systems, edges, sets, ambiguities, sync_points, step_cursor, dot}"},
     {"weft.trace", wi_trace, false, "{schedule, profile?} -> {trace, max_concurrency}"},
+    {"weft.schema", wi_schema, false,
+     "{components?: [name]} -> {name: {name, size, fields: [{name, kind, count?, type?, "
+     "values?}]}}"},
     {"weft.diagnostics", wi_diagnostics, false, "-> [{name, value, average, smoothed, ...}]"},
     {"weft.states", wi_states, false, "-> [{name, exists, value, value_name}]"},
     {"weft.stepping", wi_stepping, true,
@@ -1053,28 +1102,341 @@ static json_t *wr_response_error(json_t *id, const wr_err *err)
                      id ? id : json_null());
 }
 
-/* Answers one request object; NULL for a notification (or OOM: *oom). */
-/* FNV-1a 64 of a result's canonical text: the etag of a +watch answer. */
-static bool wr_etag(json_t *result, char out[17])
+/* ---- +watch: change ticks ----
+ *
+ * A watch remembers (in its etag, or in its stream) the change tick its
+ * value was read at, a hash of the structure the value depends on (its
+ * "shape": which entities, in which archetypes, which names resolve) and
+ * a hash of the value. Before evaluating a held watch again, its probe
+ * looks at change ticks only: nothing the value reads was written after
+ * `since` and the shape is the same, so the value is the same and is not
+ * recomputed. Otherwise the value is recomputed and compared with the
+ * hash: an equal value (a write of the same bytes) is no event. Methods
+ * without a probe (the weft.* ones: counters, schedules, traces) are
+ * recomputed at every check. */
+
+static uint64_t wr_mix(uint64_t h, uint64_t v)
 {
-    char *text = json_dumps(result, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    for (int i = 0; i < 8; i++) {
+        h = (h ^ (uint8_t)(v >> (8 * i))) * 1099511628211ull;
+    }
+    return h;
+}
+
+#define WR_HASH_SEED 1469598103934665603ull
+
+/* How the probe treats a component's values. */
+enum {
+    WR_PK_UNSEEN = 0,
+    WR_PK_TICKS,   /* compare its changed/added ticks */
+    WR_PK_TAG,     /* no value: presence is in the archetype */
+    WR_PK_SOURCE,  /* a relationship source: its target goes into the shape */
+    WR_PK_ALWAYS,  /* no ticks (NO_CHANGE_TICKS, a relationship's list): recompute */
+    WR_PK_SKIP,    /* undescribed: never part of a value */
+};
+
+typedef struct wr_probe {
+    weft_remote *r;
+    uint32_t since, now;
+    uint64_t shape;
+    bool dirty;
+    uint8_t *kinds;   /* [ncomp + 1] */
+    int32_t ncomp;
+} wr_probe;
+
+static bool wr_probe_init(wr_probe *p, weft_remote *r, uint32_t since)
+{
+    memset(p, 0, sizeof *p);
+    p->r = r;
+    p->since = since;
+    p->now = weft_world_change_tick(r->world);
+    p->shape = WR_HASH_SEED;
+    weft_world_stats st;
+    weft_world_get_stats(r->world, &st);
+    p->ncomp = st.components;
+    p->shape = wr_mix(p->shape, (uint64_t)st.components); /* names that resolve */
+    p->kinds = calloc((size_t)st.components + 1, 1);
+    return p->kinds != NULL;
+}
+
+static uint8_t wr_probe_kind(wr_probe *p, weft_component c)
+{
+    if ((int32_t)c < 1 || (int32_t)c > p->ncomp) {
+        return WR_PK_SKIP;
+    }
+    if (p->kinds[c] != WR_PK_UNSEEN) {
+        return p->kinds[c];
+    }
+    weft_component_info info;
+    uint8_t k = WR_PK_TICKS;
+    if (weft_component_info_get(p->r->world, c, &info) != WEFT_OK) {
+        k = WR_PK_SKIP;
+    } else if (info.size == 0) {
+        k = WR_PK_TAG;
+    } else if (weft_relationship_targets(p->r->world, c)) {
+        k = WR_PK_SOURCE;
+    } else if (wr_is_relationship_list(p->r, c) ||
+               (info.flags & WEFT_COMPONENT_NO_CHANGE_TICKS)) {
+        k = WR_PK_ALWAYS;
+    } else if (!weft_component_is_described(p->r->world, c)) {
+        k = WR_PK_SKIP;
+    }
+    p->kinds[c] = k;
+    return k;
+}
+
+/* e's c as the value would read it: newer ticks make the probe dirty. */
+static void wr_probe_value(wr_probe *p, weft_entity e, weft_component c)
+{
+    switch (wr_probe_kind(p, c)) {
+    case WR_PK_TICKS: {
+        weft_ticks t;
+        if (weft_get_ticks(p->r->world, e, c, &t) != WEFT_OK ||
+            weft_tick_is_newer(t.changed, p->since, p->now) ||
+            weft_tick_is_newer(t.added, p->since, p->now)) {
+            p->dirty = true;
+        }
+        break;
+    }
+    case WR_PK_SOURCE: {
+        const weft_entity *t = weft_get(p->r->world, e, c, sizeof *t);
+        p->shape = wr_mix(p->shape, t ? *t : 0);
+        break;
+    }
+    case WR_PK_ALWAYS:
+        p->dirty = true;
+        break;
+    default:
+        break;
+    }
+}
+
+/* e itself: alive, and its archetype (what it has). */
+static void wr_probe_entity(wr_probe *p, weft_entity e)
+{
+    int32_t arch = weft_entity_archetype(p->r->world, e);
+    p->shape = wr_mix(wr_mix(p->shape, e), (uint64_t)(int64_t)arch);
+}
+
+static bool wr_probe_get_components(wr_probe *p, json_t *params)
+{
+    json_t *ev = json_object_get(params, "entity");
+    json_t *names = json_object_get(params, "components");
+    if (!json_is_integer(ev) || !json_is_array(names)) {
+        return false; /* let the method report it */
+    }
+    weft_entity e = (weft_entity)json_integer_value(ev);
+    wr_probe_entity(p, e);
+    if (!weft_is_alive(p->r->world, e)) {
+        return true;
+    }
+    size_t i;
+    json_t *n;
+    json_array_foreach(names, i, n) {
+        weft_component c = json_is_string(n)
+                               ? weft_component_lookup(p->r->world, json_string_value(n))
+                               : 0;
+        if (c && weft_has(p->r->world, e, c)) {
+            wr_probe_value(p, e, c);
+        }
+    }
+    return true;
+}
+
+static bool wr_probe_query(wr_probe *p, json_t *params)
+{
+    json_t *empty = NULL;
+    if (!params || json_is_null(params)) {
+        params = empty = json_object();
+    }
+    wr_qplan plan;
+    wr_err err = {0};
+    bool ok = params && wr_query_plan(p->r, params, &plan, &err);
+    if (!ok || plan.matches_nothing) {
+        json_decref(empty);
+        return ok;
+    }
+    size_t count = 0;
+    weft_entity *ents = wr_query_entities(p->r, &plan, &count, &err);
+    if (!ents) {
+        json_decref(empty);
+        return false;
+    }
+    weft_component named[2 * WEFT_MAX_TERMS + 32];
+    int32_t nnamed = 0;
+    json_t *wanted[2] = {plan.comps, plan.option};
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *n;
+        json_array_foreach(wanted[l], i, n) {
+            weft_component c = weft_component_lookup(p->r->world, json_string_value(n));
+            if (c && nnamed < (int32_t)(sizeof named / sizeof named[0])) {
+                named[nnamed++] = c;
+            } else if (c) {
+                p->dirty = true; /* more names than tracked: recompute */
+            }
+        }
+    }
+    p->shape = wr_mix(p->shape, count);
+    for (size_t k = 0; k < count && !p->dirty; k++) {
+        weft_entity e = ents[k];
+        wr_probe_entity(p, e);
+        if (plan.option_all) {
+            weft_archetype_info ai;
+            int32_t arch = weft_entity_archetype(p->r->world, e);
+            if (arch >= 0 && weft_archetype_info_get(p->r->world, arch, &ai) == WEFT_OK) {
+                for (int32_t j = 0; j < ai.component_count; j++) {
+                    wr_probe_value(p, e, ai.components[j]);
+                }
+            }
+        }
+        for (int32_t j = 0; j < nnamed; j++) {
+            if (weft_has(p->r->world, e, named[j])) {
+                wr_probe_value(p, e, named[j]);
+            }
+        }
+    }
+    free(ents);
+    json_decref(empty);
+    return true;
+}
+
+static bool wr_probe_list_components(wr_probe *p, json_t *params)
+{
+    json_t *ev = json_is_object(params) ? json_object_get(params, "entity") : NULL;
+    if (ev) {
+        if (!json_is_integer(ev)) {
+            return false;
+        }
+        wr_probe_entity(p, (weft_entity)json_integer_value(ev));
+    }
+    return true; /* names only change through registration (in the shape) */
+}
+
+static bool wr_probe_resources(wr_probe *p, json_t *params)
+{
+    json_t *name = json_is_object(params) ? json_object_get(params, "resource") : NULL;
+    for (int32_t id = 1; id <= p->ncomp; id++) {
+        weft_component c = (weft_component)id;
+        bool has = weft_resource_has(p->r->world, c);
+        p->shape = wr_mix(p->shape, has ? (uint64_t)id : 0u);
+        if (!has || !name) {
+            continue;
+        }
+        if (!json_is_string(name)) {
+            return false;
+        }
+        if (weft_component_lookup(p->r->world, json_string_value(name)) != c) {
+            continue;
+        }
+        weft_ticks t;
+        if (weft_resource_get_ticks(p->r->world, c, &t) != WEFT_OK ||
+            weft_tick_is_newer(t.changed, p->since, p->now) ||
+            weft_tick_is_newer(t.added, p->since, p->now)) {
+            p->dirty = true;
+        }
+    }
+    return true;
+}
+
+typedef bool (*wr_probe_fn)(wr_probe *p, json_t *params);
+
+/* The probe of a reading method, NULL when it has none. */
+static wr_probe_fn wr_probe_of(const char *method)
+{
+    static const struct {
+        const char *name;
+        wr_probe_fn fn;
+    } probes[] = {
+        {"world.get_components", wr_probe_get_components},
+        {"world.query", wr_probe_query},
+        {"world.list_components", wr_probe_list_components},
+        {"world.get_resources", wr_probe_resources},
+        {"world.list_resources", wr_probe_resources},
+    };
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        if (strcmp(probes[i].name, method) == 0) {
+            return probes[i].fn;
+        }
+    }
+    return NULL;
+}
+
+/* Runs the probe of `method`: true when the value must be recomputed;
+ * *shape gets the structure hash (0 without a probe). */
+static bool wr_watch_probe(weft_remote *r, const char *method, json_t *params, uint32_t since,
+                           uint64_t *shape)
+{
+    *shape = 0;
+    wr_probe_fn fn = wr_probe_of(method);
+    if (!fn) {
+        return true;
+    }
+    wr_probe p;
+    if (!wr_probe_init(&p, r, since)) {
+        return true;
+    }
+    r->watch_checks++;
+    bool ok = fn(&p, params);
+    free(p.kinds);
+    *shape = p.shape;
+    return !ok || p.dirty;
+}
+
+/* FNV-1a 64 of a value's canonical text. */
+static bool wr_value_hash(json_t *v, uint64_t *out)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     if (!text) {
         return false;
     }
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = WR_HASH_SEED;
     for (const char *p = text; *p; p++) {
         h = (h ^ (uint8_t)*p) * 1099511628211ull;
     }
     free(text);
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    *out = h;
     return true;
 }
 
-static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, int *hold, int *oom)
+/* etag: "<since>.<shape>.<hash>" in hex (8, 16, 16 digits). */
+static void wr_etag_format(const wr_watch *w, char out[48])
+{
+    snprintf(out, 48, "%08x.%016llx.%016llx", (unsigned)w->since,
+             (unsigned long long)w->shape, (unsigned long long)w->hash);
+}
+
+static bool wr_etag_parse(const char *s, wr_watch *w)
+{
+    if (strlen(s) != 42 || s[8] != '.' || s[25] != '.') {
+        return false;
+    }
+    for (int i = 0; i < 42; i++) {
+        if (i != 8 && i != 25 && !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+            return false;
+        }
+    }
+    unsigned since;
+    unsigned long long shape, hash;
+    if (sscanf(s, "%8x.%16llx.%16llx", &since, &shape, &hash) != 3) {
+        return false;
+    }
+    w->since = since;
+    w->shape = shape;
+    w->hash = hash;
+    return true;
+}
+
+/* Answers one request object; NULL for a notification (or OOM: *oom).
+ * `ws` is the +watch state of a held request or a stream (NULL: read
+ * from the etag param each time). */
+static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, int *hold,
+                      int *oom)
 {
     wr_err err = {0};
     json_t *id = NULL;
     json_t *out = NULL;
+    wr_watch local = {0};
     r->requests++;
     if (!json_is_object(req)) {
         wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST, "a request must be an object");
@@ -1104,7 +1466,7 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, int *hold, int
     }
     /* "<method>+watch" (a reading method): the answer is {value, etag};
      * given the etag of the previous answer, the request is held (long
-     * poll) until the value differs or the hold time passes. */
+     * poll, or a stream) until the value changes. */
     const char *mname = json_string_value(method);
     size_t mlen = strlen(mname);
     bool watch = mlen > 6 && strcmp(mname + mlen - 6, "+watch") == 0;
@@ -1131,41 +1493,84 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, int *hold, int
                      m->name);
         goto error;
     }
-    json_t *etag_in = NULL;
     json_t *base_params = params;
-    if (watch && json_is_object(params)) {
-        etag_in = json_object_get(params, "etag");
+    if (watch) {
+        if (!ws) {
+            ws = &local;
+        }
+        json_t *etag_in = json_is_object(params) ? json_object_get(params, "etag") : NULL;
         if (etag_in && !json_is_string(etag_in)) {
             wr_fail_code(&err, WEFT_REMOTE_INVALID_PARAMS, "'etag' must be a string");
             goto error;
         }
-        base_params = json_copy(params);
-        if (!base_params) {
-            *oom = 1;
+        if (!ws->loaded) {
+            ws->loaded = true;
+            /* an etag that is not one of ours: answer at once */
+            ws->primed = etag_in && wr_etag_parse(json_string_value(etag_in), ws);
+        }
+        if (etag_in) {
+            base_params = json_copy(params);
+            if (!base_params) {
+                *oom = 1;
+                return NULL;
+            }
+            json_object_del(base_params, "etag");
+        }
+    }
+    uint32_t since = 0;
+    uint64_t shape = 0;
+    if (watch) {
+        since = wr_watch_since(r);
+        bool dirty = wr_watch_probe(r, m->name, base_params, ws->since, &shape);
+        bool same = !dirty && shape == ws->shape;
+        if (may_hold && ws->primed && (same || r->eval_left <= 0)) {
+            /* nothing it reads was written since: the same value; or
+             * this poll's re-evaluations are spent: checked next poll */
+            if (base_params != params) {
+                json_decref(base_params);
+            }
+            r->requests--; /* counted when it is answered */
+            *hold = 1;
             return NULL;
         }
-        json_object_del(base_params, "etag");
+        if (may_hold && ws->primed) {
+            r->eval_left--;
+        }
+        r->watch_evals++;
     }
     json_t *result = m->fn(r, base_params, &err);
     if (base_params != params) {
         json_decref(base_params);
     }
-    if (!result) {
-        goto error;
-    }
     if (watch) {
-        char etag[17];
-        if (!wr_etag(result, etag)) {
+        /* the value (or the error) decides whether there is news */
+        json_t *eo = result ? NULL : wr_error_object(&err);
+        uint64_t h = 0;
+        bool hashed = wr_value_hash(result ? result : eo, &h);
+        json_decref(eo);
+        if (!hashed) {
             json_decref(result);
             *oom = 1;
             return NULL;
         }
-        if (may_hold && etag_in && strcmp(json_string_value(etag_in), etag) == 0) {
+        bool same = ws->primed && h == ws->hash;
+        ws->since = since;
+        ws->shape = shape;
+        ws->hash = h;
+        ws->primed = true;
+        if (may_hold && same) {
             json_decref(result);
-            r->requests--; /* counted when it is answered */
+            r->requests--;
             *hold = 1;
             return NULL;
         }
+    }
+    if (!result) {
+        goto error;
+    }
+    if (watch) {
+        char etag[48];
+        wr_etag_format(ws, etag);
         result = json_pack("{s:o,s:s}", "value", result, "etag", etag);
         if (!result) {
             *oom = 1;
@@ -1203,7 +1608,7 @@ char *wr_rpc_error_text(int code, const char *message, size_t *out_len)
 }
 
 char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold, int *hold,
-                    size_t *out_len, int *oom)
+                    size_t *out_len, int *oom, wr_watch *watch)
 {
     *oom = 0;
     *hold = 0;
@@ -1259,7 +1664,7 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold,
         }
         for (size_t i = 0; i < n && !*oom; i++) {
             int ignore = 0;
-            json_t *one = wr_one(r, json_array_get(doc, i), false, &ignore, oom);
+            json_t *one = wr_one(r, json_array_get(doc, i), false, NULL, &ignore, oom);
             if (one) {
                 json_array_append_new(out, one);
             }
@@ -1269,7 +1674,7 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold,
             out = NULL;
         }
     } else {
-        out = wr_one(r, doc, may_hold, hold, oom);
+        out = wr_one(r, doc, may_hold, watch, hold, oom);
     }
     json_decref(doc);
     if (*oom) {
@@ -1282,4 +1687,42 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold,
     char *s = wr_dump(out, out_len);
     *oom = !s;
     return s;
+}
+
+char *wr_rpc_stream(weft_remote *r, wr_stream *st, size_t *out_len, bool *ends, int *oom)
+{
+    *ends = false;
+    *oom = 0;
+    *out_len = 0;
+    bool single_watch = false;
+    if (st->len <= (size_t)r->max_request_bytes &&
+        wr_depth(st->body, st->len, r->max_depth) <= r->max_depth) {
+        json_error_t jerr;
+        json_t *doc = json_loadb(st->body, st->len, 0, &jerr);
+        json_t *m = json_is_object(doc) ? json_object_get(doc, "method") : NULL;
+        if (json_is_string(m) && json_object_get(doc, "id")) {
+            const char *name = json_string_value(m);
+            size_t n = strlen(name);
+            single_watch = n > 6 && strcmp(name + n - 6, "+watch") == 0;
+        }
+        json_decref(doc);
+    }
+    int hold = 0;
+    /* held only once the client has a value (an etag, or an event) */
+    char *text = wr_rpc_handle(r, st->body, st->len, single_watch, &hold,
+                               out_len, oom, single_watch ? &st->watch : NULL);
+    if (hold || *oom) {
+        return NULL;
+    }
+    /* Anything but a +watch with an id (an error, a batch, a plain
+     * method) is answered once and ends the stream; so does a watch whose
+     * answer is an error that is not about the world (bad params). */
+    if (!single_watch || !text) {
+        *ends = true;
+    } else {
+        /* jansson keeps insertion order: an error response starts so */
+        static const char prefix[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-326";
+        *ends = strncmp(text, prefix, sizeof prefix - 1) == 0;
+    }
+    return text;
 }

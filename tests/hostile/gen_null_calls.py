@@ -46,6 +46,7 @@ NULL_OK = {
     ("weft_json_write_resource", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_entity", "buf"): "NULL buf asks for the size needed",
     ("weft_json_write_query", "buf"): "NULL buf asks for the size needed",
+    ("weft_json_write_schema", "buf"): "NULL buf asks for the size needed",
     ("weft_iter_fini", "it"): "harmless on anything not iterating",
     ("weft_insert", "value"): "NULL value default-constructs",
     ("weft_cmd_insert", "value"): "NULL value default-constructs",

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -62,6 +63,10 @@ static void test_inspect_app(void **state)
     sd.fn = sys_b;
     weft_node nb = weft_app_add_system(app, WEFT_APP_UPDATE, &sd);
     assert_true(na && nb);
+    weft_schedule *upd = weft_schedule_lookup(fx.w, WEFT_APP_UPDATE);
+    weft_node moves = weft_schedule_ensure_set(upd, "moves");
+    assert_int_equal(weft_schedule_add_to_set(upd, nb, moves), WEFT_OK);
+    assert_int_equal(weft_schedule_add_to_set(upd, na, moves), WEFT_OK);
     assert_int_equal(weft_app_add_diagnostics_plugin(app, NULL), WEFT_OK);
     assert_int_equal(weft_app_add_states_plugin(app), WEFT_OK);
     static const weft_state_value screens[] = {{0, "menu"}, {1, "game"}};
@@ -99,6 +104,13 @@ static void test_inspect_app(void **state)
         total += json_integer_value(json_object_get(x, "entities"));
     }
     assert_int_equal(total, ws.live_entities);
+    /* sizes: the archetype of a (Position, Health, Tag) */
+    json_t *xa = json_array_get(arch, weft_entity_archetype(fx.w, fx.a));
+    assert_int_equal(json_integer_value(json_object_get(xa, "row_bytes")),
+                     sizeof(fx_pos) + sizeof(fx_health));
+    assert_int_equal(json_integer_value(json_object_get(xa, "bytes")),
+                     json_integer_value(json_object_get(xa, "entities")) *
+                         (json_int_t)(sizeof(fx_pos) + sizeof(fx_health)));
     json_decref(resp);
 
     resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schedules\"}");
@@ -128,6 +140,16 @@ static void test_inspect_app(void **state)
         json_string_value(json_array_get(json_object_get(json_array_get(amb, 0), "components"), 0)),
         "Position");
     assert_non_null(strstr(json_string_value(json_object_get(res, "dot")), "digraph"));
+    /* sets, outside the DOT too: the set and its members in order */
+    json_t *sets = json_object_get(res, "sets");
+    assert_int_equal(json_array_size(sets), 1);
+    json_t *s0 = json_array_get(sets, 0);
+    assert_string_equal(json_string_value(json_object_get(s0, "name")), "moves");
+    assert_int_equal(json_integer_value(json_object_get(s0, "node")), moves);
+    json_t *members = json_object_get(s0, "members");
+    assert_int_equal(json_array_size(members), 2);
+    assert_int_equal(json_integer_value(json_array_get(members, 0)), nb);
+    assert_int_equal(json_integer_value(json_array_get(members, 1)), na);
     json_decref(resp);
     resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schedule\","
                       "\"params\":{\"schedule\":\"Nope\"}}");
@@ -217,10 +239,49 @@ static void test_stepping_needs_writes(void **state)
     weft_world_destroy(fx.w);
 }
 
+/* weft.schema: type descriptions for editors. */
+static void test_schema(void **state)
+{
+    (void)state;
+    fx_world fx;
+    fx_make(&fx);
+    weft_remote_desc d = {0};
+    d.world = fx.w;
+    d.flags = WEFT_REMOTE_NO_SERVER;
+    weft_remote *r = NULL;
+    assert_int_equal(weft_remote_create(&d, &r), WEFT_OK);
+    json_t *resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schema\"}");
+    json_t *res = ok(resp);
+    json_t *pos = json_object_get(res, "Position");
+    assert_int_equal(json_integer_value(json_object_get(pos, "size")), sizeof(fx_pos));
+    json_t *f0 = json_array_get(json_object_get(pos, "fields"), 0);
+    assert_string_equal(json_string_value(json_object_get(f0, "name")), "x");
+    assert_string_equal(json_string_value(json_object_get(f0, "kind")), "f32");
+    json_t *slots = json_array_get(json_object_get(json_object_get(res, "Health"), "fields"), 1);
+    assert_string_equal(json_string_value(json_object_get(slots, "name")), "slots");
+    assert_int_equal(json_integer_value(json_object_get(slots, "count")), 3);
+    assert_true(json_is_true(json_object_get(json_object_get(res, "Tag"), "tag")));
+    assert_null(json_object_get(res, "Opaque")); /* undescribed */
+    json_decref(resp);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schema\","
+                      "\"params\":{\"components\":[\"Health\",\"Nope\"]}}");
+    res = ok(resp);
+    assert_int_equal(json_object_size(res), 1);
+    assert_non_null(json_object_get(res, "Health"));
+    json_decref(resp);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.schema\","
+                      "\"params\":{\"components\":5}}");
+    assert_int_equal(fx_code(resp), WEFT_REMOTE_INVALID_PARAMS);
+    json_decref(resp);
+    weft_remote_destroy(r);
+    weft_world_destroy(fx.w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inspect_app),
+        cmocka_unit_test(test_schema),
         cmocka_unit_test(test_stepping_needs_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
