@@ -260,7 +260,9 @@ static void test_watch_long_poll(void **state)
 {
     (void)state;
     fx_world fx;
-    weft_remote *r = start(&fx, 0, NULL, 400);
+    /* a hold of 1 s: the 50 polls below (about 50 ms) must end before it
+     * even on a loaded machine (with 200 ms they did not always) */
+    weft_remote *r = start(&fx, 0, NULL, 2000);
     http_call *c = calloc(1, sizeof *c);
     c->port = weft_remote_port(r);
     c->method = "POST";
