@@ -38,6 +38,10 @@ WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev libmicrohttpd-dev libjansson-dev)
 WEFT_M32_DEB_PACKAGES=(gcc-multilib g++-multilib libcmocka-dev:i386 libjansson-dev:i386
                        libzstd-dev:i386)
 
+# The web example's check (examples/web, .ci/test.sh): Emscripten builds
+# the page, headless Chromium runs it.
+WEFT_WEB_DEB_PACKAGES=(emscripten chromium)
+
 weft_ensure_deps() {
     weft_ensure_packages "${WEFT_DEB_PACKAGES[@]}"
 }
@@ -74,6 +78,10 @@ weft_ensure_m32_deps() {
         ${sudo[@]+"${sudo[@]}"} dpkg --add-architecture i386 || return 1
     fi
     weft_ensure_packages "${WEFT_M32_DEB_PACKAGES[@]}"
+}
+
+weft_ensure_web_deps() {
+    weft_ensure_packages "${WEFT_WEB_DEB_PACKAGES[@]}"
 }
 
 # weft_ensure_packages PKG...: installs the missing ones (see above).

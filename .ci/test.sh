@@ -16,7 +16,7 @@
 # line) when python3 is missing or libasan cannot be preloaded, which here
 # is a failure rather than a silent skip.
 # Then the platform builds, each in its own section at the end: the 32-bit
-# suite (build/m32).
+# suite (build/m32) and the web example in headless Chromium.
 # Exits non-zero on the first failing step.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -96,6 +96,26 @@ if weft_ensure_m32_deps; then
     ctest --test-dir build/m32 --output-on-failure -j "$jobs" --timeout 900
 else
     echo "== [32-bit] SKIPPED: its packages cannot be installed (reason above)"
+fi
+
+# ---- WebAssembly in Chromium ----
+# The release build with WEFT_WEB: the web example built twice with
+# Emscripten (single-threaded, -pthread; build/release/web-st, web-mt),
+# each page run for 600 frames in headless Chromium and its hash sequence
+# compared with the native program's (ctest label web). Skipped, with the
+# reason printed, only when emscripten or chromium cannot be installed.
+echo "== [web] the web example in headless Chromium (build/release, WEFT_WEB=ON)"
+if weft_ensure_web_deps && command -v emcc >/dev/null 2>&1 &&
+   { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; }; then
+    cmake -S . -B build/release -DWEFT_WEB=ON
+    cmake --build build/release -j "$jobs"
+    ctest --test-dir build/release --output-on-failure -L web --timeout 900
+    if ! ctest --test-dir build/release -N -L web | grep -q "Total Tests: 2"; then
+        echo "ci: build/release did not register the two web tests" >&2
+        exit 1
+    fi
+else
+    echo "== [web] SKIPPED: emscripten or chromium cannot be installed (reason above)"
 fi
 
 echo "== tests: all passed"
