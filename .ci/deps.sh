@@ -26,12 +26,62 @@ WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev 
 # libmicrohttpd-dev and libjansson-dev: fuzz_remote links the weft_remote library.
 WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev libmicrohttpd-dev libjansson-dev)
 
+# The 32-bit build (cmake/toolchains/i686-linux.cmake, docs/platforms.md):
+# gcc-multilib and g++-multilib bring the 32-bit libc, libgcc and libstdc++
+# (the C++ consumer example); the :i386 -dev packages come from Debian's
+# i386 architecture, which weft_ensure_m32_deps adds when it is missing.
+# jansson and zstd are optional in weft, but installed so that the 32-bit
+# tests cover JSON and compressed snapshots too. libmicrohttpd-dev:i386 is
+# left out on purpose: its dependencies (gnutls, krb5, ...) must have the
+# same version as their amd64 twins and would upgrade the host's packages,
+# so the 32-bit build has no weft_remote (its configure step says so).
+WEFT_M32_DEB_PACKAGES=(gcc-multilib g++-multilib libcmocka-dev:i386 libjansson-dev:i386
+                       libzstd-dev:i386)
+
+# The web example's check (examples/web, .ci/test.sh): Emscripten builds
+# the page, headless Chromium runs it.
+WEFT_WEB_DEB_PACKAGES=(emscripten chromium)
+
 weft_ensure_deps() {
     weft_ensure_packages "${WEFT_DEB_PACKAGES[@]}"
 }
 
 weft_ensure_fuzz_deps() {
     weft_ensure_packages "${WEFT_FUZZ_DEB_PACKAGES[@]}"
+}
+
+# weft_ensure_m32_deps: the 32-bit build's packages on an amd64 Debian
+# host; prints why and returns 1 when that is impossible (another system,
+# another host architecture, no root).
+weft_ensure_m32_deps() {
+    if ! command -v dpkg >/dev/null 2>&1; then
+        echo "deps: not a Debian system (no dpkg): cannot install the 32-bit packages" >&2
+        return 1
+    fi
+    if [ "$(dpkg --print-architecture)" != amd64 ]; then
+        echo "deps: the 32-bit build is set up for amd64 hosts (this is" \
+             "$(dpkg --print-architecture))" >&2
+        return 1
+    fi
+    if ! dpkg --print-foreign-architectures | grep -qx i386; then
+        local sudo=()
+        if [ "$(id -u)" -ne 0 ]; then
+            if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+                sudo=(sudo)
+            else
+                echo "deps: the i386 architecture is not enabled and this is not root;" \
+                     "run: dpkg --add-architecture i386 && apt-get update" >&2
+                return 1
+            fi
+        fi
+        echo "deps: enabling Debian's i386 architecture for the 32-bit build" >&2
+        ${sudo[@]+"${sudo[@]}"} dpkg --add-architecture i386 || return 1
+    fi
+    weft_ensure_packages "${WEFT_M32_DEB_PACKAGES[@]}"
+}
+
+weft_ensure_web_deps() {
+    weft_ensure_packages "${WEFT_WEB_DEB_PACKAGES[@]}"
 }
 
 # weft_ensure_packages PKG...: installs the missing ones (see above).

@@ -22,6 +22,8 @@
 # must be registered in builds 1 and 2: CMake leaves them out (with a status
 # line) when python3 is missing or libasan cannot be preloaded, which here
 # is a failure rather than a silent skip.
+# Then the platform builds, each in its own section at the end: the 32-bit
+# suite (build/m32) and the web example in headless Chromium.
 # Exits non-zero on the first failing step.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -81,5 +83,50 @@ TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" WEFT_REMOTE_LOAD_SECONDS=5 \
 
 echo "== [4/4] the build without threads (build/single, .ci/single_thread.sh)"
 bash .ci/single_thread.sh
+
+# ---- 32-bit (i386) ----
+# The whole ctest suite built with -m32 (cmake/toolchains/i686-linux.cmake),
+# Release with -Werror and no sanitizer: every size computation with a
+# 32-bit size_t, i386's 4-byte alignment of 64-bit struct members, x87
+# floating point. Skipped, with the reason printed, only when its Debian
+# packages cannot be installed (weft_ensure_m32_deps in .ci/deps.sh).
+echo "== [32-bit] Release -m32 + -Werror (build/m32)"
+if weft_ensure_m32_deps; then
+    cmake -S . -B build/m32 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/i686-linux.cmake \
+          -DCMAKE_BUILD_TYPE=Release -DWEFT_WERROR=ON -DWEFT_BUILD_TESTS=ON \
+          -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=ON
+    if ! grep -q 'CMAKE_C_SIZEOF_DATA_PTR "4"' build/m32/CMakeFiles/*/CMakeCCompiler.cmake; then
+        echo "ci: build/m32 is not a 32-bit build" >&2
+        exit 1
+    fi
+    if ! grep -q '^WEFT_MHD_LIB:FILEPATH=/' build/m32/CMakeCache.txt; then
+        echo "== [32-bit] note: weft_remote and its tests are not built (no" \
+             "libmicrohttpd-dev:i386, left out on purpose: .ci/deps.sh)"
+    fi
+    cmake --build build/m32 -j "$jobs"
+    ctest --test-dir build/m32 --output-on-failure -j "$jobs" --timeout 900
+else
+    echo "== [32-bit] SKIPPED: its packages cannot be installed (reason above)"
+fi
+
+# ---- WebAssembly in Chromium ----
+# The release build with WEFT_WEB: the web example built twice with
+# Emscripten (single-threaded, -pthread; build/release/web-st, web-mt),
+# each page run for 600 frames in headless Chromium and its hash sequence
+# compared with the native program's (ctest label web). Skipped, with the
+# reason printed, only when emscripten or chromium cannot be installed.
+echo "== [web] the web example in headless Chromium (build/release, WEFT_WEB=ON)"
+if weft_ensure_web_deps && command -v emcc >/dev/null 2>&1 &&
+   { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; }; then
+    cmake -S . -B build/release -DWEFT_WEB=ON
+    cmake --build build/release -j "$jobs"
+    ctest --test-dir build/release --output-on-failure -L web --timeout 900
+    if ! ctest --test-dir build/release -N -L web | grep -q "Total Tests: 2"; then
+        echo "ci: build/release did not register the two web tests" >&2
+        exit 1
+    fi
+else
+    echo "== [web] SKIPPED: emscripten or chromium cannot be installed (reason above)"
+fi
 
 echo "== tests: all passed"

@@ -1080,7 +1080,7 @@ void bench_suite_aos(const bench_cfg *cfg, const bench_data *d)
             ptrs[i]->p = d->pos[i];
             ptrs[i]->v = d->vel[i];
             contig[i] = *ptrs[i];
-            junk[i] = bench_xmalloc(16 + bench_rng_next(&rng) % 497u);
+            junk[i] = bench_xmalloc(16 + (size_t)(bench_rng_next(&rng) % 497u));
         }
         for (int32_t i = 0; i < n; i++) {
             free(junk[i]);

@@ -19,7 +19,11 @@ typedef struct counting {
 static void *count_alloc(size_t size, size_t align, void *user)
 {
     counting *c = user;
-    /* aligned_alloc wants a size that is a multiple of the alignment. */
+    /* aligned_alloc wants a size that is a multiple of the alignment, and
+     * some C libraries (Emscripten's) refuse alignments below a pointer's. */
+    if (align < sizeof(void *)) {
+        align = sizeof(void *);
+    }
     void *p = aligned_alloc(align, (size + align - 1) / align * align);
     if (p != NULL) {
         long long now = atomic_fetch_add(&c->live, (long long)size) + (long long)size;

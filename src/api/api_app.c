@@ -35,7 +35,11 @@ static weft_status app_refuse_sub(const weft_app *a, const char *fn)
 
 static bool step_ok(double step)
 {
-    return isfinite(step) && step >= WEFT_APP_MIN_FIXED_STEP;
+    /* The cast rounds the constant to double: where floating expressions
+     * are evaluated in long double (i386's x87, FLT_EVAL_METHOD 2), 1e-6 as
+     * written is a little above the double 1e-6 a caller passes, which would
+     * then be refused. */
+    return isfinite(step) && step >= (double)WEFT_APP_MIN_FIXED_STEP;
 }
 
 WEFT_API weft_app *weft_app_create(const weft_app_desc *desc)

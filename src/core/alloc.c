@@ -31,6 +31,7 @@
 
 enum { ALLOC_PAGE = 4096u, ALLOC_HUGE = 2u << 20, ALLOC_MAP_MIN = 1u << 20 };
 
+#if ALLOC_MAPS
 /* Large blocks ask the kernel for transparent huge pages, so that their
  * first touch costs one fault per 2 MiB instead of one per 4 KiB. The
  * advice covers the whole pages of the block: advising only its aligned
@@ -66,6 +67,7 @@ static size_t alloc_map_bytes(size_t size)
 {
     return (size + ALLOC_PAGE - 1) & ~(size_t)(ALLOC_PAGE - 1); /* size <= WF_ALLOC_MAX */
 }
+#endif
 
 static void *alloc_default(size_t size, size_t align, void *user)
 {

@@ -43,6 +43,32 @@ uint32_t wf_kind_size(weft_kind k)
     }
 }
 
+/* Alignment of a C type as a struct member: i386's System V ABI aligns
+ * 64-bit integers and doubles to 4 inside structs, so the member offset is
+ * measured rather than taken to be the size. */
+typedef struct kind_probe_u64 {
+    char c;
+    uint64_t v;
+} kind_probe_u64;
+typedef struct kind_probe_f64 {
+    char c;
+    double v;
+} kind_probe_f64;
+
+uint32_t wf_kind_align(weft_kind k)
+{
+    switch (k) {
+    case WEFT_KIND_I64:
+    case WEFT_KIND_U64:
+    case WEFT_KIND_ENTITY:
+        return (uint32_t)offsetof(kind_probe_u64, v);
+    case WEFT_KIND_F64:
+        return (uint32_t)offsetof(kind_probe_f64, v);
+    default:
+        return wf_kind_size(k);
+    }
+}
+
 const char *wf_kind_name(weft_kind k)
 {
     static const char *const names[WEFT_KIND_NUM] = {
@@ -223,7 +249,7 @@ static bool compile_field(compiler *c, const weft_field *f, uint32_t struct_size
     }
     uint32_t count = f->count > 1 ? (uint32_t)f->count : 1u;
     uint32_t elem = wf_kind_size(kind);
-    uint32_t align = elem;
+    uint32_t align = wf_kind_align(kind);
     weft_kind base = WEFT_KIND_NONE;
     const wf_rtype *sub = NULL;
     if (kind == WEFT_KIND_STRING) {
@@ -252,7 +278,7 @@ static bool compile_field(compiler *c, const weft_field *f, uint32_t struct_size
                         wf_kind_name(base));
         }
         elem = wf_kind_size(base);
-        align = elem;
+        align = wf_kind_align(base);
     } else if (kind == WEFT_KIND_ENTITY) {
         *ents = count;
     }
@@ -439,7 +465,8 @@ wf_rdesc *wf_rdesc_compile(weft_world *w, const weft_type_desc *desc, uint32_t s
         return NULL;
     }
     size_t tree = c.used;
-    size_t total = tree + 8 + ents * sizeof(uint32_t);
+    /* ents <= WF_REFLECT_MAX_COUNT (checked while measuring): fits size_t */
+    size_t total = tree + 8 + (size_t)ents * sizeof(uint32_t);
     uint8_t *block = wf_alloc(&w->alloc, total, _Alignof(max_align_t));
     if (!block) {
         *out_status = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory describing '%s'",

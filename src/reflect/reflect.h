@@ -75,6 +75,9 @@ typedef struct wf_reflect {
 
 /* Bytes of one value of a scalar kind (0 for STRING/STRUCT/NONE). */
 uint32_t wf_kind_size(weft_kind k);
+/* Alignment a field of a scalar kind needs in a C struct on this target
+ * (4 for the 64-bit kinds on i386, their size elsewhere). */
+uint32_t wf_kind_align(weft_kind k);
 /* Static name of a kind. */
 const char *wf_kind_name(weft_kind k);
 /* Validates `desc` for a value of `size` bytes aligned to `align` and

@@ -374,13 +374,20 @@ weft_status wf_world_check(weft_world *w)
 {
     const wf_entity_index *ix = &w->entities;
     const wf_graph *g = &w->graph;
+    /* plain blocks of the stb_ds allocator (core/ds.h), not stb_ds arrays:
+     * its header macros cast these element types to a more aligned header,
+     * which clang's -Wcast-align reports */
     int32_t *arch_counts = NULL;
     uint8_t *on_free = NULL;
-    stbds_arrsetlen(arch_counts, g->arch_count);
-    stbds_arrsetlen(on_free, ix->count);
+    if (g->arch_count) {
+        arch_counts = wf_ds_realloc(NULL, g->arch_count * sizeof *arch_counts);
+    }
+    if (ix->count) {
+        on_free = wf_ds_realloc(NULL, ix->count);
+    }
     if ((g->arch_count && !arch_counts) || (ix->count && !on_free)) {
-        stbds_arrfree(arch_counts);
-        stbds_arrfree(on_free);
+        wf_ds_free(arch_counts);
+        wf_ds_free(on_free);
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "no scratch memory for the check");
     }
     if (g->arch_count) {
@@ -409,7 +416,7 @@ weft_status wf_world_check(weft_world *w)
     if (st == WEFT_OK) {
         st = check_sparse_sets(w);
     }
-    stbds_arrfree(arch_counts);
-    stbds_arrfree(on_free);
+    wf_ds_free(arch_counts);
+    wf_ds_free(on_free);
     return st;
 }

@@ -573,7 +573,9 @@ static void op_register(state *st, fz_in *in)
     } else {
         ci->kind = CK_PLAIN;
         uint8_t s = fz_u8(in);
-        d.size = s == 255 ? ((size_t)1 << 40) : k_sizes[s % (sizeof k_sizes / sizeof *k_sizes)];
+        // 255: far above the limit, low bits zero (2^40, or 2^31 on 32-bit)
+        d.size = s == 255 ? ((size_t)1 << (SIZE_MAX > UINT32_MAX ? 40 : 31))
+                          : k_sizes[s % (sizeof k_sizes / sizeof *k_sizes)];
         d.align = k_aligns[fz_below(in, sizeof k_aligns / sizeof *k_aligns)];
     }
     d.storage = (weft_storage)fz_below(in, 4); // 3: invalid

@@ -2298,6 +2298,7 @@ static void sys_spin(weft_system_ctx *ctx, void *user)
     for (int i = 0; i < 20000; i++) {
         x += (uint64_t)i;
     }
+    (void)x; // read once more: clang's -Wunused-but-set-variable
     if (user) {
         (*(int *)user)++;
     }

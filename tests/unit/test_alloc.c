@@ -57,13 +57,24 @@ static void alloc_grow_cap_policy(void **state)
     assert_int_equal(wf_grow_cap(0, 0, 8, UINT32_MAX, 4), 0);    // nothing needed
 }
 
-// Doubling past 2^31 saturates at the limit instead of wrapping to 0.
+// Doubling past 2^31 saturates at the limit instead of wrapping to 0. With
+// 1-byte elements the limit is the uint32_t count on a 64-bit size_t, and
+// WF_ALLOC_MAX (2^31 - 1 bytes) on a 32-bit one.
 static void alloc_grow_cap_saturates_at_uint32(void **state)
 {
     (void)state;
     uint32_t half = 0x80000000u;
+#if SIZE_MAX > UINT32_MAX
     assert_int_equal(wf_grow_cap(half, (uint64_t)half + 1, 8, UINT32_MAX, 1), UINT32_MAX);
     assert_int_equal(wf_grow_cap(UINT32_MAX - 1, UINT32_MAX, 8, UINT32_MAX, 1), UINT32_MAX);
+#else
+    uint32_t quarter = 0x40000000u;
+    assert_int_equal(wf_grow_cap(quarter, (uint64_t)quarter + 1, 8, UINT32_MAX, 1),
+                     WF_ALLOC_MAX);
+    assert_int_equal(wf_grow_cap(half - 2, half - 1, 8, UINT32_MAX, 1), WF_ALLOC_MAX);
+    // 2^31 bytes do not fit below PTRDIFF_MAX: refused, not wrapped
+    assert_int_equal(wf_grow_cap(half - 1, half, 8, UINT32_MAX, 1), 0);
+#endif
     assert_int_equal(wf_grow_cap(UINT32_MAX, (uint64_t)UINT32_MAX + 1, 8, UINT32_MAX, 1), 0);
     assert_int_equal(wf_grow_cap(0, UINT64_MAX, 8, UINT32_MAX, 1), 0);
 }
@@ -73,7 +84,14 @@ static void alloc_grow_cap_respects_limit(void **state)
 {
     (void)state;
     uint32_t lim = INT32_MAX;
+    // 8-byte elements: the limit binds only where 2^31 of them fit a size_t
+#if SIZE_MAX > UINT32_MAX
     assert_int_equal(wf_grow_cap(0x40000000u, 0x40000001u, 4, lim, 8), lim);
+#else
+    assert_int_equal(wf_grow_cap(0x08000000u, 0x08000001u, 4, lim, 8), WF_ALLOC_MAX / 8);
+#endif
+    assert_int_equal(wf_grow_cap(0x04000000u, 0x04000001u, 4, lim, 1), 0x08000000u);
+    assert_int_equal(wf_grow_cap(0x40000000u, 0x40000001u, 4, lim, 1), lim);
     assert_int_equal(wf_grow_cap(lim, (uint64_t)lim + 1, 4, lim, 8), 0);
     assert_int_equal(wf_grow_cap(0, 100, 4096, 64, 8), 0);
     assert_int_equal(wf_grow_cap(0, 10, 4096, 64, 8), 64); // first clamped to the limit
@@ -100,7 +118,13 @@ static void alloc_grow_cap_pow2_edges(void **state)
     assert_int_equal(wf_grow_cap_pow2(0, 1, 64, 16), 64);
     assert_int_equal(wf_grow_cap_pow2(64, 65, 64, 16), 128);
     assert_int_equal(wf_grow_cap_pow2(64, 1000, 64, 16), 1024);
+#if SIZE_MAX > UINT32_MAX
     assert_int_equal(wf_grow_cap_pow2(0x40000000u, 0x40000001u, 64, 1), 0x80000000u);
+#else
+    // 2^31 bytes exceed WF_ALLOC_MAX on a 32-bit size_t
+    assert_int_equal(wf_grow_cap_pow2(0x40000000u, 0x40000001u, 64, 1), 0);
+    assert_int_equal(wf_grow_cap_pow2(0x20000000u, 0x20000001u, 64, 1), 0x40000000u);
+#endif
     // the next power of two, 2^32, does not fit a uint32_t capacity
     assert_int_equal(wf_grow_cap_pow2(0x80000000u, 0x80000001u, 64, 1), 0);
     assert_int_equal(wf_grow_cap_pow2(0, UINT64_MAX, 64, 1), 0);

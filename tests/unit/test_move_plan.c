@@ -120,7 +120,7 @@ static void fx_init(fx *f, const weft_world_desc *desc)
         f->c[k] = weft_component_register(f->w, &d);
         assert_int_not_equal(f->c[k], WEFT_COMPONENT_NONE);
         f->size[k] = sizes[k];
-        f->align[k] = aligns[k] ? aligns[k] : 8;
+        f->align[k] = aligns[k] ? aligns[k] : (uint32_t)_Alignof(self_val);
     }
 }
 
