@@ -86,6 +86,15 @@ void bench_report_ratio(const char *scenario, const char *unit, double weft,
 void bench_report_param(const char *scenario, int64_t param, const char *unit,
                         double weft, double baseline, double max_ratio);
 
+/* Marks the row just reported INVALID with a reason: the run could not
+ * measure what the target needs (e.g. the machine cannot overlap two
+ * threads now). It neither passes nor misses: the table says INVALID,
+ * --strict counts it as a miss and --check as a failure of its own kind. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+void bench_invalidate_last(const char *fmt, ...);
+
 /* Adds a line printed under the table (formulas, derived figures). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))

@@ -6,13 +6,14 @@
 # the exit status and the summary line of each: a file whose one target is
 # met passes (exit 0; a "peers:" line, weft_peers' business, is skipped);
 # a missed target, a target that matches no row and a
-# line that does not parse each fail with exit 4.
+# line that does not parse each fail with exit 4 (the summary also counts
+# rows a scenario marked INVALID: none here).
 set(row "N11 bulk spawn vs one by one (Pos+Vel+Health)")
 set(cases
-    "met|${row} @ 1000, 1000\npeers: create cold vs best, 1.0|0|1 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 0 without a row, 0 malformed"
-    "miss|${row}, 0.0001|4|1 target\\(s\\) checked against 1 row\\(s\\): 1 miss\\(es\\), 0 without a row, 0 malformed"
-    "dead|${row}, 1000\nno such scenario @ 5, 2.0|4|2 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 1 without a row, 0 malformed"
-    "bad|${row}, 1000\n${row} 1000\n${row}, 1x|4|1 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 0 without a row, 2 malformed")
+    "met|${row} @ 1000, 1000\npeers: create cold vs best, 1.0|0|1 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 0 invalid, 0 without a row, 0 malformed"
+    "miss|${row}, 0.0001|4|1 target\\(s\\) checked against 1 row\\(s\\): 1 miss\\(es\\), 0 invalid, 0 without a row, 0 malformed"
+    "dead|${row}, 1000\nno such scenario @ 5, 2.0|4|2 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 0 invalid, 1 without a row, 0 malformed"
+    "bad|${row}, 1000\n${row} 1000\n${row}, 1x|4|1 target\\(s\\) checked against 1 row\\(s\\): 0 miss\\(es\\), 0 invalid, 0 without a row, 2 malformed")
 foreach(case IN LISTS cases)
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)

@@ -8,10 +8,13 @@
  * scenarios run and printed as one table at the end: scenario, weft,
  * baseline, ratio (weft / baseline), target and PASS/MISS against the
  * target. A target is either an upper bound on the weft figure ("<= 20 ns")
- * or on the ratio ("<= 1.05x"). Notes (formulas, derived figures) follow
- * the table. The exit status is 0 unless a call failed (1), a usage error (2),
- * --strict was given and a target was missed (3), or --check failed (4: a
- * missed target, a malformed line, or a target that matches no row).
+ * or on the ratio ("<= 1.05x"). A row whose scenario found that the
+ * machine could not measure what its target needs says INVALID instead of
+ * PASS/MISS. Notes (formulas, derived figures) follow the table. The exit
+ * status is 0 unless a call failed (1), a usage error (2), --strict was
+ * given and a target was missed or invalid (3), or --check failed (4: a
+ * missed or invalid target, a malformed line, or a target that matches no
+ * row).
  *
  * Warm heap (the default on glibc): the process keeps freed memory (no
  * trimming, no per-allocation mmap), so after the warm-up repetition both
@@ -115,6 +118,8 @@ typedef struct bench_row {
     double target;
     bool ratio_target; /* target bounds weft / baseline, not weft */
     int64_t param;     /* swept N or scenario parameter; -1: none */
+    char invalid[160]; /* non-empty: the measurement cannot judge the target
+                          (bench_invalidate_last), and why */
 } bench_row;
 
 static bench_row *g_rows;
@@ -144,6 +149,7 @@ static void bench_add_row(const char *scenario, const char *unit, double weft,
     r->target = target;
     r->ratio_target = ratio_target;
     r->param = g_sweep_n;
+    r->invalid[0] = '\0';
     /* A progress line per row, so a long run shows it is alive. */
     fprintf(stderr, "  %-36s weft %9.3f %-2s  baseline %9.3f %-2s\n", scenario,
             weft, unit, baseline, unit);
@@ -170,6 +176,22 @@ void bench_report_param(const char *scenario, int64_t param, const char *unit,
     }
 }
 
+void bench_invalidate_last(const char *fmt, ...)
+{
+    if (g_row_count == 0) {
+        return;
+    }
+    bench_row *r = &g_rows[g_row_count - 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->invalid, sizeof r->invalid, fmt, ap);
+    va_end(ap);
+    if (r->invalid[0] == '\0') {
+        snprintf(r->invalid, sizeof r->invalid, "invalid");
+    }
+    fprintf(stderr, "  %-36s INVALID: %s\n", r->scenario, r->invalid);
+}
+
 void bench_note(const char *fmt, ...)
 {
     if (g_note_count == BENCH_MAX_NOTES) {
@@ -190,9 +212,13 @@ void bench_trace(const bench_cfg *cfg, const char *scenario, const char *side,
 }
 
 /* Byte rows are judged at the 0.1 B precision their targets are stated in,
- * so the world's fixed per-table metadata, spread over N, cannot flip one. */
+ * so the world's fixed per-table metadata, spread over N, cannot flip one.
+ * An invalid row never passes (nor is it a plain miss: see row_result). */
 static bool bench_row_pass(const bench_row *r)
 {
+    if (r->invalid[0]) {
+        return false;
+    }
     if (r->target <= 0.0) {
         return true;
     }
@@ -231,7 +257,9 @@ static int32_t bench_print_table(bool markdown)
         } else {
             snprintf(target, sizeof target, "-");
         }
-        const char *result = r->target > 0.0 ? (pass ? "PASS" : "MISS") : "-";
+        const char *result = r->invalid[0]  ? "INVALID"
+                             : r->target > 0.0 ? (pass ? "PASS" : "MISS")
+                                               : "-";
         char label[160];
         if (r->param >= 0) {
             snprintf(label, sizeof label, "%s [%lld]", r->scenario, (long long)r->param);
@@ -244,6 +272,10 @@ static int32_t bench_print_table(bool markdown)
         } else {
             printf("%-36s %9.3f %-2s %9.3f %-2s %8.2f %10s  %s\n", label,
                    r->weft, r->unit, r->baseline, r->unit, ratio, target, result);
+        }
+        if (r->invalid[0]) {
+            printf(markdown ? "| (invalid: %s) | | | | | |\n" : "    (invalid: %s)\n",
+                   r->invalid);
         }
     }
     return misses;
@@ -490,7 +522,9 @@ static bool bench_write_results(const char *path, bool json, const bench_cfg *cf
         const bench_row *r = &g_rows[i];
         double ratio = r->baseline > 0.0 ? r->weft / r->baseline : 0.0;
         const char *kind = r->target <= 0.0 ? "none" : (r->ratio_target ? "ratio" : "abs");
-        const char *result = r->target <= 0.0 ? "-" : (bench_row_pass(r) ? "PASS" : "MISS");
+        const char *result = r->invalid[0]    ? "INVALID"
+                             : r->target <= 0.0 ? "-"
+                                                : (bench_row_pass(r) ? "PASS" : "MISS");
         if (json) {
             fprintf(f, "    {\"scenario\": ");
             bench_json_str(f, r->scenario);
@@ -533,6 +567,7 @@ static int32_t bench_check_targets(const char *path)
     int32_t misses = 0;
     int32_t dead = 0;
     int32_t malformed = 0;
+    int32_t invalid = 0;
     int32_t rows_checked = 0;
     int32_t lineno = 0;
     printf("\ncheck against %s:\n", path);
@@ -588,7 +623,12 @@ static int32_t bench_check_targets(const char *path)
             double ratio = r->baseline > 0.0 ? r->weft / r->baseline : 0.0;
             bool ok = r->baseline > 0.0 && ratio <= max_ratio;
             matched++;
-            if (!ok) {
+            if (r->invalid[0]) {
+                /* neither met nor missed: the run could not tell */
+                invalid++;
+                printf("  INVALID %s [%lld]: %.3f vs %.3f not judged: %s\n", r->scenario,
+                       (long long)r->param, ratio, max_ratio, r->invalid);
+            } else if (!ok) {
                 misses++;
                 printf("  MISS %s [%lld]: %.3f > %.3f\n", r->scenario, (long long)r->param,
                        ratio, max_ratio);
@@ -606,10 +646,11 @@ static int32_t bench_check_targets(const char *path)
         rows_checked += matched;
     }
     fclose(f);
-    printf("  %d target(s) checked against %d row(s): %d miss(es), %d without a row, "
-           "%d malformed\n",
-           (int)targets, (int)rows_checked, (int)misses, (int)dead, (int)malformed);
-    return misses + dead + malformed;
+    printf("  %d target(s) checked against %d row(s): %d miss(es), %d invalid, "
+           "%d without a row, %d malformed\n",
+           (int)targets, (int)rows_checked, (int)misses, (int)invalid, (int)dead,
+           (int)malformed);
+    return misses + invalid + dead + malformed;
 }
 
 int main(int argc, char **argv)

@@ -20,11 +20,13 @@
  *                             material) and a checksum of the sorted list
  *                  Last:      the checksum is appended to the frame log
  *
- * The program runs the same simulation twice, the render sub-app once
- * synchronous and once pipelined (its frame N on its own thread while the
- * main world runs frame N+1), prints the mean frame time of both and their
- * ratio, and checks that the per-frame checksums are identical: the
- * pipeline changes when the render world runs, never what it computes.
+ * The program runs the same simulation three times, the render sub-app
+ * synchronous, pipelined (its frame N on its own thread while the main
+ * world runs frame N+1) with a thread pool per world, and pipelined with
+ * the render world on the main world's pool (share_threads: one pool for
+ * both), prints the mean frame times and their ratios, and checks that the
+ * per-frame checksums are identical: the pipeline changes when the render
+ * world runs, never what it computes.
  * WORK repeats the movement and the sort's comparison work to balance the
  * two worlds' frame times (the ratio only shows overlap when both sides
  * have work). Any failure exits non-zero.
@@ -354,7 +356,7 @@ typedef struct result {
 } result;
 
 static result run(int64_t units, int frames, int threads, int work, bool pipelined,
-                  uint64_t *log)
+                  bool shared, uint64_t *log)
 {
     weft_app *app = weft_app_create(NULL);
     check_handle(app != NULL, "app");
@@ -375,10 +377,15 @@ static result run(int64_t units, int frames, int threads, int work, bool pipelin
     memset(&sd, 0, sizeof sd);
     sd.name = "render";
     sd.pipelined = pipelined;
+    /* shared: the render world runs on the main world's pool (one set of
+     * threads for both, the render frame overlapping the next main one) */
+    sd.share_threads = shared;
     weft_app *render = weft_app_add_sub_app(app, &sd);
     check_handle(render != NULL, "render sub-app");
     weft_world *rw = weft_app_world(render);
-    check(weft_world_set_threads(rw, threads), "render threads");
+    if (!shared) {
+        check(weft_world_set_threads(rw, threads), "render threads");
+    }
     sim.tag = weft_sub_app_sync_tag(render);
 
     Rng rng = {0x12};
@@ -503,16 +510,19 @@ int main(int argc, char **argv)
     }
     uint64_t *sync_log = calloc((size_t)frames, sizeof *sync_log);
     uint64_t *pipe_log = calloc((size_t)frames, sizeof *pipe_log);
-    if (!sync_log || !pipe_log) {
+    uint64_t *shared_log = calloc((size_t)frames, sizeof *shared_log);
+    if (!sync_log || !pipe_log || !shared_log) {
         return 1;
     }
-    result a = run(units, frames, threads, work, false, sync_log);
-    result b = run(units, frames, threads, work, true, pipe_log);
+    result a = run(units, frames, threads, work, false, false, sync_log);
+    result b = run(units, frames, threads, work, true, false, pipe_log);
+    result c = run(units, frames, threads, work, true, true, shared_log);
     for (int f = 0; f < frames; f++) {
-        if (sync_log[f] != pipe_log[f]) {
+        if (sync_log[f] != pipe_log[f] || sync_log[f] != shared_log[f]) {
             fprintf(stderr, "render_world: frame %d: checksum %016llx synchronous, %016llx "
-                    "pipelined\n", f, (unsigned long long)sync_log[f],
-                    (unsigned long long)pipe_log[f]);
+                    "pipelined, %016llx pipelined on one shared pool\n", f,
+                    (unsigned long long)sync_log[f], (unsigned long long)pipe_log[f],
+                    (unsigned long long)shared_log[f]);
             return 1;
         }
     }
@@ -526,9 +536,12 @@ int main(int argc, char **argv)
            (long long)a.batches);
     printf("frame time: synchronous %.3f ms, pipelined %.3f ms, ratio %.2f\n", a.mean_ms,
            b.mean_ms, b.mean_ms / a.mean_ms);
+    printf("pipelined on one pool shared by both worlds: %.3f ms, ratio %.2f\n", c.mean_ms,
+           c.mean_ms / a.mean_ms);
     printf("checksums: identical over %d frames (%016llx)\n", frames, (unsigned long long)all);
     (void)b.records;
     free(sync_log);
     free(pipe_log);
+    free(shared_log);
     return 0;
 }

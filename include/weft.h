@@ -1788,18 +1788,41 @@ typedef struct weft_job_system {
  *  CPU. Idle pool threads sleep. In a build without threads
  *  (WEFT_THREADS=OFF) only 1, 0 and -1 are accepted and all mean the
  *  calling thread. Thread: driver, not during a run.
- *  Errors: INVALID_HANDLE, WRONG_PHASE, OUT_OF_MEMORY / INTERNAL (a thread
- *  could not start; the executor is left single-threaded), UNSUPPORTED
- *  (threads > 1 in a build without threads; the executor is unchanged). */
+ *  Errors: INVALID_HANDLE, WRONG_PHASE (also while the world lends its
+ *  executor or borrows another's: weft_world_share_threads), OUT_OF_MEMORY
+ *  / INTERNAL (a thread could not start; the executor is left
+ *  single-threaded), UNSUPPORTED (threads > 1 in a build without threads;
+ *  the executor is unchanged). */
 WEFT_API weft_status weft_world_set_threads(weft_world *world, int32_t threads);
 
 /** Uses the host's job system (copied) instead of the built-in pool; NULL
  *  returns to single-threaded. Errors: INVALID_HANDLE, INVALID_ARG (no
- *  submit or help, workers 0), WRONG_PHASE, UNSUPPORTED (workers > 1 in a
- *  build without threads). Thread: driver, not during a run. */
+ *  submit or help, workers 0), WRONG_PHASE (as weft_world_set_threads),
+ *  UNSUPPORTED (workers > 1 in a build without threads).
+ *  Thread: driver, not during a run. */
 WEFT_API weft_status weft_world_set_job_system(weft_world *world, const weft_job_system *jobs);
 
-/** Workers of the current executor (1: single-threaded). Thread: driver. */
+/** Runs `world`'s schedules on the executor of `lender` (its built-in pool
+ *  of weft_world_set_threads, or its host job system) instead of one of its
+ *  own, which is stopped; `lender` NULL stops borrowing (single-threaded
+ *  again). The two worlds may run schedules at the same time on different
+ *  threads (a pipelined sub-app's thread and the main driver): the pool
+ *  takes each running thread as a caller with a deque of its own (up to 8
+ *  besides its driver; beyond that a run goes single-threaded), both runs
+ *  spread their systems and parallel iterations over the pool's workers,
+ *  and a thread that waits inside a run never starts the other run's
+ *  long-lived helper tasks, so neither can wait on the other (no
+ *  deadlock). Results do not depend on it. While it lends, the lender's
+ *  executor cannot change and the lender cannot be destroyed (WRONG_PHASE):
+ *  a borrower stops borrowing when it is destroyed. Errors: INVALID_HANDLE,
+ *  INVALID_ARG (lender == world, the lender borrows itself, world lends to
+ *  others), WRONG_PHASE (a schedule of world runs, or it is extracted
+ *  from), OUT_OF_MEMORY. Thread: driver of world, not during a run; the
+ *  lender's driver must not change its executor meanwhile. */
+WEFT_API weft_status weft_world_share_threads(weft_world *world, weft_world *lender);
+
+/** Workers of the current executor (1: single-threaded), the lender's when
+ *  the world borrows one. Thread: driver. */
 WEFT_API int32_t weft_world_threads(const weft_world *world);
 
 /* -- the system context -- */
@@ -3080,8 +3103,10 @@ WEFT_API weft_state weft_app_register_state(weft_app *app, const weft_state_desc
  * sub-app and its world belong to that thread: call weft_sub_app_wait
  * before touching them from the driver. Each world keeps its executor:
  * the sub-world's systems run in parallel on the executor set on it
- * (weft_world_set_threads or weft_world_set_job_system; give both worlds
- * one host job system to share one pool of threads). */
+ * (weft_world_set_threads or weft_world_set_job_system), or on the main
+ * world's with share_threads (weft_world_share_threads): one built-in
+ * pool for both worlds, whose pipelined frames overlap on it without
+ * deadlock. */
 
 /** Sub-app descriptor. Zero-initialise it; zero fields mean defaults. */
 typedef struct weft_sub_app_desc {
@@ -3095,6 +3120,12 @@ typedef struct weft_sub_app_desc {
     bool clear_every_frame;      /**< despawn every sub-world entity before
                                       each extraction (twins are made anew);
                                       otherwise sub-world entities are kept */
+    bool share_threads;          /**< the sub-world runs on the main world's
+                                      executor (weft_world_share_threads):
+                                      one built-in pool for both, pipelined
+                                      or not. Set the main world's threads
+                                      first: while lent, its executor is
+                                      fixed (WRONG_PHASE) */
     uint32_t _end_canary;        /**< must be 0 */
 } weft_sub_app_desc;
 
@@ -3286,7 +3317,10 @@ WEFT_API weft_node weft_sub_app_extract_resource(weft_app *sub,
 
 /** The value of an instance map resource: every extracted instance keyed
  *  by main entity, keys ascending, no sub-world entities involved. The
- *  arrays belong to the sub-app and are rebuilt by each extraction. */
+ *  arrays belong to the sub-app and are rebuilt by each extraction.
+ *  weft_world_hash hashes the entries (not the arrays' addresses); a
+ *  snapshot stores the map empty (all zero), as the arrays cannot travel
+ *  with it: after a restore it reads empty until the next extraction. */
 typedef struct weft_instance_map {
     int32_t count;                /**< instances */
     uint32_t _pad;                /**< 0 */

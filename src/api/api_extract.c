@@ -789,6 +789,24 @@ static void run_instances(weft_system_ctx *ctx, wf_extract *x)
     }
 }
 
+/* weft_world_hash of a map resource: its entries, not the addresses of
+ * the arrays holding them (which differ from one run or world to the
+ * next), so equal extractions hash equal. */
+static void inst_map_hash(const void *value, wf_hash_feed_fn feed, void *state)
+{
+    const weft_instance_map *m = value;
+    int32_t count = m->count > 0 && m->keys ? m->count : 0;
+    uint64_t size = m->instance_size;
+    feed(state, &count, sizeof count);
+    feed(state, &size, sizeof size);
+    if (count > 0) {
+        feed(state, m->keys, (size_t)count * sizeof *m->keys);
+        if (m->values) {
+            feed(state, m->values, (size_t)count * m->instance_size);
+        }
+    }
+}
+
 WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
                                                        const weft_extract_instances_desc *desc)
 {
@@ -830,6 +848,9 @@ WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
     if (!map) {
         return 0;
     }
+    wf_type_info *mti = wf_registry_get(&sw->registry, map);
+    mti->hash_value = inst_map_hash;
+    mti->save_zeroed = true; /* a snapshot holds an empty map */
     wf_extract *x = new_record(s, WF_EXTRACT_INSTANCES);
     if (!x) {
         return 0;

@@ -771,12 +771,26 @@ WEFT_API weft_status weft_world_set_job_system(weft_world *world, const weft_job
     return wf_exec_set_jobs(world, jobs);
 }
 
+WEFT_API weft_status weft_world_share_threads(weft_world *world, weft_world *lender)
+{
+    if (!wf_world_ok(world) || (lender && !wf_world_ok(lender))) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    if (wf_world_refuse_shared(world, "weft_world_share_threads")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
+    return wf_exec_share(world, lender);
+}
+
 WEFT_API int32_t weft_world_threads(const weft_world *world)
 {
     if (!wf_world_ok(world)) {
         return 0;
     }
-    return world->sys ? world->sys->threads : 1;
+    if (!world->sys) {
+        return 1;
+    }
+    return world->sys->lender ? world->sys->lender->sys->threads : world->sys->threads;
 }
 
 WEFT_API int32_t weft_max_threads(void)

@@ -493,6 +493,11 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
                  desc->name);
         return NULL;
     }
+    if (desc->share_threads && main->sys && main->sys->lender) {
+        wf_error(main, WEFT_ERR_INVALID_ARG,
+                 "%s: share_threads, but the main world runs on another world's executor", fn);
+        return NULL;
+    }
     size_t nlen = strlen(desc->name);
     if (nlen > 200) {
         wf_error(main, WEFT_ERR_INVALID_ARG, "%s: name longer than 200 bytes", fn);
@@ -514,6 +519,9 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
     if (!sub_entity) {
         return NULL;
     }
+    /* a clone (weft_clone, a scene) gets its own twin at the next sync
+     * instead of sharing this one */
+    wf_registry_get(&main->registry, sub_entity)->no_clone = true;
     /* everything below is undone on failure */
     if (!l) {
         l = wf_calloc(&app->alloc, sizeof *l, _Alignof(wf_subs));
@@ -567,7 +575,15 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
         md.name = "MainEntity";
         md.size = sizeof(weft_entity);
         s->main_entity = weft_component_register(sw, &md);
+        if (s->main_entity) {
+            /* a cloned twin must not claim its original's main entity */
+            wf_registry_get(&sw->registry, s->main_entity)->no_clone = true;
+        }
         s->extract = s->main_entity ? weft_schedule_create(sw, "Extract") : NULL;
+        if (s->extract && desc->share_threads &&
+            wf_exec_share(sw, main) != WEFT_OK) {
+            s->extract = NULL; /* out of memory (the schedule goes with the world) */
+        }
     }
     if (s->extract) {
         s->q_new = make_query(main, sync_tag, WEFT_OPER_WITH, sub_entity, WEFT_OPER_WITHOUT);

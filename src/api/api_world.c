@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "internal.h"
+#include "schedule/schedule.h"
 
 #include <string.h>
 
@@ -42,6 +43,11 @@ WEFT_API weft_status weft_world_destroy(weft_world *world)
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_world_destroy: an app drives this world; destroy the app "
                         "(weft_app_destroy) first");
+    }
+    if (wf_exec_lent(world)) {
+        return wf_error(world, WEFT_ERR_WRONG_PHASE,
+                        "weft_world_destroy: other worlds run on this world's executor "
+                        "(weft_world_share_threads); destroy them or stop sharing first");
     }
     wf_world_destroy(world);
     return WEFT_OK;

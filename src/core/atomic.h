@@ -45,6 +45,10 @@ static inline uint32_t wf_atomic_fetch_sub_acq_rel_u32(wf_atomic_u32 *a, uint32_
 {
     return atomic_fetch_sub_explicit(a, v, memory_order_acq_rel);
 }
+static inline uint32_t wf_atomic_fetch_add_acq_rel_u32(wf_atomic_u32 *a, uint32_t v)
+{
+    return atomic_fetch_add_explicit(a, v, memory_order_acq_rel);
+}
 static inline uint32_t wf_atomic_fetch_add_relaxed_u32(wf_atomic_u32 *a, uint32_t v)
 {
     return atomic_fetch_add_explicit(a, v, memory_order_relaxed);
@@ -123,6 +127,12 @@ static inline void wf_atomic_store_relaxed_ptr(wf_atomic_ptr *a, void *v)
 static inline void wf_atomic_store_release_ptr(wf_atomic_ptr *a, void *v)
 {
     atomic_store_explicit(a, v, memory_order_release);
+}
+static inline bool wf_atomic_cas_seq_cst_ptr(wf_atomic_ptr *a, void **expected, void *desired)
+{
+    return atomic_compare_exchange_strong_explicit(a, expected, desired,
+                                                   memory_order_seq_cst,
+                                                   memory_order_relaxed);
 }
 
 /* ---- fences ---- */

@@ -139,8 +139,10 @@ static bool scene_add(weft_world *w, weft_scene *s, weft_entity e)
     uint32_t at = s->total;
     for (uint32_t i = 0; i < arch->id_count; i++) {
         const wf_type_info *ti = wf_registry_get(&w->registry, arch->ids[i]);
-        if (ti->rel_source) {
-            continue; /* a relationship list follows from its sources */
+        if (ti->rel_source || ti->no_clone) {
+            /* a relationship list follows from its sources; a no_clone
+             * link belongs to its owner (a sub-app's twin mapping) */
+            continue;
         }
         void *copy = NULL;
         if (ti->size) {

@@ -119,6 +119,16 @@ static void put_u64(wr *o, uint64_t v)
     put(o, &v, 8);
 }
 
+static void put_zero(wr *o, size_t n)
+{
+    static const uint8_t zero[64];
+    while (n) {
+        size_t k = n < sizeof zero ? n : sizeof zero;
+        put(o, zero, k);
+        n -= k;
+    }
+}
+
 static void put_pad(wr *o)
 {
     static const uint8_t zero[8];
@@ -602,7 +612,10 @@ arch:
             continue;
         }
         put(o, &ti->res_ticks, sizeof ti->res_ticks);
-        if (ti->size) {
+        if (ti->size && ti->save_zeroed) {
+            put_zero(o, ti->size); /* pointers would dangle once restored */
+            put_pad(o);
+        } else if (ti->size) {
             put(o, ti->res_value, ti->size);
             put_pad(o);
         }

@@ -31,6 +31,7 @@ struct wf_exec {
     weft_world *w;
     weft_schedule *s;
     wf_sys_world *sw;
+    wf_sys_world *ex;             /* the executor: sw, or its lender's */
     uint32_t base;                /* tick(p) = base + 1 + p */
     double dt;
     int32_t workers;
@@ -436,11 +437,11 @@ static void work_loop(wf_exec *x, int32_t worker, bool helper)
         if (nested) {
             return;
         }
-        if (x->sw->host) {
+        if (x->ex->host) {
             /* helpers are host jobs too: helping lets the host run the
              * chunk jobs of a parallel iteration on their threads */
-            x->sw->jobs.help(x->sw->jobs.user);
-        } else if (wf_thread_pool_help(x->sw->pool)) {
+            x->ex->jobs.help(x->ex->jobs.user);
+        } else if (wf_thread_pool_help(x->ex->pool)) {
             idle = 0;
             continue;
         }
@@ -470,7 +471,7 @@ static void run_multi(wf_exec *x)
 {
     weft_schedule *s = x->s;
     const wf_plan *plan = &s->plan;
-    wf_sys_world *sw = x->sw;
+    wf_sys_world *sw = x->ex;
     for (uint32_t p = 0; p < plan->n; p++) {
         if (plan->steps[p].pred == 0) {
             if (plan->steps[p].main_only) {
@@ -498,7 +499,12 @@ static void run_multi(wf_exec *x)
             t->fn = helper_pool;
             t->arg = x;
             t->group = &group;
-            /* the caller entered the pool as worker 0 (wf_schedule_run) */
+            /* a helper works until the run ends: only a started pool
+             * thread, at the top of its loop, may take it (another
+             * thread waiting inside a run of its own would then wait on
+             * this run, and this run's caller perhaps on that one) */
+            t->blocking = true;
+            /* the caller attached to the pool (wf_schedule_run) */
             bool queued = wf_thread_pool_submit(sw->pool, t);
             WF_ASSERT(queued);
             (void)queued;
@@ -609,8 +615,9 @@ static weft_status schedule_run(weft_world *w, weft_schedule *s, double dt)
         }
     }
     wf_sys_world *sw = w->sys;
-    bool multi = (sw->pool || sw->host) && sw->threads > 1 && s->plan.n > 0;
-    if (multi && sw->pool && wf_thread_pool_on_pool_thread()) {
+    wf_sys_world *ex = sw->lender ? sw->lender->sys : sw;
+    bool multi = (ex->pool || ex->host) && ex->threads > 1 && s->plan.n > 0;
+    if (multi && ex->pool && wf_thread_pool_on_pool_thread()) {
         /* a pool worker: it owns a deque somewhere, it cannot be our 0 */
         return wf_error(w, WEFT_ERR_WRONG_THREAD,
                         "weft_schedule_run: not from a worker thread of a thread pool");
@@ -628,9 +635,18 @@ static weft_status schedule_run(weft_world *w, weft_schedule *s, double dt)
     x.w = w;
     x.s = s;
     x.sw = sw;
+    x.ex = ex;
     x.dt = dt;
+    /* the calling thread becomes a caller of the pool for the run: worker
+     * 0 when it is its driver, else a caller slot of its own (a second
+     * world sharing the pool may run at the same time); with every slot
+     * taken the run goes on this thread alone (same results) */
+    void *pool_token = multi && ex->pool ? wf_thread_pool_attach(ex->pool) : NULL;
+    if (multi && ex->pool && !pool_token) {
+        multi = false;
+    }
     x.multi = multi;
-    x.workers = multi ? sw->threads : 1;
+    x.workers = multi ? ex->threads : 1;
     x.base = w->change_tick;
     wf_atomic_init_u32(&x.left, plan->n);
     for (uint32_t p = 0; p < plan->n; p++) {
@@ -657,13 +673,9 @@ static weft_status schedule_run(weft_world *w, weft_schedule *s, double dt)
         now_at_least(w, tick_of(&x, s0->kind != WF_STEP_SYSTEM ? 0 : s0->seg_end));
     }
     if (multi) {
-        /* the driving thread is worker 0 of this pool for the run (it may
-         * not be the thread that created the pool); a nested run of another
-         * world binds that world's pool and leaves this one alone */
-        void *prev_owner = sw->pool ? wf_thread_pool_enter(sw->pool) : NULL;
         run_multi(&x);
-        if (sw->pool) {
-            wf_thread_pool_leave(sw->pool, prev_owner);
+        if (pool_token) {
+            wf_thread_pool_detach(ex->pool, pool_token);
         }
         s->max_conc = s->profiling ? max_overlap(s) : -1;
     } else {
@@ -720,9 +732,88 @@ weft_status wf_schedule_run(weft_world *w, weft_schedule *s, double dt)
 
 /* ---- executor configuration ---- */
 
+uint32_t wf_exec_lent(const weft_world *w)
+{
+    /* Acquire: pairs with the acq_rel updates of lent by the borrowers. */
+    return w->sys ? wf_atomic_load_acquire_u32(&w->sys->lent) : 0;
+}
+
+bool wf_exec_refuse_change(weft_world *w, const char *fn)
+{
+    wf_sys_world *sw = w->sys;
+    if (!sw) {
+        return false;
+    }
+    /* Acquire: pairs with the acq_rel updates of lent by the borrowers. */
+    uint32_t lent = wf_atomic_load_acquire_u32(&sw->lent);
+    if (lent) {
+        wf_error(w, WEFT_ERR_WRONG_PHASE,
+                 "%s: %u other world(s) run on this world's executor "
+                 "(weft_world_share_threads); they must stop sharing first",
+                 fn, lent);
+        return true;
+    }
+    if (sw->lender) {
+        wf_error(w, WEFT_ERR_WRONG_PHASE,
+                 "%s: this world runs on another world's executor "
+                 "(weft_world_share_threads(world, NULL) first)",
+                 fn);
+        return true;
+    }
+    return false;
+}
+
+weft_status wf_exec_share(weft_world *w, weft_world *lender)
+{
+    const char *fn = "weft_world_share_threads";
+    wf_sys_world *sw = wf_sys_get(w);
+    if (!sw) {
+        return WEFT_ERR_OUT_OF_MEMORY;
+    }
+    if (sw->depth) {
+        return wf_error(w, WEFT_ERR_WRONG_PHASE, "%s: not allowed while a schedule runs", fn);
+    }
+    if (lender == w) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "%s: a world cannot borrow its own executor",
+                        fn);
+    }
+    wf_sys_world *lsw = NULL;
+    if (lender) {
+        lsw = wf_sys_get(lender);
+        if (!lsw) {
+            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        }
+        if (lsw->lender) {
+            return wf_error(w, WEFT_ERR_INVALID_ARG,
+                            "%s: the lender runs on another world's executor itself", fn);
+        }
+        /* Acquire: pairs with the acq_rel updates of lent. */
+        if (wf_atomic_load_acquire_u32(&sw->lent)) {
+            return wf_error(w, WEFT_ERR_INVALID_ARG,
+                            "%s: other worlds run on this world's executor", fn);
+        }
+    }
+    if (sw->lender == lender && lender) {
+        return WEFT_OK;
+    }
+    wf_exec_release(w); /* its own pool or job system, or the old lender */
+    if (lender) {
+        /* acq_rel: pairs with the acquire load in wf_exec_refuse_change */
+        wf_atomic_fetch_add_acq_rel_u32(&lsw->lent, 1);
+        sw->lender = lender;
+    }
+    return WEFT_OK;
+}
+
 void wf_exec_release(weft_world *w)
 {
     wf_sys_world *sw = w->sys;
+    if (sw->lender) {
+        /* acq_rel: pairs with the acquire loads of lent in
+         * wf_exec_refuse_change and wf_exec_lent (the lender's driver). */
+        wf_atomic_fetch_sub_acq_rel_u32(&sw->lender->sys->lent, 1);
+        sw->lender = NULL;
+    }
     if (sw->pool) {
         wf_thread_pool_destroy(sw->pool);
         sw->pool = NULL;
@@ -740,6 +831,9 @@ weft_status wf_exec_set_threads(weft_world *w, int32_t threads)
     if (sw->depth) {
         return wf_error(w, WEFT_ERR_WRONG_PHASE,
                         "weft_world_set_threads: not allowed while a schedule runs");
+    }
+    if (wf_exec_refuse_change(w, "weft_world_set_threads")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
 #if !WEFT_THREADS
     if (threads > 1) {
@@ -777,6 +871,9 @@ weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs)
     if (sw->depth) {
         return wf_error(w, WEFT_ERR_WRONG_PHASE,
                         "weft_world_set_job_system: not allowed while a schedule runs");
+    }
+    if (wf_exec_refuse_change(w, "weft_world_set_job_system")) {
+        return WEFT_ERR_WRONG_PHASE;
     }
     if (jobs && (!jobs->submit || !jobs->help || jobs->workers == 0)) {
         return wf_error(w, WEFT_ERR_INVALID_ARG,
@@ -1007,6 +1104,7 @@ static void par_dispatch(wf_sys_world *sw, wf_par_ctx *pc, wf_par_task *tasks, u
         t->fn = par_pool_task;
         t->arg = &tasks[i];
         t->group = &group;
+        t->blocking = false; /* a chunk runs to its end without waiting */
         if (!wf_thread_pool_submit(sw->pool, t)) {
             /* not a worker of this pool (a thread the system started
              * itself): it owns no deque there, so run the task here;
@@ -1129,7 +1227,7 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
         return WEFT_ERR_OUT_OF_MEMORY;
     }
     wf_atomic_init_i64(&pc.pending, ntasks);
-    par_dispatch(x->sw, &pc, sys->tasks, ntasks);
+    par_dispatch(x->ex, &pc, sys->tasks, ntasks);
     par_note_columns(&pc, sys->tasks, ntasks);
     return par_finish(w, sys, first, ntasks);
 }

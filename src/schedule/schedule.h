@@ -150,6 +150,12 @@ typedef struct wf_sys_world {
     wf_thread_pool *pool;
     bool host;
     weft_job_system jobs;
+    /* weft_world_share_threads: the world whose executor (threads, pool,
+     * host, jobs above) runs this world's schedules, or NULL. Its
+     * executor cannot change while it lends (lent > 0). */
+    weft_world *lender;
+    wf_atomic_u32 lent;        /* worlds borrowing this world's executor;
+                                  written by their drivers (borrow/return) */
     int32_t depth;             /* schedules running (nested runs) */
     double acc;                /* fixed-time accumulator, seconds, of the app
                                   driving the world (src/app/), kept here
@@ -205,6 +211,13 @@ weft_status wf_exec_set_threads(weft_world *w, int32_t threads);
 weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs);
 /* Stops the pool and returns to single-threaded. */
 void wf_exec_release(weft_world *w);
+/* True, with WRONG_PHASE recorded naming fn, when w's executor may not
+ * change: it is lent to other worlds, or w borrows another's. */
+bool wf_exec_refuse_change(weft_world *w, const char *fn);
+/* Worlds borrowing w's executor now. */
+uint32_t wf_exec_lent(const weft_world *w);
+/* weft_world_share_threads (checked handles). */
+weft_status wf_exec_share(weft_world *w, weft_world *lender);
 uint64_t wf_now_ns(void);
 
 /* ---- stepping.c ---- */

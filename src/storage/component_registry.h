@@ -29,6 +29,12 @@ typedef struct wf_req_link {
     const wf_require *def;                /* the requirement giving the default */
 } wf_req_link;
 
+/* Feeds `n` bytes into a running hash (world/inspect.c's). */
+typedef void (*wf_hash_feed_fn)(void *state, const void *bytes, size_t n);
+/* Hashes a value by what it means rather than its bytes (a value holding
+ * pointers): feeds its contents through `feed`. */
+typedef void (*wf_value_hash_fn)(const void *value, wf_hash_feed_fn feed, void *state);
+
 typedef struct wf_type_info {
     weft_component id;
     uint32_t size;          /* bytes; 0 = tag */
@@ -63,6 +69,17 @@ typedef struct wf_type_info {
     uint32_t closure_gen;   /* world req_gen the closure was built for */
     uint32_t removed_stream; /* removal tracking: index + 1 of the removed
                                 stream (world/messages.h); 0 = not tracked */
+    wf_value_hash_fn hash_value; /* NULL: weft_world_hash hashes the bytes;
+                                    else the contents (set by the owner of a
+                                    value holding pointers, e.g. an instance
+                                    map resource) */
+    bool save_zeroed;       /* snapshots store its value as zeros (its bytes
+                               are pointers into memory a snapshot cannot
+                               carry, e.g. an instance map, rebuilt by the
+                               next extraction) */
+    bool no_clone;          /* weft_clone and scenes leave it out (a link
+                               owned by someone else, e.g. a sub-app's
+                               SubEntity / MainEntity) */
 } wf_type_info;
 
 typedef struct wf_registry {

@@ -200,6 +200,11 @@ void *wf_deque_pop(wf_deque *d)
 
 wf_steal_result wf_deque_steal(wf_deque *d, void **out)
 {
+    return wf_deque_steal_if(d, out, false);
+}
+
+wf_steal_result wf_deque_steal_if(wf_deque *d, void **out, bool skip_tagged)
+{
     /* Acquire: pairs with the seq_cst CAS on top by other thieves and the
      * owner, so the slot we read below was not already consumed. */
     int64_t t = wf_atomic_load_acquire_i64(&d->top);
@@ -216,6 +221,11 @@ wf_steal_result wf_deque_steal(wf_deque *d, void **out)
     /* Relaxed: ordered by the acquire of bottom above; if the owner has
      * since reused the slot, the CAS below fails and we discard it. */
     void *item = wf_atomic_load_relaxed_ptr(&r->slots[t & r->mask]);
+    if (skip_tagged && ((uintptr_t)item & 1u)) {
+        /* Left alone before the CAS: a stale slot only makes us skip an
+         * item we could have taken (the next round looks again). */
+        return WF_STEAL_SKIP;
+    }
     /* seq_cst: pairs with the other thieves' CAS and pop's last-item CAS;
      * success is the moment item t becomes ours. */
     if (!wf_atomic_cas_seq_cst_i64(&d->top, &t, t + 1)) {

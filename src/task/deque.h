@@ -51,7 +51,8 @@ typedef struct wf_deque {
 typedef enum wf_steal_result {
     WF_STEAL_OK = 0,   /* *out holds the stolen item */
     WF_STEAL_EMPTY,    /* the deque looked empty */
-    WF_STEAL_ABORT     /* lost a race with another thief or the owner: retry */
+    WF_STEAL_ABORT,    /* lost a race with another thief or the owner: retry */
+    WF_STEAL_SKIP      /* the oldest item is tagged and the thief left it */
 } wf_steal_result;
 
 /* capacity: initial ring size, rounded up to a power of two (>= 2).
@@ -69,6 +70,9 @@ bool wf_deque_push(wf_deque *d, void *item);
 void *wf_deque_pop(wf_deque *d);
 /* Any thread. The oldest item on WF_STEAL_OK. */
 wf_steal_result wf_deque_steal(wf_deque *d, void **out);
+/* wf_deque_steal, but when `skip_tagged` and the oldest item's pointer has
+ * its low bit set, nothing is taken (WF_STEAL_SKIP). */
+wf_steal_result wf_deque_steal_if(wf_deque *d, void **out, bool skip_tagged);
 /* Any thread. bottom - top at some recent instant (may be stale or, under
  * races, transiently negative: clamped to 0). For parking decisions only. */
 int64_t wf_deque_size_hint(const wf_deque *d);

@@ -36,6 +36,8 @@
 
 typedef struct pool_worker {
     wf_deque deque;        /* this worker is its owner; everyone may steal */
+    wf_atomic_ptr owner;   /* caller slots (index >= count): &tls_token of
+                              the attached thread, or NULL when free */
     wf_thread thread;      /* unused for worker 0 (the caller) */
     wf_thread_pool *pool;  /* back pointer for the thread entry */
     uint64_t seed;         /* xorshift state for victim choice; own thread */
@@ -46,8 +48,10 @@ struct wf_thread_pool {
     wf_allocator *alloc;   /* caller's allocator; everything below from it */
     wf_atomic_ptr owner0;  /* &tls_token of the thread that is worker 0, or
                               NULL; see the membership note above */
-    pool_worker *workers;  /* count entries, cache-line aligned */
+    pool_worker *workers;  /* count + WF_POOL_MAX_CALLERS entries, cache-line
+                              aligned: the workers, then the caller slots */
     uint32_t count;        /* workers including worker 0 */
+    uint32_t total;        /* count + WF_POOL_MAX_CALLERS: every deque */
     uint32_t started;      /* threads 1..started-1 are running */
     wf_mutex alloc_lock;   /* serializes deque growth on worker threads */
     wf_semaphore wake;     /* one token per claimed park, plus shutdown */
@@ -77,6 +81,13 @@ static pool_worker *pool_self(wf_thread_pool *p)
      * nothing. */
     if (wf_atomic_load_relaxed_ptr(&p->owner0) == (void *)&tls_token) {
         return &p->workers[0];
+    }
+    for (uint32_t i = p->count; i < p->total; i++) {
+        /* Relaxed: as owner0 above; the attaching thread itself stored
+         * its token there. */
+        if (wf_atomic_load_relaxed_ptr(&p->workers[i].owner) == (void *)&tls_token) {
+            return &p->workers[i];
+        }
     }
     return NULL;
 }
@@ -108,7 +119,54 @@ void wf_thread_pool_leave(wf_thread_pool *pool, void *prev)
     wf_atomic_store_relaxed_ptr(&pool->owner0, prev);
 }
 
-/* ---- running and finding tasks ---- */
+/* The token of a thread that was a member already. */
+static char attach_member;
+
+void *wf_thread_pool_attach(wf_thread_pool *pool)
+{
+    if (pool_self(pool)) {
+        return &attach_member;
+    }
+    for (uint32_t i = pool->count; i < pool->total; i++) {
+        void *expected = NULL;
+        /* seq_cst CAS (acquire part): pairs with the release store of NULL
+         * in detach, so the previous holder's last push and pop on this
+         * deque happen before our first: the deque changes owner. */
+        if (wf_atomic_cas_seq_cst_ptr(&pool->workers[i].owner, &expected, &tls_token)) {
+            return &pool->workers[i];
+        }
+    }
+    return NULL;
+}
+
+void wf_thread_pool_detach(wf_thread_pool *pool, void *token)
+{
+    (void)pool;
+    if (!token || token == (void *)&attach_member) {
+        return;
+    }
+    pool_worker *w = token;
+    WF_ASSERT(wf_deque_size_hint(&w->deque) == 0);
+    /* Release: pairs with the CAS in attach (see there). */
+    wf_atomic_store_release_ptr(&w->owner, NULL);
+}
+
+/* ---- running and finding tasks ----
+ *
+ * A blocking task (wf_task.blocking) sits in a deque with the low bit of
+ * its pointer set (tasks are pointer-aligned), so a thief that may not
+ * start one sees that from the slot alone and leaves it, without
+ * touching the task (which it does not own until its CAS succeeds). */
+
+static inline void *task_item(wf_task *t)
+{
+    return t->blocking ? (void *)((uintptr_t)t | 1u) : (void *)t;
+}
+
+static inline wf_task *item_task(void *item)
+{
+    return (wf_task *)((uintptr_t)item & ~(uintptr_t)1u);
+}
 
 static void pool_run(pool_worker *w, wf_task *task)
 {
@@ -134,29 +192,38 @@ static uint64_t worker_random(pool_worker *w)
     return x;
 }
 
-/* Own deque first (LIFO, warm), then one sweep over the others starting at
- * a random victim (FIFO end: the oldest, usually largest, work). */
-static wf_task *pool_find(pool_worker *w)
+/* Own deque first (LIFO, warm; its blocking tasks are the caller's own),
+ * then one sweep over the others starting at a random victim (FIFO end:
+ * the oldest, usually largest, work), taking a blocking task only when
+ * `blocking_ok` (a started thread at the top of its loop). */
+static wf_task *pool_find(pool_worker *w, bool blocking_ok)
 {
-    wf_task *task = wf_deque_pop(&w->deque);
-    if (task) {
-        return task;
+    void *item = wf_deque_pop(&w->deque);
+    if (item) {
+        return item_task(item);
     }
     wf_thread_pool *p = w->pool;
-    if (p->count == 1) {
+    if (p->total == 1) {
         return NULL;
     }
-    uint32_t start = (uint32_t)(worker_random(w) % p->count);
-    for (uint32_t i = 0; i < p->count; i++) {
-        uint32_t v = (start + i) % p->count;
+    uint32_t start = (uint32_t)(worker_random(w) % p->total);
+    for (uint32_t i = 0; i < p->total; i++) {
+        uint32_t v = (start + i) % p->total;
         if (v == w->index) {
             continue;
         }
+        /* Relaxed: a free caller slot's deque is empty (detach requires
+         * it); a stale NULL only skips a slot for one round. Saves the
+         * steal's fence on the slots nobody holds. */
+        if (v >= p->count && !wf_atomic_load_relaxed_ptr(&p->workers[v].owner)) {
+            continue;
+        }
         void *out = NULL;
-        /* An ABORT means another thread won that item; the deque may hold
-         * more, but the next round will see it, so move on. */
-        if (wf_deque_steal(&p->workers[v].deque, &out) == WF_STEAL_OK) {
-            return out;
+        /* An ABORT means another thread won that item (a SKIP that the
+         * oldest item is blocking); the deque may hold more, but the next
+         * round will see it, so move on. */
+        if (wf_deque_steal_if(&p->workers[v].deque, &out, !blocking_ok) == WF_STEAL_OK) {
+            return item_task(out);
         }
     }
     return NULL;
@@ -164,7 +231,7 @@ static wf_task *pool_find(pool_worker *w)
 
 static bool pool_any_work(const wf_thread_pool *p)
 {
-    for (uint32_t i = 0; i < p->count; i++) {
+    for (uint32_t i = 0; i < p->total; i++) {
         if (wf_deque_size_hint(&p->workers[i].deque) > 0) {
             return true;
         }
@@ -226,7 +293,7 @@ static void worker_main(void *arg)
     uint32_t idle = 0;
     /* Acquire: pairs with the release store of stop in destroy. */
     while (!wf_atomic_load_acquire_u32(&p->stop)) {
-        wf_task *task = pool_find(w);
+        wf_task *task = pool_find(w, true);
         if (task) {
             pool_run(w, task);
             idle = 0;
@@ -262,7 +329,7 @@ static void pool_free(wf_thread_pool *p, uint32_t deques)
         wf_deque_fini(&p->workers[i].deque);
     }
     if (p->workers) {
-        wf_free(p->alloc, p->workers, sizeof(pool_worker) * p->count,
+        wf_free(p->alloc, p->workers, sizeof(pool_worker) * p->total,
                 _Alignof(pool_worker));
     }
     wf_semaphore_fini(&p->wake);
@@ -282,6 +349,7 @@ wf_thread_pool *wf_thread_pool_create(wf_allocator *alloc, uint32_t workers)
     }
     p->alloc = alloc;
     p->count = count;
+    p->total = count + WF_POOL_MAX_CALLERS;
     p->started = 1; /* worker 0 is the caller */
     wf_atomic_init_u32(&p->parked, 0);
     wf_atomic_init_u32(&p->stop, 0);
@@ -295,15 +363,16 @@ wf_thread_pool *wf_thread_pool_create(wf_allocator *alloc, uint32_t workers)
         wf_free(alloc, p, sizeof *p, _Alignof(wf_thread_pool));
         return NULL;
     }
-    p->workers = wf_calloc(alloc, sizeof(pool_worker) * count, _Alignof(pool_worker));
+    p->workers = wf_calloc(alloc, sizeof(pool_worker) * p->total, _Alignof(pool_worker));
     if (!p->workers) {
         pool_free(p, 0);
         return NULL;
     }
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < p->total; i++) {
         pool_worker *w = &p->workers[i];
         w->pool = p;
         w->index = i;
+        wf_atomic_init_ptr(&w->owner, NULL);
         w->seed = 0x9E3779B97F4A7C15ull * (i + 1); /* never 0 for xorshift */
         if (!wf_deque_init(&w->deque, alloc, &p->alloc_lock, 256)) {
             pool_free(p, i);
@@ -327,11 +396,11 @@ void wf_thread_pool_destroy(wf_thread_pool *pool)
         return;
     }
     pool_stop_threads(pool);
-    for (uint32_t i = 0; i < pool->count; i++) {
+    for (uint32_t i = 0; i < pool->total; i++) {
         /* Every group was waited on, so no task is left behind. */
         WF_ASSERT(wf_deque_size_hint(&pool->workers[i].deque) == 0);
     }
-    pool_free(pool, pool->count);
+    pool_free(pool, pool->total);
 }
 
 uint32_t wf_thread_pool_worker_count(const wf_thread_pool *pool)
@@ -359,7 +428,7 @@ bool wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task)
          * this task is outstanding. */
         wf_atomic_fetch_add_relaxed_i64(&task->group->pending, 1);
     }
-    if (!wf_deque_push(&w->deque, task)) {
+    if (!wf_deque_push(&w->deque, task_item(task))) {
         pool_run(w, task); /* benign: out of memory growing the deque */
         return true;
     }
@@ -373,7 +442,7 @@ bool wf_thread_pool_help(wf_thread_pool *pool)
     if (!w) {
         return false;
     }
-    wf_task *task = pool_find(w);
+    wf_task *task = pool_find(w, false);
     if (task) {
         pool_run(w, task);
         return true;
@@ -391,7 +460,7 @@ bool wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group)
     /* Acquire: pairs with the release decrement in pool_run, so the
      * group's results are visible once we read 0. */
     while (wf_atomic_load_acquire_i64(&group->pending) > 0) {
-        wf_task *task = pool_find(w);
+        wf_task *task = pool_find(w, false);
         if (task) {
             pool_run(w, task);
             idle = 0;

@@ -3,7 +3,8 @@
  *
  * A pool of N workers: N-1 threads it starts plus the thread that created
  * it, which is worker 0 and works only while it is inside
- * wf_thread_pool_wait (enkiTS style). Each worker owns one Chase-Lev deque;
+ * wf_thread_pool_wait (enkiTS style); other threads may attach as callers
+ * (slots N and above) to submit and wait at the same time as worker 0. Each worker owns one Chase-Lev deque;
  * submit pushes onto the submitting worker's own deque and wakes one parked
  * worker; a worker pops its own deque first, then steals from the others
  * starting at a victim drawn from its private seed. A worker that finds
@@ -36,6 +37,10 @@
 
 /* Most workers a pool will start (the rest of a larger request is ignored). */
 #define WF_POOL_MAX_WORKERS 256u
+/* Outside threads that may work in a pool at once besides worker 0
+ * (wf_thread_pool_attach): e.g. a second world's driver or a sub-app's
+ * pipeline thread running a schedule on a pool it shares. */
+#define WF_POOL_MAX_CALLERS 8u
 /* Empty rounds (own pop + one steal sweep) before an idle worker parks. */
 #define WF_POOL_SPIN_ROUNDS 256u
 
@@ -55,6 +60,13 @@ typedef struct wf_task {
     wf_task_fn fn;        /* the work */
     void *arg;            /* its argument */
     wf_task_group *group; /* decremented after fn returns, or NULL */
+    /* fn may wait for work other threads are doing (a schedule run's
+     * helper waits for the end of its run). Such a task is started only
+     * by a started pool thread at the top of its loop, or by its own
+     * submitter: never from inside a wait or help, so no thread waiting
+     * on something can end up waiting on another waiter (no deadlock when
+     * several callers share the pool). */
+    bool blocking;
 } wf_task;
 
 /* Starts a pool of `workers` workers (0 = online CPUs), the calling thread
@@ -78,17 +90,30 @@ void *wf_thread_pool_enter(wf_thread_pool *pool);
 /* Makes `prev` (a token from enter, or NULL for nobody) worker 0 again. */
 void wf_thread_pool_leave(wf_thread_pool *pool, void *prev);
 
+/* Makes the calling thread a caller of `pool` for one run: a token for
+ * wf_thread_pool_detach. A thread that is already a worker of the pool
+ * (worker 0, a started thread, an attached caller) gets a token that
+ * changes nothing. Other threads take one of WF_POOL_MAX_CALLERS caller
+ * slots, each with its own deque and worker index (count and above), so
+ * several threads can submit and wait on one pool at the same time; NULL
+ * when every slot is taken (the caller runs its work alone). */
+void *wf_thread_pool_attach(wf_thread_pool *pool);
+/* Gives back what attach took. The caller's tasks must all have finished
+ * (every group waited on). */
+void wf_thread_pool_detach(wf_thread_pool *pool, void *token);
+
 void wf_task_group_init(wf_task_group *group);
 /* Queues `task` on the calling worker's deque and wakes one parked worker;
  * if the deque cannot grow, the task runs inline. False, with nothing done,
  * when the calling thread is not a worker of `pool`. */
 bool wf_thread_pool_submit(wf_thread_pool *pool, wf_task *task);
-/* Runs one task (own deque first, then stolen) if there is one; false
- * when none was found or the caller is not a worker of `pool`. For
- * waiters with their own exit condition. */
+/* Runs one task (own deque first, then stolen, never a blocking task of
+ * another thread) if there is one; false when none was found or the
+ * caller is not a worker of `pool`. For waiters with their own exit
+ * condition. */
 bool wf_thread_pool_help(wf_thread_pool *pool);
-/* Runs tasks (own deque first, then stolen) until group has no pending
- * task. Everything the group's tasks wrote is visible on return. False at
+/* Runs tasks (own deque first, then stolen, never a blocking task of
+ * another thread) until group has no pending task. Everything the group's tasks wrote is visible on return. False at
  * once, without waiting, when the caller is not a worker of `pool`. */
 bool wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group);
 

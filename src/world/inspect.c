@@ -6,7 +6,9 @@
  * within an entity, components are visited in ascending id order (the
  * archetype's sorted set). Resources follow, in id order. Values are
  * hashed as bytes, except a relationship target's source list, which is
- * hashed as its entities (the bytes hold a heap pointer).
+ * hashed as its entities (the bytes hold a heap pointer), and a value
+ * whose type has a hash_value hook (it holds pointers: the hook feeds
+ * what they point to), so the hash never depends on where memory lies.
  *
  * The checker walks every structure and stops at the first violation:
  *   INV-1 a live record names an existing archetype and a row < table count
@@ -36,6 +38,13 @@
 #include "core/hash.h"
 #include "query/iter.h"
 #include "world/relationship.h"
+
+static void hash_feed(void *state, const void *bytes, size_t n)
+{
+    if (n > 0) {
+        XXH3_64bits_update(state, bytes, n);
+    }
+}
 
 uint64_t wf_world_hash(const weft_world *w)
 {
@@ -73,6 +82,10 @@ uint64_t wf_world_hash(const weft_world *w)
                 }
                 continue;
             }
+            if (ti->hash_value) {
+                ti->hash_value(p, hash_feed, &state);
+                continue;
+            }
             XXH3_64bits_update(&state, p, ti->size);
         }
     }
@@ -81,7 +94,9 @@ uint64_t wf_world_hash(const weft_world *w)
         if (ti->res_present) {
             uint32_t tag = 0x52455330u ^ id; /* "RES0" ^ id: apart from entities */
             XXH3_64bits_update(&state, &tag, sizeof tag);
-            if (ti->res_value) {
+            if (ti->res_value && ti->hash_value) {
+                ti->hash_value(ti->res_value, hash_feed, &state);
+            } else if (ti->res_value) {
                 XXH3_64bits_update(&state, ti->res_value, ti->size);
             }
         }

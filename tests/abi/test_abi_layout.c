@@ -257,6 +257,7 @@ static void abi_struct_layouts_are_pinned(void **state)
     ABI_OFF(weft_sub_app_desc, world_desc, 16);
     ABI_OFF(weft_sub_app_desc, pipelined, 72);
     ABI_OFF(weft_sub_app_desc, clear_every_frame, 73);
+    ABI_OFF(weft_sub_app_desc, share_threads, 74);
     ABI_OFF(weft_sub_app_desc, _end_canary, 76);
     ABI_SIZE(weft_extract_desc, 192);
     ABI_OFF(weft_extract_desc, system, 8);

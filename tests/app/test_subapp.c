@@ -2,12 +2,12 @@
 // order (main schedules, extraction, sub-app schedules), the three
 // extraction forms as vectors (component with a dropping transform and
 // change-only mode, resource extracted only when changed, instances in a
-// map keyed by main entity), a user extract system reading main queries,
+// map keyed by main entity, hashed by contents), a user extract system reading main queries,
 // resources and messages, entity mapping under random spawn/despawn/tag
 // churn against a reference map (retained, cleared and pipelined), and
 // bad input: writes to the main world from extraction, a main query that
 // writes, a sub-app name used twice, mapping a despawned entity, driving a
-// sub-app directly.
+// sub-app directly. weft_clone of a synced entity gets a twin of its own.
 // SPDX-License-Identifier: MIT
 #include <setjmp.h>
 #include <stdarg.h>
@@ -404,6 +404,171 @@ static void extract_instances_map(void **state)
     // a second map of the same name is refused
     assert_int_equal(weft_sub_app_extract_instances(sub, &d), 0);
     assert_int_equal(weft_last_status(sw), WEFT_ERR_ALREADY_EXISTS);
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
+}
+
+// An instance map holds pointers to arrays the sub-app allocates; the
+// world hash must follow the entries, not where the arrays happen to lie.
+// Two apps built by the same calls (so the same ids) hash equal although
+// their maps live at different addresses, and a changed value changes it.
+static weft_app *instance_setup(tw_fixture *f, weft_world *w, weft_app **out_sub,
+                                weft_component *out_pos, weft_entity *ents, int n)
+{
+    weft_app_desc ad;
+    memset(&ad, 0, sizeof ad);
+    ad.world = w;
+    weft_app *app = weft_app_create(&ad);
+    assert_non_null(app);
+    weft_app *sub = add_sub(f, app, "render", false, false);
+    weft_component pos = tw_comp(w, "Pos", sizeof(vec2), 0, WEFT_STORAGE_DEFAULT, 0);
+    weft_extract_instances_desc d;
+    memset(&d, 0, sizeof d);
+    d.map_name = "Instances";
+    d.main_component = pos;
+    d.instance_size = sizeof(vec2);
+    assert_int_not_equal(weft_sub_app_extract_instances(sub, &d), 0);
+    for (int i = 0; i < n; i++) {
+        vec2 v = {(float)i, 2.0f * (float)i};
+        ents[i] = weft_spawn_with(w, &(weft_value){pos, sizeof v, &v}, 1);
+        assert_int_not_equal(ents[i], 0);
+    }
+    *out_sub = sub;
+    *out_pos = pos;
+    return app;
+}
+
+static void instance_map_hash_by_contents(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w2 = weft_world_create(NULL);
+    assert_non_null(w2);
+    weft_app *sub1, *sub2;
+    weft_component pos1, pos2;
+    weft_entity e1[40], e2[40];
+    weft_app *a1 = instance_setup(f, f->w, &sub1, &pos1, e1, 40);
+    // shift the second app's allocations: its map's arrays land elsewhere
+    void *spacer = test_malloc(4096);
+    weft_app *a2 = instance_setup(f, w2, &sub2, &pos2, e2, 40);
+    for (int frame = 0; frame < 3; frame++) {
+        assert_int_equal(weft_app_update(a1, 0.016), WEFT_OK);
+        assert_int_equal(weft_app_update(a2, 0.016), WEFT_OK);
+        const weft_instance_map *m1 =
+            weft_resource_get(weft_app_world(sub1), weft_component_lookup(weft_app_world(sub1),
+                                                                          "Instances"),
+                              sizeof *m1);
+        const weft_instance_map *m2 =
+            weft_resource_get(weft_app_world(sub2), weft_component_lookup(weft_app_world(sub2),
+                                                                          "Instances"),
+                              sizeof *m2);
+        assert_non_null(m1);
+        assert_non_null(m2);
+        assert_int_equal(m1->count, 40);
+        assert_ptr_not_equal(m1->keys, m2->keys);
+        assert_int_equal(weft_world_hash(weft_app_world(sub1)),
+                         weft_world_hash(weft_app_world(sub2)));
+    }
+    // the contents count: one changed instance changes the hash
+    vec2 *p = weft_get_mut(w2, e2[7], pos2, sizeof(vec2));
+    assert_non_null(p);
+    p->y += 1.0f;
+    assert_int_equal(weft_app_update(a1, 0.016), WEFT_OK);
+    assert_int_equal(weft_app_update(a2, 0.016), WEFT_OK);
+    assert_int_not_equal(weft_world_hash(weft_app_world(sub1)),
+                         weft_world_hash(weft_app_world(sub2)));
+    test_free(spacer);
+    assert_int_equal(weft_app_destroy(a1), WEFT_OK);
+    assert_int_equal(weft_app_destroy(a2), WEFT_OK);
+    weft_world_destroy(w2);
+}
+
+// A snapshot cannot carry the map's arrays: it stores the map empty, so a
+// restore (here into another sub-world, whose own sub-app then goes) never
+// leaves a map pointing at memory that is gone.
+static void instance_map_snapshot_empty(void **state)
+{
+    tw_fixture *f = *state;
+    weft_app *sub1;
+    weft_component pos1;
+    weft_entity e1[12];
+    weft_app *a1 = instance_setup(f, f->w, &sub1, &pos1, e1, 12);
+    assert_int_equal(weft_app_update(a1, 0.016), WEFT_OK);
+    weft_world *sw1 = weft_app_world(sub1);
+    weft_component map1 = weft_component_lookup(sw1, "Instances");
+    size_t len = 0;
+    assert_int_equal(weft_snapshot_write(sw1, NULL, 0, &len), WEFT_ERR_CAPACITY);
+    void *buf = test_malloc(len);
+    assert_int_equal(weft_snapshot_write(sw1, buf, len, &len), WEFT_OK);
+    // a second app whose sub-world registers the same ids
+    weft_world *w2 = weft_world_create(NULL);
+    assert_non_null(w2);
+    weft_app *sub2;
+    weft_component pos2;
+    weft_entity e2[12];
+    weft_app *a2 = instance_setup(f, w2, &sub2, &pos2, e2, 12);
+    weft_world *sw2 = weft_app_world(sub2);
+    assert_int_equal(weft_snapshot_restore(sw2, buf, len), WEFT_OK);
+    assert_int_equal(weft_app_destroy(a1), WEFT_OK); // its map's arrays go
+    const weft_instance_map *m =
+        weft_resource_get(sw2, weft_component_lookup(sw2, "Instances"), sizeof *m);
+    assert_non_null(m);
+    assert_int_equal(m->count, 0);
+    assert_null(m->keys);
+    assert_null(weft_instance_map_get(m, e2[0]));
+    (void)map1;
+    // the next extraction fills it again
+    assert_int_equal(weft_app_update(a2, 0.016), WEFT_OK);
+    m = weft_resource_get(sw2, weft_component_lookup(sw2, "Instances"), sizeof *m);
+    assert_int_equal(m->count, 12);
+    test_free(buf);
+    assert_int_equal(weft_app_destroy(a2), WEFT_OK);
+    weft_world_destroy(w2);
+}
+
+// ---- cloning a synced entity ----
+
+// weft_clone (and scenes) leave the sub-app's SubEntity link out: a clone
+// keeps the sync tag and gets a twin of its own at the next sync, never
+// its original's; cloning a twin leaves its MainEntity out likewise.
+static void clone_gets_own_twin(void **state)
+{
+    tw_fixture *f = *state;
+    weft_app *app = main_app(f);
+    weft_app *sub = add_sub(f, app, "render", false, false);
+    weft_world *sw = weft_app_world(sub);
+    weft_component pos = tw_comp(f->w, "Pos", sizeof(vec2), 0, WEFT_STORAGE_DEFAULT, 0);
+    weft_component link = weft_sub_app_sub_entity(sub);
+    weft_component back = weft_sub_app_main_entity(sub);
+    weft_entity e = spawn_synced(f->w, sub, pos, (vec2){1, 2});
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+    weft_entity t = weft_sub_app_map(sub, e);
+    assert_int_not_equal(t, 0);
+    weft_entity c = weft_clone(f->w, e, false);
+    assert_int_not_equal(c, 0);
+    assert_true(weft_has(f->w, c, weft_sub_app_sync_tag(sub)));
+    assert_true(weft_has(f->w, c, pos));
+    assert_false(weft_has(f->w, c, link)); // not the original's twin
+    assert_int_equal(weft_sub_app_map(sub, c), 0);
+    tw_expect_error(f, WEFT_ERR_NOT_FOUND, "no twin");
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+    weft_entity tc = weft_sub_app_map(sub, c);
+    assert_int_not_equal(tc, 0);
+    assert_int_not_equal(tc, t);
+    const weft_entity *mc = weft_get(sw, tc, back, sizeof(weft_entity));
+    assert_non_null(mc);
+    assert_int_equal(*mc, c);
+    // despawning the clone takes its own twin only
+    assert_int_equal(weft_despawn(f->w, c), WEFT_OK);
+    assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
+    assert_false(weft_is_alive(sw, tc));
+    assert_true(weft_is_alive(sw, t));
+    assert_int_equal(weft_sub_app_map(sub, e), t);
+    // a cloned twin does not claim the main entity
+    weft_entity tt = weft_clone(sw, t, false);
+    assert_int_not_equal(tt, 0);
+    assert_false(weft_has(sw, tt, back));
+    weft_world_stats ss;
+    weft_world_get_stats(sw, &ss);
+    assert_int_equal(ss.live_entities, 2);
     assert_int_equal(weft_app_destroy(app), WEFT_OK);
 }
 
@@ -885,6 +1050,9 @@ int main(void)
         T(extract_component_changed_only),
         T(extract_resource_when_changed),
         T(extract_instances_map),
+        T(instance_map_hash_by_contents),
+        T(instance_map_snapshot_empty),
+        T(clone_gets_own_twin),
         T(extract_user_system),
         T(mapping_churn_retained),
         T(mapping_churn_cleared),

@@ -58,6 +58,7 @@ NULL_OK = {
     ("weft_related_sources", "out_count"): "out_count may be NULL",
     ("weft_children", "out_count"): "out_count may be NULL",
     ("weft_world_set_job_system", "jobs"): "NULL goes back to the built-in pool",
+    ("weft_world_share_threads", "lender"): "NULL stops borrowing",
     ("weft_system_fail", "message"): "NULL message uses the status text",
     ("weft_schedule_trace_json", "buf"): "NULL buf asks for the size needed",
     ("weft_schedule_dot", "buf"): "NULL buf asks for the size needed",

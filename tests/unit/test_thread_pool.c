@@ -6,13 +6,18 @@
 // every assertion runs on the main thread after wait and destroy (join).
 // The idle test checks that parked workers cost no CPU.
 #define _POSIX_C_SOURCE 200809L // clock_gettime, nanosleep
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -263,7 +268,7 @@ static void pool_destroy_keeps_other_pools_worker0(void **state)
     wf_task_group g;
     wf_task_group_init(&g);
     for (uint32_t i = 0; i < 64; i++) {
-        tasks[i] = (wf_task){count_task, &slots[i], &g};
+        tasks[i] = (wf_task){count_task, &slots[i], &g, false};
         assert_true(wf_thread_pool_submit(pa, &tasks[i]));
     }
     assert_true(wf_thread_pool_wait(pa, &g));
@@ -286,7 +291,7 @@ typedef struct foreign {
 static void foreign_task(void *arg, uint32_t worker)
 {
     foreign *f = arg;
-    wf_task t = {count_task, NULL, NULL};
+    wf_task t = {count_task, NULL, NULL, false};
     f->worker = worker;
     f->self_in_other = wf_thread_pool_self_index(f->other);
     f->helped = wf_thread_pool_help(f->other);
@@ -311,7 +316,7 @@ static void pool_refuses_threads_of_other_pools(void **state)
     // the creator is worker 0 of both; make it a stranger to `small`
     wf_thread_pool_leave(small, NULL);
     assert_int_equal(wf_thread_pool_self_index(small), -1);
-    wf_task t = {count_task, NULL, NULL};
+    wf_task t = {count_task, NULL, NULL, false};
     assert_false(wf_thread_pool_submit(small, &t));
     assert_false(wf_thread_pool_help(small));
     foreign f[256];
@@ -323,7 +328,7 @@ static void pool_refuses_threads_of_other_pools(void **state)
         f[i].other = small;
         f[i].self_in_other = 7;
         f[i].helped = f[i].submitted = f[i].waited = true;
-        tasks[i] = (wf_task){foreign_task, &f[i], &g};
+        tasks[i] = (wf_task){foreign_task, &f[i], &g, false};
         assert_true(wf_thread_pool_submit(big, &tasks[i]));
     }
     assert_true(wf_thread_pool_wait(big, &g));
@@ -344,6 +349,252 @@ static void pool_refuses_threads_of_other_pools(void **state)
     assert_int_equal(wf_alloc_live(&a), 0);
 }
 
+// ---- several callers on one pool ----
+
+typedef struct attach_arg {
+    wf_thread_pool *pool;
+    void *token;
+    int32_t index;        // self index while attached
+    int32_t after;        // self index after detach
+    pthread_barrier_t *hold;
+} attach_arg;
+
+static void *attach_thread(void *arg)
+{
+    attach_arg *a = arg;
+    a->token = wf_thread_pool_attach(a->pool);
+    a->index = wf_thread_pool_self_index(a->pool);
+    pthread_barrier_wait(a->hold); // every thread holds its slot here
+    pthread_barrier_wait(a->hold); // the main thread has checked
+    wf_thread_pool_detach(a->pool, a->token);
+    a->after = wf_thread_pool_self_index(a->pool);
+    return NULL;
+}
+
+// Outside threads attach as callers with slots of their own (indices
+// from the worker count up), at most WF_POOL_MAX_CALLERS at once; the
+// next one gets NULL; a member's attach changes nothing.
+static void pool_attach_caller_slots(void **state)
+{
+    (void)state;
+    wf_allocator a;
+    wf_allocator_init(&a, NULL);
+    wf_thread_pool *p = wf_thread_pool_create(&a, 3);
+    assert_non_null(p);
+    void *mine = wf_thread_pool_attach(p);
+    assert_non_null(mine);
+    assert_int_equal(wf_thread_pool_self_index(p), 0);
+    enum { N = WF_POOL_MAX_CALLERS + 1 };
+    pthread_barrier_t hold;
+    pthread_barrier_init(&hold, NULL, N + 1);
+    attach_arg args[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        args[i] = (attach_arg){p, NULL, -2, -2, &hold};
+        assert_int_equal(pthread_create(&th[i], NULL, attach_thread, &args[i]), 0);
+    }
+    pthread_barrier_wait(&hold);
+    int refused = 0;
+    uint32_t seen = 0;
+    for (int i = 0; i < N; i++) {
+        if (!args[i].token) {
+            refused++;
+            assert_int_equal(args[i].index, -1);
+        } else {
+            assert_true(args[i].index >= 3 && args[i].index < 3 + (int)WF_POOL_MAX_CALLERS);
+            uint32_t bit = 1u << (args[i].index - 3);
+            assert_false(seen & bit); // distinct slots
+            seen |= bit;
+        }
+    }
+    assert_int_equal(refused, 1);
+    pthread_barrier_wait(&hold);
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(args[i].after, -1);
+    }
+    pthread_barrier_destroy(&hold);
+    wf_thread_pool_detach(p, mine);
+    assert_int_equal(wf_thread_pool_self_index(p), 0); // still worker 0
+    wf_thread_pool_destroy(p);
+    assert_int_equal(wf_alloc_live(&a), 0);
+}
+
+// Two callers each run "runs" the way the executor does: a blocking helper
+// task that works until its run is done, then chunk tasks the caller waits
+// for. A caller waiting for its chunks must never start the other caller's
+// helper (which would wait for the other run, whose caller might likewise
+// be stuck in ours): a watchdog turns such a deadlock into a failure.
+typedef struct fake_run {
+    wf_thread_pool *pool;
+    atomic_int done;
+    wf_task helper;
+    wf_task_group hg;
+    wf_task chunks[16];
+    slot slots[16];
+    uint32_t rounds;
+} fake_run;
+
+static void helper_spin(void *arg, uint32_t worker)
+{
+    (void)worker;
+    fake_run *r = arg;
+    while (!atomic_load(&r->done)) {
+        if (!wf_thread_pool_help(r->pool)) {
+            sched_yield();
+        }
+    }
+}
+
+static void *caller_thread(void *arg)
+{
+    fake_run *r = arg;
+    void *token = wf_thread_pool_attach(r->pool);
+    if (!token) {
+        return NULL; // rounds stays 0: the test fails
+    }
+    for (uint32_t k = 0; k < 300; k++) {
+        atomic_store(&r->done, 0);
+        wf_task_group_init(&r->hg);
+        r->helper = (wf_task){helper_spin, r, &r->hg, true};
+        wf_thread_pool_submit(r->pool, &r->helper);
+        wf_task_group cg;
+        wf_task_group_init(&cg);
+        for (int i = 0; i < 16; i++) {
+            r->chunks[i] = (wf_task){count_task, &r->slots[i], &cg, false};
+            wf_thread_pool_submit(r->pool, &r->chunks[i]);
+        }
+        wf_thread_pool_wait(r->pool, &cg);
+        atomic_store(&r->done, 1);
+        wf_thread_pool_wait(r->pool, &r->hg);
+        r->rounds++;
+    }
+    wf_thread_pool_detach(r->pool, token);
+    return NULL;
+}
+
+// A thread waiting or helping in a pool never starts a blocking task
+// another caller submitted (only started pool threads, at the top of
+// their loop, or the submitter itself do), but it does take that
+// caller's ordinary tasks.
+typedef struct owner_arg {
+    wf_thread_pool *pool;
+    pthread_barrier_t *step;
+    pthread_t ran_blocking;  // who ran the blocking task
+    slot plain;
+} owner_arg;
+
+static void record_runner(void *arg, uint32_t worker)
+{
+    (void)worker;
+    owner_arg *o = arg;
+    o->ran_blocking = pthread_self();
+}
+
+static void *owner_thread(void *arg)
+{
+    owner_arg *o = arg;
+    void *token = wf_thread_pool_attach(o->pool);
+    wf_task_group g;
+    wf_task_group_init(&g);
+    wf_task blocking = {record_runner, o, &g, true};
+    wf_thread_pool_submit(o->pool, &blocking);
+    pthread_barrier_wait(o->step); // 1: submitted
+    pthread_barrier_wait(o->step); // 2: the main thread tried to help
+    wf_thread_pool_wait(o->pool, &g); // runs it itself
+    wf_task plain = {count_task, &o->plain, &g, false};
+    wf_thread_pool_submit(o->pool, &plain);
+    pthread_barrier_wait(o->step); // 3: submitted
+    pthread_barrier_wait(o->step); // 4: the main thread helped
+    wf_thread_pool_wait(o->pool, &g);
+    wf_thread_pool_detach(o->pool, token);
+    return NULL;
+}
+
+static void pool_helpers_leave_blocking_tasks(void **state)
+{
+    (void)state;
+    wf_allocator a;
+    wf_allocator_init(&a, NULL);
+    wf_thread_pool *p = wf_thread_pool_create(&a, 1); // no pool thread
+    assert_non_null(p);
+    pthread_barrier_t step;
+    pthread_barrier_init(&step, NULL, 2);
+    static owner_arg o;
+    memset(&o, 0, sizeof o);
+    o.pool = p;
+    o.step = &step;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, owner_thread, &o), 0);
+    pthread_barrier_wait(&step); // 1
+    for (int i = 0; i < 100; i++) {
+        assert_false(wf_thread_pool_help(p)); // the blocking task stays
+    }
+    wf_task_group none;
+    wf_task_group_init(&none);
+    assert_true(wf_thread_pool_wait(p, &none));
+    pthread_barrier_wait(&step); // 2
+    pthread_barrier_wait(&step); // 3
+    assert_true(wf_thread_pool_help(p)); // an ordinary task is taken
+    pthread_barrier_wait(&step); // 4
+    pthread_join(th, NULL);
+    assert_true(pthread_equal(o.ran_blocking, th));
+    assert_int_equal(o.plain.runs, 1);
+    assert_int_equal(o.plain.worker, 0); // the main thread ran it
+    pthread_barrier_destroy(&step);
+    wf_thread_pool_destroy(p);
+    assert_int_equal(wf_alloc_live(&a), 0);
+}
+
+static atomic_int g_callers_done;
+
+static void *callers_watchdog(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1200 && !atomic_load(&g_callers_done); i++) {
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, NULL);
+    }
+    if (!atomic_load(&g_callers_done)) {
+        fprintf(stderr, "watchdog: two callers on one pool deadlocked\n");
+        fflush(stderr);
+        _exit(3);
+    }
+    return NULL;
+}
+
+static void pool_two_callers_no_deadlock(void **state)
+{
+    (void)state;
+    atomic_store(&g_callers_done, 0);
+    pthread_t dog;
+    assert_int_equal(pthread_create(&dog, NULL, callers_watchdog, NULL), 0);
+    for (uint32_t workers = 1; workers <= 3; workers++) {
+        wf_allocator a;
+        wf_allocator_init(&a, NULL);
+        wf_thread_pool *p = wf_thread_pool_create(&a, workers);
+        assert_non_null(p);
+        static fake_run runs[2];
+        memset(runs, 0, sizeof runs);
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++) {
+            runs[i].pool = p;
+            assert_int_equal(pthread_create(&th[i], NULL, caller_thread, &runs[i]), 0);
+        }
+        for (int i = 0; i < 2; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(runs[i].rounds, 300);
+            for (int k = 0; k < 16; k++) {
+                assert_int_equal(runs[i].slots[k].runs, 300);
+            }
+        }
+        wf_thread_pool_destroy(p);
+        assert_int_equal(wf_alloc_live(&a), 0);
+    }
+    atomic_store(&g_callers_done, 1);
+    pthread_join(dog, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +604,9 @@ int main(void)
         cmocka_unit_test(pool_idle_workers_park),
         cmocka_unit_test(pool_destroy_keeps_other_pools_worker0),
         cmocka_unit_test(pool_refuses_threads_of_other_pools),
+        cmocka_unit_test(pool_attach_caller_slots),
+        cmocka_unit_test(pool_helpers_leave_blocking_tasks),
+        cmocka_unit_test(pool_two_callers_no_deadlock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,7 @@ __all__ = [
     "PYTHON_EXCEPTION_STATUS", "QUERY_SINGLE", "QUERY_POPULATED", "View",
     "State", "StateTag", "StateValue", "STATE_VALUE_NONE", "WeftNextState",
     "WeftStateTransitionEvent",
-    "App", "APP_LABELS", "Plugin", "SYSTEM_NOT_STEPPABLE", "STEP_DEFAULT",
+    "App", "APP_LABELS", "Plugin", "SubApp", "SYSTEM_NOT_STEPPABLE", "STEP_DEFAULT",
     "STEP_ALWAYS_RUN", "STEP_NEVER_RUN", "STEP_BREAK", "DiagValue",
     "Scene", "zstd_available", "kind_name", "SNAPSHOT_DELTA", "SNAPSHOT_ZSTD",
     "SNAPSHOT_VERSION", "KIND_BOOL", "KIND_I8", "KIND_I16", "KIND_I32", "KIND_I64",
@@ -154,6 +154,7 @@ from ._abi import (  # noqa: F401
     DIAG_FRAME_COUNT, DIAG_FRAME_TIME, DIAG_HISTORY, DIAG_PLUGIN, DIAG_SMOOTHING,
     DIAG_SYSTEM_PREFIX, WeftDiagDesc, WeftDiagPluginDesc, WeftDiagValue,
 )
+from .subapp import SubApp  # noqa: F401
 from .app import (  # noqa: F401
     App, Plugin,
 )

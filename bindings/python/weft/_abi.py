@@ -371,6 +371,72 @@ class WeftAppDesc(ctypes.Structure):
                 ("_end_canary", ctypes.c_uint32)]
 
 
+# Sub-apps and extraction (weft_sub_app_* in weft.h).
+class WeftSubAppDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("world_desc", WeftWorldDesc),
+                ("pipelined", ctypes.c_bool),
+                ("clear_every_frame", ctypes.c_bool),
+                ("share_threads", ctypes.c_bool),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+# bool (*)(weft_entity main_e, const void *src, void *dst, void *user)
+EXTRACT_FN = ctypes.CFUNCTYPE(ctypes.c_bool, c_entity, _vp, _vp, _vp)
+
+
+class WeftExtractComponentDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("main_component", ctypes.c_uint32),
+                ("sub_component", ctypes.c_uint32),
+                ("transform", EXTRACT_FN),
+                ("user", _vp),
+                ("changed_only", ctypes.c_bool),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftExtractResourceDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("main_resource", ctypes.c_uint32),
+                ("sub_resource", ctypes.c_uint32),
+                ("transform", EXTRACT_FN),
+                ("user", _vp),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftExtractInstancesDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("map_name", ctypes.c_char_p),
+                ("main_component", ctypes.c_uint32),
+                ("instance_size", ctypes.c_size_t),
+                ("extract", EXTRACT_FN),
+                ("user", _vp),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftExtractDesc(ctypes.Structure):
+    _fields_ = [("_start_canary", ctypes.c_uint32),
+                ("system", WeftSystemDesc),
+                ("main_queries", ctypes.POINTER(WeftQueryDesc)),
+                ("main_query_count", ctypes.c_int32),
+                ("main_resources", ctypes.POINTER(ctypes.c_uint32)),
+                ("main_resource_count", ctypes.c_int32),
+                ("main_messages", ctypes.POINTER(ctypes.c_uint32)),
+                ("main_message_count", ctypes.c_int32),
+                ("_end_canary", ctypes.c_uint32)]
+
+
+class WeftInstanceMap(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_int32),
+                ("_pad", ctypes.c_uint32),
+                ("instance_size", ctypes.c_size_t),
+                ("keys", ctypes.POINTER(c_entity)),
+                ("values", _vp)]
+
+
 # Reflection (type descriptions, snapshots).
 (KIND_NONE, KIND_BOOL, KIND_I8, KIND_I16, KIND_I32, KIND_I64, KIND_U8, KIND_U16,
  KIND_U32, KIND_U64, KIND_F32, KIND_F64, KIND_ENTITY, KIND_STRING, KIND_STRUCT,

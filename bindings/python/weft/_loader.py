@@ -20,6 +20,10 @@ from ._abi import (
     c_message_type, c_status, WeftSnapshotOptions, WeftTypeDesc,
 )
 from ._abi import WeftStateDesc
+from ._abi import (
+    WeftExtractComponentDesc, WeftExtractDesc, WeftExtractInstancesDesc, WeftExtractResourceDesc,
+    WeftInstanceMap, WeftSubAppDesc,
+)
 
 
 _P = ctypes.POINTER
@@ -287,6 +291,27 @@ _PROTOTYPES = {
     "weft_diag_count": (_i32, [_w]),
     "weft_diag_name": (_cstr, [_w, _i32]),
     "weft_app_add_diagnostics_plugin": (c_status, [_app, _P(WeftDiagPluginDesc)]),
+    # sub-apps
+    "weft_app_add_sub_app": (_app, [_app, _P(WeftSubAppDesc)]),
+    "weft_app_sub_app": (_app, [_app, _cstr]),
+    "weft_sub_app_parent": (_app, [_app]),
+    "weft_sub_app_wait": (c_status, [_app]),
+    "weft_sub_app_set_pipelined": (c_status, [_app, _bool]),
+    "weft_sub_app_frames": (_i64, [_app]),
+    "weft_sub_app_sync_tag": (_u32, [_app]),
+    "weft_sub_app_sub_entity": (_u32, [_app]),
+    "weft_sub_app_main_entity": (_u32, [_app]),
+    "weft_sub_app_map": (c_entity, [_app, c_entity]),
+    "weft_sub_app_extract_component": (_node, [_app, _P(WeftExtractComponentDesc)]),
+    "weft_sub_app_extract_resource": (_node, [_app, _P(WeftExtractResourceDesc)]),
+    "weft_sub_app_extract_instances": (_u32, [_app, _P(WeftExtractInstancesDesc)]),
+    "weft_instance_map_get": (_vp, [_P(WeftInstanceMap), c_entity]),
+    "weft_world_share_threads": (c_status, [_w, _w]),
+    "weft_sub_app_add_extract": (_node, [_app, _P(WeftExtractDesc)]),
+    "weft_extract_iter": (c_status, [_ctx, _i32, _it]),
+    "weft_extract_resource": (_vp, [_ctx, _u32, _sz]),
+    "weft_extract_resource_changed": (_bool, [_ctx, _u32]),
+    "weft_extract_sub_entity": (c_entity, [_ctx, c_entity]),
     # states
     "weft_state_register": (_u32, [_w, _P(WeftStateDesc)]),
     "weft_state_lookup": (_u32, [_w, _cstr]),

@@ -9,7 +9,7 @@ requests. Labels are schedule names; App.schedule(label) gives the
 Schedule, on which every Schedule method works."""
 
 import ctypes
-from typing import Any, Callable, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from ._abi import (
     APP_AFTER, APP_BEFORE, APP_ORDER_FIXED, APP_ORDER_MAIN, APP_ORDER_STARTUP,
@@ -65,6 +65,8 @@ class App:
     Use as a context manager or call close(). Every method runs on the
     world's driver thread."""
 
+    _subs: Dict[str, Any]   # name -> SubApp (add_sub_app)
+
     def __init__(self, world=None, fixed_step=0.0, max_delta=0.0, max_fixed_steps=0,
                  no_message_update=False, **world_kwargs):
         self._ptr = None
@@ -92,7 +94,23 @@ class App:
         self._runner = None
         self._plugins = []        # trampolines and names the app points at
         self._plugin_exc = None   # first exception of a plugin callback
+        self._sub = False         # a sub-app's (owned by its App: never destroyed here)
+        self._subs = {}           # name -> SubApp
         world._app = self
+
+    @classmethod
+    def _over(cls, world: World, ptr: int) -> "App":
+        """An App over a sub-app's weft_app * (its App destroys it)."""
+        a = cls.__new__(cls)
+        a._ptr = ptr
+        a._owns_world = False
+        a.world = world
+        a._runner = None
+        a._plugins = []
+        a._plugin_exc = None
+        a._sub = True
+        a._subs = {}
+        return a
 
     # -- lifetime
     def _p(self):
@@ -108,12 +126,36 @@ class App:
 
     def _release(self):
         """Destroys the app only (World.close calls it first)."""
+        if self._sub:
+            return   # a sub-app goes with its App
         if self._ptr:
             status = _lib.weft_app_destroy(self._ptr)
             if status == OK:
                 self._ptr = None
                 self.world._app = None
+                for sub in self._subs.values():
+                    sub._forget()
+                self._subs.clear()
             self.world._check(status)
+
+    # -- sub-apps
+    def add_sub_app(self, name: str, pipelined: bool = False, clear_every_frame: bool = False,
+                    share_threads: bool = False) -> Any:
+        """Adds a sub-app (weft.SubApp) on a new world, with its own labels
+        and an Extract schedule; see weft.subapp. pipelined: its frames run
+        on a thread of its own, overlapping the next update.
+        clear_every_frame: every sub-world entity is despawned before each
+        extraction. share_threads: the sub-world runs on this world's
+        executor (one built-in pool for both). WeftError ALREADY_EXISTS for
+        a name in use."""
+        from .subapp import add_sub_app
+        sub = add_sub_app(self, name, pipelined, clear_every_frame, share_threads)
+        self._subs[name] = sub
+        return sub
+
+    def sub_app(self, name: str) -> Any:
+        """The sub-app added as `name`; KeyError otherwise."""
+        return self._subs[name]
 
     def __enter__(self):
         return self

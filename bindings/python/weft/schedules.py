@@ -289,6 +289,16 @@ class Schedule:
             keep.append(arr)
         return keep
 
+    def _system_fn(self, fn, info):
+        """A SYSTEM_FN running the Python fn(ctx) (sub-apps' extract systems)."""
+        return SYSTEM_FN(self._system_trampoline(fn, info))
+
+    def _adopt_system(self, nid, name, info, cfn, pyfn):
+        """Records a system added by another call (weft_sub_app_add_extract)."""
+        self._callbacks.append((cfn, pyfn))
+        self._systems[nid] = info
+        return self._add_node(nid, name)
+
     def _system_trampoline(self, fn, info):
         world = self.world
         sched = self

@@ -66,7 +66,38 @@ class World(_ComponentsWorld,
                  logger: Optional[Callable[[int, str, str, str, int], Any]] = None) -> None:
         """`logger(level, status_name, message, file, line)` receives every
         error and warning the world records (optional)."""
+        self._init_fields()
+        desc = WeftWorldDesc()
+        desc.entity_capacity_hint = entity_capacity_hint
+        if logger is not None:
+            def _log(user, level, status, message, file, line):
+                self._enter()
+                try:
+                    logger(level, status_name(status), _s(message), _s(file), line)
+                except BaseException as exc:   # must not unwind into C
+                    self._store(exc)
+                finally:
+                    self._depth -= 1
+            desc.logger.fn = LOG_FN(_log)
+            self._keep.append(desc.logger.fn)
+        ptr = _lib.weft_world_create(ctypes.byref(desc))
+        if not ptr:
+            raise WeftError(ERR_OUT_OF_MEMORY, "weft_world_create failed")
+        self._ptr = ptr
+
+    @classmethod
+    def _borrow(cls, ptr: int) -> "World":
+        """A World over a weft_world * that something else owns (a
+        sub-app's world): close() forgets it instead of destroying it."""
+        w = cls.__new__(cls)
+        w._init_fields()
+        w._borrowed = True
+        w._ptr = ptr
+        return w
+
+    def _init_fields(self) -> None:
         self._ptr = None
+        self._borrowed = False  # owned elsewhere (_borrow): never destroyed here
         self._by_type = {}      # ctypes type -> Component
         self._by_id = {}        # id -> Component
         self._events = {}       # id -> Event
@@ -83,30 +114,16 @@ class World(_ComponentsWorld,
         self._in_system = 0     # Python systems/conditions on the stack
         self._states: Dict[int, Any] = {}   # weft_state -> State
         self._keep_state: List[Any] = []    # ctypes objects state descriptors point at
-        desc = WeftWorldDesc()
-        desc.entity_capacity_hint = entity_capacity_hint
-        if logger is not None:
-            def _log(user, level, status, message, file, line):
-                self._enter()
-                try:
-                    logger(level, status_name(status), _s(message), _s(file), line)
-                except BaseException as exc:   # must not unwind into C
-                    self._store(exc)
-                finally:
-                    self._depth -= 1
-            desc.logger.fn = LOG_FN(_log)
-            self._keep.append(desc.logger.fn)
         self._free_user = FREE_USER_FN(self._on_free_user)
-        ptr = _lib.weft_world_create(ctypes.byref(desc))
-        if not ptr:
-            raise WeftError(ERR_OUT_OF_MEMORY, "weft_world_create failed")
-        self._ptr = ptr
 
     # -- lifetime
     def close(self) -> None:
         """Destroys the world (dtor hooks run, observers freed). Raises
         WeftError (WRONG_PHASE) from inside one of the world's callbacks,
         where weft refuses and the world stays usable."""
+        if self._ptr and self._borrowed:
+            self._forget()
+            return
         if self._ptr:
             if self._app is not None and not self._depth:
                 self._app._release()   # weft refuses to destroy a world an app drives
@@ -133,6 +150,28 @@ class World(_ComponentsWorld,
 
     destroy = close
 
+    def _forget(self) -> None:
+        """Drops a borrowed world's wrappers (its owner destroys it)."""
+        self._ptr = None
+        for q in list(self._queries):
+            q._ptr = None
+        self._queries.clear()
+        for sc in list(self._scenes):
+            sc._ptr = None
+        self._scenes.clear()
+        for sch in list(self._schedules.values()):
+            sch._forget()
+        self._schedules.clear()
+        self._callbacks.clear()
+        self._keep.clear()
+
+    def share_threads(self, lender: Optional["World"]) -> None:
+        """Runs this world's schedules on `lender`'s executor (its built-in
+        pool or job system; see weft_world_share_threads); None stops.
+        While lent, the lender's executor cannot change nor can it close."""
+        self._check(_lib.weft_world_share_threads(self._p(),
+                                                  lender._p() if lender is not None else None))
+
     def __enter__(self) -> World:
         return self
 
@@ -141,7 +180,7 @@ class World(_ComponentsWorld,
 
     def __del__(self):
         try:
-            if self._ptr:
+            if self._ptr and not self._borrowed:
                 _lib.weft_world_destroy(self._ptr)
                 self._ptr = None
         except Exception:
