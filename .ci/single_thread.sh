@@ -10,9 +10,10 @@
 #  3. ctest over everything: the tests about threads report themselves
 #     skipped, by name, with the reason (tests/support/needs_threads.h and
 #     weft_add_threads_test in CMakeLists.txt); the list is printed. The
-#     example_*_same_hashes_as_threaded tests compare the flagship and
-#     examples/11_states.c here (calling thread) with build/release on 4
-#     workers, frame by frame.
+#     *_same_hashes_as_threaded tests compare, frame by frame, the flagship
+#     and examples/11_states.c here (calling thread) with build/release on
+#     4 workers, and test_sched_determinism's game-shaped simulation with
+#     build/release on 8.
 # Exits non-zero on the first failing step. About 3 minutes on 2 cores
 # when build/release exists (as in .ci/test.sh, which calls it last).
 set -euo pipefail
@@ -21,12 +22,14 @@ root=$(pwd)
 . .ci/deps.sh
 jobs=$(weft_jobs)
 
-echo "== single-threaded: the threaded reference (build/release: flagship, 11_states)"
+echo "== single-threaded: the threaded reference (build/release: flagship, 11_states," \
+     "test_sched_determinism)"
 if [ ! -f build/release/CMakeCache.txt ]; then
     cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DWEFT_WERROR=ON \
           -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=ON >/dev/null
 fi
-cmake --build build/release -j "$jobs" --target weft_example_flagship weft_example_states
+cmake --build build/release -j "$jobs" --target weft_example_flagship weft_example_states \
+    test_sched_determinism
 
 echo "== single-threaded: Release + -Werror + WEFT_THREADS=OFF (build/single)"
 cmake -S . -B build/single -DCMAKE_BUILD_TYPE=Release -DWEFT_WERROR=ON -DWEFT_THREADS=OFF \
@@ -68,7 +71,8 @@ ctest --test-dir build/single --output-on-failure -j "$jobs" --timeout 900 \
       >build/single/ctest.log 2>&1 ||
     { cat build/single/ctest.log; echo "ci: build/single ctest failed" >&2; exit 1; }
 cat build/single/ctest.log
-for t in example_flagship_same_hashes_as_threaded example_states_same_hashes_as_threaded; do
+for t in example_flagship_same_hashes_as_threaded example_states_same_hashes_as_threaded \
+         test_sched_determinism_same_hashes_as_threaded; do
     if ! grep -qE "Test +#[0-9]+: $t \.+ +Passed" build/single/ctest.log; then
         echo "ci: $t did not run and pass" >&2
         exit 1

@@ -1007,8 +1007,8 @@ static void sim_run(int32_t threads, uint64_t *hashes, uint64_t *canon, int64_t 
 static void same_hash_every_frame_on_1_2_4_8_threads(void **state)
 {
     (void)state;
-    NEEDS_THREADS("compares 1, 2, 4 and 8 workers (example_*_same_hashes_as_threaded "
-                  "compare this build with a threaded one)");
+    NEEDS_THREADS("compares 1, 2, 4 and 8 workers (test_sched_determinism_same_hashes_as_"
+                  "threaded compares this build with a threaded one)");
     static const int32_t threads[4] = {1, 2, 4, 8};
     uint64_t ref[FRAMES], h[FRAMES], ref_c[FRAMES], hc[FRAMES];
     int64_t ref_live[FRAMES], live[FRAMES], ref_kills = 0, kills = 0;
@@ -1051,10 +1051,41 @@ static void same_hash_every_frame_on_1_2_4_8_threads(void **state)
     }
 }
 
-int main(void)
+// `test_sched_determinism THREADS FILE`: runs the simulation once on
+// THREADS workers and writes "frame <f> <canonical hash> <live>
+// [<weft_world_hash>]" per frame and the kills to FILE, instead of the
+// cmocka tests. The build without threads compares its run on 1 with a
+// threaded build's on 8 this way (examples/same_hashes.cmake, registered
+// when WEFT_COMPARE_WITH names that build).
+static int write_frame_hashes(int32_t threads, const char *path)
+{
+    uint64_t h[FRAMES], hc[FRAMES], h1, h2;
+    int64_t live[FRAMES], kills = 0;
+    bool use_world_hash = world_hash_reproducible(&h1, &h2);
+    sim_run(threads, h, hc, live, &kills);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "test_sched_determinism: cannot write %s\n", path);
+        return 1;
+    }
+    for (int i = 0; i < FRAMES; i++) {
+        fprintf(f, "frame %d %016llx %lld", i, (unsigned long long)hc[i], (long long)live[i]);
+        if (use_world_hash) {
+            fprintf(f, " %016llx", (unsigned long long)h[i]);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "kills %lld\n", (long long)kills);
+    return fclose(f) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
 {
     signal(SIGALRM, on_alarm);
     alarm(WATCHDOG_S);
+    if (argc == 3) {
+        return write_frame_hashes((int32_t)atoi(argv[1]), argv[2]);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(world_hash_reproducible_with_child_of),
         cmocka_unit_test(same_hash_every_frame_on_1_2_4_8_threads),

@@ -529,6 +529,9 @@ static void stress_500_random_systems(void **state)
     assert_int_equal(weft_schedule_set_profiling(s, true), WEFT_OK); /* max_concurrency */
     for (int f = 0; f < FRAMES; f++) {
         g_watch_frame_what = "a stress frame";
+        // re-armed every frame: one alarm for the whole run fired under
+        // TSan on a loaded machine while the run was progressing
+        alarm(WATCHDOG_S);
         st = weft_schedule_run(s, 1.0 / 60.0);
         if (st != WEFT_OK) {
             fail_msg("frame %d: %s: %s", f, weft_status_name(st), weft_last_error(w));

@@ -244,6 +244,8 @@ class TestSystemsAndPipeline(SubAppCase):
             self.assertGreater(sub.world.resource_get(Sum).v, 0)
         return out
 
+    @unittest.skipIf(weft.max_threads() < 2,
+                     "needs threads: this weft was built with WEFT_THREADS=OFF")
     def test_pipelined_shared_pool_same_hashes(self):
         app0 = self.app
         try:
@@ -256,6 +258,8 @@ class TestSystemsAndPipeline(SubAppCase):
         finally:
             self.app, self.w = app0, app0.world
 
+    @unittest.skipIf(weft.max_threads() < 2,
+                     "needs threads: this weft was built with WEFT_THREADS=OFF")
     def test_set_pipelined_and_wait(self):
         sub = self.add()
         sub.world.register(RPos)
@@ -312,6 +316,8 @@ class TestRules(SubAppCase):
             sub.frames
         self.assertEqual(cm.exception.name, "WEFT_ERR_INVALID_HANDLE")
 
+    @unittest.skipIf(weft.max_threads() < 2,
+                     "needs threads: this weft was built with WEFT_THREADS=OFF")
     def test_share_threads_rules(self):
         a = weft.World()
         b = weft.World()
