@@ -60,3 +60,67 @@ weft_status wf_module_watch(weft_module *m, bool on, bool polling)
     (void)polling;
     return WEFT_ERR_UNSUPPORTED;
 }
+
+bool wf_module_redeclare(weft_world *w, const weft_component_desc *desc, uint32_t size,
+                         uint32_t align, weft_storage storage, weft_component *out)
+{
+    (void)w;
+    (void)desc;
+    (void)size;
+    (void)align;
+    (void)storage;
+    (void)out;
+    return false;
+}
+
+bool wf_module_describe(weft_world *w, weft_component c, const weft_type_desc *desc,
+                        weft_status *out)
+{
+    (void)w;
+    (void)c;
+    (void)desc;
+    (void)out;
+    return false;
+}
+
+weft_status wf_module_defaults(weft_world *w, weft_component c, const void *value,
+                               size_t size)
+{
+    (void)c;
+    (void)value;
+    (void)size;
+    return wf_error(w, WEFT_ERR_UNSUPPORTED, "weft_component_migration_defaults: this weft "
+                    "was built without reloadable modules (WEFT_MODULES=OFF)");
+}
+
+bool wf_module_observer(weft_world *w, const weft_observer_desc *desc, weft_observer **out)
+{
+    (void)w;
+    (void)desc;
+    (void)out;
+    return false;
+}
+
+bool wf_module_observer_added(weft_world *w, weft_observer *o)
+{
+    (void)w;
+    (void)o;
+    return true;
+}
+
+bool wf_module_condition(weft_world *w, weft_schedule *s, const weft_condition_desc *desc,
+                         weft_condition **out)
+{
+    (void)w;
+    (void)s;
+    (void)desc;
+    (void)out;
+    return false;
+}
+
+bool wf_module_condition_added(weft_world *w, weft_condition *c)
+{
+    (void)w;
+    (void)c;
+    return true;
+}
