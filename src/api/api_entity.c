@@ -65,13 +65,18 @@ WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values
     if (wf_world_refuse_shared(world, "weft_spawn_with")) {
         return 0;
     }
+    weft_entity e = 0;
+    if (WF_LIKELY(!world->iter_depth) && wf_spawn_cache_vouches(world, values, count)) {
+        /* the list of the last spawn: checked then, so not again */
+        entity_done(world, wf_commit_spawn_cached(world, values, count, &e));
+        return e;
+    }
     if (wf_values_check(world, values, count, "weft_spawn_with") != WEFT_OK) {
         return 0;
     }
     if (WF_UNLIKELY(world->iter_depth)) {
         return entity_defer_spawn(world, values, count);
     }
-    weft_entity e = 0;
     entity_done(world, wf_commit_spawn(world, values, count, &e));
     return e;
 }

@@ -188,14 +188,20 @@ static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
     }
     if (cacheable && arch) {
         sc->direct = true;
+        bool vouch = true;
         for (int32_t i = 0; i < count; i++) {
             weft_component c = values[i].id;
             sc->ids[i] = c;
             sc->cols[i] = c < arch->col_map_len ? arch->col_map[c] : (int16_t)-1;
             sc->direct &= sc->cols[i] >= 0;
+            vouch &= !wf_type_managed(wf_registry_get(&w->registry, c));
+            for (int32_t j = 0; j < i; j++) {
+                vouch &= values[j].id != c;
+            }
         }
         sc->count = count;
         sc->arch = arch;
+        sc->vouch = vouch && sc->direct;
     }
     return arch;
 }
@@ -218,13 +224,11 @@ static bool commit_reserve_sparse(weft_world *w, const weft_value *values,
     return true;
 }
 
-static weft_status commit_spawn_raw(weft_world *w, const weft_value *values, int32_t count,
-                                    weft_entity *out)
+/* Spawns one entity with `values` into `arch` (their archetype). */
+static inline weft_status commit_spawn_into(weft_world *w, wf_archetype *arch,
+                                            const weft_value *values, int32_t count,
+                                            weft_entity *out)
 {
-    wf_archetype *arch = commit_target(w, w->graph.archetypes[0], values, count);
-    if (!arch) {
-        return commit_oom(w, "creating an archetype for spawn");
-    }
     wf_table *t = arch->table;
     if (WF_UNLIKELY(commit_pending(w)) || w->entities.count == w->entities.cap ||
         t->count == t->cap) {
@@ -272,6 +276,16 @@ static weft_status commit_spawn_raw(weft_world *w, const weft_value *values, int
         wf_fire_values(w, WEFT_EVENT_INSERT, values, count, e);
     }
     return WEFT_OK;
+}
+
+static weft_status commit_spawn_raw(weft_world *w, const weft_value *values, int32_t count,
+                                    weft_entity *out)
+{
+    wf_archetype *arch = commit_target(w, w->graph.archetypes[0], values, count);
+    if (!arch) {
+        return commit_oom(w, "creating an archetype for spawn");
+    }
+    return commit_spawn_into(w, arch, values, count, out);
 }
 
 /* columns [explicit_count, count) hold one value each, given to every
@@ -677,6 +691,13 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
     }
     wf_require_done(w, &s);
     return st;
+}
+
+weft_status wf_commit_spawn_cached(weft_world *w, const weft_value *values, int32_t count,
+                                   weft_entity *out)
+{
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
+    return commit_spawn_into(w, w->spawn_cache.arch, values, count, out);
 }
 
 weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns, int32_t count,

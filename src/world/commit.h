@@ -19,6 +19,31 @@ weft_status wf_commit_flush(weft_world *w);
 /* Spawns one entity with `values` (validated: registered, sized, unique). */
 weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
                             weft_entity *out);
+/* Does the spawn cache vouch for `values`: the ids of the last spawn, in
+ * the same order, each with its column's size, and no requirements to
+ * expand? Then wf_values_check would pass and the spawn's archetype is
+ * the cached one, so wf_commit_spawn_cached may run without either.
+ * Sizes are compared with the columns, which a layout migration updates;
+ * a cached id cannot be unregistered (its archetype holds it) and a
+ * component never becomes managed after its registration. */
+static inline bool wf_spawn_cache_vouches(const weft_world *w, const weft_value *values,
+                                          int32_t count)
+{
+    const wf_spawn_cache *sc = &w->spawn_cache;
+    if (!sc->vouch || sc->count != count || !values || w->req_gen) {
+        return false;
+    }
+    const wf_column *cols = sc->arch->table->cols;
+    for (int32_t i = 0; i < count; i++) {
+        if (values[i].id != sc->ids[i] || values[i].size != cols[sc->cols[i]].size) {
+            return false;
+        }
+    }
+    return true;
+}
+/* wf_commit_spawn for values the spawn cache vouches for. */
+weft_status wf_commit_spawn_cached(weft_world *w, const weft_value *values, int32_t count,
+                                   weft_entity *out);
 /* Spawns n entities; columns[i].ptr is an array of n values or NULL. */
 weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
                                  int32_t count, uint32_t n, weft_entity *out);

@@ -49,6 +49,11 @@ typedef struct wf_spawn_cache {
     bool direct;                            /* every id has a column: a
                                                spawn writes cols[] without
                                                looking components up */
+    bool vouch;                             /* direct, and the ids are
+                                               distinct and none is managed:
+                                               a list equal to ids[] with
+                                               its columns' sizes passes
+                                               wf_values_check */
 } wf_spawn_cache;
 
 /* Message types and removed-component streams (world/messages.h). */

@@ -641,6 +641,66 @@ static void entity_spawn_with_same_set_any_order(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
+// A spawn with the list of the previous spawn skips the checks (the spawn
+// cache vouches for it); a list that only looks like it must still be
+// checked: a wrong size, a duplicate, the same ids in another order, a
+// requirement registered since, and a spawn while a query iterates.
+static void entity_spawn_with_repeat_still_checked(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component a = tw_comp(w, "a", 4, 4, WEFT_STORAGE_TABLE, 0);
+    weft_component b = tw_comp(w, "b", 8, 8, WEFT_STORAGE_TABLE, 0);
+    weft_component c = tw_comp(w, "c", 4, 4, WEFT_STORAGE_TABLE, 0);
+    int32_t va = 1;
+    int64_t vb = 2;
+    weft_value ok[2] = {{a, 4, &va}, {b, 8, &vb}};
+    assert_true(weft_spawn_with(w, ok, 2) != 0);
+    assert_true(weft_spawn_with(w, ok, 2) != 0); // served by the cache
+    weft_world_stats st;
+    assert_int_equal(weft_world_get_stats(w, &st), WEFT_OK);
+    int64_t alive = st.live_entities;
+
+    weft_value bad_size[2] = {{a, 8, &vb}, {b, 8, &vb}};
+    assert_true(weft_spawn_with(w, bad_size, 2) == 0);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_SIZE_MISMATCH);
+    weft_value dup[2] = {{a, 4, &va}, {a, 4, &va}};
+    assert_true(weft_spawn_with(w, dup, 2) == 0);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_DUPLICATE_COMPONENT);
+    assert_true(weft_spawn_with(w, ok, -1) == 0);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
+    assert_true(weft_spawn_with(w, NULL, 2) == 0);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_world_get_stats(w, &st), WEFT_OK);
+    assert_int_equal(st.live_entities, alive);
+
+    // a requirement added after the list was cached applies to it
+    int32_t vc = 7;
+    weft_require rc = {c, &vc, 4, NULL, NULL};
+    assert_int_equal(weft_component_require(w, a, &rc, 1), WEFT_OK);
+    weft_entity e = weft_spawn_with(w, ok, 2);
+    assert_true(e != 0);
+    assert_int_equal(*(const int32_t *)weft_get(w, e, c, 4), 7);
+    assert_int_equal(*(const int64_t *)weft_get(w, e, b, 8), 2);
+
+    // inside an iteration the spawn is deferred, cached list or not
+    weft_query_desc qd = {0};
+    qd.terms[0].id = a;
+    qd.term_count = 1;
+    weft_query *q = weft_query_create(w, &qd);
+    assert_non_null(q);
+    weft_iter it;
+    assert_int_equal(weft_query_iter(w, q, &it), WEFT_OK);
+    assert_true(weft_iter_next(&it));
+    weft_entity d = weft_spawn_with(w, ok, 2);
+    assert_true(d != 0);
+    assert_false(weft_is_alive(w, d));
+    weft_iter_fini(&it);
+    assert_true(weft_is_alive(w, d));
+    weft_query_destroy(w, q);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 // ---- weft_get_many ----
 
 // Every slot agrees with weft_get over a mix of live handles (two
@@ -751,6 +811,7 @@ int main(void)
         T(entity_spawn_flushes_pending_reservations),
         T(entity_reserve_from_threads_gives_distinct_ids),
         T(entity_spawn_with_same_set_any_order),
+        T(entity_spawn_with_repeat_still_checked),
         T(entity_get_many_matches_get),
         T(entity_get_many_refuses_misuse),
     };
