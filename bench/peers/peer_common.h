@@ -47,6 +47,8 @@ typedef struct peer_health {
     X(destroy, "destroy all (creation order)")                                 \
     X(addrem, "add+remove a 4-byte table component")                           \
     X(addrem_tag, "add+remove a tag")                                          \
+    X(addrem_toggle, "add+remove a 4-byte component, storage for toggling")    \
+    X(addrem_tag_toggle, "add+remove a tag, storage for toggling")             \
     X(get1, "get 1 component (creation order)")                                \
     X(get2, "get 2 components (creation order)")                               \
     X(get3, "get 3 components (creation order)")                               \
@@ -59,6 +61,20 @@ typedef struct peer_health {
     X(iterate, "iterate p += v (best of 10 passes)")                           \
     X(bytes, "resident bytes per entity (Pos+Vel)")                            \
     X(bytes_noticks, "resident bytes per entity (Pos+Vel, no change ticks)")
+
+/* The add+remove scenarios: 0 for another scenario, else 1 + (tag).
+ * *toggle is set for the "_toggle" variants, which let a library store the
+ * component the way it offers for one added and removed often (weft:
+ * sparse storage; flecs: the DontFragment trait); a library that stores
+ * every component one way (EnTT, pico_ecs, plain C) runs its usual calls. */
+static inline int peer_addrem_kind(const char *sc, int *toggle)
+{
+    *toggle = strstr(sc, "_toggle") != NULL;
+    if (strncmp(sc, "addrem", 6) != 0) {
+        return 0;
+    }
+    return strncmp(sc, "addrem_tag", 10) == 0 ? 2 : 1;
+}
 
 /* Timed regions read the process's CPU clock (user + system time, page
  * faults included): every program is single-threaded, and on a shared

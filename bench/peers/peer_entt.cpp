@@ -57,6 +57,7 @@ template <typename Reg> int run(const char *sc, uint32_t n, double *ns, uint64_t
     Reg r;
     uint64_t t0 = 0;
     uint64_t t1 = 0;
+    int toggle = 0; /* one storage for every component: the toggle variants run as usual */
     if (std::strcmp(sc, "create") == 0) {
         std::vector<entity> e(n);
         t0 = peer_now_ns();
@@ -93,8 +94,8 @@ template <typename Reg> int run(const char *sc, uint32_t n, double *ns, uint64_t
             alive += r.valid(h);
         }
         *sum = (uint64_t)n * 1000u + alive;
-    } else if (std::strcmp(sc, "addrem") == 0 || std::strcmp(sc, "addrem_tag") == 0) {
-        bool tag = std::strcmp(sc, "addrem_tag") == 0;
+    } else if (peer_addrem_kind(sc, &toggle) != 0) {
+        bool tag = peer_addrem_kind(sc, &toggle) == 2;
         auto e = spawn_all(r, n, false);
         uint64_t with = 0;
         uint64_t left = 0;

@@ -21,6 +21,10 @@ ECS_COMPONENT_DECLARE(Position);
 ECS_COMPONENT_DECLARE(Velocity);
 ECS_COMPONENT_DECLARE(Health);
 static ecs_entity_t Tag;
+/* For the "_toggle" scenarios: a Health-sized component and a tag with the
+ * DontFragment trait (flecs 4.1's storage outside the table type: adding
+ * one moves no row). */
+static ecs_entity_t HealthT, TagT;
 
 static ecs_world_t *fl_init(void)
 {
@@ -32,6 +36,12 @@ static ecs_world_t *fl_init(void)
     ECS_COMPONENT_DEFINE(w, Velocity);
     ECS_COMPONENT_DEFINE(w, Health);
     Tag = ecs_new(w);
+    HealthT = ecs_component_init(
+        w, &(ecs_component_desc_t){.entity = ecs_entity(w, {.name = "HealthT"}),
+                                   .type = {.size = sizeof(Health), .alignment = ECS_ALIGNOF(Health)}});
+    ecs_add_id(w, HealthT, EcsDontFragment);
+    TagT = ecs_new(w);
+    ecs_add_id(w, TagT, EcsDontFragment);
     return w;
 }
 
@@ -74,6 +84,7 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
     ecs_world_t *w = fl_init();
     uint64_t t0 = 0;
     uint64_t t1 = 0;
+    int toggle = 0;
     ecs_entity_t *e = NULL;
     if (strcmp(sc, "create") == 0) {
         e = malloc(sizeof *e * n);
@@ -119,9 +130,9 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
             alive += ecs_is_alive(w, e[i]);
         }
         *sum = (uint64_t)n * 1000u + alive;
-    } else if (strcmp(sc, "addrem") == 0 || strcmp(sc, "addrem_tag") == 0) {
-        int tag = strcmp(sc, "addrem_tag") == 0;
-        ecs_id_t c = tag ? Tag : ecs_id(Health);
+    } else if (peer_addrem_kind(sc, &toggle) != 0) {
+        int tag = peer_addrem_kind(sc, &toggle) == 2;
+        ecs_id_t c = tag ? (toggle ? TagT : Tag) : (toggle ? HealthT : ecs_id(Health));
         e = fl_spawn_all(w, n, 0);
         t0 = peer_now_ns();
         if (tag) {
@@ -140,7 +151,7 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
             if (tag) {
                 with += ecs_has_id(w, e[i], c);
             } else {
-                const Health *h = ecs_get(w, e[i], Health);
+                const Health *h = (const Health *)ecs_get_id(w, e[i], c);
                 with += h ? peer_sum_health(h) : 0u;
             }
         }

@@ -84,6 +84,7 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
     pb_init(&b);
     uint64_t t0 = 0;
     uint64_t t1 = 0;
+    int toggle = 0; /* one storage for every component: the toggle variants run as usual */
     ecs_entity_t *e = NULL;
     int missing = 0;
     if (strcmp(sc, "create") == 0) {
@@ -112,8 +113,8 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
             alive += ecs_is_ready(b.ecs, e[i]);
         }
         *sum = (uint64_t)n * 1000u + alive;
-    } else if (strcmp(sc, "addrem") == 0 || strcmp(sc, "addrem_tag") == 0) {
-        int tag = strcmp(sc, "addrem_tag") == 0;
+    } else if (peer_addrem_kind(sc, &toggle) != 0) {
+        int tag = peer_addrem_kind(sc, &toggle) == 2;
         ecs_comp_t c = tag ? b.tag : b.hp;
         e = pb_spawn_all(&b, n, 0);
         t0 = peer_now_ns();

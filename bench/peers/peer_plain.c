@@ -138,6 +138,7 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
     memset(&s, 0, sizeof s);
     uint64_t t0 = 0;
     uint64_t t1 = 0;
+    int toggle = 0; /* one storage for every component: the toggle variants run as usual */
     if (strcmp(sc, "create") == 0) {
         uint64_t *e = malloc(sizeof *e * n);
         t0 = peer_now_ns();
@@ -185,8 +186,8 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
         }
         *sum = (uint64_t)n * 1000u + alive;
         free(e);
-    } else if (strcmp(sc, "addrem") == 0 || strcmp(sc, "addrem_tag") == 0) {
-        int tag = strcmp(sc, "addrem_tag") == 0;
+    } else if (peer_addrem_kind(sc, &toggle) != 0) {
+        int tag = peer_addrem_kind(sc, &toggle) == 2;
         uint8_t bit = tag ? PLAIN_TAG : PLAIN_HP;
         uint64_t *e = plain_spawn_all(&s, n, 0);
         t0 = peer_now_ns();

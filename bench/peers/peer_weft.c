@@ -14,6 +14,7 @@
 typedef struct wb {
     weft_world *w;
     weft_component pos, vel, hp, tag;
+    weft_component hp_sparse, tag_sparse; /* the "_toggle" scenarios' storage */
 } wb;
 
 static void wb_check(const wb *b, weft_status st, const char *what)
@@ -24,13 +25,15 @@ static void wb_check(const wb *b, weft_status st, const char *what)
     }
 }
 
-static weft_component wb_register(wb *b, const char *name, size_t size, uint32_t flags)
+static weft_component wb_register(wb *b, const char *name, size_t size, uint32_t flags,
+                                  weft_storage storage)
 {
     weft_component_desc d;
     memset(&d, 0, sizeof d);
     d.name = name;
     d.size = size;
     d.flags = flags;
+    d.storage = storage;
     weft_component c = weft_component_register(b->w, &d);
     if (c == WEFT_COMPONENT_NONE) {
         peer_fail("weft", weft_last_error(b->w));
@@ -44,10 +47,12 @@ static void wb_init(wb *b, uint32_t flags)
     if (b->w == NULL) {
         peer_fail("weft", "weft_world_create failed");
     }
-    b->pos = wb_register(b, "Position", sizeof(peer_pos), flags);
-    b->vel = wb_register(b, "Velocity", sizeof(peer_vel), flags);
-    b->hp = wb_register(b, "Health", sizeof(peer_health), flags);
-    b->tag = wb_register(b, "Tag", 0, 0);
+    b->pos = wb_register(b, "Position", sizeof(peer_pos), flags, WEFT_STORAGE_DEFAULT);
+    b->vel = wb_register(b, "Velocity", sizeof(peer_vel), flags, WEFT_STORAGE_DEFAULT);
+    b->hp = wb_register(b, "Health", sizeof(peer_health), flags, WEFT_STORAGE_DEFAULT);
+    b->tag = wb_register(b, "Tag", 0, 0, WEFT_STORAGE_DEFAULT);
+    b->hp_sparse = wb_register(b, "HealthSparse", sizeof(peer_health), 0, WEFT_STORAGE_SPARSE);
+    b->tag_sparse = wb_register(b, "TagSparse", 0, 0, WEFT_STORAGE_SPARSE);
 }
 
 static weft_entity *wb_spawn_all(wb *b, uint32_t n, int with_hp)
@@ -90,6 +95,7 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
     wb_init(&b, strcmp(sc, "bytes_noticks") == 0 ? WEFT_COMPONENT_NO_CHANGE_TICKS : 0u);
     uint64_t t0 = 0;
     uint64_t t1 = 0;
+    int toggle = 0;
     weft_entity *e = NULL;
     if (strcmp(sc, "create") == 0) {
         e = malloc(sizeof *e * n);
@@ -130,9 +136,9 @@ static int run(const char *sc, uint32_t n, double *ns, uint64_t *sum)
             alive += weft_is_alive(b.w, e[i]);
         }
         *sum = (uint64_t)n * 1000u + alive;
-    } else if (strcmp(sc, "addrem") == 0 || strcmp(sc, "addrem_tag") == 0) {
-        int tag = strcmp(sc, "addrem_tag") == 0;
-        weft_component c = tag ? b.tag : b.hp;
+    } else if (peer_addrem_kind(sc, &toggle) != 0) {
+        int tag = peer_addrem_kind(sc, &toggle) == 2;
+        weft_component c = tag ? (toggle ? b.tag_sparse : b.tag) : (toggle ? b.hp_sparse : b.hp);
         e = wb_spawn_all(&b, n, 0);
         t0 = peer_now_ns();
         for (uint32_t i = 0; i < n; i++) {
