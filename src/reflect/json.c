@@ -28,6 +28,7 @@
  * everything decoded, so a failed read changes nothing. Without jansson
  * (WEFT_HAVE_JANSSON undefined) the readers report INVALID_ARG.
  */
+#include "reflect/jwrite.h"
 #include "reflect/reflect.h"
 #include "world/resource.h"
 
@@ -41,61 +42,7 @@
 #endif
 
 /* ==================================================================== */
-/* ---- writer ---- */
-
-typedef struct jw {
-    char *buf;                /* NULL while measuring */
-    size_t cap;
-    size_t len;
-} jw;
-
-static void jw_raw(jw *o, const char *s, size_t n)
-{
-    if (o->buf && o->len + n <= o->cap) {
-        memcpy(o->buf + o->len, s, n);
-    }
-    o->len += n;
-}
-
-static void jw_lit(jw *o, const char *s)
-{
-    jw_raw(o, s, strlen(s));
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void jw_fmt(jw *o, const char *fmt, ...);
-
-static void jw_fmt(jw *o, const char *fmt, ...)
-{
-    char tmp[64];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0) {
-        jw_raw(o, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-    }
-}
-
-/* A JSON string from at most `max` bytes of s (stops at NUL). */
-static void jw_str(jw *o, const char *s, size_t max)
-{
-    jw_raw(o, "\"", 1);
-    for (size_t i = 0; i < max && s[i]; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\') {
-            char esc[2] = {'\\', (char)ch};
-            jw_raw(o, esc, 2);
-        } else if (ch < 0x20) {
-            jw_fmt(o, "\\u%04x", ch);
-        } else {
-            jw_raw(o, (const char *)&s[i], 1);
-        }
-    }
-    jw_raw(o, "\"", 1);
-}
+/* ---- writer (the text primitives are in reflect/jwrite.h) ---- */
 
 static int64_t load_int(weft_kind k, const uint8_t *p)
 {
@@ -111,13 +58,13 @@ static int64_t load_int(weft_kind k, const uint8_t *p)
     }
 }
 
-static void jw_type(jw *o, const wf_rtype *t, const uint8_t *p);
+static void jw_type(wf_jw *o, const wf_rtype *t, const uint8_t *p);
 
-static void jw_elem(jw *o, const wf_rfield *f, const uint8_t *p)
+static void jw_elem(wf_jw *o, const wf_rfield *f, const uint8_t *p)
 {
     switch (f->kind) {
     case WEFT_KIND_BOOL:
-        jw_lit(o, p[0] ? "true" : "false");
+        wf_jw_lit(o, p[0] ? "true" : "false");
         break;
     case WEFT_KIND_I8:
     case WEFT_KIND_I16:
@@ -126,22 +73,22 @@ static void jw_elem(jw *o, const wf_rfield *f, const uint8_t *p)
     case WEFT_KIND_U8:
     case WEFT_KIND_U16:
     case WEFT_KIND_U32:
-        jw_fmt(o, "%lld", (long long)load_int(f->kind, p));
+        wf_jw_fmt(o, "%lld", (long long)load_int(f->kind, p));
         break;
     case WEFT_KIND_U64:
     case WEFT_KIND_ENTITY: {
         uint64_t v;
         memcpy(&v, p, 8);
-        jw_fmt(o, v > (uint64_t)INT64_MAX ? "\"%llu\"" : "%llu", (unsigned long long)v);
+        wf_jw_fmt(o, v > (uint64_t)INT64_MAX ? "\"%llu\"" : "%llu", (unsigned long long)v);
         break;
     }
     case WEFT_KIND_F32: {
         float v;
         memcpy(&v, p, 4);
         if (isfinite(v)) {
-            jw_fmt(o, "%.9g", (double)v);
+            wf_jw_fmt(o, "%.9g", (double)v);
         } else {
-            jw_lit(o, "null");
+            wf_jw_lit(o, "null");
         }
         break;
     }
@@ -149,14 +96,14 @@ static void jw_elem(jw *o, const wf_rfield *f, const uint8_t *p)
         double v;
         memcpy(&v, p, 8);
         if (isfinite(v)) {
-            jw_fmt(o, "%.17g", v);
+            wf_jw_fmt(o, "%.17g", v);
         } else {
-            jw_lit(o, "null");
+            wf_jw_lit(o, "null");
         }
         break;
     }
     case WEFT_KIND_STRING:
-        jw_str(o, (const char *)p, f->elem_size);
+        wf_jw_str(o, (const char *)p, f->elem_size);
         break;
     case WEFT_KIND_STRUCT:
         jw_type(o, f->sub, p);
@@ -165,43 +112,43 @@ static void jw_elem(jw *o, const wf_rfield *f, const uint8_t *p)
         int64_t v = load_int(f->base, p);
         for (uint32_t i = 0; i < f->enum_count; i++) {
             if (f->enums[i].value == v) {
-                jw_str(o, f->enums[i].name, SIZE_MAX);
+                wf_jw_str(o, f->enums[i].name, SIZE_MAX);
                 return;
             }
         }
-        jw_fmt(o, "%lld", (long long)v); /* a value without a name */
+        wf_jw_fmt(o, "%lld", (long long)v); /* a value without a name */
         break;
     }
     default:
-        jw_lit(o, "null");
+        wf_jw_lit(o, "null");
         break;
     }
 }
 
-static void jw_type(jw *o, const wf_rtype *t, const uint8_t *p)
+static void jw_type(wf_jw *o, const wf_rtype *t, const uint8_t *p)
 {
-    jw_raw(o, "{", 1);
+    wf_jw_raw(o, "{", 1);
     for (uint32_t i = 0; i < t->field_count; i++) {
         const wf_rfield *f = &t->fields[i];
         if (i) {
-            jw_raw(o, ",", 1);
+            wf_jw_raw(o, ",", 1);
         }
-        jw_str(o, f->name, SIZE_MAX);
-        jw_raw(o, ":", 1);
+        wf_jw_str(o, f->name, SIZE_MAX);
+        wf_jw_raw(o, ":", 1);
         if (f->count > 1) {
-            jw_raw(o, "[", 1);
+            wf_jw_raw(o, "[", 1);
             for (uint32_t k = 0; k < f->count; k++) {
                 if (k) {
-                    jw_raw(o, ",", 1);
+                    wf_jw_raw(o, ",", 1);
                 }
                 jw_elem(o, f, p + f->offset + (size_t)k * f->elem_size);
             }
-            jw_raw(o, "]", 1);
+            wf_jw_raw(o, "]", 1);
         } else {
             jw_elem(o, f, p + f->offset);
         }
     }
-    jw_raw(o, "}", 1);
+    wf_jw_raw(o, "}", 1);
 }
 
 /* Value pointer of component c on a live entity (NULL for tags). */
@@ -218,9 +165,9 @@ static const uint8_t *value_of(const weft_world *w, const wf_record *rec, weft_e
     return wf_column_ptr(wf_table_column(arch->table, ti->id), rec->row);
 }
 
-static void jw_entity(jw *o, const weft_world *w, weft_entity e, const wf_record *rec)
+static void jw_entity(wf_jw *o, const weft_world *w, weft_entity e, const wf_record *rec)
 {
-    jw_fmt(o, "{\"id\":%llu,\"components\":{", (unsigned long long)e);
+    wf_jw_fmt(o, "{\"id\":%llu,\"components\":{", (unsigned long long)e);
     const wf_archetype *arch = wf_world_archetype(w, rec->arch);
     bool first = true;
     for (uint32_t i = 0; i < arch->id_count; i++) {
@@ -230,32 +177,32 @@ static void jw_entity(jw *o, const weft_world *w, weft_entity e, const wf_record
             continue; /* undescribed, or a relationship list (derived) */
         }
         if (!first) {
-            jw_raw(o, ",", 1);
+            wf_jw_raw(o, ",", 1);
         }
         first = false;
-        jw_str(o, ti->name, ti->name_len);
-        jw_raw(o, ":", 1);
+        wf_jw_str(o, ti->name, ti->name_len);
+        wf_jw_raw(o, ":", 1);
         if (d) {
             jw_type(o, d->root, value_of(w, rec, e, ti));
         } else if (ti->rel_targets) {
             weft_entity target;
             memcpy(&target, value_of(w, rec, e, ti), sizeof target);
-            jw_fmt(o, "{\"target\":%llu}", (unsigned long long)target);
+            wf_jw_fmt(o, "{\"target\":%llu}", (unsigned long long)target);
         } else {
-            jw_raw(o, "{}", 2);
+            wf_jw_raw(o, "{}", 2);
         }
     }
-    jw_raw(o, "}}", 2);
+    wf_jw_raw(o, "}}", 2);
 }
 
 /* Runs `emit` once to measure, then, when the text and its NUL fit, once
  * more into the buffer: a NULL or too small buffer is left untouched. */
-typedef void (*jw_emit_fn)(jw *o, const void *ctx);
+typedef void (*jw_emit_fn)(wf_jw *o, const void *ctx);
 
 static weft_status jw_run(const weft_world *w, jw_emit_fn emit, const void *ctx, char *buf,
                           size_t cap, size_t *out_len, const char *fn)
 {
-    jw m = {NULL, 0, 0};
+    wf_jw m = {NULL, 0, 0};
     emit(&m, ctx);
     *out_len = m.len + 1;
     if (!buf) {
@@ -265,7 +212,7 @@ static weft_status jw_run(const weft_world *w, jw_emit_fn emit, const void *ctx,
         return wf_error(w, WEFT_ERR_CAPACITY, "%s: needs %zu bytes, the buffer has %zu", fn,
                         m.len + 1, cap);
     }
-    jw o = {buf, cap, 0};
+    wf_jw o = {buf, cap, 0};
     emit(&o, ctx);
     o.buf[o.len] = '\0';
     return WEFT_OK;
@@ -276,7 +223,7 @@ typedef struct jw_comp_ctx {
     const uint8_t *value;
 } jw_comp_ctx;
 
-static void jw_emit_component(jw *o, const void *ctx)
+static void jw_emit_component(wf_jw *o, const void *ctx)
 {
     const jw_comp_ctx *c = ctx;
     jw_type(o, c->root, c->value);
@@ -306,10 +253,10 @@ weft_status wf_json_write_component(const weft_world *w, weft_entity e, weft_com
     return jw_run(w, jw_emit_component, &ctx, buf, cap, out_len, "weft_json_write_component");
 }
 
-static void jw_emit_empty(jw *o, const void *ctx)
+static void jw_emit_empty(wf_jw *o, const void *ctx)
 {
     (void)ctx;
-    jw_raw(o, "{}", 2);
+    wf_jw_raw(o, "{}", 2);
 }
 
 weft_status wf_json_write_resource(const weft_world *w, weft_component r, char *buf, size_t cap,
@@ -339,7 +286,7 @@ typedef struct jw_entity_ctx {
     const wf_record *rec;
 } jw_entity_ctx;
 
-static void jw_emit_entity(jw *o, const void *ctx)
+static void jw_emit_entity(wf_jw *o, const void *ctx)
 {
     const jw_entity_ctx *c = ctx;
     jw_entity(o, c->w, c->e, c->rec);
@@ -364,7 +311,7 @@ typedef struct jw_query_ctx {
 } jw_query_ctx;
 
 /* An iteration that does not count as a run: last_run stays. */
-static void jw_emit_query(jw *o, const void *ctx)
+static void jw_emit_query(wf_jw *o, const void *ctx)
 {
     const jw_query_ctx *c = ctx;
     weft_world *w = c->w;
@@ -373,19 +320,19 @@ static void jw_emit_query(jw *o, const void *ctx)
     wf_iter_init(&it, w, q, &c->env, q->last_run, w->change_tick, false);
     q->iterating++;
     w->iter_depth++;
-    jw_raw(o, "[", 1);
+    wf_jw_raw(o, "[", 1);
     bool first = true;
     while (wf_iter_step(&it)) {
         const weft_entity *es = it.table->entities + it.start;
         for (uint32_t i = 0; i < it.count; i++) {
             if (!first) {
-                jw_raw(o, ",", 1);
+                wf_jw_raw(o, ",", 1);
             }
             first = false;
             jw_entity(o, w, es[i], &w->entities.records[(uint32_t)es[i]]);
         }
     }
-    jw_raw(o, "]", 1);
+    wf_jw_raw(o, "]", 1);
     it.state = WF_ITER_DONE;
     q->iterating--;
     w->iter_depth--;
