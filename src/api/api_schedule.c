@@ -342,7 +342,12 @@ WEFT_API weft_status weft_schedule_apply_pending(weft_schedule *schedule)
 
 static weft_condition *cond_new(weft_schedule *s, uint8_t kind)
 {
-    return wf_condition_new(s, kind);
+    weft_condition *c = wf_condition_new(s, kind);
+    if (c && kind != WF_COND_USER && s->world->module_build &&
+        !wf_module_condition_made(s->world, c)) {
+        return NULL; /* stays in the schedule's list, unattached */
+    }
+    return c;
 }
 
 WEFT_API weft_condition *weft_condition_create(weft_schedule *schedule,

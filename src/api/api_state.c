@@ -9,6 +9,7 @@
  * and the scheduler orders readers and writers like any other resource.
  */
 #include "app/app_state.h"
+#include "module/module.h"
 #include "state/state.h"
 
 #include <string.h>
@@ -322,6 +323,9 @@ static weft_condition *state_cond(weft_schedule *s, weft_state state, uint8_t ki
         return NULL;
     }
     weft_condition *c = wf_condition_new(s, kind);
+    if (c && w->module_build && !wf_module_condition_made(w, c)) {
+        return NULL; /* stays in the schedule's list, unattached */
+    }
     if (c) {
         c->res = t->res_state;
     }

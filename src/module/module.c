@@ -304,6 +304,8 @@ typedef struct mod_stage {
     uint32_t ncond_rebinds, cap_cond_rebinds;
     weft_condition **conds_added;
     uint32_t nconds_added, cap_conds_added;
+    weft_condition **made;     /* built-in conditions and combinators made */
+    uint32_t nmade, cap_made;
     weft_observer **obs_added;
     uint32_t nobs_added, cap_obs_added;
     weft_module *m;
@@ -449,6 +451,9 @@ static void stage_free(weft_world *w, mod_stage *g)
         wf_free(&w->alloc, g->conds_added, g->cap_conds_added * sizeof *g->conds_added,
                 MOD_ALIGN);
     }
+    if (g->made) {
+        wf_free(&w->alloc, g->made, g->cap_made * sizeof *g->made, MOD_ALIGN);
+    }
     for (uint32_t i = 0; g->marks && i < g->nsched; i++) {
         mod_mark *k = &g->marks[i];
         if (k->conds) {
@@ -518,6 +523,67 @@ static void pop_components(weft_world *w, uint32_t reg0)
     }
 }
 
+/* Takes condition c off every node and set of its schedule. */
+static void cond_unlist(weft_condition *c)
+{
+    weft_schedule *s = c->sched;
+    for (uint32_t n = 0; n < s->nnodes + s->nsets; n++) {
+        wf_conds *l = n < s->nnodes ? &s->nodes[n].conds : &s->sets[n - s->nnodes].conds;
+        for (uint32_t k = 0; k < l->n;) {
+            if (l->v[k] == c) {
+                memmove(&l->v[k], &l->v[k + 1], (l->n - k - 1) * sizeof *l->v);
+                l->n--;
+                s->dirty = true;
+            } else {
+                k++;
+            }
+        }
+    }
+    c->attached = false;
+}
+
+/* Retires the built-in conditions and combinators a build made: off every
+ * node and set. They stay in their schedule's list, which owns them, and
+ * still evaluate (weft's own code) should something hold one. */
+static void retire_made(weft_condition **made, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        weft_condition *c = made[i];
+        cond_unlist(c);
+        c->retired = true;
+    }
+}
+
+/* The module's named user conditions that are operands of the
+ * combinators its last build made: `attached` set to `taken`. A condition
+ * has one user (a node, a set or a combinator), so a build combining one
+ * again finds it free: the build releases them before it runs, a failed
+ * build gives them back to the old combinators, and a committed one
+ * retires those combinators and leaves them to the new build (taken or
+ * free). */
+static void made_operands(const weft_module *m, bool taken)
+{
+    for (uint32_t i = 0; i < m->nmade; i++) {
+        weft_condition *ops[2] = {m->made[i]->a, m->made[i]->b};
+        for (int k = 0; k < 2; k++) {
+            if (ops[k] && ops[k]->kind == WF_COND_USER) {
+                ops[k]->attached = taken;
+            }
+        }
+    }
+}
+
+/* Is c one of the conditions the module's last build made? */
+static bool made_by(const weft_module *m, const weft_condition *c)
+{
+    for (uint32_t i = 0; i < m->nmade; i++) {
+        if (m->made[i] == c) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Runs def's build with the add hook set and records what the build did
  * besides systems (components, labels). Undo with stage_undo. */
 static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def *def)
@@ -571,6 +637,7 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     g->nlabels0 = a->nlabels;
     g->seq0 = a->seq;
     g->reg0 = w->registry.count;
+    made_operands(g->m, false);
     g->ran = true;
     sw->add_hook = stage_add;
     sw->add_hook_ctx = g;
@@ -640,6 +707,9 @@ static weft_status stage_undo(weft_app *a, mod_stage *g, weft_status st)
         g->conds_added[i]->sys->cond_fn = NULL;
     }
     g->nconds_added = 0;
+    retire_made(g->made, g->nmade);
+    g->nmade = 0;
+    made_operands(g->m, true);
     for (uint32_t i = g->nadded; i-- > 0;) {
         remove_sys(g->added[i].sched, g->added[i].sys);
     }
@@ -931,6 +1001,21 @@ bool wf_module_condition(weft_world *w, weft_schedule *s, const weft_condition_d
     return false;
 }
 
+bool wf_module_condition_made(weft_world *w, weft_condition *c)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return true;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->made, &g->cap_made, (uint64_t)g->nmade + 1,
+                 sizeof *g->made, MOD_ALIGN)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return false;
+    }
+    g->made[g->nmade++] = c;
+    return true;
+}
+
 bool wf_module_condition_added(weft_world *w, weft_condition *c)
 {
     mod_stage *g = w->module_stage;
@@ -946,11 +1031,12 @@ bool wf_module_condition_added(weft_world *w, weft_condition *c)
     return true;
 }
 
-/* Is condition c an operand of a combinator of its schedule? */
-static const weft_condition *cond_user_of(const weft_condition *c)
+/* Is condition c an operand of a combinator of its schedule that stays
+ * (not retired, not one of m's last build, which the commit retires)? */
+static const weft_condition *cond_user_of(const weft_module *m, const weft_condition *c)
 {
     for (const weft_condition *k = c->sched->conds; k; k = k->next) {
-        if (k->a == c || k->b == c) {
+        if (!k->retired && (k->a == c || k->b == c) && !made_by(m, k)) {
             return k;
         }
     }
@@ -963,7 +1049,7 @@ static weft_status check_conditions(weft_world *w, const weft_module *m, const m
 {
     for (uint32_t i = 0; i < m->nconds; i++) {
         const weft_condition *c = m->conds[i];
-        if (!cond_rebound(g, c) && cond_user_of(c)) {
+        if (!cond_rebound(g, c) && cond_user_of(m, c)) {
             return wf_error(w, WEFT_ERR_UNSUPPORTED, "%s: module '%s' no longer creates the "
                             "condition '%s', which a combined condition still uses; nothing "
                             "changed", g->fn, m->name, c->sys->name);
@@ -972,23 +1058,10 @@ static weft_status check_conditions(weft_world *w, const weft_module *m, const m
     return WEFT_OK;
 }
 
-/* Takes condition c off every node and set of its schedule. */
+/* Takes user condition c off every node and set, with no code left. */
 static void cond_detach(weft_condition *c)
 {
-    weft_schedule *s = c->sched;
-    for (uint32_t n = 0; n < s->nnodes + s->nsets; n++) {
-        wf_conds *l = n < s->nnodes ? &s->nodes[n].conds : &s->sets[n - s->nnodes].conds;
-        for (uint32_t k = 0; k < l->n;) {
-            if (l->v[k] == c) {
-                memmove(&l->v[k], &l->v[k + 1], (l->n - k - 1) * sizeof *l->v);
-                l->n--;
-                s->dirty = true;
-            } else {
-                k++;
-            }
-        }
-    }
-    c->attached = false;
+    cond_unlist(c);
     c->sys->cond_fn = NULL;
 }
 
@@ -1028,6 +1101,17 @@ static void commit_conditions(weft_module *m, mod_stage *g)
     }
     m->nconds = n;
     g->nconds_added = 0;
+    /* the new build's built-in conditions and combinators replace the
+     * last one's (the arrays trade places, so nothing is allocated) */
+    retire_made(m->made, m->nmade);
+    weft_condition **old = m->made;
+    uint32_t cap = m->cap_made;
+    m->made = g->made;
+    m->nmade = g->nmade;
+    m->cap_made = g->cap_made;
+    g->made = old;
+    g->nmade = 0;
+    g->cap_made = cap;
 }
 
 /* Room for the module's observers after the commit. */
@@ -1340,6 +1424,9 @@ static void module_free(weft_module *m)
     if (m->conds) {
         wf_free(&w->alloc, m->conds, m->cap_conds * sizeof *m->conds, MOD_ALIGN);
     }
+    if (m->made) {
+        wf_free(&w->alloc, m->made, m->cap_made * sizeof *m->made, MOD_ALIGN);
+    }
     free_str(al, m->path);
     free_str(al, m->name);
     m->magic = 0;
@@ -1364,6 +1451,8 @@ static void module_drop(weft_module *m)
         cond_detach(m->conds[i]);
     }
     m->nconds = 0;
+    retire_made(m->made, m->nmade);
+    m->nmade = 0;
     prune_observers(m);
     for (uint32_t i = 0; i < m->nobs; i++) {
         wf_events_kill(&w->events, m->obs[i]);

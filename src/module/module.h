@@ -44,6 +44,9 @@ struct weft_module {
     uint32_t nobs, cap_obs;
     weft_condition **conds;    /* named user run conditions its builds created */
     uint32_t nconds, cap_conds;
+    weft_condition **made;     /* built-in conditions and combinators its
+                                  last build made (new objects every build) */
+    uint32_t nmade, cap_made;
     uint32_t reloads;
     /* watching (weft_module_watch) */
     bool watched;
@@ -110,6 +113,11 @@ bool wf_module_condition(weft_world *w, weft_schedule *s, const weft_condition_d
                          weft_condition **out);
 /* Tracks a user condition the build created. False on OOM (recorded). */
 bool wf_module_condition_added(weft_world *w, weft_condition *c);
+/* Notes a built-in condition or combinator made while a module builds:
+ * the commit of the module's next build (or its unload) takes it off the
+ * nodes and sets it was attached to, so that reloads do not pile them up.
+ * Returns false (the build failing) when out of memory. */
+bool wf_module_condition_made(weft_world *w, weft_condition *c);
 /* Starts (on; `polling` skips inotify) or stops watching m's file. */
 weft_status wf_module_watch(weft_module *m, bool on, bool polling);
 

@@ -124,3 +124,10 @@ bool wf_module_condition_added(weft_world *w, weft_condition *c)
     (void)c;
     return true;
 }
+
+bool wf_module_condition_made(weft_world *w, weft_condition *c)
+{
+    (void)w;
+    (void)c;
+    return true;
+}

@@ -100,6 +100,9 @@ struct weft_condition {
     uint8_t kind;              /* wf_cond_kind */
     bool attached;             /* to a node or a combinator */
     bool fired;                /* run_once */
+    bool retired;              /* made by a module build that a reload,
+                                  a failed build or an unload replaced:
+                                  on no node or set, used by nothing new */
     weft_condition *a, *b;     /* combinator operands */
     wf_system *sys;            /* WF_COND_USER */
     weft_component res;        /* resource kinds */

@@ -24,6 +24,9 @@
 #define VARIANT_OBS 8     /* as A, without the observer */
 #define VARIANT_QUERY 9   /* as A; count also counts Marker entities (a new
                              query), ticker also writes Seen (new access) */
+#define VARIANT_ONCE 10   /* as A; gated also needs and(gate2, not(not(run_once))):
+                             combinators and a built-in condition every build
+                             makes anew, combining the named gate2 again */
 
 #if MOD_VARIANT == VARIANT_B
 #  define MOD_STEP 10
@@ -206,6 +209,24 @@ static weft_status build(weft_app *app, void *user)
         return weft_last_status(w);
     }
     weft_status cst = weft_schedule_add_condition(upd, gated, g);
+    if (cst != WEFT_OK) {
+        return cst;
+    }
+#endif
+#if MOD_VARIANT == VARIANT_ONCE
+    /* new objects every build: a reload replaces the last build's, so
+     * gated runs once more after each reload; gate2 is rebound and
+     * combined again */
+    weft_condition_desc cd2 = {0};
+    cd2.name = "gate2";
+    cd2.fn = gate;
+    weft_condition *g2 = weft_condition_create(upd, &cd2);
+    weft_condition *once = weft_condition_and(
+        upd, g2, weft_condition_not(upd, weft_condition_not(upd, weft_condition_run_once(upd))));
+    if (!once) {
+        return weft_last_status(w);
+    }
+    cst = weft_schedule_add_condition(upd, gated, once);
     if (cst != WEFT_OK) {
         return cst;
     }

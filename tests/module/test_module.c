@@ -497,6 +497,46 @@ static void run_condition_rebound_and_removed(void **state)
     env_fini(&e);
 }
 
+// Built-in conditions and combinators are new objects in every build: a
+// reload replaces the last build's instead of adding to them (ONCE gives
+// `gated` an and(gate2, not(not(run_once))) besides its gate, so it runs
+// once after every build, and combines its named condition gate2 again),
+// a failed build's are dropped, and a build without them (A: no gate2,
+// which the last build's combinator used) leaves the system ungated by
+// them.
+static void builtin_conditions_replaced_by_reload(void **state)
+{
+    env e;
+    env_init(&e, state, "builtin");
+    copy_file(MOD_ONCE, e.work);
+    weft_module *m = weft_module_load(e.app, e.work);
+    assert_non_null(m);
+    update(&e, 3);
+    assert_int_equal(res_i64(&e, e.gated, 0), 1);
+    for (int i = 2; i <= 4; i++) {
+        assert_int_equal(weft_module_reload(m), WEFT_OK);
+        update(&e, 3);
+        assert_int_equal(res_i64(&e, e.gated, 0), i);
+    }
+    // a failing build (A's code) neither adds nor removes any
+    copy_file(MOD_FAIL, e.work);
+    assert_int_not_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 2);
+    assert_int_equal(res_i64(&e, e.gated, 0), 4);
+    // A has no run_once: gated runs every frame again
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 3);
+    assert_int_equal(res_i64(&e, e.gated, 0), 7);
+    copy_file(MOD_ONCE, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    update(&e, 3);
+    assert_int_equal(res_i64(&e, e.gated, 0), 8);
+    assert_int_equal(weft_module_unload(m), WEFT_OK);
+    assert_int_equal(weft_world_check(e.f->w), WEFT_OK);
+    env_fini(&e);
+}
+
 static void unload_removes_systems(void **state)
 {
     env e;
@@ -654,6 +694,7 @@ int main(void)
         T(observer_rebound_and_removed),
         T(query_change_recompiles),
         T(run_condition_rebound_and_removed),
+        T(builtin_conditions_replaced_by_reload),
         T(unload_removes_systems),
         T(hundred_reloads),
         T(hundred_reloads_four_threads),
