@@ -1178,9 +1178,19 @@ typedef struct weft_message_desc {
 
 /** Registers a message type. Thread: driver. Returns 0 on failure
  *  (INVALID_ARG: NULL desc, canary, empty name, size 0 or above the
- *  component size limit; BAD_ALIGNMENT, ALREADY_EXISTS, OUT_OF_MEMORY). */
+ *  component size limit; BAD_ALIGNMENT, ALREADY_EXISTS, OUT_OF_MEMORY).
+ *  In a module's build (weft_module_load, weft_module_reload), a type the
+ *  module registered in an earlier build is returned again when the size
+ *  and alignment are the same (its buffered messages, readers, drop and
+ *  user kept; another layout: UNSUPPORTED), and the types a failed build
+ *  registered are unregistered with it. */
 WEFT_API weft_message_type weft_message_register(weft_world *world,
                                                  const weft_message_desc *desc);
+
+/** Finds a message type by name. Returns 0 if there is none (no error is
+ *  recorded: absence is an answer) or on misuse (INVALID_ARG: name NULL,
+ *  recorded). Thread: driver. */
+WEFT_API weft_message_type weft_message_lookup(const weft_world *world, const char *name);
 
 /** Appends a copy of `msg` (memcpy). Messages are double-buffered: a
  *  message written between two weft_messages_update calls is readable

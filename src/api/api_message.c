@@ -10,6 +10,7 @@
  */
 #include "internal.h"
 
+#include "module/module.h"
 #include "world/messages.h"
 
 WEFT_API weft_message_type weft_message_register(weft_world *world,
@@ -54,9 +55,23 @@ WEFT_API weft_message_type weft_message_register(weft_world *world,
         return 0;
     }
     weft_message_type dup = wf_messages_lookup(world, name);
+    if (dup && world->module_build) {
+        /* a module's build registering its type again (every reload) */
+        weft_message_type again = 0;
+        weft_status st = wf_module_message_again(world, dup, desc->size, align, &again);
+        if (st == WEFT_OK) {
+            return again;
+        }
+        if (st != WEFT_ERR_NOT_FOUND) {
+            return 0;
+        }
+    }
     if (dup) {
         wf_error(world, WEFT_ERR_ALREADY_EXISTS,
                  "message type '%s' is already registered (id %u)", name, dup);
+        return 0;
+    }
+    if (world->module_build && !wf_module_message_reserve(world)) {
         return 0;
     }
     weft_message_type t =
@@ -64,8 +79,22 @@ WEFT_API weft_message_type weft_message_register(weft_world *world,
     if (!t) {
         wf_error(world, WEFT_ERR_OUT_OF_MEMORY,
                  "out of memory registering message type '%s'", name);
+    } else if (world->module_build) {
+        wf_module_message_added(world, t);
     }
     return t;
+}
+
+WEFT_API weft_message_type weft_message_lookup(const weft_world *world, const char *name)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    if (!name) {
+        wf_error(world, WEFT_ERR_INVALID_ARG, "weft_message_lookup: name is NULL");
+        return 0;
+    }
+    return wf_messages_lookup(world, name);
 }
 
 /* The stream of `type` with size `size`, or NULL with the error recorded. */

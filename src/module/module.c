@@ -306,6 +306,10 @@ typedef struct mod_stage {
     uint32_t nconds_added, cap_conds_added;
     weft_condition **made;     /* built-in conditions and combinators made */
     uint32_t nmade, cap_made;
+    weft_message_type *msgs;   /* message types the build registered anew */
+    uint32_t nmsgs, cap_msgs;
+    weft_message_type *adopted; /* unloaded modules' types it registered */
+    uint32_t nadopted, cap_adopted;
     weft_observer **obs_added;
     uint32_t nobs_added, cap_obs_added;
     weft_module *m;
@@ -454,6 +458,12 @@ static void stage_free(weft_world *w, mod_stage *g)
     if (g->made) {
         wf_free(&w->alloc, g->made, g->cap_made * sizeof *g->made, MOD_ALIGN);
     }
+    if (g->msgs) {
+        wf_free(&w->alloc, g->msgs, g->cap_msgs * sizeof *g->msgs, MOD_ALIGN);
+    }
+    if (g->adopted) {
+        wf_free(&w->alloc, g->adopted, g->cap_adopted * sizeof *g->adopted, MOD_ALIGN);
+    }
     for (uint32_t i = 0; g->marks && i < g->nsched; i++) {
         mod_mark *k = &g->marks[i];
         if (k->conds) {
@@ -582,6 +592,18 @@ static bool made_by(const weft_module *m, const weft_condition *c)
         }
     }
     return false;
+}
+
+/* Unregisters the message types the failed build registered, newest
+ * first, as long as the newest type is one of them (a type registered
+ * after the build by something else stays, and so do those below it). */
+static void pop_messages(weft_world *w, mod_stage *g)
+{
+    while (g->nmsgs > 0 && w->messages &&
+           w->messages->type_count == g->msgs[g->nmsgs - 1]) {
+        wf_messages_pop(w);
+        g->nmsgs--;
+    }
 }
 
 /* Runs def's build with the add hook set and records what the build did
@@ -732,6 +754,7 @@ static weft_status stage_undo(weft_app *a, mod_stage *g, weft_status st)
     }
     g->nobs_added = 0;
     wf_events_sweep(&w->events, &w->alloc);
+    pop_messages(w, g);
     pop_components(w, g->reg0);
     if (g->build_failed) {
         wf_error(w, st, "%s: the build of module '%s' failed (%s)%s%s; nothing changed", g->fn,
@@ -999,6 +1022,105 @@ bool wf_module_condition(weft_world *w, weft_schedule *s, const weft_condition_d
         }
     }
     return false;
+}
+
+weft_status wf_module_message_again(weft_world *w, weft_message_type type, size_t size,
+                                    size_t align, weft_message_type *out)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return WEFT_ERR_NOT_FOUND;
+    }
+    const weft_module *m = g->m;
+    const wf_modules *ms = m->app->modules;
+    bool own = false;
+    bool orphan = false;
+    for (uint32_t i = 0; i < m->nmsgs && !own; i++) {
+        own = m->msgs[i] == type;
+    }
+    for (uint32_t i = 0; ms && !own && i < ms->nmsg_orphans && !orphan; i++) {
+        orphan = ms->msg_orphans[i] == type;
+    }
+    for (uint32_t i = 0; i < g->nadopted; i++) {
+        if (g->adopted[i] == type) {
+            orphan = false; /* twice in one build */
+        }
+    }
+    if (!own && !orphan) {
+        return WEFT_ERR_NOT_FOUND;
+    }
+    const wf_msg_stream *s = wf_messages_type(w, type);
+    if (s->size != size || s->align != align) {
+        weft_status st = wf_error(w, WEFT_ERR_UNSUPPORTED,
+                                  "%s: module '%s' registers message type '%s' with size %zu "
+                                  "and alignment %zu, but its messages have size %zu and "
+                                  "alignment %zu; a message type's layout cannot change",
+                                  g->fn, m->name, s->name, size, align, s->size, s->align);
+        stage_fail(g, st);
+        return st;
+    }
+    if (orphan) {
+        if (!wf_grow(&w->alloc, (void **)&g->adopted, &g->cap_adopted,
+                     (uint64_t)g->nadopted + 1, sizeof *g->adopted, MOD_ALIGN)) {
+            weft_status st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn);
+            stage_fail(g, st);
+            return st;
+        }
+        g->adopted[g->nadopted++] = type;
+    }
+    *out = type;
+    return WEFT_OK;
+}
+
+bool wf_module_message_reserve(weft_world *w)
+{
+    mod_stage *g = w->module_stage;
+    if (!g) {
+        return true;
+    }
+    if (!wf_grow(&w->alloc, (void **)&g->msgs, &g->cap_msgs, (uint64_t)g->nmsgs + 1,
+                 sizeof *g->msgs, MOD_ALIGN)) {
+        stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return false;
+    }
+    return true;
+}
+
+void wf_module_message_added(weft_world *w, weft_message_type type)
+{
+    mod_stage *g = w->module_stage;
+    if (g && g->nmsgs < g->cap_msgs) {
+        g->msgs[g->nmsgs++] = type;
+    }
+}
+
+/* Room for the module's message types after the commit. */
+static bool reserve_msgs(weft_world *w, weft_module *m, const mod_stage *g)
+{
+    return wf_grow(&w->alloc, (void **)&m->msgs, &m->cap_msgs,
+                   (uint64_t)m->nmsgs + g->nmsgs + g->nadopted + 1, sizeof *m->msgs,
+                   MOD_ALIGN);
+}
+
+/* The build's new message types, and the unloaded modules' ones it
+ * registered again, become the module's (room reserved). */
+static void commit_msgs(weft_module *m, mod_stage *g)
+{
+    for (uint32_t i = 0; i < g->nmsgs; i++) {
+        m->msgs[m->nmsgs++] = g->msgs[i];
+    }
+    g->nmsgs = 0;
+    wf_modules *ms = m->app->modules;
+    for (uint32_t i = 0; i < g->nadopted; i++) {
+        m->msgs[m->nmsgs++] = g->adopted[i];
+        for (uint32_t k = 0; k < ms->nmsg_orphans; k++) {
+            if (ms->msg_orphans[k] == g->adopted[i]) {
+                ms->msg_orphans[k] = ms->msg_orphans[--ms->nmsg_orphans];
+                break;
+            }
+        }
+    }
+    g->nadopted = 0;
 }
 
 bool wf_module_condition_made(weft_world *w, weft_condition *c)
@@ -1427,6 +1549,9 @@ static void module_free(weft_module *m)
     if (m->made) {
         wf_free(&w->alloc, m->made, m->cap_made * sizeof *m->made, MOD_ALIGN);
     }
+    if (m->msgs) {
+        wf_free(&w->alloc, m->msgs, m->cap_msgs * sizeof *m->msgs, MOD_ALIGN);
+    }
     free_str(al, m->path);
     free_str(al, m->name);
     m->magic = 0;
@@ -1477,6 +1602,10 @@ static void modules_fini(weft_app *a)
     }
     if (ms->orphans) {
         wf_free(&a->alloc, ms->orphans, ms->cap_orphans * sizeof *ms->orphans, MOD_ALIGN);
+    }
+    if (ms->msg_orphans) {
+        wf_free(&a->alloc, ms->msg_orphans, ms->cap_msg_orphans * sizeof *ms->msg_orphans,
+                MOD_ALIGN);
     }
     wf_free(&a->alloc, ms, sizeof *ms, _Alignof(wf_modules));
     a->modules = NULL;
@@ -1536,7 +1665,8 @@ weft_module *wf_module_load(weft_app *a, const char *path)
         st = stage_layouts(w, &g); /* an unloaded module's components */
     }
     if (st == WEFT_OK &&
-        (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g))) {
+        (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g) ||
+         !reserve_msgs(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     if (st != WEFT_OK) {
@@ -1550,6 +1680,7 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     adopt_comps(m, &g);
     commit_observers(w, m, &g);
     commit_conditions(m, &g);
+    commit_msgs(m, &g);
     /* a first build only adds: its systems become the module's */
     m->systems = g.added;
     m->nsystems = g.nadded;
@@ -1604,7 +1735,8 @@ weft_status wf_module_reload(weft_module *m)
         st = check_conditions(w, m, &g);
     }
     if (st == WEFT_OK &&
-        (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g))) {
+        (!reserve_comps(w, m, &g) || !reserve_obs(w, m, &g) || !reserve_conds(w, m, &g) ||
+         !reserve_msgs(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     uint32_t keep = g.nrebinds + g.nadded;
@@ -1633,6 +1765,7 @@ weft_status wf_module_reload(weft_module *m)
     adopt_comps(m, &g);
     commit_observers(w, m, &g);
     commit_conditions(m, &g);
+    commit_msgs(m, &g);
     /* commit: vanished systems go (their fini runs with the old code, still
      * loaded), rebound ones get the new code, added ones join */
     weft_module_reloaded ev = {0, (int32_t)g.nrebinds, (int32_t)g.nadded, 0};
@@ -1706,6 +1839,13 @@ void wf_module_unload(weft_module *m)
                 (uint64_t)ms->norphans + m->ncomps, sizeof *ms->orphans, MOD_ALIGN)) {
         memcpy(ms->orphans + ms->norphans, m->comps, m->ncomps * sizeof *m->comps);
         ms->norphans += m->ncomps;
+    }
+    /* so do its message types */
+    if (m->nmsgs &&
+        wf_grow(&a->alloc, (void **)&ms->msg_orphans, &ms->cap_msg_orphans,
+                (uint64_t)ms->nmsg_orphans + m->nmsgs, sizeof *ms->msg_orphans, MOD_ALIGN)) {
+        memcpy(ms->msg_orphans + ms->nmsg_orphans, m->msgs, m->nmsgs * sizeof *m->msgs);
+        ms->nmsg_orphans += m->nmsgs;
     }
     for (uint32_t i = 0; i < ms->n; i++) {
         if (ms->v[i] == m) {

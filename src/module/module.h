@@ -44,6 +44,8 @@ struct weft_module {
     uint32_t nobs, cap_obs;
     weft_condition **conds;    /* named user run conditions its builds created */
     uint32_t nconds, cap_conds;
+    weft_message_type *msgs;   /* message types its builds registered first */
+    uint32_t nmsgs, cap_msgs;
     weft_condition **made;     /* built-in conditions and combinators its
                                   last build made (new objects every build) */
     uint32_t nmade, cap_made;
@@ -68,6 +70,10 @@ typedef struct wf_modules {
     weft_component *orphans;   /* components of unloaded modules: the next
                                   module registering one adopts it */
     uint32_t norphans, cap_orphans;
+    weft_message_type *msg_orphans; /* message types of unloaded modules:
+                                       the next module registering one
+                                       adopts it */
+    uint32_t nmsg_orphans, cap_msg_orphans;
 } wf_modules;
 
 /* Is the app at a safe point for loading code? WEFT_OK, or WRONG_PHASE
@@ -118,6 +124,21 @@ bool wf_module_condition_added(weft_world *w, weft_condition *c);
  * nodes and sets it was attached to, so that reloads do not pile them up.
  * Returns false (the build failing) when out of memory. */
 bool wf_module_condition_made(weft_world *w, weft_condition *c);
+/* During a module's build, before weft_message_register registers `name`
+ * anew: *out = the type when the module registered it in an earlier build,
+ * or an unloaded module did (adopted at the commit), with the same size
+ * and alignment (WEFT_OK: the caller returns it, its stream and readers
+ * kept); WEFT_ERR_NOT_FOUND when it is not the
+ * module's (the caller reports ALREADY_EXISTS); another status, recorded,
+ * refuses it (another size or alignment). */
+weft_status wf_module_message_again(weft_world *w, weft_message_type type, size_t size,
+                                    size_t align, weft_message_type *out);
+/* During a module's build: room to note one more new message type (false
+ * on OOM, recorded), then the note of the type registered (cannot fail).
+ * A failed build unregisters the types it registered; the module keeps
+ * those of its committed builds. */
+bool wf_module_message_reserve(weft_world *w);
+void wf_module_message_added(weft_world *w, weft_message_type type);
 /* Starts (on; `polling` skips inotify) or stops watching m's file. */
 weft_status wf_module_watch(weft_module *m, bool on, bool polling);
 

@@ -131,3 +131,26 @@ bool wf_module_condition_made(weft_world *w, weft_condition *c)
     (void)c;
     return true;
 }
+
+weft_status wf_module_message_again(weft_world *w, weft_message_type type, size_t size,
+                                    size_t align, weft_message_type *out)
+{
+    (void)w;
+    (void)type;
+    (void)size;
+    (void)align;
+    (void)out;
+    return WEFT_ERR_NOT_FOUND;
+}
+
+bool wf_module_message_reserve(weft_world *w)
+{
+    (void)w;
+    return true;
+}
+
+void wf_module_message_added(weft_world *w, weft_message_type type)
+{
+    (void)w;
+    (void)type;
+}

@@ -216,6 +216,18 @@ weft_message_type wf_messages_register(weft_world *w, const char *name, size_t s
     return m->type_count;
 }
 
+void wf_messages_pop(weft_world *w)
+{
+    wf_messages *m = w->messages;
+    if (!m || m->type_count == 0) {
+        return;
+    }
+    wf_msg_stream *s = m->types[--m->type_count];
+    stream_drop_buf(s, &s->a);
+    stream_drop_buf(s, &s->b);
+    stream_free(&w->alloc, s);
+}
+
 /* ---- removed-component streams ---- */
 
 wf_msg_stream *wf_removed_stream(const weft_world *w, const wf_type_info *ti)

@@ -70,6 +70,10 @@ weft_message_type wf_messages_lookup(const weft_world *w, const char *name);
 weft_message_type wf_messages_register(weft_world *w, const char *name, size_t size,
                                        size_t align, void (*drop)(void *, void *),
                                        void *user);
+/* Unregisters the newest message type: its buffered messages are dropped
+ * (the type's drop runs) and its stream freed; its id is free again. For
+ * undoing a failed module build, which must be the last to register. */
+void wf_messages_pop(weft_world *w);
 
 /* Appends a copy of `rec` (stream->size bytes) to b. False when out of
  * memory (stream unchanged). */

@@ -9,6 +9,8 @@
  * observer of Marker's add bumps [0] in A's code, [1] in B's) and "Gated"
  * (int64: the system `gated` bumps it when its run condition "gate" lets
  * it: always in A's code, never in B's; OBS has no condition).
+ * Message types every build registers: "ModMsg" (int64), and FAIL's
+ * "FailMsg" before it fails.
  */
 #include "weft.h"
 
@@ -24,6 +26,7 @@
 #define VARIANT_OBS 8     /* as A, without the observer */
 #define VARIANT_QUERY 9   /* as A; count also counts Marker entities (a new
                              query), ticker also writes Seen (new access) */
+#define VARIANT_MSGSIZE 11 /* as A; its ModMsg has another size (refused) */
 #define VARIANT_ONCE 10   /* as A; gated also needs and(gate2, not(not(run_once))):
                              combinators and a built-in condition every build
                              makes anew, combining the named gate2 again */
@@ -177,6 +180,20 @@ static weft_status build(weft_app *app, void *user)
         return weft_last_status(weft_app_world(app));
     }
     weft_world *w = weft_app_world(app);
+    /* every build registers its message type: the same type again after
+     * a reload (FAIL also registers one, then fails) */
+    weft_message_desc md = {0};
+    md.name = "ModMsg";
+    md.size = MOD_VARIANT == VARIANT_MSGSIZE ? 2 * sizeof(int64_t) : sizeof(int64_t);
+    if (!weft_message_register(w, &md)) {
+        return weft_last_status(w);
+    }
+#if MOD_VARIANT == VARIANT_FAIL
+    md.name = "FailMsg";
+    if (!weft_message_register(w, &md)) {
+        return weft_last_status(w);
+    }
+#endif
     weft_component seen = res_id(app, "Seen");
     const int64_t *seen_v = weft_resource_get(w, seen, 2 * sizeof(int64_t));
     if (!seen_v) {

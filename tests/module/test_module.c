@@ -537,6 +537,67 @@ static void builtin_conditions_replaced_by_reload(void **state)
     env_fini(&e);
 }
 
+// A module's build registers its message type on every build: a reload
+// gets the same type back (buffered messages and readers kept), a failed
+// build's new types are unregistered (their id is free again), and the
+// same name with another layout is refused.
+static void message_types_across_reloads(void **state)
+{
+    env e;
+    env_init(&e, state, "messages");
+    weft_world *w = e.f->w;
+    assert_int_equal(weft_message_lookup(w, "ModMsg"), 0);
+    weft_module *m = load_a(&e);
+    weft_message_type t = weft_message_lookup(w, "ModMsg");
+    assert_true(t != 0);
+    int64_t v = 42;
+    assert_int_equal(weft_message_write(w, t, &v, sizeof v), WEFT_OK);
+    copy_file(MOD_B, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    assert_int_equal(weft_message_lookup(w, "ModMsg"), t);
+    weft_message_cursor cur = {0};
+    const int64_t *got = weft_message_read(w, t, &cur, sizeof *got);
+    assert_non_null(got);
+    assert_int_equal(*got, 42);
+    // FAIL registers FailMsg, then fails: FailMsg goes with it
+    weft_message_desc d = {0};
+    d.name = "Probe";
+    d.size = 4;
+    weft_message_type probe = weft_message_register(w, &d);
+    assert_true(probe != 0);
+    copy_file(MOD_FAIL, e.work);
+    assert_int_not_equal(weft_module_reload(m), WEFT_OK);
+    assert_int_equal(weft_message_lookup(w, "FailMsg"), 0);
+    assert_int_equal(weft_message_lookup(w, "ModMsg"), t);
+    d.name = "Host";
+    weft_message_type h = weft_message_register(w, &d);
+    assert_true(h == probe + 1); // FailMsg's id, free again
+    // outside a build the module's name is taken, as any other
+    d.name = "ModMsg";
+    d.size = sizeof(int64_t);
+    assert_int_equal(weft_message_register(w, &d), 0);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_ALREADY_EXISTS);
+    assert_int_equal(weft_message_lookup(w, NULL), 0);
+    assert_int_equal(weft_last_status(w), WEFT_ERR_INVALID_ARG);
+    copy_file(MOD_A, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    assert_int_equal(weft_message_lookup(w, "ModMsg"), t);
+    // another layout under the same name is refused, naming the type
+    copy_file(MOD_MSGSIZE, e.work);
+    assert_int_equal(weft_module_reload(m), WEFT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(weft_last_error(w), "ModMsg"));
+    assert_int_equal(weft_message_lookup(w, "ModMsg"), t);
+    // unloaded, the type stays; the next module registering it adopts it
+    assert_int_equal(weft_module_unload(m), WEFT_OK);
+    assert_int_equal(weft_message_lookup(w, "ModMsg"), t);
+    m = load_a(&e);
+    assert_int_equal(weft_message_lookup(w, "ModMsg"), t);
+    assert_int_equal(weft_module_reload(m), WEFT_OK);
+    assert_int_equal(weft_message_lookup(w, "ModMsg"), t);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+    env_fini(&e);
+}
+
 static void unload_removes_systems(void **state)
 {
     env e;
@@ -695,6 +756,7 @@ int main(void)
         T(query_change_recompiles),
         T(run_condition_rebound_and_removed),
         T(builtin_conditions_replaced_by_reload),
+        T(message_types_across_reloads),
         T(unload_removes_systems),
         T(hundred_reloads),
         T(hundred_reloads_four_threads),
