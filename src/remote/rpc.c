@@ -212,9 +212,74 @@ static json_t *wr_component_value(weft_remote *r, weft_entity e, weft_component 
                                 "component '%s' wrote unreadable JSON", info.name);
 }
 
+/* Bytes of the UTF-8 sequence starting at p (RFC 3629: no overlong forms,
+ * no surrogates, nothing above U+10FFFF), or 0 when it is not one. Stops
+ * at the terminating NUL, which is never a continuation byte. */
+static size_t wr_utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80) {
+        return 1;
+    }
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c == 0xE0) {
+        n = 3;
+        lo = 0xA0;
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+        n = 3;
+    } else if (c == 0xED) {
+        n = 3;
+        hi = 0x9F;
+    } else if (c == 0xF0) {
+        n = 4;
+        lo = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+        n = 4;
+    } else if (c == 0xF4) {
+        n = 4;
+        hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (p[1] < lo || p[1] > hi) {
+        return 0;
+    }
+    for (size_t i = 2; i < n; i++) {
+        if (p[i] < 0x80 || p[i] > 0xBF) {
+            return 0;
+        }
+    }
+    return n;
+}
+
+/* An error message quotes the client's bytes (a parse error's "near
+ * '...'") and names, and a fixed buffer may cut it inside a character;
+ * JSON strings must be UTF-8 (jansson refuses others, and the answer
+ * would be lost), so each byte that does not start a whole UTF-8
+ * character becomes '?'. */
+static void wr_utf8_clean(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t n = wr_utf8_len(p);
+        if (n == 0) {
+            *p++ = '?';
+        } else {
+            p += n;
+        }
+    }
+}
+
 static json_t *wr_error_object(const wr_err *err)
 {
-    json_t *o = json_pack("{s:i,s:s}", "code", err->code, "message", err->msg);
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    wr_utf8_clean(msg);
+    json_t *o = json_pack("{s:i,s:s}", "code", err->code, "message", msg);
     if (o && err->status != WEFT_OK) {
         json_object_set_new(o, "data",
                             json_pack("{s:s,s:i}", "status", weft_status_name(err->status),

@@ -349,6 +349,11 @@ static void test_bad_input_changes_nothing(void **state)
         {"42", WEFT_REMOTE_INVALID_REQUEST},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.query\"", WEFT_REMOTE_PARSE_ERROR},
         {"", WEFT_REMOTE_PARSE_ERROR},
+        /* the parse error quotes raw bytes that are not UTF-8: the answer
+         * must still be JSON (found by fuzz_remote) */
+        {"\"\\\xdd\x9e\"", WEFT_REMOTE_PARSE_ERROR},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"\\\xc3\"}", WEFT_REMOTE_PARSE_ERROR},
+        {"\xff\xfe{}", WEFT_REMOTE_PARSE_ERROR},
         {"{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
          "]]]]]]]]]}",
          WEFT_REMOTE_INVALID_REQUEST},
