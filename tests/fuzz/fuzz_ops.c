@@ -816,12 +816,20 @@ static void iterate(state *st, fz_in *in, int slot)
         uint8_t action = fz_u8(in);
         int32_t term = (int32_t)fz_below(in, 6);
         // Mostly the term's own component (right size), now and then another.
-        comp_info *c = term < WEFT_MAX_TERMS ? find_comp(st, qs->terms[term]) : NULL;
+        comp_info *tc = term < WEFT_MAX_TERMS ? find_comp(st, qs->terms[term]) : NULL;
+        comp_info *c = tc;
         if (c == NULL || fz_u8(in) < 8) {
             c = pick_comp(st, in);
         }
         size_t size = c ? c->size : 4;
         int32_t row = (int32_t)fz_below(in, (uint32_t)n);
+        // A field that comes back holds the term's component, whichever
+        // component of that size was asked for: read and write it as that
+        // one (reading another kind's bytes as an owning pointer is the
+        // harness's own fault, not weft's).
+        if (tc != NULL && tc->size == size) {
+            c = tc;
+        }
         switch (action % 8) {
         case 0: {
             const uint8_t *col = weft_iter_field(&it, term, size);
