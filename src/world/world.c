@@ -119,6 +119,13 @@ weft_status wf_entity_check_slow(const weft_world *w, weft_entity e, wf_record *
     if (e == 0) {
         return wf_error(w, WEFT_ERR_INVALID_ENTITY, "entity 0 is the null handle");
     }
+    if (gen > WF_GENERATION_MAX) {
+        return wf_error(w, WEFT_ERR_STALE_ENTITY,
+                        "entity %u:%u is a provisional handle of a system's command buffer: "
+                        "it names an entity only in later commands of the same buffer round "
+                        "(weft_commands_resolve gives the real id after the apply)",
+                        idx, gen);
+    }
     if (idx >= w->entities.count) {
         uint32_t pf, pn;
         wf_entities_pending(&w->entities, &pf, &pn);
