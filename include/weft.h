@@ -254,11 +254,16 @@ WEFT_API weft_world *weft_world_create(const weft_world_desc *desc);
 
 /** Destroys a world: runs the dtor hook of every live component value and of
  *  every resource, then frees all memory through the allocator hook.
- *  NULL is ignored (WEFT_OK). Refused while the world is running one of
- *  your callbacks (a lifecycle hook, observer, system, run condition,
- *  custom command or drop function, message drop) or while an app
- *  (weft_app) drives it: the world stays as it is and the call returns
- *  WRONG_PHASE. Thread: driver.
+ *  NULL is ignored (WEFT_OK). Refused while the calling thread is inside
+ *  any callback of this world, of every kind this header declares (hooks,
+ *  observers, systems, conditions, chunk functions, commands and drops,
+ *  the allocator, the logger, type hooks, requirement constructors, local
+ *  init/fini, free_user, plugins, state compute, extract functions, the
+ *  job system's submit/help; the process-wide OS hooks count as inside
+ *  every world), or while an app (weft_app) drives it: the world stays as
+ *  it is and the call returns WRONG_PHASE. weft_app_destroy and
+ *  weft_app_update are refused the same way (a runner may update its app).
+ *  Thread: driver.
  *  Errors: INVALID_HANDLE (destroyed or foreign pointer), WRONG_PHASE. */
 WEFT_API weft_status weft_world_destroy(weft_world *world);
 

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "command/command_buffer.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -264,7 +265,7 @@ void wf_cmd_release(weft_commands *b, wf_cmd *c)
     if (c->op == WF_CMD_CUSTOM) {
         wf_cmd_custom *cu = wf_cmd_custom_of(c);
         if (cu->drop) {
-            cu->drop(wf_cmd_payload(c), cu->user);
+            WF_CALLBACK(b->world, cu->drop(wf_cmd_payload(c), cu->user));
         }
         return;
     }

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "world/defer.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -248,7 +249,7 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
         break;
     case WF_CMD_CUSTOM: {
         wf_cmd_custom *cu = wf_cmd_custom_of(cmd);
-        cu->fn(w, wf_cmd_payload(cmd), cu->user);
+        WF_CALLBACK(w, cu->fn(w, wf_cmd_payload(cmd), cu->user));
         break;
     }
     case WF_CMD_FLUSH:
