@@ -194,7 +194,10 @@ static wf_archetype *commit_target(weft_world *w, wf_archetype *from,
             sc->ids[i] = c;
             sc->cols[i] = c < arch->col_map_len ? arch->col_map[c] : (int16_t)-1;
             sc->direct &= sc->cols[i] >= 0;
-            vouch &= !wf_type_managed(wf_registry_get(&w->registry, c));
+            const wf_type_info *cti = wf_registry_get(&w->registry, c);
+            /* a relationship value takes wf_commit_spawn: its target's list
+             * is prepared there (commit_rel_prepare) */
+            vouch &= !wf_type_managed(cti) && !cti->rel_targets;
             for (int32_t j = 0; j < i; j++) {
                 vouch &= values[j].id != c;
             }
@@ -452,7 +455,7 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
                                  const wf_type_info *ti, const void *value)
 {
     wf_journal_structural(w); /* rows move: deltas since before this scan */
-    if (WF_UNLIKELY(ti->req_count && w->req_gen)) {
+    if (WF_UNLIKELY((ti->req_count && w->req_gen) || (ti->rel_targets && value))) {
         weft_value v = {ti->id, ti->size, value};
         return wf_commit_insert(w, e, rec, &v, 1);
     }
@@ -675,10 +678,37 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 
 /* ---- entry points: requirements expanded, then the single-move paths ---- */
 
+/* Relationship values among `values`: each target's list gets room for
+ * one more source before anything moves (the source hook appends into it
+ * and cannot fail then). Undone on failure, so the world is unchanged.
+ * What the hook refuses (dead target, self, cycle) is left to it. */
+static weft_status commit_rel_prepare(weft_world *w, const weft_value *values, int32_t count)
+{
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+        if (WF_LIKELY(!ti->rel_targets) || !values[i].ptr) {
+            continue;
+        }
+        weft_entity t;
+        memcpy(&t, values[i].ptr, sizeof t);
+        bool added = false;
+        weft_status st = wf_entity_live(w, t) ? wf_rel_prepare_relate(w, ti, t, &added)
+                                              : WEFT_OK;
+        if (st != WEFT_OK) {
+            return st; /* earlier preparations only reserved room: harmless */
+        }
+    }
+    return WEFT_OK;
+}
+
 weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
                             weft_entity *out)
 {
     wf_journal_structural(w); /* rows move: deltas since before this scan */
+    weft_status pst = commit_rel_prepare(w, values, count);
+    if (pst != WEFT_OK) {
+        return pst;
+    }
     if (WF_LIKELY(!w->req_gen)) {
         return commit_spawn_raw(w, values, count, out);
     }
@@ -722,6 +752,14 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
                              const weft_value *values, int32_t count)
 {
     wf_journal_structural(w); /* rows move: deltas since before this scan */
+    weft_status pst = commit_rel_prepare(w, values, count);
+    if (pst != WEFT_OK) {
+        return pst;
+    }
+    rec = wf_entity_live(w, e); /* a preparation may have moved e (its own list) */
+    if (!rec) {
+        return WEFT_ERR_STALE_ENTITY;
+    }
     if (WF_LIKELY(!w->req_gen)) {
         return commit_insert_raw(w, e, rec, values, count);
     }

@@ -368,6 +368,79 @@ static weft_status check_sparse_sets(weft_world *w)
     return WEFT_OK;
 }
 
+/* INV-9: relationships agree from both sides and linked ones form no
+ * cycle. For every source entity S of relationship R naming T: T is live,
+ * holds R's target list, and the list names S once; every list item names
+ * the list's owner back; and following a LINKED_DESPAWN relationship from
+ * any entity never comes back to it (colour marking, O(entities)). */
+static weft_status check_relationships(weft_world *w, uint8_t *colour)
+{
+    const wf_entity_index *ix = &w->entities;
+    const wf_graph *g = &w->graph;
+    for (uint32_t id = 1; id <= w->registry.count; id++) {
+        const wf_type_info *rel = w->registry.infos[id];
+        if (!rel->rel_targets) {
+            continue;
+        }
+        int64_t sources = 0, items = 0;
+        for (uint32_t i = 0; i < ix->count; i++) {
+            const wf_record *r = &ix->records[i];
+            if (r->arch == WF_ARCH_DEAD) {
+                continue;
+            }
+            weft_entity e = wf_make_entity(i, r->gen);
+            const wf_archetype *a = g->archetypes[r->arch];
+            if (wf_archetype_has(a, id)) {
+                sources++;
+                weft_entity t = wf_rel_target(w, e, rel);
+                const wf_rel_list *l = wf_entity_live(w, t) ? wf_rel_list_of(w, t, rel) : NULL;
+                int32_t seen = 0;
+                for (int32_t k = 0; l && k < l->count; k++) {
+                    seen += l->items[k] == e;
+                }
+                CHECK(seen == 1,
+                      "INV-9: entity %u has '%s' naming %u:%u, whose list names it %d times "
+                      "(or the target is dead)",
+                      i, rel->name, (uint32_t)t, (uint32_t)(t >> 32), (int)seen);
+            }
+            if (wf_archetype_has(a, rel->rel_targets)) {
+                const wf_rel_list *l = wf_rel_list_of(w, e, rel);
+                for (int32_t k = 0; l && k < l->count; k++) {
+                    weft_entity src = l->items[k];
+                    CHECK(wf_entity_live(w, src) && wf_rel_target(w, src, rel) == e,
+                          "INV-9: the '%s' list of entity %u names %u:%u, which does not "
+                          "name it back",
+                          rel->name, i, (uint32_t)src, (uint32_t)(src >> 32));
+                }
+                items += l ? l->count : 0;
+            }
+        }
+        CHECK(items == sources, "INV-9: '%s' has %lld sources but its lists hold %lld items",
+              rel->name, (long long)sources, (long long)items);
+        if (!(rel->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN) || !colour) {
+            continue;
+        }
+        /* 0 unseen, 1 on the current chain, 2 known to end */
+        memset(colour, 0, ix->count);
+        for (uint32_t i = 0; i < ix->count; i++) {
+            uint32_t at = i;
+            while (colour[at] == 0 && ix->records[at].arch != WF_ARCH_DEAD &&
+                   wf_archetype_has(g->archetypes[ix->records[at].arch], id)) {
+                colour[at] = 1;
+                at = (uint32_t)wf_rel_target(w, wf_make_entity(at, ix->records[at].gen), rel);
+            }
+            CHECK(colour[at] != 1, "INV-9: '%s' forms a cycle through entity %u", rel->name,
+                  at);
+            for (uint32_t k = i; colour[k] == 1;) {
+                colour[k] = 2;
+                k = (uint32_t)wf_rel_target(w, wf_make_entity(k, ix->records[k].gen), rel);
+            }
+            colour[at] = 2;
+        }
+    }
+    return WEFT_OK;
+}
+
 #undef CHECK
 
 weft_status wf_world_check(weft_world *w)
@@ -415,6 +488,9 @@ weft_status wf_world_check(weft_world *w)
     }
     if (st == WEFT_OK) {
         st = check_sparse_sets(w);
+    }
+    if (st == WEFT_OK) {
+        st = check_relationships(w, on_free); /* on_free is free scratch now */
     }
     wf_ds_free(arch_counts);
     wf_ds_free(on_free);
