@@ -40,6 +40,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "core/hash.h"
@@ -1611,6 +1612,139 @@ static bool parse_sparse(restore *r, rd *s)
     return section_done(r, s, SEC_SPRS);
 }
 
+/* ---- relationships: both sides agree, linked ones are acyclic ---- */
+
+/* Adds the (source, target) pairs of relationship `rel` held by n rows
+ * (entities at ents, values at vals) to tgt[] (target by source index). */
+static void rel_pairs(const uint8_t *ents, const uint8_t *vals, uint32_t n, uint64_t *tgt)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t e, t;
+        memcpy(&e, ents + (size_t)k * 8, 8);
+        memcpy(&t, vals + (size_t)k * 8, 8);
+        tgt[(uint32_t)e] = t;
+    }
+}
+
+/* Checks the target lists of relationship `rel` held by n rows (owners at
+ * ents, counted lists from vals) against tgt[]; counts each item in seen[]. */
+static bool rel_lists(restore *r, const wf_type_info *rel, const uint8_t *ents,
+                      const uint8_t *vals, uint32_t n, const uint64_t *tgt, uint8_t *seen)
+{
+    const uint8_t *p = vals;
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t owner;
+        uint32_t cnt;
+        memcpy(&owner, ents + (size_t)k * 8, 8);
+        memcpy(&cnt, p, 4);
+        p += 8;
+        for (uint32_t i = 0; i < cnt; i++, p += 8) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (tgt[(uint32_t)x] != owner || seen[(uint32_t)x]) {
+                return bad(r, WEFT_ERR_BAD_FORMAT,
+                           "the '%s' list of entity %u names entity %u, which does not name "
+                           "it back (or is listed twice)",
+                           rel->name, (uint32_t)owner, (uint32_t)x);
+            }
+            seen[(uint32_t)x] = 1;
+        }
+    }
+    return true;
+}
+
+/* Before anything changes: for every relationship, each source is listed
+ * exactly once, by its target, and every list item names its owner; a
+ * LINKED_DESPAWN relationship (ChildOf) has no cycle, so the despawn
+ * cascade of the restored world ends. O(entities) per relationship. */
+static bool check_rel_graph(restore *r)
+{
+    const wf_registry *reg = &r->w->registry;
+    bool ok = true;
+    uint64_t *tgt = NULL;
+    uint8_t *seen = NULL;
+    for (uint32_t id = 1; ok && id <= reg->count && r->count; id++) {
+        const wf_type_info *rel = reg->infos[id];
+        if (!rel->rel_targets) {
+            continue;
+        }
+        if (!tgt) {
+            tgt = scratch(r, r->count, sizeof *tgt);
+            seen = scratch(r, r->count, 1);
+            if (!tgt || !seen) {
+                ok = false;
+                break;
+            }
+        }
+        memset(tgt, 0, (size_t)r->count * sizeof *tgt);
+        memset(seen, 0, r->count);
+        for (uint32_t t = 0; t < r->ntables; t++) {
+            const st_table *tb = &r->tables[t];
+            for (uint32_t i = 0; i < tb->ncols; i++) {
+                if (r->cols[tb->col0 + i].ti == rel) {
+                    rel_pairs(tb->ents, r->cols[tb->col0 + i].vals, tb->rows, tgt);
+                }
+            }
+        }
+        for (uint32_t k = 0; k < r->nsparse; k++) {
+            if (r->sparse[k].ti == rel) {
+                rel_pairs(r->sparse[k].owners, r->sparse[k].vals, r->sparse[k].count, tgt);
+            }
+        }
+        const wf_type_info *list = reg->infos[rel->rel_targets];
+        for (uint32_t t = 0; ok && t < r->ntables; t++) {
+            const st_table *tb = &r->tables[t];
+            for (uint32_t i = 0; ok && i < tb->ncols; i++) {
+                if (r->cols[tb->col0 + i].ti == list) {
+                    ok = rel_lists(r, rel, tb->ents, r->cols[tb->col0 + i].vals, tb->rows, tgt,
+                                   seen);
+                }
+            }
+        }
+        for (uint32_t k = 0; ok && k < r->nsparse; k++) {
+            if (r->sparse[k].ti == list) {
+                ok = rel_lists(r, rel, r->sparse[k].owners, r->sparse[k].vals,
+                               r->sparse[k].count, tgt, seen);
+            }
+        }
+        for (uint32_t i = 0; ok && i < r->count; i++) {
+            if (tgt[i] && !seen[i]) {
+                ok = bad(r, WEFT_ERR_BAD_FORMAT,
+                         "entity %u has '%s' naming entity %u, whose list does not name it", i,
+                         rel->name, (uint32_t)tgt[i]);
+            }
+        }
+        if (!ok || !(rel->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN)) {
+            continue;
+        }
+        /* seen[] again as colours: 0 unseen, 1 on the current chain, 2 ends */
+        memset(seen, 0, r->count);
+        for (uint32_t i = 0; ok && i < r->count; i++) {
+            uint32_t at = i;
+            while (seen[at] == 0 && tgt[at]) {
+                seen[at] = 1;
+                at = (uint32_t)tgt[at];
+            }
+            if (seen[at] == 1) {
+                ok = bad(r, WEFT_ERR_BAD_FORMAT, "'%s' forms a cycle through entity %u",
+                         rel->name, at);
+                break;
+            }
+            for (uint32_t k = i; seen[k] == 1; k = (uint32_t)tgt[k]) {
+                seen[k] = 2;
+            }
+            seen[at] = 2;
+        }
+    }
+    if (tgt) {
+        scratch_free(r, tgt, r->count, sizeof *tgt);
+    }
+    if (seen) {
+        scratch_free(r, seen, r->count, 1);
+    }
+    return ok;
+}
+
 static bool parse_res(restore *r, rd *s)
 {
     uint32_t zero;
@@ -1789,6 +1923,11 @@ static bool parse_scheds(restore *r, rd *s)
         return TRUNC(r, "schedule list");
     }
     memcpy(&r->acc, acc, 8);
+    if (!isfinite(r->acc) || r->acc < 0.0) {
+        return bad(r, WEFT_ERR_BAD_FORMAT,
+                   "the fixed-step accumulator is %g seconds (it must be finite and >= 0)",
+                   r->acc);
+    }
     const wf_sys_world *sw = r->w->sys;
     r->apply_scheds = sw && sw->schedules;
     for (uint32_t k = 0; k < n; k++) {
@@ -2372,7 +2511,7 @@ weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len)
         ok = r.scratch && ensure_archetypes(&r);
     }
     ok = ok && section(&r, &in, SEC_TABL, &s) && parse_tables(&r, &s) &&
-         section(&r, &in, SEC_SPRS, &s) && parse_sparse(&r, &s) &&
+         section(&r, &in, SEC_SPRS, &s) && parse_sparse(&r, &s) && check_rel_graph(&r) &&
          section(&r, &in, SEC_RESO, &s) && parse_res(&r, &s) &&
          section(&r, &in, SEC_MSGS, &s) && parse_msgs(&r, &s) &&
          section(&r, &in, SEC_TICK, &s) && parse_tick(&r, &s) &&

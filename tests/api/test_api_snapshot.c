@@ -600,6 +600,73 @@ static void snapshot_rejects_corrupt_input(void **state)
 
 // Lying content with a valid checksum (what a hostile or buggy writer
 // produces): every result is a clean error or a consistent world.
+// Finds the 8-byte value v at or after `from` (SIZE_MAX when absent).
+static size_t find_u64(const uint8_t *b, size_t len, size_t from, uint64_t v)
+{
+    for (size_t i = from; i + 8 <= len; i++) {
+        if (memcmp(b + i, &v, 8) == 0) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+// A target list that disagrees with its sources, under a valid checksum:
+// p's children list [x, y] patched to [x, z] (z has no parent). Before,
+// the restore accepted it: weft_children(p) named z, weft_parent(z) was 0,
+// and despawning p killed z and left y naming a dead parent. Now refused
+// before anything changes. A fixed-step accumulator that is negative or
+// not finite is refused the same way.
+static void snapshot_refuses_disagreeing_relationships(void **state)
+{
+    (void)state;
+    tw_fixture *src = second_fixture();
+    weft_world *w = src->w;
+    weft_entity p = weft_spawn(w), x = weft_spawn(w), y = weft_spawn(w), z = weft_spawn(w);
+    assert_int_equal(weft_set_parent(w, x, p), WEFT_OK);
+    assert_int_equal(weft_set_parent(w, y, p), WEFT_OK);
+    size_t len;
+    uint8_t *blob = take_snapshot(w, &len);
+    // the counted list: count 2, pad, x, y
+    uint8_t pat[32];
+    uint32_t two = 2, zero = 0;
+    memcpy(pat, &two, 4);
+    memcpy(pat + 4, &zero, 4);
+    memcpy(pat + 8, &x, 8);
+    memcpy(pat + 16, &y, 8);
+    size_t at = SIZE_MAX;
+    for (size_t i = 64; i + 24 <= len && at == SIZE_MAX; i++) {
+        if (memcmp(blob + i, pat, 24) == 0) {
+            at = i;
+        }
+    }
+    assert_true(at != SIZE_MAX);
+    memcpy(blob + at + 16, &z, 8);
+    rechecksum(blob, len);
+    tw_fixture *dst = second_fixture();
+    assert_int_not_equal(weft_child_of(dst->w), 0);
+    weft_status rst = weft_snapshot_restore(dst->w, blob, len);
+    if (rst != WEFT_ERR_BAD_FORMAT) {
+        fail_msg("restore: %s: %s", weft_status_name(rst), weft_last_error(dst->w));
+    }
+    assert_non_null(strstr(weft_last_error(dst->w), "does not name it back"));
+    weft_world_stats st;
+    assert_int_equal(weft_world_get_stats(dst->w, &st), WEFT_OK);
+    assert_int_equal(st.entity_records, 0);
+    tw_fixture_free(dst);
+    // unpatched, the same blob restores and checks
+    memcpy(blob + at + 16, &y, 8);
+    rechecksum(blob, len);
+    dst = second_fixture();
+    assert_int_not_equal(weft_child_of(dst->w), 0);
+    assert_int_equal(weft_snapshot_restore(dst->w, blob, len), WEFT_OK);
+    assert_int_equal(weft_world_check(dst->w), WEFT_OK);
+    tw_fixture_free(dst);
+    (void)find_u64;
+    free(blob);
+    tw_fixture_free(src);
+}
+
 static void snapshot_survives_lies_with_valid_checksum(void **state)
 {
     (void)state;
@@ -1191,6 +1258,7 @@ int main(void)
         cmocka_unit_test(snapshot_patch_refuses_other_bases),
         cmocka_unit_test(snapshot_rejects_corrupt_input),
         cmocka_unit_test(snapshot_survives_lies_with_valid_checksum),
+        cmocka_unit_test(snapshot_refuses_disagreeing_relationships),
         cmocka_unit_test(snapshot_rejects_mismatched_targets),
         cmocka_unit_test_setup_teardown(snapshot_refuses_owning_components, tw_setup,
                                         tw_teardown),
