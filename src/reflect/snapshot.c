@@ -1145,7 +1145,13 @@ static bool parse_comps(restore *r, rd *s)
         c->role = f[5];
         weft_component dst = wf_registry_lookup(&r->w->registry, buf);
         if (!dst) {
-            continue; /* an error only if something uses it */
+            /* as weft.h promises, and as for message types: whether or not
+             * a value of it was saved */
+            return bad(r, WEFT_ERR_UNKNOWN_COMPONENT,
+                       "snapshot: component '%s' is not registered in this world (register "
+                       "it, and call weft_child_of for the built-in hierarchy, before "
+                       "restoring)",
+                       buf);
         }
         const wf_type_info *ti = wf_registry_get(&r->w->registry, dst);
         uint32_t role = ti->rel_source ? ROLE_REL_LIST

@@ -667,6 +667,27 @@ static void snapshot_refuses_disagreeing_relationships(void **state)
     tw_fixture_free(src);
 }
 
+// A saved component the target lacks is refused even when no value of it
+// was saved (accepted before), as a message type already was.
+static void snapshot_refuses_unknown_component_without_values(void **state)
+{
+    (void)state;
+    tw_fixture *src = second_fixture();
+    tw_comp(src->w, "Known", 4, 4, WEFT_STORAGE_TABLE, 0);
+    tw_comp(src->w, "OnlyThere", 4, 4, WEFT_STORAGE_TABLE, 0);
+    size_t len;
+    uint8_t *blob = take_snapshot(src->w, &len);
+    tw_fixture *dst = second_fixture();
+    tw_comp(dst->w, "Known", 4, 4, WEFT_STORAGE_TABLE, 0);
+    assert_int_equal(weft_snapshot_restore(dst->w, blob, len), WEFT_ERR_UNKNOWN_COMPONENT);
+    assert_non_null(strstr(weft_last_error(dst->w), "OnlyThere"));
+    tw_comp(dst->w, "OnlyThere", 4, 4, WEFT_STORAGE_TABLE, 0);
+    assert_int_equal(weft_snapshot_restore(dst->w, blob, len), WEFT_OK);
+    tw_fixture_free(dst);
+    free(blob);
+    tw_fixture_free(src);
+}
+
 static void snapshot_survives_lies_with_valid_checksum(void **state)
 {
     (void)state;
@@ -1259,6 +1280,7 @@ int main(void)
         cmocka_unit_test(snapshot_rejects_corrupt_input),
         cmocka_unit_test(snapshot_survives_lies_with_valid_checksum),
         cmocka_unit_test(snapshot_refuses_disagreeing_relationships),
+        cmocka_unit_test(snapshot_refuses_unknown_component_without_values),
         cmocka_unit_test(snapshot_rejects_mismatched_targets),
         cmocka_unit_test_setup_teardown(snapshot_refuses_owning_components, tw_setup,
                                         tw_teardown),
