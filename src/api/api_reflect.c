@@ -457,3 +457,20 @@ WEFT_API weft_status weft_json_write_schema(const weft_world *world, weft_compon
     *out_len = 0; /* what any error other than CAPACITY leaves */
     return wf_json_write_schema(world, c, buf, cap, out_len);
 }
+
+WEFT_API weft_status weft_snapshot_set_limit(weft_world *world, uint64_t max_bytes)
+{
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    world->snapshot_max = max_bytes;
+    return WEFT_OK;
+}
+
+WEFT_API uint64_t weft_snapshot_limit(const weft_world *world)
+{
+    if (!wf_world_ok(world)) {
+        return 0;
+    }
+    return world->snapshot_max ? world->snapshot_max : WF_SNAPSHOT_MAX_DEFAULT;
+}

@@ -27,5 +27,12 @@
 #define WF_COLUMN_MIN_ALIGN 16u
 /* Length of the error message kept in the world's error slot. */
 #define WF_ERROR_LEN 1024
+/* Default bound on the decompressed payload of a snapshot or delta
+ * (weft_snapshot_set_limit): a compressed blob that announces or produces
+ * more is refused before or while decompressing. */
+#define WF_SNAPSHOT_MAX_DEFAULT (256ull << 20)
+/* First output buffer of a streaming decompression; it doubles as the
+ * output arrives, never beyond the announced size. */
+#define WF_SNAPSHOT_INFLATE_FIRST (256u << 10)
 
 #endif

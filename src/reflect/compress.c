@@ -11,6 +11,10 @@
  */
 #include "reflect/reflect.h"
 
+#include <string.h>
+
+#include "core/config.h"
+
 #ifdef WEFT_HAVE_ZSTD
 /* ZSTD_customMem and the *_advanced constructors are in zstd's
  * "experimental" section, unchanged since zstd 1.0 and exported by
@@ -138,6 +142,97 @@ weft_status wf_zstd_decompress(weft_world *w, void *dst, size_t n, const void *s
     return WEFT_OK;
 }
 
+/* Grows *buf (16-aligned, *cap bytes, `used` of them kept) to `want`. */
+static bool inflate_grow(weft_world *w, uint8_t **buf, size_t *cap, size_t used, size_t want)
+{
+    uint8_t *nb = wf_alloc(&w->alloc, want, 16);
+    if (!nb) {
+        return false;
+    }
+    if (*buf) {
+        memcpy(nb, *buf, used);
+        wf_free(&w->alloc, *buf, *cap, 16);
+    }
+    *buf = nb;
+    *cap = want;
+    return true;
+}
+
+weft_status wf_zstd_inflate(weft_world *w, const void *src, size_t m, size_t n, uint8_t **out)
+{
+    *out = NULL;
+    weft_status st = wf_zstd_check_size(w, n, src, m);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    ZSTD_customMem mem = {zalloc, zfree, &w->alloc};
+    ZSTD_DCtx *dx = ZSTD_createDCtx_advanced(mem);
+    if (!dx) {
+        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory for zstd");
+    }
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    ZSTD_inBuffer in = {src, m, 0};
+    ZSTD_outBuffer ob = {NULL, 0, 0};
+    size_t first = n < WF_SNAPSHOT_INFLATE_FIRST ? n : WF_SNAPSHOT_INFLATE_FIRST;
+    if (!inflate_grow(w, &buf, &cap, 0, first ? first : 1)) {
+        st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory decompressing");
+    }
+    while (st == WEFT_OK) {
+        ob.dst = buf;
+        ob.size = cap;
+        size_t r = ZSTD_decompressStream(dx, &ob, &in);
+        if (ZSTD_isError(r)) {
+            st = ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation
+                     ? wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory for zstd")
+                     : wf_error(w, WEFT_ERR_BAD_FORMAT,
+                                "snapshot: the compressed payload is corrupt (zstd: %s)",
+                                ZSTD_getErrorName(r));
+            break;
+        }
+        if (r == 0) { /* the frame is complete */
+            if (ob.pos != n || in.pos != m) {
+                st = wf_error(w, WEFT_ERR_BAD_FORMAT,
+                              "snapshot: the compressed payload holds %zu bytes, the header "
+                              "records %zu",
+                              ob.pos, n);
+            }
+            break;
+        }
+        if (ob.pos < cap) {
+            if (in.pos == m) { /* input exhausted, frame not complete */
+                st = wf_error(w, WEFT_ERR_BAD_FORMAT,
+                              "snapshot: the compressed payload is truncated");
+            }
+            continue;
+        }
+        if (cap >= n) { /* full, and the frame wants to say more */
+            st = wf_error(w, WEFT_ERR_BAD_FORMAT,
+                          "snapshot: the compressed payload holds more than the %zu bytes the "
+                          "header records",
+                          n);
+            break;
+        }
+        size_t want = cap > n / 2 ? n : cap * 2;
+        if (!inflate_grow(w, &buf, &cap, ob.pos, want)) {
+            st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory decompressing");
+        }
+    }
+    ZSTD_freeDCtx(dx);
+    if (st == WEFT_OK && cap != n) {
+        /* a frame shorter than announced cannot end OK; cap == n here */
+        st = wf_error(w, WEFT_ERR_INTERNAL, "snapshot: decompression buffer mismatch");
+    }
+    if (st != WEFT_OK) {
+        if (buf) {
+            wf_free(&w->alloc, buf, cap, 16);
+        }
+        return st;
+    }
+    *out = buf;
+    return WEFT_OK;
+}
+
 #else /* !WEFT_HAVE_ZSTD: never called (wf_zstd_available() is false) */
 
 size_t wf_zstd_bound(size_t n)
@@ -172,6 +267,15 @@ weft_status wf_zstd_decompress(weft_world *w, void *dst, size_t n, const void *s
     (void)n;
     (void)src;
     (void)m;
+    return wf_error(w, WEFT_ERR_UNSUPPORTED, "snapshot: weft was built without zstd");
+}
+
+weft_status wf_zstd_inflate(weft_world *w, const void *src, size_t m, size_t n, uint8_t **out)
+{
+    (void)src;
+    (void)m;
+    (void)n;
+    *out = NULL;
     return wf_error(w, WEFT_ERR_UNSUPPORTED, "snapshot: weft was built without zstd");
 }
 

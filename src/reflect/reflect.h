@@ -157,6 +157,12 @@ weft_status wf_zstd_check_size(weft_world *w, uint64_t n, const void *src, size_
 /* Decompresses a frame of m bytes that must hold exactly n bytes.
  * BAD_FORMAT or OUT_OF_MEMORY, recorded. */
 weft_status wf_zstd_decompress(weft_world *w, void *dst, size_t n, const void *src, size_t m);
+/* Decompresses the m bytes at src, which announce n plain bytes, into a
+ * buffer it allocates (*out, 16-aligned, exactly n bytes on success): the
+ * output buffer starts small and doubles as output arrives, so a frame
+ * that lies about its size costs what it really produces. BAD_FORMAT when
+ * the frame produces more or fewer than n bytes or is corrupt. */
+weft_status wf_zstd_inflate(weft_world *w, const void *src, size_t m, size_t n, uint8_t **out);
 
 /* ---- json.c ---- */
 

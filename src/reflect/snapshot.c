@@ -2454,18 +2454,16 @@ static weft_status payload_open(weft_world *w, const uint8_t *b, size_t len,
         return wf_error(w, WEFT_ERR_BAD_FORMAT, "snapshot: the header records no plain "
                         "length for a compressed payload");
     }
-    weft_status st = wf_zstd_check_size(w, plain, out->p, out->n);
-    if (st != WEFT_OK) {
-        return st;
+    uint64_t max = w->snapshot_max ? w->snapshot_max : WF_SNAPSHOT_MAX_DEFAULT;
+    if (plain > max || (uint64_t)(size_t)plain != plain) {
+        return wf_error(w, WEFT_ERR_CAPACITY,
+                        "snapshot: the compressed payload announces %llu bytes, above this "
+                        "world's limit of %llu (weft_snapshot_set_limit)",
+                        (unsigned long long)plain, (unsigned long long)max);
     }
-    uint8_t *buf = wf_alloc(&w->alloc, (size_t)plain, 16);
-    if (!buf) {
-        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory for the %llu "
-                        "bytes to decompress", (unsigned long long)plain);
-    }
-    st = wf_zstd_decompress(w, buf, (size_t)plain, out->p, out->n);
+    uint8_t *buf;
+    weft_status st = wf_zstd_inflate(w, out->p, out->n, (size_t)plain, &buf);
     if (st != WEFT_OK) {
-        wf_free(&w->alloc, buf, (size_t)plain, 16);
         return st;
     }
     out->p = buf;

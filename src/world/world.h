@@ -122,6 +122,8 @@ struct weft_world {
     void (*states_fini)(weft_world *w); /* frees `states` (set with it) */
     weft_scene *scenes;          /* live scenes (src/reflect/scene.c) */
     void (*scenes_fini)(weft_world *w); /* destroys `scenes` (set with it) */
+    uint64_t snapshot_max;       /* decompressed snapshot bound, bytes; 0:
+                                    WF_SNAPSHOT_MAX_DEFAULT */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };

@@ -846,6 +846,47 @@ static void *take_ex(weft_world *w, uint32_t flags, uint32_t since, size_t *len,
     return buf;
 }
 
+// A compressed snapshot is decompressed within the world's limit: above
+// it, refused with CAPACITY before anything is allocated for the output;
+// below it, the output buffer grows as bytes arrive (a 4 MiB payload
+// crosses several doublings) and the peak stays near the payload's size.
+// Before, the announced size was allocated up front whatever it was.
+static void snapshot_zstd_bounded_by_limit(void **state)
+{
+    (void)state;
+    if (!weft_snapshot_zstd_available()) {
+        skip();
+    }
+    tw_fixture *src = second_fixture();
+    weft_component big = tw_comp(src->w, "Big", 4096, 16, WEFT_STORAGE_TABLE, 0);
+    uint8_t zero[4096] = {0};
+    for (int i = 0; i < 1024; i++) { // 4 MiB of zeros: compresses to little
+        weft_value v = {big, sizeof zero, zero};
+        assert_int_not_equal(weft_spawn_with(src->w, &v, 1), 0);
+    }
+    size_t len;
+    uint8_t *blob = take_ex(src->w, WEFT_SNAPSHOT_ZSTD, 0, &len, NULL);
+    uint64_t plain;
+    memcpy(&plain, blob + 48, 8);
+    assert_true(plain > (4u << 20));
+    assert_true(len < plain / 50);
+
+    tw_fixture *dst = second_fixture();
+    tw_comp(dst->w, "Big", 4096, 16, WEFT_STORAGE_TABLE, 0);
+    assert_int_equal(weft_snapshot_limit(dst->w), 256ull << 20);
+    assert_int_equal(weft_snapshot_set_limit(dst->w, plain - 1), WEFT_OK);
+    int64_t before = dst->alloc.peak_bytes;
+    assert_int_equal(weft_snapshot_restore(dst->w, blob, len), WEFT_ERR_CAPACITY);
+    assert_non_null(strstr(weft_last_error(dst->w), "weft_snapshot_set_limit"));
+    assert_true(dst->alloc.peak_bytes - before < (1 << 20)); // nothing of the payload's size
+    assert_int_equal(weft_snapshot_set_limit(dst->w, 0), WEFT_OK);
+    assert_int_equal(weft_snapshot_restore(dst->w, blob, len), WEFT_OK);
+    assert_int_equal(weft_world_check(dst->w), WEFT_OK);
+    tw_fixture_free(dst);
+    free(blob);
+    tw_fixture_free(src);
+}
+
 // Compressed snapshots restore to the same world, merge like plain ones,
 // and are smaller for a world of repetitive values.
 static void snapshot_zstd_round_trip(void **state)
@@ -1281,6 +1322,7 @@ int main(void)
         cmocka_unit_test(snapshot_survives_lies_with_valid_checksum),
         cmocka_unit_test(snapshot_refuses_disagreeing_relationships),
         cmocka_unit_test(snapshot_refuses_unknown_component_without_values),
+        cmocka_unit_test(snapshot_zstd_bounded_by_limit),
         cmocka_unit_test(snapshot_rejects_mismatched_targets),
         cmocka_unit_test_setup_teardown(snapshot_refuses_owning_components, tw_setup,
                                         tw_teardown),
