@@ -114,7 +114,11 @@ weft_status wf_trigger(weft_world *w, weft_event event, weft_entity target,
     lifecycle_observers(w, &t, 0, false);
     uint32_t hops = 0;
     weft_component child_of = w->child_of;
-    while (t.propagate && target && child_of && hops < WF_MAX_ENTITIES) {
+    /* a chain of parents is at most as long as there are entities: a walk
+     * beyond that is going round a cycle (which restore and relate refuse
+     * to make), and stops there */
+    int64_t max_hops = w->entities.live + 1;
+    while (t.propagate && target && child_of && (int64_t)hops < max_hops) {
         const wf_record *r = wf_entity_live(w, target);
         if (!r) {
             break;

@@ -418,6 +418,17 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
         if (next == len) {
             break;
         }
+        if ((int64_t)len > w->entities.live) {
+            /* more cascade members than entities: a cycle (restore and
+             * relate refuse to make one); stop instead of growing forever */
+            if (q) {
+                wf_free(&w->alloc, q, (size_t)cap * sizeof *q, _Alignof(weft_entity));
+            }
+            return wf_error(w, WEFT_ERR_RELATIONSHIP,
+                            "despawn of entity %u:%u: a linked relationship forms a cycle "
+                            "(weft_world_check names it)",
+                            (uint32_t)e, (uint32_t)(e >> 32));
+        }
         node = q[next++];
         const wf_record *r = wf_entity_live(w, node);
         na = r ? wf_world_archetype(w, r->arch) : NULL;

@@ -667,6 +667,104 @@ static void snapshot_refuses_disagreeing_relationships(void **state)
     tw_fixture_free(src);
 }
 
+static void map_u64(uint8_t *at, const uint64_t *from, const uint64_t *to, int n)
+{
+    uint64_t v;
+    memcpy(&v, at, 8);
+    for (int i = 0; i < n; i++) {
+        if (v == from[i]) {
+            memcpy(at, &to[i], 8);
+            return;
+        }
+    }
+}
+
+// A ChildOf cycle with both sides agreeing, under a valid checksum:
+// A -> R2, B -> R1, L1 -> A, L2 -> B patched into A -> B, B -> A,
+// L1 -> R2, L2 -> R1 with every list to match. Before, the restore
+// accepted it and weft_despawn(A) never finished, growing memory.
+static void snapshot_refuses_child_of_cycle(void **state)
+{
+    (void)state;
+    tw_fixture *src = second_fixture();
+    weft_world *w = src->w;
+    weft_component cid = weft_child_of(w);
+    weft_entity r1 = weft_spawn(w), r2 = weft_spawn(w), a = weft_spawn(w), b = weft_spawn(w);
+    weft_entity l1 = weft_spawn(w), l2 = weft_spawn(w);
+    assert_int_equal(weft_set_parent(w, a, r2), WEFT_OK);
+    assert_int_equal(weft_set_parent(w, b, r1), WEFT_OK);
+    assert_int_equal(weft_set_parent(w, l1, a), WEFT_OK);
+    assert_int_equal(weft_set_parent(w, l2, b), WEFT_OK);
+    // a third root and child, so that no table holds exactly two roots
+    // (a table header [2 rows][1 column] would read like a ChildOf column)
+    weft_entity r3 = weft_spawn(w), c3 = weft_spawn(w);
+    assert_int_equal(weft_set_parent(w, c3, r3), WEFT_OK);
+    size_t len;
+    uint8_t *blob = take_snapshot(w, &len);
+    // ChildOf columns: a header (component id, ticks flag) then the values,
+    // in row order (either order is looked for)
+    const uint64_t vfrom[4] = {r2, r1, a, b}, vto[4] = {b, a, r2, r1};
+    // target lists: (count 1, pad) then the one item
+    const uint64_t lfrom[4] = {a, b, l1, l2}, lto[4] = {l1, l2, b, a};
+    int values = 0, items = 0;
+    const uint64_t pairs[4][2] = {{r2, r1}, {r1, r2}, {a, b}, {b, a}};
+    // only inside the tables section (sections: tag, pad, length, body
+    // padded to 8;
+    // the tables are the fourth)
+    size_t t0 = 0, t1 = 0;
+    for (size_t off = 64; off + 16 <= len;) {
+        uint32_t tag;
+        uint64_t slen;
+        memcpy(&tag, blob + off, 4);
+        memcpy(&slen, blob + off + 8, 8);
+        if (tag == 4) {
+            t0 = off + 16;
+            t1 = t0 + (size_t)slen;
+            break;
+        }
+        off += 16 + (((size_t)slen + 7) & ~(size_t)7);
+    }
+    assert_true(t1 > t0 && t1 <= len);
+    for (size_t i = t0; i + 24 <= t1; i += 8) { // everything is 8-aligned
+        uint32_t h0, h1;
+        memcpy(&h0, blob + i, 4);
+        memcpy(&h1, blob + i + 4, 4);
+        uint64_t v0, v1;
+        memcpy(&v0, blob + i + 8, 8);
+        memcpy(&v1, blob + i + 16, 8);
+        if (h0 == cid && h1 == 1) { // ChildOf's column, with ticks
+            for (int k = 0; k < 4; k++) {
+                if (v0 == pairs[k][0] && v1 == pairs[k][1]) {
+                    map_u64(blob + i + 8, vfrom, vto, 4);
+                    map_u64(blob + i + 16, vfrom, vto, 4);
+                    values += 2;
+                    i += 16;
+                    break;
+                }
+            }
+        } else if (h0 == 1 && h1 == 0) {
+            for (int k = 0; k < 4; k++) {
+                if (v0 == lfrom[k]) {
+                    map_u64(blob + i + 8, lfrom, lto, 4);
+                    items++;
+                    i += 8;
+                    break;
+                }
+            }
+        }
+    }
+    assert_int_equal(values, 4);
+    assert_int_equal(items, 4);
+    rechecksum(blob, len);
+    tw_fixture *dst = second_fixture();
+    assert_int_not_equal(weft_child_of(dst->w), 0);
+    assert_int_equal(weft_snapshot_restore(dst->w, blob, len), WEFT_ERR_BAD_FORMAT);
+    assert_non_null(strstr(weft_last_error(dst->w), "cycle"));
+    tw_fixture_free(dst);
+    free(blob);
+    tw_fixture_free(src);
+}
+
 // A saved component the target lacks is refused even when no value of it
 // was saved (accepted before), as a message type already was.
 static void snapshot_refuses_unknown_component_without_values(void **state)
@@ -1322,6 +1420,7 @@ int main(void)
         cmocka_unit_test(snapshot_survives_lies_with_valid_checksum),
         cmocka_unit_test(snapshot_refuses_disagreeing_relationships),
         cmocka_unit_test(snapshot_refuses_unknown_component_without_values),
+        cmocka_unit_test(snapshot_refuses_child_of_cycle),
         cmocka_unit_test(snapshot_zstd_bounded_by_limit),
         cmocka_unit_test(snapshot_rejects_mismatched_targets),
         cmocka_unit_test_setup_teardown(snapshot_refuses_owning_components, tw_setup,
