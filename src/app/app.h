@@ -85,6 +85,11 @@ struct weft_app {
     wf_plugin *plugins;        /* in order of addition (build order once
                                   the setup is done) */
     uint32_t nplugins, cap_plugins;
+    uint32_t *name_slots;      /* open addressing over plugin names: the
+                                  first record of a name, as index + 1;
+                                  0 empty. name_cap slots, a power of two
+                                  at least twice nplugins (plugin.c) */
+    uint32_t name_cap;
     uint32_t built;            /* plugins built so far (next rank) */
     uint8_t phase;             /* wf_app_phase */
     bool in_callback;          /* a plugin callback is running */

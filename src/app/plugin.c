@@ -14,8 +14,10 @@
  */
 #include "app/app.h"
 #include "core/guard.h"
+#include "core/hash.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PLUGIN_ALIGN _Alignof(uint64_t)
@@ -37,14 +39,76 @@ static void free_name(weft_app *a, char *s)
     }
 }
 
+/* ---- the name index: O(1) lookups, so adding n plugins is O(n) ---- */
+
+static uint32_t name_home(const weft_app *a, const char *name)
+{
+    return (uint32_t)wf_hash_bytes(name, strlen(name)) & (a->name_cap - 1);
+}
+
 int32_t wf_app_plugin_find(const weft_app *a, const char *name)
 {
-    for (uint32_t i = 0; i < a->nplugins; i++) {
-        if (strcmp(a->plugins[i].name, name) == 0) {
-            return (int32_t)i;
+    if (!a->name_cap) {
+        return -1;
+    }
+    for (uint32_t h = name_home(a, name);; h = (h + 1) & (a->name_cap - 1)) {
+        uint32_t s = a->name_slots[h];
+        if (s == 0) {
+            return -1;
+        }
+        if (strcmp(a->plugins[s - 1].name, name) == 0) {
+            return (int32_t)(s - 1);
         }
     }
-    return -1;
+}
+
+/* Lists record i unless an earlier record has its name (the index keeps
+ * the first). Room must exist (names_reserve). */
+static void names_insert(weft_app *a, uint32_t i)
+{
+    const char *name = a->plugins[i].name;
+    for (uint32_t h = name_home(a, name);; h = (h + 1) & (a->name_cap - 1)) {
+        uint32_t s = a->name_slots[h];
+        if (s == 0) {
+            a->name_slots[h] = i + 1;
+            return;
+        }
+        if (strcmp(a->plugins[s - 1].name, name) == 0) {
+            if (i < s - 1) {
+                a->name_slots[h] = i + 1;
+            }
+            return;
+        }
+    }
+}
+
+/* Rebuilds the index over the current records with `cap` slots. */
+static bool names_rebuild(weft_app *a, uint32_t cap)
+{
+    uint32_t *slots = wf_calloc(&a->alloc, (size_t)cap * sizeof *slots, PLUGIN_ALIGN);
+    if (!slots) {
+        return false;
+    }
+    wf_free(&a->alloc, a->name_slots, (size_t)a->name_cap * sizeof *slots, PLUGIN_ALIGN);
+    a->name_slots = slots;
+    a->name_cap = cap;
+    for (uint32_t i = 0; i < a->nplugins; i++) {
+        names_insert(a, i);
+    }
+    return true;
+}
+
+/* Room in the index for `need` records (load at most one half). */
+static bool names_reserve(weft_app *a, uint64_t need)
+{
+    if (need * 2 <= a->name_cap) {
+        return true;
+    }
+    uint64_t cap = a->name_cap ? a->name_cap : 64;
+    while (cap < need * 2) {
+        cap *= 2;
+    }
+    return cap <= UINT32_MAX / 2 && names_rebuild(a, (uint32_t)cap);
 }
 
 static void plugin_fini(weft_app *a, wf_plugin *p)
@@ -70,6 +134,10 @@ void wf_app_plugins_free(weft_app *a)
     wf_free(&a->alloc, a->plugins, (size_t)a->cap_plugins * sizeof *a->plugins, PLUGIN_ALIGN);
     a->plugins = NULL;
     a->nplugins = a->cap_plugins = 0;
+    wf_free(&a->alloc, a->name_slots, (size_t)a->name_cap * sizeof *a->name_slots,
+            PLUGIN_ALIGN);
+    a->name_slots = NULL;
+    a->name_cap = 0;
 }
 
 /* ---- adding ---- */
@@ -175,11 +243,12 @@ weft_status wf_app_add_plugin(weft_app *a, const weft_plugin_desc *d)
         return st;
     }
     if (!reserve_plugins(a, (uint64_t)a->nplugins + 1) ||
+        !names_reserve(a, (uint64_t)a->nplugins + 1) ||
         !plugin_init(a, &a->plugins[a->nplugins], d)) {
         return wf_error(a->world, WEFT_ERR_OUT_OF_MEMORY,
                         "weft_app_add_plugin: out of memory adding plugin '%s'", d->name);
     }
-    a->nplugins++;
+    names_insert(a, a->nplugins++);
     return WEFT_OK;
 }
 
@@ -237,7 +306,8 @@ weft_status wf_app_add_group(weft_app *a, const weft_plugin_group_desc *g)
         }
         add++;
     }
-    if (!reserve_plugins(a, (uint64_t)a->nplugins + add)) {
+    if (!reserve_plugins(a, (uint64_t)a->nplugins + add) ||
+        !names_reserve(a, (uint64_t)a->nplugins + add)) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory adding group '%s'", fn,
                         g->name);
     }
@@ -256,94 +326,222 @@ weft_status wf_app_add_group(weft_app *a, const weft_plugin_group_desc *g)
         }
         done++;
     }
-    a->nplugins += done;
+    for (uint32_t k = 0; k < done; k++) {
+        names_insert(a, a->nplugins++);
+    }
     return WEFT_OK;
 }
 
 /* ---- setup ---- */
 
-/* Whether every record named by p's dependencies is built or placed
- * (placed[i] != 0). */
-static bool deps_ready(const weft_app *a, const wf_plugin *p, const uint8_t *placed)
+/* The pending plugins' dependency graph, resolved once per round:
+ * in-edges per plugin (the pending records its dependency names match,
+ * one per match and per listing) in CSR form, and the out-edges derived
+ * from them. Names are matched through a sorted index, so a round costs
+ * O((n + e) log n) for n records and e dependency matches; the order is
+ * the old one: among the plugins whose dependencies are all built, the
+ * lowest index first (Kahn's algorithm with a min-heap). */
+typedef struct name_ix {
+    const char *name;
+    uint32_t i;
+} name_ix;
+
+typedef struct dep_graph {
+    name_ix *names;   /* [n] sorted by name, then index */
+    uint32_t *in0;    /* [n + 1] in-edge offsets */
+    uint32_t *in;     /* [e] the dependency each in-edge comes from */
+    uint32_t *out0;   /* [n + 1] out-edge offsets */
+    uint32_t *out;    /* [e] the dependant each out-edge goes to */
+    uint32_t *indeg;  /* [n] in-edges not yet satisfied */
+    uint32_t *heap;   /* [n] ready plugins, a min-heap of indices */
+    uint32_t n, e;
+} dep_graph;
+
+static int name_ix_cmp(const void *x, const void *y)
 {
-    for (int32_t k = 0; k < p->ndeps; k++) {
-        for (uint32_t j = 0; j < a->nplugins; j++) {
-            const wf_plugin *q = &a->plugins[j];
-            if (strcmp(q->name, p->deps[k]) == 0 && q->state != WF_PLUGIN_BUILT && !placed[j]) {
-                return false;
-            }
-        }
-    }
-    return true;
+    const name_ix *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
 }
 
-/* NOT_FOUND naming the first dependency of a pending plugin that names
- * no added plugin, or WEFT_OK. */
-static weft_status check_missing(weft_app *a)
+/* First position in g->names whose name is `name` (g->n when none). */
+static uint32_t name_first(const dep_graph *g, const char *name)
 {
-    for (uint32_t i = 0; i < a->nplugins; i++) {
-        const wf_plugin *p = &a->plugins[i];
-        if (p->state == WF_PLUGIN_BUILT) {
-            continue;
+    uint32_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (strcmp(g->names[mid].name, name) < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
-        for (int32_t k = 0; k < p->ndeps; k++) {
-            if (wf_app_plugin_find(a, p->deps[k]) < 0) {
+    }
+    return lo < g->n && strcmp(g->names[lo].name, name) == 0 ? lo : g->n;
+}
+
+static void graph_free(weft_app *a, dep_graph *g)
+{
+    wf_free(&a->alloc, g->names, (size_t)g->n * sizeof *g->names, PLUGIN_ALIGN);
+    wf_free(&a->alloc, g->in0, ((size_t)g->n + 1) * sizeof *g->in0, PLUGIN_ALIGN);
+    wf_free(&a->alloc, g->out0, ((size_t)g->n + 1) * sizeof *g->out0, PLUGIN_ALIGN);
+    wf_free(&a->alloc, g->indeg, (size_t)g->n * sizeof *g->indeg, PLUGIN_ALIGN);
+    wf_free(&a->alloc, g->heap, (size_t)g->n * sizeof *g->heap, PLUGIN_ALIGN);
+    wf_free(&a->alloc, g->in, (size_t)g->e * sizeof *g->in, PLUGIN_ALIGN);
+    wf_free(&a->alloc, g->out, (size_t)g->e * sizeof *g->out, PLUGIN_ALIGN);
+    memset(g, 0, sizeof *g);
+}
+
+static bool pending(const wf_plugin *p)
+{
+    return p->state != WF_PLUGIN_BUILT;
+}
+
+/* Builds g for the pending plugins of a; NOT_FOUND names the first
+ * dependency that names no added plugin. */
+static weft_status graph_build(weft_app *a, dep_graph *g)
+{
+    uint32_t n = a->nplugins;
+    memset(g, 0, sizeof *g);
+    g->n = n;
+    g->names = wf_alloc(&a->alloc, (size_t)n * sizeof *g->names, PLUGIN_ALIGN);
+    g->in0 = wf_calloc(&a->alloc, ((size_t)n + 1) * sizeof *g->in0, PLUGIN_ALIGN);
+    g->out0 = wf_calloc(&a->alloc, ((size_t)n + 1) * sizeof *g->out0, PLUGIN_ALIGN);
+    g->indeg = wf_calloc(&a->alloc, (size_t)n * sizeof *g->indeg, PLUGIN_ALIGN);
+    g->heap = wf_alloc(&a->alloc, (size_t)n * sizeof *g->heap, PLUGIN_ALIGN);
+    if (!g->names || !g->in0 || !g->out0 || !g->indeg || !g->heap) {
+        return wf_error(a->world, WEFT_ERR_OUT_OF_MEMORY, "weft_app_setup: out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        g->names[i].name = a->plugins[i].name;
+        g->names[i].i = i;
+    }
+    qsort(g->names, n, sizeof *g->names, name_ix_cmp);
+    /* count the in-edges; a dependency naming nobody is NOT_FOUND */
+    uint64_t e = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const wf_plugin *p = &a->plugins[i];
+        for (int32_t k = 0; pending(p) && k < p->ndeps; k++) {
+            uint32_t at = name_first(g, p->deps[k]);
+            if (at == n) {
                 return wf_error(a->world, WEFT_ERR_NOT_FOUND,
                                 "weft_app_setup: plugin '%s' depends on '%s', which was not "
                                 "added",
                                 p->name, p->deps[k]);
+            }
+            for (; at < n && strcmp(g->names[at].name, p->deps[k]) == 0; at++) {
+                if (pending(&a->plugins[g->names[at].i])) {
+                    g->in0[i + 1]++;
+                    g->out0[g->names[at].i + 1]++;
+                    e++;
+                }
+            }
+        }
+    }
+    if (e > UINT32_MAX) {
+        return wf_error(a->world, WEFT_ERR_CAPACITY, "weft_app_setup: too many dependencies");
+    }
+    g->e = e ? (uint32_t)e : 1u; /* arrays of at least one element */
+    for (uint32_t i = 0; i < n; i++) {
+        g->in0[i + 1] += g->in0[i];
+        g->out0[i + 1] += g->out0[i];
+    }
+    g->in = wf_alloc(&a->alloc, (size_t)g->e * sizeof *g->in, PLUGIN_ALIGN);
+    g->out = wf_alloc(&a->alloc, (size_t)g->e * sizeof *g->out, PLUGIN_ALIGN);
+    if (!g->in || !g->out) {
+        return wf_error(a->world, WEFT_ERR_OUT_OF_MEMORY, "weft_app_setup: out of memory");
+    }
+    /* fill: indeg doubles as the in-edge cursor, heap as the out one */
+    memset(g->heap, 0, (size_t)n * sizeof *g->heap);
+    for (uint32_t i = 0; i < n; i++) {
+        const wf_plugin *p = &a->plugins[i];
+        for (int32_t k = 0; pending(p) && k < p->ndeps; k++) {
+            for (uint32_t at = name_first(g, p->deps[k]);
+                 at < n && strcmp(g->names[at].name, p->deps[k]) == 0; at++) {
+                uint32_t j = g->names[at].i;
+                if (pending(&a->plugins[j])) {
+                    g->in[g->in0[i] + g->indeg[i]++] = j;
+                    g->out[g->out0[j] + g->heap[j]++] = i;
+                }
             }
         }
     }
     return WEFT_OK;
 }
 
-/* SCHEDULE_CYCLE naming a loop among the stuck plugins. */
-static weft_status report_cycle(weft_app *a, const uint8_t *placed)
+static void heap_push(uint32_t *h, uint32_t *len, uint32_t v)
 {
-    uint32_t n = a->nplugins;
-    uint32_t cur = 0;
-    while (cur < n && (a->plugins[cur].state == WF_PLUGIN_BUILT || placed[cur])) {
-        cur++;
+    uint32_t k = (*len)++;
+    while (k > 0 && h[(k - 1) / 2] > v) {
+        h[k] = h[(k - 1) / 2];
+        k = (k - 1) / 2;
     }
-    /* walk: from a stuck plugin to a stuck record one of its dependencies
-     * names; after n steps the walk is inside a loop */
-    uint32_t *path = wf_alloc(&a->alloc, (size_t)(n + 1) * sizeof *path, PLUGIN_ALIGN);
-    if (!path) {
-        return wf_error(a->world, WEFT_ERR_SCHEDULE_CYCLE,
-                        "weft_app_setup: the dependencies of plugin '%s' form a cycle",
-                        a->plugins[cur].name);
-    }
-    uint32_t len = 0;
-    int32_t loop_start = -1;
-    while (loop_start < 0 && len <= n) {
-        for (uint32_t k = 0; k < len; k++) {
-            if (path[k] == cur) {
-                loop_start = (int32_t)k;
-            }
-        }
-        if (loop_start >= 0) {
+    h[k] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, uint32_t *len)
+{
+    uint32_t top = h[0];
+    uint32_t v = h[--(*len)];
+    uint32_t k = 0;
+    for (;;) {
+        uint32_t c = 2 * k + 1;
+        if (c >= *len) {
             break;
         }
+        if (c + 1 < *len && h[c + 1] < h[c]) {
+            c++;
+        }
+        if (h[c] >= v) {
+            break;
+        }
+        h[k] = h[c];
+        k = c;
+    }
+    if (*len) {
+        h[k] = v;
+    }
+    return top;
+}
+
+/* SCHEDULE_CYCLE naming a loop among the stuck plugins (those left with
+ * unsatisfied in-edges): from one, follow an in-edge to a stuck
+ * dependency until a plugin comes back; O(n) with a position per plugin
+ * (g->heap, free now, holds it). */
+static weft_status report_cycle(weft_app *a, dep_graph *g)
+{
+    uint32_t n = g->n;
+    uint32_t cur = 0;
+    while (cur < n && (!pending(&a->plugins[cur]) || g->indeg[cur] == 0)) {
+        cur++;
+    }
+    uint32_t *pos = g->heap; /* UINT32_MAX: not on the path */
+    for (uint32_t i = 0; i < n; i++) {
+        pos[i] = UINT32_MAX;
+    }
+    uint32_t *path = wf_alloc(&a->alloc, (size_t)(n + 1) * sizeof *path, PLUGIN_ALIGN);
+    if (!path || cur == n) {
+        wf_free(&a->alloc, path, (size_t)(n + 1) * sizeof *path, PLUGIN_ALIGN);
+        return wf_error(a->world, WEFT_ERR_SCHEDULE_CYCLE,
+                        "weft_app_setup: the dependencies of plugin '%s' form a cycle",
+                        a->plugins[cur < n ? cur : 0].name);
+    }
+    uint32_t len = 0;
+    while (pos[cur] == UINT32_MAX && len <= n) {
+        pos[cur] = len;
         path[len++] = cur;
-        const wf_plugin *p = &a->plugins[cur];
         uint32_t next = cur;
-        for (int32_t k = 0; k < p->ndeps && next == cur; k++) {
-            for (uint32_t j = 0; j < n; j++) {
-                const wf_plugin *q = &a->plugins[j];
-                if (strcmp(q->name, p->deps[k]) == 0 && q->state != WF_PLUGIN_BUILT &&
-                    !placed[j]) {
-                    next = j;
-                    break;
-                }
+        for (uint32_t k = g->in0[cur]; k < g->in0[cur + 1]; k++) {
+            uint32_t j = g->in[k];
+            if (g->indeg[j] > 0) { /* a stuck dependency */
+                next = j;
+                break;
             }
         }
         cur = next;
     }
     char msg[WF_ERROR_LEN];
     size_t off = 0;
-    for (uint32_t k = loop_start < 0 ? 0 : (uint32_t)loop_start; k < len && off < sizeof msg;
-         k++) {
+    for (uint32_t k = pos[cur] < len ? pos[cur] : 0; k < len && off < sizeof msg; k++) {
         int m = snprintf(msg + off, sizeof msg - off, "'%s' -> ", a->plugins[path[k]].name);
         off = m < 0 ? sizeof msg : off + (size_t)m;
     }
@@ -366,37 +564,44 @@ static weft_status callback_failed(weft_app *a, const char *what, uint32_t i, we
 static weft_status setup_round(weft_app *a)
 {
     uint32_t n = a->nplugins;
-    uint32_t pending = n - a->built;
-    weft_status st = check_missing(a);
+    uint32_t npending = n - a->built;
+    dep_graph g;
+    weft_status st = graph_build(a, &g);
+    uint32_t *order = st == WEFT_OK
+                          ? wf_alloc(&a->alloc, (size_t)npending * sizeof *order, PLUGIN_ALIGN)
+                          : NULL;
+    if (st == WEFT_OK && !order) {
+        st = wf_error(a->world, WEFT_ERR_OUT_OF_MEMORY, "weft_app_setup: out of memory");
+    }
     if (st != WEFT_OK) {
+        graph_free(a, &g);
         return st;
     }
-    uint8_t *placed = wf_calloc(&a->alloc, n, 1);
-    uint32_t *order = wf_alloc(&a->alloc, (size_t)pending * sizeof *order, PLUGIN_ALIGN);
-    if (!placed || !order) {
-        wf_free(&a->alloc, placed, n, 1);
-        wf_free(&a->alloc, order, (size_t)pending * sizeof *order, PLUGIN_ALIGN);
-        return wf_error(a->world, WEFT_ERR_OUT_OF_MEMORY, "weft_app_setup: out of memory");
+    uint32_t hlen = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        g.indeg[i] = g.in0[i + 1] - g.in0[i];
+        if (pending(&a->plugins[i]) && g.indeg[i] == 0) {
+            heap_push(g.heap, &hlen, i);
+        }
     }
     uint32_t norder = 0;
-    while (norder < pending) {
-        uint32_t pick = n;
-        for (uint32_t i = 0; i < n && pick == n; i++) {
-            if (a->plugins[i].state != WF_PLUGIN_BUILT && !placed[i] &&
-                deps_ready(a, &a->plugins[i], placed)) {
-                pick = i;
+    while (hlen) {
+        uint32_t pick = heap_pop(g.heap, &hlen);
+        order[norder++] = pick;
+        for (uint32_t k = g.out0[pick]; k < g.out0[pick + 1]; k++) {
+            if (--g.indeg[g.out[k]] == 0) {
+                heap_push(g.heap, &hlen, g.out[k]);
             }
         }
-        if (pick == n) {
-            st = report_cycle(a, placed);
-            wf_free(&a->alloc, placed, n, 1);
-            wf_free(&a->alloc, order, (size_t)pending * sizeof *order, PLUGIN_ALIGN);
-            return st;
-        }
-        placed[pick] = 1;
-        order[norder++] = pick;
     }
-    wf_free(&a->alloc, placed, n, 1);
+    if (norder < npending) {
+        st = report_cycle(a, &g);
+        graph_free(a, &g);
+        wf_free(&a->alloc, order, (size_t)npending * sizeof *order, PLUGIN_ALIGN);
+        return st;
+    }
+    graph_free(a, &g);
+    uint32_t pending_n = npending;
     /* builds may add plugins (appended: indices stay valid, pointers do
      * not, so records are re-read after each call) */
     a->phase = WF_APP_BUILDING;
@@ -412,24 +617,33 @@ static weft_status setup_round(weft_app *a)
             st = callback_failed(a, "build", i, cb);
         }
     }
-    wf_free(&a->alloc, order, (size_t)pending * sizeof *order, PLUGIN_ALIGN);
+    wf_free(&a->alloc, order, (size_t)pending_n * sizeof *order, PLUGIN_ALIGN);
     if (st == WEFT_OK) {
         a->phase = WF_APP_ADDING;
     }
     return st;
 }
 
-/* Sorts the records by build rank (insertion sort: plugins are few). */
+static int rank_cmp(const void *x, const void *y)
+{
+    const wf_plugin *a = x, *b = y;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* Sorts the records by build rank (every record is built here, and ranks
+ * are distinct). */
 static void sort_by_rank(weft_app *a)
 {
-    for (uint32_t i = 1; i < a->nplugins; i++) {
-        wf_plugin p = a->plugins[i];
-        uint32_t j = i;
-        while (j > 0 && a->plugins[j - 1].rank > p.rank) {
-            a->plugins[j] = a->plugins[j - 1];
-            j--;
-        }
-        a->plugins[j] = p;
+    if (a->nplugins > 1) {
+        qsort(a->plugins, a->nplugins, sizeof *a->plugins, rank_cmp);
+    }
+    /* the index names records by position: list them again in place */
+    if (!a->name_cap) {
+        return;
+    }
+    memset(a->name_slots, 0, (size_t)a->name_cap * sizeof *a->name_slots);
+    for (uint32_t i = 0; i < a->nplugins; i++) {
+        names_insert(a, i);
     }
 }
 

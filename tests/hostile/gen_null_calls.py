@@ -116,6 +116,8 @@ def valid_value(fn, ptype, pname):
                 "query": "0", "i": "0"}.get(pname, "0")
     if t == "int64_t":
         return "8"
+    if t == "uint64_t":
+        return "0"
     if t == "uint32_t":
         return "F->tick" if "tick" in pname or pname.endswith("run") else "0"
     if t == "bool":
