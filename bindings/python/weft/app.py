@@ -116,6 +116,7 @@ class App:
     def _p(self):
         if not self._ptr:
             raise WeftError(ERR_INVALID_HANDLE, "app closed")
+        self.world._p()   # the world's thread check
         return self._ptr
 
     def close(self) -> None:
@@ -129,6 +130,7 @@ class App:
         if self._sub:
             return   # a sub-app goes with its App
         if self._ptr:
+            self.world._p()   # the thread check
             status = _lib.weft_app_destroy(self._ptr)
             if status == OK:
                 self._ptr = None
@@ -227,6 +229,8 @@ class App:
         """A PLUGIN_FN calling fn(app); an exception is kept for the App
         call that ran the setup and fails the callback."""
         def call(app_ptr, user):
+            w = self.world
+            w._enter(False)   # a callback of the world: close() refuses
             try:
                 fn(self)
                 return OK
@@ -234,6 +238,8 @@ class App:
                 if self._plugin_exc is None:
                     self._plugin_exc = exc
                 return _exc_status(exc)
+            finally:
+                w._leave(False)
         return PLUGIN_FN(call)
 
     def _plugin_desc(self, plugin):
@@ -338,6 +344,8 @@ class App:
         w = self.world
         p = self._p()
         outer, w._system_exc = w._system_exc, None
+        for sub in self._subs.values():
+            sub._in_flight = sub._in_flight or sub._pipelined
         try:
             status = _lib.weft_app_update(p, dt)
             failures = w._system_exc

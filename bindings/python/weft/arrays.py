@@ -81,8 +81,16 @@ class _Lease:
     def end(self):
         self.alive = False
 
-    def check(self):
+    def live(self):
+        """Whether the chunk is current; WeftError (WRONG_THREAD) from a
+        thread that may not use the world (World._p)."""
         if not self.alive or not self.world._ptr:
+            return False
+        self.world._p()
+        return True
+
+    def check(self):
+        if not self.live():
             raise WeftError(ERR_INVALID_HANDLE,
                             "stale column array of %s: its chunk is over (arrays last "
                             "until the iteration moves to the next chunk or ends); "
@@ -123,7 +131,7 @@ def chunk_array(chunk, term, mark, dtype):
     np = _numpy()
     t, comp = chunk._term(term)
     q = chunk._query
-    lease = chunk._array_lease()
+    lease = chunk._live()
     dt = _dtype_of(np, comp) if dtype is None else np.dtype(dtype)
     if dt.itemsize != comp.size and hasattr(q, "system"):
         # weft refuses the size itself, and a world query raises weft's

@@ -28,7 +28,9 @@ class Commands:
 
     def _p(self):
         if not self._ptr:
-            raise WeftError(ERR_INVALID_HANDLE, "command buffer destroyed")
+            raise WeftError(ERR_INVALID_HANDLE, "command buffer destroyed (or its system "
+                            "run has ended)")
+        self.world._p()   # the world is open, and this thread may use it
         return self._ptr
 
     def spawn(self, *values: Value) -> Entity:
@@ -81,7 +83,7 @@ class Commands:
 
     def destroy(self) -> None:
         if self._ptr and self._owned and self.world._ptr:
-            _lib.weft_commands_destroy(self._ptr)
+            _lib.weft_commands_destroy(self._p())
         self._ptr = None
 
     def __enter__(self) -> Commands:

@@ -10,7 +10,7 @@ import ctypes
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from ._abi import (
-    ERR_INVALID_HANDLE, ERR_UNKNOWN_COMPONENT, HOOK_FN, STORAGE_DEFAULT, WeftComponentDesc,
+    ERR_INVALID_HANDLE, ERR_UNKNOWN_COMPONENT, ERR_WRONG_THREAD, HOOK_FN, STORAGE_DEFAULT, WeftComponentDesc,
     WeftComponentInfo, WeftRequire, WeftValue,
 )
 from ._loader import _lib
@@ -147,7 +147,9 @@ def _checked_view(ctype, addr, what, resolve):
     def live():
         try:
             return resolve() == addr
-        except WeftError:
+        except WeftError as exc:
+            if exc.status == ERR_WRONG_THREAD:
+                raise   # not stale: this thread may not use the world
             return False
     return View(ctype.from_address(addr), live, what)
 
@@ -244,7 +246,7 @@ class _ComponentsWorld(_WorldInternals):
             except BaseException as exc:   # must not unwind into C
                 self._store(exc)
             finally:
-                self._depth -= 1
+                self._leave()
         return hook
 
     def component_of(self, x: ComponentRef) -> Component:

@@ -172,6 +172,7 @@ class Schedule:
     def _p(self):
         if not self._ptr:
             raise WeftError(ERR_INVALID_HANDLE, "schedule %r destroyed" % self.name)
+        self.world._p()   # the world's thread check
         return self._ptr
 
     def _forget(self):
@@ -182,7 +183,7 @@ class Schedule:
         """Destroys the schedule (its systems, conditions and unapplied
         commands) and releases its trampolines."""
         if self._ptr and self.world._ptr:
-            self.world._check(_lib.weft_schedule_destroy(self._ptr))
+            self.world._check(_lib.weft_schedule_destroy(self._p()))
             self.world._schedules.pop(self._ptr, None)
         self._forget()
 
@@ -304,7 +305,7 @@ class Schedule:
         sched = self
 
         def tramp(ctx, user):
-            world._depth += 1
+            world._enter()
             world._in_system += 1
             c = None
             try:
@@ -319,7 +320,7 @@ class Schedule:
                 except BaseException as exc:
                     _fail_with(sched, info, ctx, exc)
                 world._in_system -= 1
-                world._depth -= 1
+                world._leave()
         return tramp
 
     def _condition_trampoline(self, fn, info):
@@ -327,7 +328,7 @@ class Schedule:
         sched = self
 
         def tramp(ctx, user):
-            world._depth += 1
+            world._enter()
             world._in_system += 1
             c = None
             result = False
@@ -345,7 +346,7 @@ class Schedule:
                     _fail_with(sched, info, ctx, exc)
                     result = False
                 world._in_system -= 1
-                world._depth -= 1
+                world._leave()
             return result
         return tramp
 

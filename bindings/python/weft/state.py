@@ -229,6 +229,7 @@ class _StatesWorld(_WorldInternals):
             world = self
 
             def tramp(src, count, user):
+                world._enter()
                 try:
                     args = [s.name_of(src[i]) for i, s in enumerate(src_states[:count])]
                     r = compute(*args)
@@ -238,6 +239,8 @@ class _StatesWorld(_WorldInternals):
                 except BaseException as exc:  # never unwinds into weft
                     world._store(exc)
                     return STATE_VALUE_NONE
+                finally:
+                    world._leave()
             cfn = STATE_COMPUTE_FN(tramp)
             desc.compute = cfn
             keep.append(cfn)

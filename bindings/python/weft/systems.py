@@ -8,22 +8,22 @@ from __future__ import annotations
 
 import ctypes
 import weakref
+from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Tuple
 
 from ._abi import (
     ACCESS_NONE, ACCESS_READ, ACCESS_WRITE, ERR_ACCESS_VIOLATION, ERR_CALLBACK,
-    ERR_IMMUTABLE, ERR_INVALID_ARG, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, OK, OPER_WITH, OPER_WITHOUT,
+    ERR_IMMUTABLE, ERR_INVALID_ARG, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, ERR_WRONG_THREAD, OK, OPER_WITH, OPER_WITHOUT,
     STATUS_NAMES, WeftIter,
 )
 from ._loader import _lib
 from .errors import WeftError, _s, status_str
-from .components import _checked_view, _copy, _owned, _view
+from .components import View, _checked_view, _copy, _owned, _view
 from .queries import Chunk, write
 from .commands import Commands
 
 if TYPE_CHECKING:
     from ._typing import ComponentRef, Entity, TermLike
-    from .components import View
     from .state import State, StateRef
 
 
@@ -139,7 +139,7 @@ class SystemContext:
     call (its methods raise afterwards). Chunks, columns and views it hands
     out are valid at most as long (columns: until the next chunk)."""
 
-    __slots__ = ("schedule", "_info", "_ptr", "_cmds", "_open")
+    __slots__ = ("schedule", "_info", "_ptr", "_cmds", "_open", "_thread")
 
     def __init__(self, schedule, info, ptr):
         self.schedule = schedule
@@ -147,11 +147,19 @@ class SystemContext:
         self._ptr = ptr
         self._cmds = None
         self._open = None
+        self._thread = _thread_id()   # the thread weft runs the system on
 
     def _p(self):
         if not self._ptr:
             raise WeftError(ERR_WRONG_PHASE, "system context used after its system returned")
+        if _thread_id() != self._thread:
+            raise WeftError(ERR_WRONG_THREAD, "system context used from another thread than "
+                            "the one running its system")
         return self._ptr
+
+    def _live(self):
+        """Whether the system's call is still running (for its views)."""
+        return self._p() is not None if self._ptr else False
 
     def _close(self):
         # Ends iterations the system left open (a generator kept alive)
@@ -202,7 +210,8 @@ class SystemContext:
         ptr = _lib.weft_system_local(self._p())
         if not ptr or self._info.local is None:
             return None
-        return _view(self._info.local, ptr)
+        return View(_view(self._info.local, ptr), self._live,
+                    "the local state of %r" % self._info.name)
 
     @property
     def commands(self) -> Commands:
@@ -241,7 +250,7 @@ class SystemContext:
         done = False
         chunk = None
         try:
-            while _lib.weft_iter_next(ctypes.byref(it)):
+            while self._p() and _lib.weft_iter_next(ctypes.byref(it)):
                 chunk = Chunk(sq, it)
                 yield chunk
                 chunk._end()      # its numpy arrays go stale (Chunk.array)
@@ -261,10 +270,11 @@ class SystemContext:
                 if t.access == ACCESS_NONE or t.oper in (OPER_WITH, OPER_WITHOUT) \
                         or t.component.type is None:
                     continue
-                cols.append(chunk.column(i, mark=False) if t.access == ACCESS_WRITE
-                            else chunk.column(i))
-            ents = chunk.entities
+                cols.append(chunk._column_raw(i, mark=False) if t.access == ACCESS_WRITE
+                            else chunk._column_raw(i))
+            ents = chunk._entities_raw()
             for r in range(chunk.count):
+                chunk._live()
                 yield (ents[r],) + tuple(
                     None if c is None else type(c[r]).from_buffer_copy(c[r]) for c in cols)
 
@@ -296,7 +306,7 @@ class SystemContext:
 
         def resolve():
             # weft_system_get: the same lookup without the change mark
-            p = self._ptr
+            p = self._ptr and self._p()
             return p and _lib.weft_system_get(p, sq.index, e, term, comp.size)
         return _checked_view(comp.type, ptr, "%s of entity %#x" % (comp.name, e), resolve)
 
@@ -346,7 +356,7 @@ class SystemContext:
             return None
 
         def resolve():
-            p = self._ptr
+            p = self._ptr and self._p()
             return p and _lib.weft_system_resource(p, comp.id, comp.size)
         return _checked_view(comp.type, ptr, "resource %s" % comp.name, resolve)
 
