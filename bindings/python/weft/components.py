@@ -112,6 +112,12 @@ class View:
         """The ctypes type viewed."""
         return type(self._obj)
 
+    @property
+    def address(self) -> int:
+        """The value's address now (checked when taken, like np.asarray
+        of a column: an explicit escape, for passing to C at once)."""
+        return ctypes.addressof(self._get())
+
     def copy(self) -> Any:
         """An owned copy (a ctypes object that no longer refers to the world)."""
         obj = self._get()

@@ -256,6 +256,30 @@ def _fill_query_desc(desc, terms, flags=0):
     desc.flags = flags
 
 
+class _Chunks:
+    """The iterator Query.iter and SystemContext.iter return: a generator
+    of Chunks behind a check that runs before every step, so that a thread
+    that may not use the world (or a context that has ended) raises without
+    advancing, or ending, the iteration."""
+
+    __slots__ = ("_gen", "_check", "__weakref__")
+
+    def __init__(self, gen, check):
+        self._gen = gen
+        self._check = check
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self._check()
+        return next(self._gen)
+
+    def close(self):
+        """Ends the iteration early (what breaking out of the loop does)."""
+        self._gen.close()
+
+
 class Query:
     """A compiled query. Iterate it (`for chunk in query:`) for chunks;
     breaking out of the loop ends the iteration early (weft_iter_fini)."""
@@ -298,8 +322,11 @@ class Query:
         return self._ptr
 
     def iter(self) -> Iterator[Chunk]:
-        """Generator of Chunk objects. While it runs, structural calls are
+        """Iterator of Chunk objects. While it runs, structural calls are
         deferred and applied when it ends."""
+        return _Chunks(self._iter(), self.world._p)
+
+    def _iter(self):
         w = self.world
         it = WeftIter()
         w._check(_lib.weft_query_iter(w._p(), self._p(), ctypes.byref(it)))
@@ -314,7 +341,9 @@ class Query:
         finally:
             if chunk is not None:
                 chunk._end()
-            if not done and w._ptr:      # a closed world took its iterations with it
+            # a closed world took its iterations with it; a thread that may
+            # not use the world (a collector) leaves it open rather than race
+            if not done and w._ptr and w._may_call():
                 _lib.weft_iter_fini(ctypes.byref(it))
             w._raise_pending()
 

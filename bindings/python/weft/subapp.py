@@ -27,7 +27,7 @@ from ._abi import (
 from ._loader import _lib
 from .components import Component, View
 from .errors import WeftError
-from .queries import Chunk, _fill_query_desc
+from .queries import Chunk, _Chunks, _fill_query_desc
 from .systems import QuerySpec, SystemContext, _SystemInfo, _SystemQuery
 from .world import World
 
@@ -70,6 +70,9 @@ class MainView:
         system's previous extraction). Columns are read-only views."""
         if not 0 <= query < len(self._queries):
             raise IndexError("no main query %d" % query)
+        return _Chunks(self._iter(query), self._ctx._p)
+
+    def _iter(self, query):
         sq = self._queries[query]
         it = WeftIter()
         st = _lib.weft_extract_iter(self._ctx._p(), query, ctypes.byref(it))
@@ -86,7 +89,7 @@ class MainView:
         finally:
             if chunk is not None:
                 chunk._end()
-            if not done:
+            if not done and self._ctx._ptr:   # else ended with the extract system
                 _lib.weft_iter_fini(ctypes.byref(it))
 
     def each(self, query: int = 0) -> Iterator[Tuple[Any, ...]]:

@@ -19,7 +19,7 @@ from ._abi import (
 from ._loader import _lib
 from .errors import WeftError, _s, status_str
 from .components import View, _checked_view, _copy, _owned, _view
-from .queries import Chunk, write
+from .queries import Chunk, _Chunks, write
 from .commands import Commands
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ class SystemContext:
         ctypes arrays of the component structs, as for Query.iter()."""
         sq = self._query(query)
         ptr = self._p()
-        g = self._iter(ptr, sq)
+        g = _Chunks(self._iter(ptr, sq), self._p)
         if self._open is None:
             self._open = weakref.WeakSet()
         self._open.add(g)
@@ -258,7 +258,8 @@ class SystemContext:
         finally:
             if chunk is not None:
                 chunk._end()
-            if not done and sq.world._ptr:   # a closed world took its iterations with it
+            if not done and sq.world._ptr and self._ptr \
+                    and _thread_id() == self._thread:   # else ended with the run/world
                 _lib.weft_iter_fini(ctypes.byref(it))
 
     def each(self, query: int = 0) -> Iterator[Tuple[Any, ...]]:

@@ -9,6 +9,7 @@ mixins."""
 from __future__ import annotations
 
 import ctypes
+import threading
 from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple, Type, overload
 
@@ -107,6 +108,7 @@ class World(_ComponentsWorld,
     def _init_fields(self) -> None:
         self._ptr = None
         self._owner: Optional[int] = _thread_id()  # the driver thread (None: released)
+        self._owner_thread: Any = threading.current_thread()
         self._cb: Dict[int, int] = {}  # thread -> nesting of this world's callbacks on it
         self._busy: Optional[Callable[[], Optional[str]]] = None  # sub-app: frame in flight?
         self._borrowed = False  # owned elsewhere (_borrow): never destroyed here
@@ -228,8 +230,9 @@ class World(_ComponentsWorld,
         t = _thread_id()
         if t in self._cb:
             return   # inside one of this world's callbacks, on the thread weft chose
-        if self._owner is None:
-            self._owner = t   # released: the first thread to use it takes it
+        if self._owner is None or not self._owner_thread.is_alive():
+            # released, or its owner has ended: the first thread to use it takes it
+            self._owner, self._owner_thread = t, threading.current_thread()
         if t != self._owner:
             raise WeftError(ERR_WRONG_THREAD, "this World belongs to thread %d; thread %d may "
                             "not use it (one thread drives a world: create it on the thread "
@@ -259,6 +262,14 @@ class World(_ComponentsWorld,
         self._owner = None
 
     # -- errors and callbacks
+    def _may_call(self) -> bool:
+        """Whether this thread may call weft on the world now (no raise)."""
+        try:
+            self._p()
+            return True
+        except WeftError:
+            return False
+
     def _enter(self, depth: bool = True):
         """A Python callback of this world starts on this thread (`depth`:
         exceptions it stores wait until the outermost weft call returns)."""
