@@ -320,6 +320,116 @@ class TestScopedObjects(unittest.TestCase):
                 self.assertEqual(cm.exception.status, weft.ERR_INVALID_HANDLE)
 
 
+class TestCapturedWorldInSystem(unittest.TestCase):
+    def test_every_world_call_from_a_parallel_system_raises_wrong_phase(self):
+        # Before: the handle-returning calls (spawn) raised INTERNAL, as the
+        # binding did not read the run's error sink; weft said WRONG_PHASE.
+        w = weft.World()
+        self.addCleanup(w.close)
+        w.register(Pos)
+        e = w.spawn(Pos())
+        got = {}
+        calls = {
+            "spawn": lambda: w.spawn(),
+            "spawn with values": lambda: w.spawn(Pos(1, 1)),
+            "spawn_bulk": lambda: w.spawn_bulk(2, Pos),
+            "insert": lambda: w.insert(e, Pos(2, 2)),
+            "remove": lambda: w.remove(e, Pos),
+            "despawn": lambda: w.despawn(e),
+            "query": lambda: w.query(weft.read(Pos)),
+        }
+
+        def system(ctx):
+            for name, fn in calls.items():
+                try:
+                    fn()
+                    got[name] = "ok"
+                except weft.WeftError as exc:
+                    got[name] = exc.name
+        w.schedule("s").add_system(system, name="captured")
+        with self.assertRaises(weft.WeftError) as cm:
+            w.schedule_lookup("s").run(0.0)
+        self.assertEqual(cm.exception.status, weft.ERR_WRONG_PHASE)
+        self.assertEqual(got, {name: "WEFT_ERR_WRONG_PHASE" for name in calls})
+        self.assertTrue(w.is_alive(e))
+
+
+class TestRefuseInsteadOfChanging(unittest.TestCase):
+    """A value ctypes would change on its way to weft (an integer that
+    wraps, a name cut at a NUL, two state values merged) raises instead."""
+
+    def setUp(self):
+        self.app = weft.App()
+        self.addCleanup(self.app.close)
+        self.w = self.app.world
+        self.w.register(Pos)
+
+    def table(self):
+        w, app = self.w, self.app
+        e = w.spawn(Pos())
+        s = w.schedule("s")
+        mt = w.message_type(Hit)
+        return [
+            # names with a NUL: ValueError
+            ("register name", ValueError, lambda: w.register(Hit, name="Hit\0x")),
+            ("tag name", ValueError, lambda: w.tag("T\0")),
+            ("event name", ValueError, lambda: w.event("Ping\0Pong")),
+            ("schedule name", ValueError, lambda: w.schedule("up\0date")),
+            ("schedule lookup", ValueError, lambda: w.schedule_lookup("s\0")),
+            ("register_state name", ValueError, lambda: w.register_state("S\0", ["A"])),
+            ("state value name", ValueError, lambda: w.register_state("S2", ["A\0B"])),
+            ("message type name", ValueError, lambda: w.message_type(Local, name="M\0")),
+            ("component lookup", ValueError, lambda: w.lookup("Pos\0")),
+            ("system name", ValueError, lambda: s.add_system(lambda c: None, name="a\0b")),
+            ("diag name", ValueError, lambda: w.diag_add("d\0", "", 4, 0.1)),
+            ("plugin name", ValueError, lambda: app.add_plugin(name="P\0", build=lambda a: None)),
+            ("plugin dependency", ValueError,
+             lambda: app.add_plugin(name="Q", build=lambda a: None, dependencies=["R\0"])),
+            ("app schedule label", ValueError, lambda: app.schedule("Up\0date")),
+            # duplicate state values: ValueError
+            ("duplicate state values", ValueError, lambda: w.register_state("S3", ["A", "A"])),
+            ("duplicate state numbers", ValueError,
+             lambda: w.register_state("S4", {"A": 1, "B": 1})),
+            # integers out of range: OverflowError
+            ("set_threads int32", OverflowError, lambda: w.set_threads(2 ** 32 + 2)),
+            ("set_threads negative wrap", OverflowError, lambda: w.set_threads(-2 ** 31 - 1)),
+            ("entity uint64 negative", OverflowError, lambda: w.despawn(-1)),
+            ("entity uint64 too big", OverflowError, lambda: w.is_alive(2 ** 64)),
+            ("get entity", OverflowError, lambda: w.get(2 ** 64 + e, Pos)),
+            ("capacity hint int32", OverflowError,
+             lambda: weft.World(entity_capacity_hint=2 ** 31)),
+            ("change tick uint32", OverflowError, lambda: setattr(w, "change_tick", 2 ** 32)),
+            ("state value number", OverflowError,
+             lambda: w.register_state("S5", {"A": 2 ** 32})),
+            ("query group int32", OverflowError,
+             lambda: s.add_system(lambda c: None, name="g", queries=[[weft.read(Pos)]],
+                                  query_groups=[2 ** 31])),
+            ("archetype index", OverflowError, lambda: w.archetype_of(-5)),
+            ("message type id", OverflowError,
+             lambda: w.write_message(weft.MessageType(w, 2 ** 32 + mt.id, Hit, "x"), Hit(1))),
+            ("trigger target", OverflowError, lambda: w.trigger(w.event("E"), 2 ** 64)),
+        ]
+
+    def test_each_conversion_refuses(self):
+        for name, exc, call in self.table():
+            with self.subTest(name):
+                with self.assertRaises(exc):
+                    call()
+        # nothing was registered or changed by the refused calls
+        self.assertEqual(self.w.threads, 1)
+        self.assertEqual(self.w.lookup("Hit"), 0)
+        self.w.check()
+
+    def test_values_in_range_still_pass(self):
+        w = self.w
+        e = w.spawn(Pos())
+        self.assertTrue(w.is_alive(e))
+        self.assertFalse(w.is_alive(2 ** 64 - 1))
+        w.change_tick = 2 ** 32 - 1
+        st = w.register_state("Ok", {"A": 0, "B": 2 ** 32 - 2})
+        self.assertEqual(st.get(), None)
+
+
 class Boom(Exception):
     pass
 

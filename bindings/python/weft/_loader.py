@@ -20,6 +20,7 @@ from ._abi import (
     c_message_type, c_status, WeftSnapshotOptions, WeftTypeDesc,
 )
 from ._abi import WeftStateDesc
+from ._convert import checked_argtype, wrap_checked
 from ._abi import (
     WeftExtractComponentDesc, WeftExtractDesc, WeftExtractInstancesDesc, WeftExtractResourceDesc,
     WeftInstanceMap, WeftSubAppDesc,
@@ -492,7 +493,12 @@ def load_library(path=None):
             setattr(lib, name, _missing_symbol(lib, name))
             continue
         fn.restype = restype
-        fn.argtypes = argtypes
+        checked = [checked_argtype(t) for t in argtypes]
+        fn.argtypes = checked
+        if any(c is not t for c, t in zip(checked, argtypes)):
+            # a refused argument raises OverflowError/ValueError, not
+            # ctypes' ArgumentError (_convert.py)
+            setattr(lib, name, wrap_checked(fn, name))
     lib._weft_missing = tuple(missing)
     lib._weft_origin = cand.origin   # which step found it (see _library_candidates)
     return lib

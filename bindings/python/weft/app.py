@@ -16,6 +16,7 @@ from ._abi import (
     ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, OK, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
     WeftDiagPluginDesc, WeftPluginDesc, WeftPluginGroupDesc,
 )
+from ._convert import check_name
 from ._loader import _lib
 from .errors import WeftError, _s
 from .schedules import Schedule
@@ -245,7 +246,7 @@ class App:
     def _plugin_desc(self, plugin):
         desc = WeftPluginDesc()
         name = plugin.name.encode("utf-8")
-        deps = [d.encode("utf-8") for d in plugin.dependencies]
+        deps = [check_name(d, "plugin dependency") for d in plugin.dependencies]
         arr = (ctypes.c_char_p * max(1, len(deps)))(*deps)
         desc.name = name
         tramps = [self._tramp(plugin.build)]
@@ -284,7 +285,7 @@ class App:
         for i, pl in enumerate(plugins):
             descs[i], keep = self._plugin_desc(pl)
             keeps.append(keep)
-        off = [d.encode("utf-8") for d in disabled]
+        off = [check_name(d, "disabled plugin") for d in disabled]
         off_arr = (ctypes.c_char_p * max(1, len(off)))(*off)
         g = WeftPluginGroupDesc()
         g.name = name.encode("utf-8")

@@ -17,6 +17,7 @@ from ._abi import (
     WeftMessageUse, WeftQueryDesc, WeftResourceUse, WeftSystemDesc, WeftSystemStats, _vp,
     c_component,
 )
+from ._convert import check_int
 from ._loader import _P, _lib
 from .errors import WeftError, _s
 from .components import _is_struct_type
@@ -406,7 +407,8 @@ class Schedule:
             if len(groups) != len(info.queries):
                 raise ValueError("query_groups needs one group per query (%d), got %d"
                                  % (len(info.queries), len(groups)))
-            arr = (ctypes.c_int32 * max(1, len(groups)))(*groups)
+            arr = (ctypes.c_int32 * max(1, len(groups)))(
+                *[check_int(ctypes.c_int32, g, "query group") for g in groups])
             desc.query_groups = arr
             keep.append(arr)
         rcomps = [self.world.component_of(c) for c in removed]

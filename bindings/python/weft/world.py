@@ -313,7 +313,12 @@ class World(_ComponentsWorld,
     def _raise_last(self):
         self._raise_pending()
         if self._in_system:
-            raise WeftError(ERR_INTERNAL, self._IN_SYSTEM_MESSAGE, recorded=True)
+            # weft_last_status reads the running system's error sink (weft.h,
+            # "error sink"): the status of the call that just failed, without
+            # clearing it (the failure still fails the run)
+            st = _lib.weft_last_status(self._ptr)
+            raise WeftError(st if st != OK else ERR_INTERNAL, self._IN_SYSTEM_MESSAGE,
+                            recorded=True)
         st = _lib.weft_last_status(self._ptr)
         raise WeftError(st if st != OK else ERR_INTERNAL, _s(_lib.weft_last_error(self._ptr)),
                         recorded=True)
