@@ -498,6 +498,7 @@ def load_library(path=None):
             "PKG_CONFIG_PATH), or set WEFT_LIBRARY to the full path of %s." % (_soname(), _expected_abi(), "\n  ".join(tried),
                                          _soname()))
     missing = []
+    lib._weft_fast = {}
     for name, (restype, argtypes) in _PROTOTYPES.items():
         try:
             fn = getattr(lib, name)
@@ -509,6 +510,14 @@ def load_library(path=None):
             setattr(lib, name, _missing_symbol(lib, name))
             continue
         fn.restype = restype
+        if name in _FAST:
+            # a second function object with the plain argument types, for
+            # the binding's own per-chunk calls whose integers it makes
+            # itself (term indexes, sizes): no conversion check on them
+            raw = lib[name]
+            raw.restype = restype
+            raw.argtypes = argtypes
+            lib._weft_fast[name] = raw
         checked = [checked_argtype(t) for t in argtypes]
         fn.argtypes = checked
         if any(c is not t for c, t in zip(checked, argtypes)):
@@ -518,6 +527,13 @@ def load_library(path=None):
     lib._weft_missing = tuple(missing)
     lib._weft_origin = cand.origin   # which step found it (see _library_candidates)
     return lib
+
+
+#: calls the binding makes per chunk or per run with arguments it computes
+#: itself; _lib._weft_fast holds them unchecked (_convert.py checks user
+#: values, and these never carry one)
+_FAST = ("weft_iter_field", "weft_iter_field_mut", "weft_iter_field_mut_nomark",
+         "weft_system_iter", "weft_iter_count")
 
 
 def _missing_symbol(lib, name):

@@ -33,6 +33,7 @@ afterwards, so use them only inside the chunk."""
 from __future__ import annotations
 
 import ctypes
+from threading import get_ident as _thread_id
 from typing import Any, Dict
 
 from ._abi import ACCESS_WRITE, ERR_ACCESS_VIOLATION, ERR_INVALID_HANDLE, ERR_SIZE_MISMATCH
@@ -41,6 +42,8 @@ from .errors import WeftError
 
 _state: Dict[str, Any] = {}   # "np": the numpy module, "cls": ColumnArray, once built
 _dtypes: Dict[type, Any] = {}  # ctypes type -> numpy dtype
+_shape_of: Any = None          # ndarray.shape's getter, once numpy is imported
+_dtype_get: Any = None         # ndarray.dtype's getter
 
 
 def _numpy():
@@ -57,6 +60,9 @@ def _numpy():
             "--system-site-packages sees it). Chunk.column gives the same "
             "zero-copy column as a ctypes array without numpy.") from exc
     _state["np"] = np
+    global _shape_of, _dtype_get
+    _shape_of = np.ndarray.shape.__get__
+    _dtype_get = np.ndarray.dtype.__get__
     _state["cls"] = _build_class(np)
     return np
 
@@ -71,12 +77,13 @@ class _Lease:
     """Validity of the arrays of one chunk: live until end(), and while the
     world is open."""
 
-    __slots__ = ("alive", "world", "what")
+    __slots__ = ("alive", "world", "what", "thread")
 
     def __init__(self, world, what):
         self.alive = True
         self.world = world
         self.what = what
+        self.thread = _thread_id()   # the thread iterating (World._p allowed it)
 
     def end(self):
         self.alive = False
@@ -86,10 +93,13 @@ class _Lease:
         thread that may not use the world (World._p)."""
         if not self.alive or not self.world._ptr:
             return False
-        self.world._p()
+        if _thread_id() != self.thread:
+            self.world._p()
         return True
 
     def check(self):
+        if self.alive and self.world._ptr and _thread_id() == self.thread:
+            return   # the common case, without a call
         if not self.live():
             raise WeftError(ERR_INVALID_HANDLE,
                             "stale column array of %s: its chunk is over (arrays last "
@@ -132,7 +142,8 @@ def chunk_array(chunk, term, mark, dtype):
     t, comp = chunk._term(term)
     q = chunk._query
     lease = chunk._live()
-    dt = _dtype_of(np, comp) if dtype is None else np.dtype(dtype)
+    dt = _dtype_of(np, comp) if dtype is None else \
+        (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype))
     if dt.itemsize != comp.size and hasattr(q, "system"):
         # weft refuses the size itself, and a world query raises weft's
         # message; a system cannot read its error slot (see _SystemQuery),
@@ -142,11 +153,12 @@ def chunk_array(chunk, term, mark, dtype):
                         "has itemsize %d" % (term, comp.name, comp.size, dt.itemsize))
     q._clear()
     it = ctypes.byref(chunk._it)
+    fast = _lib._weft_fast
     if t.access == ACCESS_WRITE:
-        fn = _lib.weft_iter_field_mut if mark else _lib.weft_iter_field_mut_nomark
+        fn = fast["weft_iter_field_mut" if mark else "weft_iter_field_mut_nomark"]
         ptr = fn(it, term, dt.itemsize)
     else:
-        ptr = _lib.weft_iter_field(it, term, dt.itemsize)
+        ptr = fast["weft_iter_field"](it, term, dt.itemsize)
     if not ptr:
         return q._absent(chunk, term)
     cls = _state["cls"]
@@ -156,9 +168,25 @@ def chunk_array(chunk, term, mark, dtype):
         if readonly:
             out.flags.writeable = False
         return out
-    exp = _Exporter(ptr, chunk.count, dt.itemsize, readonly, lease,
-                    "term %d (%s)" % (term, comp.name))
-    return np.ndarray.view(np.asarray(exp), dtype=dt, type=cls)
+    # The array of the same column made for an earlier chunk (the previous
+    # run of a system, usually) is reused when it is over the very same
+    # memory: same address, rows, dtype and access, shape unchanged. It
+    # gets this chunk's lease (so it is checked as a new one would be);
+    # arrays derived from it earlier keep their own, ended lease. This
+    # saves the array's construction on every run.
+    cache = q._arrays
+    ent = cache.get(term)
+    if ent is not None and ent[0] == ptr and ent[1] == chunk.count and ent[2] is dt \
+            and ent[3] == readonly:
+        arr, exp = ent[4], ent[5]
+        if _shape_of(arr) == ent[6] and _dtype_get(arr) is ent[7]:
+            exp.lease = lease
+            arr._weft_lease = lease
+            return arr
+    exp = _Exporter(ptr, chunk.count, dt.itemsize, readonly, lease, (term, comp.name))
+    arr = np.ndarray.view(np.asarray(exp), dtype=dt, type=cls)
+    cache[term] = (ptr, chunk.count, dt, readonly, arr, exp, _shape_of(arr), _dtype_get(arr))
+    return arr
 
 
 def _build_class(np):
@@ -184,7 +212,7 @@ def _build_class(np):
             exp = exporter_of(a)
             if exp is not None and exp.readonly:
                 raise WeftError(ERR_ACCESS_VIOLATION,
-                                "%s is a READ term: its column array is read-only "
+                                "term %d (%s) is a READ term: its column array is read-only "
                                 "(query it with write() to change it)" % exp.what)
 
     def check(a):
@@ -225,13 +253,36 @@ def _build_class(np):
         def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
             out = kwargs.get("out")
             if out is not None:
-                for o in out:
-                    check(o)
+                outs = list(out)
+                for i, o in enumerate(outs):
+                    if isinstance(o, ColumnArray):
+                        lease = o._weft_lease
+                        if lease is not None:
+                            lease.check()
+                        outs[i] = view(o, ndarray)
+                kwargs["out"] = tuple(outs)
+            # the inputs as plain arrays, checked (a loop, not plain(): this
+            # runs for every arithmetic operation on a column)
+            args = list(inputs)
+            for i, x in enumerate(args):
+                if isinstance(x, ColumnArray):
+                    lease = x._weft_lease
+                    if lease is not None:
+                        lease.check()
+                    args[i] = view(x, ndarray)
+                elif type(x) in (list, tuple):
+                    args[i] = plain(x)
+            try:
+                r = getattr(ufunc, method)(*args, **kwargs)
+            except ValueError:
+                # numpy refuses a read-only output; name the READ term
+                for o in out or ():
                     check_writable(o)
-                kwargs["out"] = plain(out)
-            r = getattr(ufunc, method)(*plain(inputs), **kwargs)
+                raise
             if out is not None and method != "at":
                 return out[0] if len(out) == 1 else out
+            if type(r) is ndarray and base_of(r) is None:
+                return r   # new memory: the caller's, unchecked
             return wrap(r)
 
         def __array_function__(self, func, types, args, kwargs):
@@ -307,7 +358,14 @@ def _build_class(np):
             prop.__set__(self, value)
         return property(get, set_, doc=prop.__doc__)
 
-    own = set(vars(ColumnArray))
+    # Arithmetic operators need no wrapper: ndarray implements them with
+    # ufuncs, which call ColumnArray.__array_ufunc__ (checked above).
+    # Comparisons stay wrapped (structured arrays compare without ufuncs).
+    via_ufunc = {"__%s%s__" % (p, op) for op in (
+        "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift",
+        "rshift", "and", "or", "xor") for p in ("", "r", "i")} \
+        | {"__divmod__", "__rdivmod__", "__neg__", "__pos__", "__abs__", "__invert__"}
+    own = set(vars(ColumnArray)) | via_ufunc
     skip = {"__new__", "__init__", "__array_finalize__", "__array_wrap__",
             "__array_prepare__", "__class_getitem__", "__init_subclass__",
             "__subclasshook__", "__getattribute__", "__setattr__", "__delattr__",

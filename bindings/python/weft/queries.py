@@ -88,7 +88,7 @@ class Chunk:
     def __init__(self, query, it):
         self._query = query
         self._it = it
-        self.count = _lib.weft_iter_count(ctypes.byref(it))
+        self.count = _lib._weft_fast["weft_iter_count"](ctypes.byref(it))
         self._lease = _Lease(query.world, "a chunk")
 
     def _live(self):
@@ -285,6 +285,7 @@ class Query:
     breaking out of the loop ends the iteration early (weft_iter_fini)."""
 
     def __init__(self, world, terms, flags=0):
+        self._arrays = {}   # term -> the last column array made (arrays.chunk_array)
         self.world = world
         self.terms = terms
         desc = WeftQueryDesc()
@@ -333,7 +334,7 @@ class Query:
         done = False
         chunk = None
         try:
-            while w._p() and _lib.weft_iter_next(ctypes.byref(it)):
+            while _lib.weft_iter_next(ctypes.byref(it)):   # _Chunks checks the world first
                 chunk = Chunk(self, it)
                 yield chunk
                 chunk._end()

@@ -94,9 +94,10 @@ class _SystemQuery:
     systems run on other threads); weft records a system's own misuse as
     the system's failure, which schedule.run() raises."""
 
-    __slots__ = ("world", "terms", "index", "system")
+    __slots__ = ("world", "terms", "index", "system", "_arrays")
 
     def __init__(self, world, terms, index, system):
+        self._arrays = {}   # term -> the last column array made (arrays.chunk_array)
         self.world = world
         self.terms = terms
         self.index = index
@@ -238,19 +239,22 @@ class SystemContext:
         ptr = self._p()
         g = _Chunks(self._iter(ptr, sq), self._p)
         if self._open is None:
-            self._open = weakref.WeakSet()
-        self._open.add(g)
+            self._open = []
+        self._open.append(g)   # ended when the system returns (_close)
         return g
 
     def _iter(self, ptr, sq):
         it = WeftIter()
-        st = _lib.weft_system_iter(ptr, sq.index, ctypes.byref(it))
+        ref = ctypes.byref(it)
+        st = _lib._weft_fast["weft_system_iter"](ptr, sq.index, ref)
         if st != OK:
             raise WeftError(st, "weft_system_iter(%d) failed" % sq.index, recorded=True)
         done = False
         chunk = None
+        nxt = _lib.weft_iter_next
         try:
-            while self._p() and _lib.weft_iter_next(ctypes.byref(it)):
+            # _Chunks checks the context before every step
+            while nxt(ref):
                 chunk = Chunk(sq, it)
                 yield chunk
                 chunk._end()      # its numpy arrays go stale (Chunk.array)

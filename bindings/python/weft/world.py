@@ -219,8 +219,10 @@ class World(_ComponentsWorld,
         through here): raises when the world is closed or the calling
         thread may not use it now."""
         p = self._ptr
-        if p and _thread_id() == self._owner and not self._cb and self._busy is None:
-            return p   # the common case: the owner, no callback elsewhere
+        t = _thread_id()
+        cb = self._cb
+        if p and (t in cb or (t == self._owner and not cb and self._busy is None)):
+            return p   # inside its callback on this thread, or the idle owner
         if not p:
             raise WeftError(ERR_INVALID_HANDLE, "world closed")
         self._thread_check()
