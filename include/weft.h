@@ -111,7 +111,9 @@ WEFT_API const char *weft_status_str(weft_status status);
 /* ---- handles ---- */
 
 /** Entity handle: index in the low 32 bits, generation in the high 32 bits.
- *  0 is never a live entity ("none"). */
+ *  0 is never a live entity ("none"). Live generations run from 1 to
+ *  2^31 - 1 and then start again at 1; a generation with the top bit set
+ *  marks a provisional handle (see weft_commands_resolve). */
 typedef uint64_t weft_entity;
 
 /** Component (and resource) id: dense per world, starting at 1. 0 = none. */
@@ -252,11 +254,16 @@ WEFT_API weft_world *weft_world_create(const weft_world_desc *desc);
 
 /** Destroys a world: runs the dtor hook of every live component value and of
  *  every resource, then frees all memory through the allocator hook.
- *  NULL is ignored (WEFT_OK). Refused while the world is running one of
- *  your callbacks (a lifecycle hook, observer, system, run condition,
- *  custom command or drop function, message drop) or while an app
- *  (weft_app) drives it: the world stays as it is and the call returns
- *  WRONG_PHASE. Thread: driver.
+ *  NULL is ignored (WEFT_OK). Refused while the calling thread is inside
+ *  any callback of this world, of every kind this header declares (hooks,
+ *  observers, systems, conditions, chunk functions, commands and drops,
+ *  the allocator, the logger, type hooks, requirement constructors, local
+ *  init/fini, free_user, plugins, state compute, extract functions, the
+ *  job system's submit/help; the process-wide OS hooks count as inside
+ *  every world), or while an app (weft_app) drives it: the world stays as
+ *  it is and the call returns WRONG_PHASE. weft_app_destroy and
+ *  weft_app_update are refused the same way (a runner may update its app).
+ *  Thread: driver.
  *  Errors: INVALID_HANDLE (destroyed or foreign pointer), WRONG_PHASE. */
 WEFT_API weft_status weft_world_destroy(weft_world *world);
 
@@ -1002,6 +1009,26 @@ WEFT_API weft_commands *weft_world_commands(weft_world *world);
 /** Number of recorded, unapplied commands.
  *  Thread: the thread recording into the buffer, or the driver. */
 WEFT_API int32_t weft_commands_count(const weft_commands *cmds);
+
+/** The real entity of a handle weft_cmd_spawn returned on `cmds`.
+ *  Spawns recorded into a system's buffer (see weft_system_commands) hand
+ *  out provisional handles: their generation has the top bit set, which no
+ *  live entity's has, so every world call refuses them (STALE_ENTITY), and
+ *  each is tied to one round of one buffer (the commands recorded between
+ *  two applies), so a later command of another round or another buffer
+ *  refuses it too: a provisional handle never names another entity. Once
+ *  the round is applied, this call maps its handles to the spawned
+ *  entities, until the buffer's next round with spawns is applied. A
+ *  system typically resolves, at the start of its next run, the handles it
+ *  kept from the last one.
+ *  Returns: e itself when it is not provisional (buffers outside systems
+ *  hand out real ids); the real id; or 0 with WRONG_PHASE (the handle's
+ *  round is not applied yet) or STALE_ENTITY (another buffer's or an older
+ *  round's handle, or its spawn failed at apply). 0 for an invalid buffer.
+ *  Thread: the driver, or the thread running the system that owns the
+ *  buffer, during its call; errors from a non-driver thread are not
+ *  recorded in the error slot. */
+WEFT_API weft_entity weft_commands_resolve(const weft_commands *cmds, weft_entity e);
 
 /** Records a spawn; returns the reserved id at once (usable by later
  *  commands in any buffer), live after apply. Values are copied now.
@@ -1892,9 +1919,11 @@ WEFT_API weft_world *weft_system_world(weft_system_ctx *ctx);
 /** The system's command buffer (NULL for conditions). Applied at the next
  *  sync point. Inside parallel systems, an entity returned by
  *  weft_cmd_spawn is provisional: use it in later commands of the same
- *  buffer (including as a ChildOf/relationship target); it becomes a real
- *  id when the buffer is applied. Handles inside custom-command payloads or
- *  other component values are not translated.
+ *  buffer round (including as a ChildOf/relationship target); the apply
+ *  gives it a real id, which weft_commands_resolve returns afterwards.
+ *  Used anywhere else (a world call, another buffer, a later round) it is
+ *  refused with STALE_ENTITY; it never names another entity. Handles inside
+ *  custom-command payloads or other component values are not translated.
  *  Thread: the thread running the system or condition, during its call. */
 WEFT_API weft_commands *weft_system_commands(weft_system_ctx *ctx);
 

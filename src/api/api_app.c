@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "app/app.h"
+#include "core/guard.h"
 
 #include <math.h>
 #include <string.h>
@@ -113,9 +114,11 @@ WEFT_API weft_status weft_app_destroy(weft_app *app)
     if (st == WEFT_OK && app->in_runner) {
         st = wf_error(app->world, WEFT_ERR_WRONG_PHASE, "weft_app_destroy: called from the runner");
     }
-    if (st == WEFT_OK && app->world->busy) {
+    if (st == WEFT_OK &&
+        (wf_world_in_callback(app->world) || wf_guard_inside(app, sizeof *app))) {
         st = wf_error(app->world, WEFT_ERR_WRONG_PHASE,
-                      "weft_app_destroy: called from inside a callback of the app's world");
+                      "weft_app_destroy: called from inside a callback of the app or its "
+                      "world");
     }
     if (st != WEFT_OK) {
         return st;
@@ -237,6 +240,12 @@ WEFT_API weft_status weft_app_update(weft_app *app, double dt)
     if (st == WEFT_OK) {
         st = app_busy(app, "weft_app_update", false);
     }
+    if (st == WEFT_OK && wf_world_in_callback(app->world)) {
+        /* the runner's frame belongs to the app, not to its world: a
+         * runner updates the app */
+        st = wf_error(app->world, WEFT_ERR_WRONG_PHASE,
+                      "weft_app_update: called from inside a callback of the app's world");
+    }
     if (st != WEFT_OK) {
         return st;
     }
@@ -276,7 +285,7 @@ WEFT_API weft_status weft_app_run(weft_app *app, weft_app_runner_fn runner, void
         return st;
     }
     app->in_runner = true;
-    st = runner(app, user);
+    WF_CALLBACK(app, st = runner(app, user));
     app->in_runner = false;
     return st;
 }

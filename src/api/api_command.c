@@ -71,6 +71,32 @@ WEFT_API int32_t weft_commands_count(const weft_commands *cmds)
     return cmds_ok(cmds) ? cmds->count : 0;
 }
 
+WEFT_API weft_entity weft_commands_resolve(const weft_commands *cmds, weft_entity e)
+{
+    if (!cmds_ok(cmds)) {
+        return 0;
+    }
+    weft_world *w = cmds->world;
+    if (e == 0 || !WF_CMD_IS_PROV(e)) {
+        return e;
+    }
+    if (WF_CMD_PROV_TAG(e) == cmds->prov_tag) {
+        wf_error(w, WEFT_ERR_WRONG_PHASE,
+                 "weft_commands_resolve: provisional entity %u is of the round still being "
+                 "recorded; its real id exists once the buffer is applied",
+                 (uint32_t)e);
+        return 0;
+    }
+    weft_entity real = wf_cmds_resolved(cmds, e);
+    if (!real) {
+        wf_error(w, WEFT_ERR_STALE_ENTITY,
+                 "weft_commands_resolve: provisional entity %u is not of this buffer's last "
+                 "applied round (another buffer's, an older round's, or its spawn failed)",
+                 (uint32_t)e);
+    }
+    return real;
+}
+
 /* Shared body of the entity commands. */
 static weft_status cmd_record(weft_commands *cmds, wf_cmd_op op, uint8_t flags,
                               weft_entity e, weft_component c, const weft_value *values,

@@ -22,6 +22,7 @@
  * component extraction is one lookup and one copy per entity.
  */
 #include "app/subapp.h"
+#include "core/guard.h"
 #include "world/messages.h"
 
 #include <stdio.h>
@@ -97,7 +98,7 @@ static void extract_run(weft_system_ctx *ctx, void *user)
         run_instances(ctx, x);
         break;
     default:
-        x->fn(ctx, x->user);
+        WF_CALLBACK(WF_GUARD_ANY, x->fn(ctx, x->user));
         break;
     }
     tls_x = prev_x;
@@ -472,7 +473,10 @@ static void run_component(weft_system_ctx *ctx, wf_extract *x)
                     if (x->dst_size) {
                         memset(x->scratch, 0, x->dst_size);
                     }
-                    if (x->transform(ents[i], sp, x->scratch, x->user)) {
+                    bool keep;
+                    WF_CALLBACK(WF_GUARD_ANY,
+                                keep = x->transform(ents[i], sp, x->scratch, x->user));
+                    if (keep) {
                         st = put_value(sw, x, twin, x->scratch);
                     } else {
                         st = weft_remove(sw, twin, x->dst);
@@ -606,7 +610,7 @@ static void run_resource(weft_system_ctx *ctx, wf_extract *x)
             if (x->dst_size) {
                 memset(x->scratch, 0, x->dst_size);
             }
-            keep = x->transform(0, src, x->scratch, x->user);
+            WF_CALLBACK(WF_GUARD_ANY, keep = x->transform(0, src, x->scratch, x->user));
             val = x->scratch;
         }
         if (keep) {
@@ -761,7 +765,7 @@ static void run_instances(weft_system_ctx *ctx, wf_extract *x)
             bool keep = true;
             if (x->transform) {
                 memset(slot, 0, x->dst_size);
-                keep = x->transform(ents[i], sp, slot, x->user);
+                WF_CALLBACK(WF_GUARD_ANY, keep = x->transform(ents[i], sp, slot, x->user));
             } else {
                 memcpy(slot, sp, x->dst_size);
             }

@@ -33,11 +33,12 @@ WEFT_API weft_status weft_world_destroy(weft_world *world)
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
-    if (world->busy) {
+    if (wf_world_in_callback(world)) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,
                         "weft_world_destroy: called from inside a callback of this world "
-                        "(hook, observer, system, condition, custom command, drop function); "
-                        "destroy it after the outer call returns");
+                        "(hook, observer, system, condition, custom command, drop, logger, "
+                        "allocator, type hook, plugin, ...); destroy it after the outer call "
+                        "returns");
     }
     if (world->app_attached) {
         return wf_error(world, WEFT_ERR_WRONG_PHASE,

@@ -13,6 +13,7 @@
  * prints that loop.
  */
 #include "app/app.h"
+#include "core/guard.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -62,7 +63,7 @@ void wf_app_plugins_free(weft_app *a)
     for (uint32_t i = a->nplugins; i-- > 0;) {
         wf_plugin *p = &a->plugins[i];
         if (p->free_user) {
-            p->free_user(p->user);
+            WF_CALLBACK(a, p->free_user(p->user)); /* the world may be gone */
         }
         plugin_fini(a, p);
     }
@@ -404,7 +405,8 @@ static weft_status setup_round(weft_app *a)
         a->plugins[i].state = WF_PLUGIN_BUILT;
         a->plugins[i].rank = a->built++;
         a->in_callback = true;
-        weft_status cb = a->plugins[i].build(a, a->plugins[i].user);
+        weft_status cb;
+        WF_CALLBACK(a->world, cb = a->plugins[i].build(a, a->plugins[i].user));
         a->in_callback = false;
         if (cb != WEFT_OK) {
             st = callback_failed(a, "build", i, cb);
@@ -455,7 +457,8 @@ weft_status wf_app_setup(weft_app *a)
                 continue;
             }
             a->in_callback = true;
-            weft_status cb = fn(a, a->plugins[i].user);
+            weft_status cb;
+            WF_CALLBACK(a->world, cb = fn(a, a->plugins[i].user));
             a->in_callback = false;
             if (cb != WEFT_OK) {
                 return callback_failed(a, pass == 0 ? "finish" : "cleanup", i, cb);

@@ -2,8 +2,23 @@
  * SPDX-License-Identifier: MIT
  */
 #include "command/command_buffer.h"
+#include "core/guard.h"
 
 #include <string.h>
+
+#include "core/atomic.h"
+
+/* Round tags, process-wide so that a provisional handle of one buffer (or
+ * world) is never taken for another's: 2^31 rounds pass before a tag comes
+ * back. Only uniqueness matters, so the order in which threads take them
+ * is irrelevant (tags never reach world state: a spawn's real id comes from
+ * the apply, in record order). */
+static wf_atomic_u32 cmds_tags;
+
+static uint32_t cmds_next_tag(void)
+{
+    return WF_CMD_PROV_BIT | (wf_atomic_fetch_add_relaxed_u32(&cmds_tags, 1) & ~WF_CMD_PROV_BIT);
+}
 
 void wf_cmds_init(weft_commands *b, weft_world *w, wf_allocator *a, wf_registry *reg)
 {
@@ -12,6 +27,7 @@ void wf_cmds_init(weft_commands *b, weft_world *w, wf_allocator *a, wf_registry 
     b->world = w;
     b->alloc = a;
     b->registry = reg;
+    b->prov_tag = cmds_next_tag();
 }
 
 static size_t cmds_chunk_bytes(const wf_cmd_chunk *k)
@@ -45,8 +61,12 @@ void wf_cmds_fini(weft_commands *b)
         wf_free(b->alloc, b->prov_map, (size_t)b->prov_cap * sizeof *b->prov_map,
                 _Alignof(weft_entity));
     }
-    b->prov_map = NULL;
-    b->prov_cap = b->prov_count = 0;
+    if (b->prev_map) {
+        wf_free(b->alloc, b->prev_map, (size_t)b->prev_cap * sizeof *b->prev_map,
+                _Alignof(weft_entity));
+    }
+    b->prov_map = b->prev_map = NULL;
+    b->prov_cap = b->prov_count = b->prev_cap = b->prev_count = 0;
     b->magic = 0;
 }
 
@@ -245,7 +265,7 @@ void wf_cmd_release(weft_commands *b, wf_cmd *c)
     if (c->op == WF_CMD_CUSTOM) {
         wf_cmd_custom *cu = wf_cmd_custom_of(c);
         if (cu->drop) {
-            cu->drop(wf_cmd_payload(c), cu->user);
+            WF_CALLBACK(b->world, cu->drop(wf_cmd_payload(c), cu->user));
         }
         return;
     }
@@ -260,5 +280,27 @@ void wf_cmds_reset(weft_commands *b)
     }
     b->head = b->tail = NULL;
     b->count = 0;
-    b->prov_count = 0;
+    if (b->prov_count) {
+        /* the round's map becomes the resolvable one; its handles are now
+         * outside their round, so the next round takes a fresh tag */
+        weft_entity *m = b->prev_map;
+        uint32_t cap = b->prev_cap;
+        b->prev_map = b->prov_map;
+        b->prev_cap = b->prov_cap;
+        b->prev_count = b->prov_count;
+        b->prev_tag = b->prov_tag;
+        b->prov_map = m;
+        b->prov_cap = cap;
+        b->prov_count = 0;
+        b->prov_tag = cmds_next_tag();
+    }
+}
+
+weft_entity wf_cmds_resolved(const weft_commands *b, weft_entity e)
+{
+    uint32_t k = (uint32_t)e;
+    if (WF_CMD_PROV_TAG(e) != b->prev_tag || k == 0 || k > b->prev_count) {
+        return 0;
+    }
+    return b->prev_map[k - 1];
 }

@@ -41,9 +41,17 @@ typedef enum wf_cmd_op {
 
 #define WF_CMD_EXTERNAL 0x80000000u
 
-/* A provisional entity: generation 0 (never a live generation), index k. */
-#define WF_CMD_PROV(k) ((weft_entity)(uint32_t)(k))
-#define WF_CMD_IS_PROV(e) ((e) != 0 && ((e) >> 32) == 0)
+/* A provisional entity: index k (1, 2, ...) and, as its generation, the
+ * tag of the buffer round that gave it out. Tags have the top bit set and
+ * live generations never do (entity_index.h: WF_GENERATION_MAX), so a
+ * provisional handle is never a live entity; and as every round of every
+ * buffer takes a fresh tag, a handle kept past its round, or carried into
+ * another buffer, is recognised as such instead of naming that buffer's
+ * spawn k. */
+#define WF_CMD_PROV_BIT 0x80000000u
+#define WF_CMD_PROV(tag, k) (((weft_entity)(tag) << 32) | (uint32_t)(k))
+#define WF_CMD_IS_PROV(e) ((uint32_t)((e) >> 32) >= WF_CMD_PROV_BIT)
+#define WF_CMD_PROV_TAG(e) ((uint32_t)((e) >> 32))
 
 typedef struct wf_cmd_value {
     weft_component id;
@@ -95,12 +103,19 @@ struct weft_commands {
     bool applying;
     /* Provisional spawns (system buffers, which record on worker threads
      * where reserving real ids would make them depend on timing): spawn
-     * hands out WF_CMD_PROV(k), k = 1, 2, ...; the apply gives spawn k a
-     * real id in record order and maps later uses of the handle. */
+     * hands out WF_CMD_PROV(prov_tag, k), k = 1, 2, ...; the apply gives
+     * spawn k a real id in record order and maps later uses of the handle.
+     * The map of the last applied round stays (prev_*) so that
+     * weft_commands_resolve can answer until the next round is applied. */
     bool provisional;
+    uint32_t prov_tag;     /* tag of the round being recorded */
     uint32_t prov_count;   /* handles given out since the last apply */
     uint32_t prov_cap;
     weft_entity *prov_map; /* [prov_cap] real id of handle k at k - 1 */
+    uint32_t prev_tag;     /* tag of the last applied round with spawns, 0 = none */
+    uint32_t prev_count;
+    uint32_t prev_cap;
+    weft_entity *prev_map; /* [prev_cap] real ids of that round (0 = not spawned) */
     struct weft_commands *next; /* world's list */
     struct weft_commands *prev;
 };
@@ -157,6 +172,9 @@ void wf_cmd_release(weft_commands *b, wf_cmd *c);
 /* Empties the buffer after an apply: chunks go to the spare list. Every
  * record must be done. */
 void wf_cmds_reset(weft_commands *b);
+/* The real id of provisional handle e of b's last applied round with
+ * spawns; 0 when e is of another buffer or round, or its spawn failed. */
+weft_entity wf_cmds_resolved(const weft_commands *b, weft_entity e);
 
 /* Room for `bytes` (a multiple of 8) at the tail; NULL on OOM. */
 uint8_t *wf_cmds_room_slow(weft_commands *b, size_t bytes);

@@ -15,6 +15,7 @@
 #endif
 
 #include "core/alloc.h"
+#include "core/guard.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +164,12 @@ void *wf_alloc(wf_allocator *a, size_t size, size_t align)
     if (size > WF_ALLOC_MAX) {
         return NULL;
     }
-    void *p = a->hook.alloc(size, align, a->hook.user);
+    void *p;
+    if (a->hook.alloc == alloc_default) {
+        p = alloc_default(size, align, NULL);
+    } else {
+        WF_CALLBACK(a, p = a->hook.alloc(size, align, a->hook.user));
+    }
     if (p) {
         /* relaxed: a statistic, pairs with nothing (alloc.h) */
         wf_atomic_fetch_add_relaxed_i64(&a->live_bytes, (int64_t)size);
@@ -274,7 +280,11 @@ void wf_free(wf_allocator *a, void *ptr, size_t size, size_t align)
     }
     /* relaxed: a statistic, pairs with nothing (alloc.h) */
     wf_atomic_fetch_sub_relaxed_i64(&a->live_bytes, (int64_t)size);
-    a->hook.free(ptr, size, align, a->hook.user);
+    if (a->hook.free == free_default) {
+        free_default(ptr, size, align, NULL);
+    } else {
+        WF_CALLBACK(a, a->hook.free(ptr, size, align, a->hook.user));
+    }
 }
 
 char *wf_strdup(wf_allocator *a, const char *s, size_t *out_len)

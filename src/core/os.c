@@ -9,6 +9,7 @@
  * weft_world_create).
  */
 #include "core/os.h"
+#include "core/guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,20 +29,22 @@ const weft_os_api *wf_os(void)
 uint64_t wf_os_now_ns(void)
 {
     const weft_os_api *os = wf_os();
-    return os->now_ns(os->user);
+    uint64_t t;
+    WF_CALLBACK(WF_GUARD_ANY, t = os->now_ns(os->user));
+    return t;
 }
 
 void wf_os_yield(void)
 {
     const weft_os_api *os = wf_os();
-    os->thread_yield(os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->thread_yield(os->user));
 }
 
 void wf_os_log(weft_log_level level, const char *message)
 {
     const weft_os_api *os = wf_os();
     if (os->log) {
-        os->log(level, message, os->user);
+        WF_CALLBACK(WF_GUARD_ANY, os->log(level, message, os->user));
     }
 }
 

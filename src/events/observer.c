@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "events/observer.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -23,7 +24,7 @@ void wf_events_fini(wf_events *ev, wf_allocator *a)
         weft_observer *o = ev->all;
         ev->all = o->next;
         if (o->free_user) {
-            o->free_user(o->user);
+            WF_CALLBACK(ev, o->free_user(o->user));
         }
         wf_free(a, o, sizeof *o, _Alignof(weft_observer));
     }
@@ -166,7 +167,7 @@ void wf_events_sweep(wf_events *ev, wf_allocator *a)
         l->count = k;
         *link = o->next;
         if (o->free_user) {
-            o->free_user(o->user);
+            WF_CALLBACK(ev, o->free_user(o->user));
         }
         wf_free(a, o, sizeof *o, _Alignof(weft_observer));
     }

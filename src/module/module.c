@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "module/migrate.h"
+#include "core/guard.h"
 #include "module/module.h"
 #include "query/query.h"
 #include "storage/sparse_set.h"
@@ -211,7 +212,8 @@ static weft_status load_copy(weft_world *w, const char *path, void **out_handle,
     }
     weft_module_entry_fn entry;
     memcpy(&entry, &sym, sizeof entry); /* object to function pointer (POSIX) */
-    const weft_module_def *def = entry();
+    const weft_module_def *def;
+    WF_CALLBACK(w, def = entry());
     if (!def) {
         dlclose(h);
         return wf_error(w, WEFT_ERR_BAD_FORMAT, "%s: %s of '%s' returned NULL", fn,
@@ -666,7 +668,8 @@ static weft_status stage_build(weft_app *a, mod_stage *g, const weft_module_def 
     a->in_callback = true;
     w->module_build = true;
     w->module_stage = g;
-    weft_status st = def->build(a, def->user);
+    weft_status st;
+    WF_CALLBACK(w, st = def->build(a, def->user));
     w->module_stage = NULL;
     w->module_build = false;
     a->in_callback = false;
@@ -1260,7 +1263,7 @@ static void commit_observers(weft_world *w, weft_module *m, mod_stage *g)
             continue;
         }
         if (o->free_user && o->user != r->user) {
-            o->free_user(o->user);
+            WF_CALLBACK(w, o->free_user(o->user));
         }
         o->fn = r->fn;
         o->user = r->user;

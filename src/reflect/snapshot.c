@@ -1201,8 +1201,10 @@ static bool parse_ents(restore *r, rd *s)
     for (uint32_t i = 0; i < r->count; i++) {
         wf_record rec;
         memcpy(&rec, r->records + (size_t)i * sizeof rec, sizeof rec);
-        if (rec.gen == 0) {
-            return bad(r, WEFT_ERR_BAD_FORMAT, "entity index %u has generation 0", i);
+        if (rec.gen == 0 || rec.gen > WF_GENERATION_MAX) {
+            return bad(r, WEFT_ERR_BAD_FORMAT,
+                       "entity index %u has generation %u (live generations are 1 .. %u)", i,
+                       rec.gen, WF_GENERATION_MAX);
         }
         if (rec.arch == WF_ARCH_DEAD) {
             dead_off_stack += r->state[i] ? 0u : 1u;

@@ -22,6 +22,7 @@
  * subtractions from `left` and its acquire load reading zero.
  */
 #include "schedule/schedule.h"
+#include "core/guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +190,7 @@ static void run_system(wf_exec *x, const wf_step *st, int32_t worker)
     sink.shared = st->kind != WF_STEP_EXCLUSIVE;
     sink.last_message[0] = '\0';
     wf_error_sink *prev = wf_error_sink_swap(&sink);
-    sys->fn(&ctx, sys->user);
+    WF_CALLBACK(x->w, sys->fn(&ctx, sys->user));
     wf_error_sink_swap(prev);
     /* iterations the system left open end with it (their iterators were
      * on its stack); an exclusive one's held the world's depth */
@@ -440,7 +441,7 @@ static void work_loop(wf_exec *x, int32_t worker, bool helper)
         if (x->ex->host) {
             /* helpers are host jobs too: helping lets the host run the
              * chunk jobs of a parallel iteration on their threads */
-            x->ex->jobs.help(x->ex->jobs.user);
+            WF_CALLBACK(WF_GUARD_ANY, x->ex->jobs.help(x->ex->jobs.user));
         } else if (wf_thread_pool_help(x->ex->pool)) {
             idle = 0;
             continue;
@@ -493,7 +494,7 @@ static void run_multi(wf_exec *x)
     wf_atomic_init_u32(&x->helpers_live, helpers);
     for (uint32_t i = 0; i < helpers; i++) {
         if (sw->host) {
-            sw->jobs.submit(sw->jobs.user, helper_host, x);
+            WF_CALLBACK(WF_GUARD_ANY, sw->jobs.submit(sw->jobs.user, helper_host, x));
         } else {
             wf_task *t = &x->helpers[i];
             t->fn = helper_pool;
@@ -514,7 +515,7 @@ static void run_multi(wf_exec *x)
     /* helpers read x until they see no step left: wait for them */
     if (sw->host) {
         while (wf_atomic_load_acquire_u32(&x->helpers_live) > 0) {
-            sw->jobs.help(sw->jobs.user);
+            WF_CALLBACK(WF_GUARD_ANY, sw->jobs.help(sw->jobs.user));
         }
     } else {
         bool waited = wf_thread_pool_wait(sw->pool, &group);
@@ -546,8 +547,8 @@ static void note_failure(weft_world *w, const wf_system *sys, bool condition,
     } else if (w->logger.fn) {
         char msg[WF_ERROR_LEN + 64];
         snprintf(msg, sizeof msg, failure_kind(condition), sys->name, sys->fail_msg);
-        w->logger.fn(w->logger.user, WEFT_LOG_ERROR, sys->fail_status, msg, __FILE__,
-                     __LINE__);
+        WF_CALLBACK(w, w->logger.fn(w->logger.user, WEFT_LOG_ERROR, sys->fail_status, msg,
+                                    __FILE__, __LINE__));
     }
 }
 
@@ -922,7 +923,7 @@ static void par_task_body(wf_par_task *t)
     wf_iter *wi = wf_iter_of(&it);
     wf_iter_init(wi, pc->w, pc->q, &env, pc->q->last_run, pc->this_run, false);
     wf_iter_restrict(wi, t->match, t->row, t->row_end);
-    pc->fn(&it, sys->chunks[t->buf].cmds, pc->user);
+    WF_CALLBACK(pc->w, pc->fn(&it, sys->chunks[t->buf].cmds, pc->user));
     if (wi->state == WF_ITER_ACTIVE) {
         wf_world_iter_end(wi, false);
     }
@@ -1031,7 +1032,7 @@ static weft_status par_inline(weft_system_ctx *ctx, int32_t query, weft_chunk_fn
     if (!ctx->condition) {
         sys->cmds_used = true;
     }
-    fn(&it, ctx->condition ? NULL : sys->cmds, user);
+    WF_CALLBACK(WF_GUARD_ANY, fn(&it, ctx->condition ? NULL : sys->cmds, user));
     wf_iter *wi = wf_iter_of(&it);
     if (wi->state == WF_ITER_ACTIVE) {
         wf_world_iter_end(wi, false);
@@ -1089,11 +1090,11 @@ static void par_dispatch(wf_sys_world *sw, wf_par_ctx *pc, wf_par_task *tasks, u
 {
     if (sw->host) {
         for (uint32_t i = 1; i < ntasks; i++) {
-            sw->jobs.submit(sw->jobs.user, par_host_task, &tasks[i]);
+            WF_CALLBACK(WF_GUARD_ANY, sw->jobs.submit(sw->jobs.user, par_host_task, &tasks[i]));
         }
         par_host_task(&tasks[0]);
         while (wf_atomic_load_acquire_i64(&pc->pending) > 0) {
-            sw->jobs.help(sw->jobs.user);
+            WF_CALLBACK(WF_GUARD_ANY, sw->jobs.help(sw->jobs.user));
         }
         return;
     }

@@ -26,6 +26,7 @@
  * does not depend on the thread count.
  */
 #include "state/state.h"
+#include "core/guard.h"
 
 #include "world/messages.h"
 
@@ -184,7 +185,8 @@ static void apply_computed(step_ctx *x, wf_state_type *t)
     if (!source_changed) {
         return;
     }
-    uint32_t v = t->compute(vals, t->nsources, t->user);
+    uint32_t v;
+    WF_CALLBACK(x->w, v = t->compute(vals, t->nsources, t->user));
     if (v != WEFT_STATE_VALUE_NONE && wf_state_value_index(t, v) < 0) {
         step_fail(x, wf_error(x->w, WEFT_ERR_CALLBACK,
                               "weft_state_transition: the compute callback of state '%s' "

@@ -6,6 +6,7 @@
  * a failed growth leaves the registry unchanged.
  */
 #include "storage/component_registry.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -158,12 +159,12 @@ void wf_type_construct(const wf_type_info *ti, void *dst, const void *src,
     }
     if (src) {
         if (ti->hooks.copy) {
-            ti->hooks.copy(dst, src, count, ti->hooks.user);
+            WF_CALLBACK(WF_GUARD_ANY, ti->hooks.copy(dst, src, count, ti->hooks.user));
         } else {
             memcpy(dst, src, (size_t)ti->size * (size_t)count);
         }
     } else if (ti->hooks.ctor) {
-        ti->hooks.ctor(dst, count, ti->hooks.user);
+        WF_CALLBACK(WF_GUARD_ANY, ti->hooks.ctor(dst, count, ti->hooks.user));
     } else {
         memset(dst, 0, (size_t)ti->size * (size_t)count);
     }
@@ -172,7 +173,7 @@ void wf_type_construct(const wf_type_info *ti, void *dst, const void *src,
 void wf_type_destroy(const wf_type_info *ti, void *ptr, int32_t count)
 {
     if (ti->hooks.dtor && ti->size != 0 && count > 0) {
-        ti->hooks.dtor(ptr, count, ti->hooks.user);
+        WF_CALLBACK(WF_GUARD_ANY, ti->hooks.dtor(ptr, count, ti->hooks.user));
     }
 }
 
@@ -182,7 +183,7 @@ void wf_type_move(const wf_type_info *ti, void *dst, void *src, int32_t count)
         return;
     }
     if (ti->hooks.move) {
-        ti->hooks.move(dst, src, count, ti->hooks.user);
+        WF_CALLBACK(WF_GUARD_ANY, ti->hooks.move(dst, src, count, ti->hooks.user));
     } else {
         memcpy(dst, src, (size_t)ti->size * (size_t)count);
     }

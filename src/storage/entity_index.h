@@ -31,6 +31,11 @@
 
 #define WF_ARCH_DEAD 0xFFFFFFFFu
 #define WF_FIRST_GENERATION 1u
+/* Live generations stay below 2^31: the top bit marks the provisional
+ * handles of command buffers (command_buffer.h), which must never name a
+ * live entity. After WF_GENERATION_MAX an index starts again at
+ * WF_FIRST_GENERATION. */
+#define WF_GENERATION_MAX 0x7FFFFFFFu
 
 typedef struct wf_record {
     uint32_t gen;  /* generation of the index's current or next entity */
@@ -93,7 +98,7 @@ void wf_entities_release_push(wf_entity_index *ix, wf_allocator *a, uint32_t idx
 static inline void wf_entities_release(wf_entity_index *ix, wf_allocator *a, uint32_t idx)
 {
     wf_record *r = &ix->records[idx];
-    r->gen = r->gen == 0xFFFFFFFFu ? WF_FIRST_GENERATION : r->gen + 1;
+    r->gen = r->gen >= WF_GENERATION_MAX ? WF_FIRST_GENERATION : r->gen + 1;
     r->arch = WF_ARCH_DEAD;
     r->row = 0;
     ix->live--;

@@ -10,6 +10,7 @@
  * that conflicts with a condition can run while it is evaluated.
  */
 #include "system/system.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -28,7 +29,8 @@ static bool cond_user(weft_condition *c, weft_system_ctx *outer)
     sink.world = outer->world;
     sink.shared = true; /* conditions only read */
     wf_error_sink *prev = wf_error_sink_swap(&sink);
-    bool r = sys->cond_fn(&ctx, sys->user);
+    bool r;
+    WF_CALLBACK(outer->world, r = sys->cond_fn(&ctx, sys->user));
     wf_error_sink_swap(prev);
     if (sink.count && sys->fail_status == WEFT_OK) {
         wf_ctx_fail(&ctx, sink.status, sink.message);

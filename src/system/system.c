@@ -11,6 +11,7 @@
  * With/Without pair on one component separates them.
  */
 #include "system/system.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -332,7 +333,7 @@ void wf_system_destroy(weft_world *w, wf_system *sys)
     }
     if (sys->local) {
         if (sys->local_desc.fini) {
-            sys->local_desc.fini(sys->local, sys->user);
+            WF_CALLBACK(w, sys->local_desc.fini(sys->local, sys->user));
         }
         wf_free(&w->alloc, sys->local, sys->local_desc.size, local_align(&sys->local_desc));
     }
@@ -593,7 +594,7 @@ static sys_step sys_add_state(weft_world *w, wf_system *sys, const sys_args *a)
             return SYS_OOM;
         }
         if (a->local.init) {
-            a->local.init(sys->local, sys->user);
+            WF_CALLBACK(w, a->local.init(sys->local, sys->user));
         }
     } else {
         sys->local_desc.fini = NULL;

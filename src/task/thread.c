@@ -9,6 +9,7 @@
  * entry of the table's thread half is ever called.
  */
 #include "task/thread.h"
+#include "core/guard.h"
 
 #include "core/check.h"
 
@@ -19,74 +20,81 @@
 bool wf_thread_create(wf_thread *t, wf_thread_fn fn, void *arg)
 {
     const weft_os_api *os = wf_os();
-    return os->thread_create(&t->os, fn, arg, os->user);
+    bool ok;
+    WF_CALLBACK(WF_GUARD_ANY, ok = os->thread_create(&t->os, fn, arg, os->user));
+    return ok;
 }
 
 void wf_thread_join(wf_thread *t)
 {
     const weft_os_api *os = wf_os();
-    os->thread_join(&t->os, os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->thread_join(&t->os, os->user));
 }
 
 uint32_t wf_thread_cpu_count(void)
 {
     const weft_os_api *os = wf_os();
-    uint32_t n = os->cpu_count(os->user);
+    uint32_t n;
+    WF_CALLBACK(WF_GUARD_ANY, n = os->cpu_count(os->user));
     return n ? n : 1;
 }
 
 bool wf_mutex_init(wf_mutex *m)
 {
     const weft_os_api *os = wf_os();
-    return os->mutex_init(&m->os, os->user);
+    bool ok;
+    WF_CALLBACK(WF_GUARD_ANY, ok = os->mutex_init(&m->os, os->user));
+    return ok;
 }
 
 void wf_mutex_fini(wf_mutex *m)
 {
     const weft_os_api *os = wf_os();
-    os->mutex_fini(&m->os, os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->mutex_fini(&m->os, os->user));
 }
 
 void wf_mutex_lock(wf_mutex *m)
 {
     const weft_os_api *os = wf_os();
-    os->mutex_lock(&m->os, os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->mutex_lock(&m->os, os->user));
 }
 
 void wf_mutex_unlock(wf_mutex *m)
 {
     const weft_os_api *os = wf_os();
-    os->mutex_unlock(&m->os, os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->mutex_unlock(&m->os, os->user));
 }
 
 bool wf_cond_init(wf_cond *c)
 {
     const weft_os_api *os = wf_os();
-    return os->cond_init(&c->os, os->user);
+    bool ok;
+    WF_CALLBACK(WF_GUARD_ANY, ok = os->cond_init(&c->os, os->user));
+    return ok;
 }
 
 void wf_cond_fini(wf_cond *c)
 {
     const weft_os_api *os = wf_os();
-    os->cond_fini(&c->os, os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->cond_fini(&c->os, os->user));
 }
 
 void wf_cond_wait(wf_cond *c, wf_mutex *m)
 {
     const weft_os_api *os = wf_os();
-    os->cond_wait(&c->os, &m->os, os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->cond_wait(&c->os, &m->os, os->user));
 }
 
 void wf_cond_signal(wf_cond *c)
 {
     const weft_os_api *os = wf_os();
-    os->cond_signal(&c->os, os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->cond_signal(&c->os, os->user));
 }
 
 void wf_cond_broadcast(wf_cond *c)
 {
     const weft_os_api *os = wf_os();
-    os->cond_broadcast(&c->os, os->user);
+    WF_CALLBACK(WF_GUARD_ANY, os->cond_broadcast(&c->os, os->user));
 }
 
 #else /* single-threaded: nothing to start, exclude or wake */

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "world/defer.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -34,7 +35,7 @@ weft_status wf_cmds_record(weft_world *w, weft_commands *b, wf_cmd_op op, uint8_
             return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory recording a spawn");
         }
         b->prov_map[b->prov_count] = 0;
-        cmd->e = WF_CMD_PROV(++b->prov_count);
+        cmd->e = WF_CMD_PROV(b->prov_tag, ++b->prov_count);
         *out_spawned = cmd->e;
     } else if (op == WF_CMD_SPAWN) {
         cmd->e = wf_entities_reserve_id(&w->entities);
@@ -86,12 +87,32 @@ static weft_status apply_entity(weft_world *w, const wf_cmd *cmd, wf_record **re
     return wf_entity_check_slow(w, cmd->e, rec);
 }
 
-/* The real id of a provisional handle of b (0 when b never gave it out or
- * its spawn has not been applied). */
+/* The real id of a provisional handle of b's current round (0 when this
+ * round never gave it out or its spawn has not been applied). */
 static weft_entity prov_resolve(const weft_commands *b, weft_entity e)
 {
     uint32_t k = (uint32_t)e;
-    return k <= b->prov_count ? b->prov_map[k - 1] : 0;
+    if (WF_CMD_PROV_TAG(e) != b->prov_tag || k == 0 || k > b->prov_count) {
+        return 0;
+    }
+    return b->prov_map[k - 1];
+}
+
+/* The error for a provisional handle b cannot map. */
+static weft_status prov_refuse(weft_world *w, const weft_commands *b, weft_entity e)
+{
+    if (WF_CMD_PROV_TAG(e) == b->prov_tag) {
+        return wf_error(w, WEFT_ERR_STALE_ENTITY,
+                        "provisional entity %u of this command buffer is used before the "
+                        "command that spawns it",
+                        (uint32_t)e);
+    }
+    return wf_error(w, WEFT_ERR_STALE_ENTITY,
+                    "provisional entity %u was handed out by another command buffer or an "
+                    "earlier, already applied round of this one; a provisional handle names "
+                    "an entity only in later commands of its own round "
+                    "(weft_commands_resolve gives the real id after the apply)",
+                    (uint32_t)e);
 }
 
 /* Turns the provisional handles of a record of b into real ids: its
@@ -101,7 +122,8 @@ static weft_status prov_map_record(weft_world *w, weft_commands *b, wf_cmd *cmd)
 {
     if (WF_CMD_IS_PROV(cmd->e)) {
         uint32_t k = (uint32_t)cmd->e;
-        if (cmd->op == WF_CMD_SPAWN && k <= b->prov_count) {
+        if (cmd->op == WF_CMD_SPAWN && WF_CMD_PROV_TAG(cmd->e) == b->prov_tag && k >= 1 &&
+            k <= b->prov_count) {
             weft_entity real = wf_entities_reserve_id(&w->entities);
             if (!real) {
                 return wf_error(w, WEFT_ERR_CAPACITY, "entity index space exhausted");
@@ -111,10 +133,8 @@ static weft_status prov_map_record(weft_world *w, weft_commands *b, wf_cmd *cmd)
         } else {
             weft_entity real = prov_resolve(b, cmd->e);
             if (!real) {
-                return wf_error(w, WEFT_ERR_INVALID_ENTITY,
-                                "provisional entity %u was not spawned by this command "
-                                "buffer (provisional ids are local to their buffer)",
-                                k);
+                return (cmd->flags & WF_CMD_TRY) ? WEFT_ERR_STALE_ENTITY
+                                                 : prov_refuse(w, b, cmd->e);
             }
             cmd->e = real;
         }
@@ -128,8 +148,11 @@ static weft_status prov_map_record(weft_world *w, weft_commands *b, wf_cmd *cmd)
                 weft_entity t;
                 memcpy(&t, p, sizeof t);
                 if (WF_CMD_IS_PROV(t)) {
-                    t = prov_resolve(b, t);
-                    memcpy(p, &t, sizeof t);
+                    weft_entity real = prov_resolve(b, t);
+                    if (!real) {
+                        return prov_refuse(w, b, t);
+                    }
+                    memcpy(p, &real, sizeof real);
                 }
             }
         }
@@ -178,7 +201,9 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
     wf_record *rec = NULL;
     weft_status st = WEFT_OK;
     if (b->provisional && (st = prov_map_record(w, b, cmd)) != WEFT_OK) {
-        return st;
+        /* a try_ command whose provisional entity is not this round's is
+         * as silent as one whose entity is gone */
+        return (cmd->flags & WF_CMD_TRY) && st == WEFT_ERR_STALE_ENTITY ? WEFT_OK : st;
     }
     switch (cmd->op) {
     case WF_CMD_SPAWN:
@@ -224,7 +249,7 @@ static weft_status apply_one(weft_world *w, weft_commands *b, wf_cmd *cmd)
         break;
     case WF_CMD_CUSTOM: {
         wf_cmd_custom *cu = wf_cmd_custom_of(cmd);
-        cu->fn(w, wf_cmd_payload(cmd), cu->user);
+        WF_CALLBACK(w, cu->fn(w, wf_cmd_payload(cmd), cu->user));
         break;
     }
     case WF_CMD_FLUSH:

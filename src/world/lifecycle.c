@@ -7,6 +7,7 @@
  * marked dead), and neither disturbs the walk.
  */
 #include "world/lifecycle.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -47,7 +48,7 @@ static void lifecycle_observers(weft_world *w, weft_trigger *t, weft_component c
         if (o->entity ? o->entity != t->entity : only_bound) {
             continue;
         }
-        o->fn(w, t, o->user);
+        WF_CALLBACK(w, o->fn(w, t, o->user));
     }
 }
 
@@ -58,7 +59,7 @@ void wf_fire(weft_world *w, weft_event event, const wf_type_info *ti, weft_entit
     w->events.dispatching++;
     weft_hook_fn hook = lifecycle_hook(ti, event);
     if (hook) {
-        hook(w, e, ti->id, ti->lifecycle.user);
+        WF_CALLBACK(w, hook(w, e, ti->id, ti->lifecycle.user));
     }
     weft_trigger t;
     t.event = event;

@@ -8,6 +8,7 @@
  * scan: message types are few and registered once.
  */
 #include "world/messages.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -38,7 +39,7 @@ static void stream_drop_buf(wf_msg_stream *s, wf_msg_buf *b)
 {
     if (s->drop) {
         for (uint32_t i = 0; i < b->count; i++) {
-            s->drop(b->data + (size_t)i * s->size, s->user);
+            WF_CALLBACK(WF_GUARD_ANY, s->drop(b->data + (size_t)i * s->size, s->user));
         }
     }
 }

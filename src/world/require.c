@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "world/require.h"
+#include "core/guard.h"
 
 #include <string.h>
 
@@ -229,7 +230,7 @@ static weft_status require_append(weft_world *w, wf_req_scratch *s, const weft_v
             return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
                             "out of memory constructing a required default");
         }
-        l->def->ctor(tmp, l->def->user);
+        WF_CALLBACK(w, l->def->ctor(tmp, l->def->user));
         v->ptr = tmp;
         s->owned[s->count] = true;
         s->any_owned = true;

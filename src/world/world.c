@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "world/world.h"
+#include "core/guard.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,8 +88,8 @@ weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, 
     va_end(ap);
     w->last_status = status;
     if (w->logger.fn) {
-        w->logger.fn(w->logger.user, WEFT_LOG_ERROR, status, w->last_error,
-                     __FILE__, __LINE__);
+        WF_CALLBACK(w, w->logger.fn(w->logger.user, WEFT_LOG_ERROR, status, w->last_error,
+                                    __FILE__, __LINE__));
     }
     return status;
 }
@@ -103,7 +104,7 @@ void wf_log(const weft_world *w, weft_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     error_format(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    w->logger.fn(w->logger.user, level, WEFT_OK, msg, __FILE__, __LINE__);
+    WF_CALLBACK(w, w->logger.fn(w->logger.user, level, WEFT_OK, msg, __FILE__, __LINE__));
 }
 
 const char *wf_component_name(const weft_world *w, weft_component c)
@@ -118,6 +119,13 @@ weft_status wf_entity_check_slow(const weft_world *w, weft_entity e, wf_record *
     uint32_t gen = (uint32_t)(e >> 32);
     if (e == 0) {
         return wf_error(w, WEFT_ERR_INVALID_ENTITY, "entity 0 is the null handle");
+    }
+    if (gen > WF_GENERATION_MAX) {
+        return wf_error(w, WEFT_ERR_STALE_ENTITY,
+                        "entity %u:%u is a provisional handle of a system's command buffer: "
+                        "it names an entity only in later commands of the same buffer round "
+                        "(weft_commands_resolve gives the real id after the apply)",
+                        idx, gen);
     }
     if (idx >= w->entities.count) {
         uint32_t pf, pn;

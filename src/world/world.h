@@ -10,6 +10,7 @@
 #define WF_WORLD_H
 
 #include "core/check.h"
+#include "core/guard.h"
 #include "core/config.h"
 #include "command/command_buffer.h"
 #include "events/observer.h"
@@ -172,6 +173,15 @@ typedef struct wf_error_sink {
     char message[WF_ERROR_LEN];  /* of the first error */
     char last_message[WF_ERROR_LEN]; /* of the latest (weft_last_error) */
 } wf_error_sink;
+
+/* True while the calling thread runs a user callback of w (core/guard.h),
+ * or an operation of w that runs callbacks is in progress (`busy`): the
+ * calls that would free what that operation uses (destroying the world or
+ * its app, re-entering an update) refuse then. */
+static inline bool wf_world_in_callback(const weft_world *w)
+{
+    return w->busy != 0 || wf_guard_inside(w, sizeof *w);
+}
 
 /* Refuses (WRONG_PHASE naming fn, true) a call that changes the world made
  * from a parallel system, condition or chunk task of a schedule run: the
