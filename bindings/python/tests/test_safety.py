@@ -430,6 +430,92 @@ class TestRefuseInsteadOfChanging(unittest.TestCase):
         self.assertEqual(st.get(), None)
 
 
+class TestProvisionalSpawns(unittest.TestCase):
+    """ctx.commands.spawn() inside a system gives a ProvisionalEntity: good
+    in the same run's later commands, refused anywhere else, resolved to
+    the real entity after the apply; never another entity."""
+
+    def setUp(self):
+        self.w = weft.World()
+        self.addCleanup(self.w.close)
+        self.w.register(Pos)
+        self.s = self.w.schedule("s")
+        self.kept = []
+        self.errors = []
+
+        @self.s.system(commands=True)
+        def spawner(ctx):
+            cmds = ctx.commands
+            if self.kept:
+                # last run's handle, carried into this run's buffer round
+                try:
+                    cmds.insert(self.kept[0], Pos(77, 77))
+                except weft.WeftError as exc:
+                    self.errors.append(exc.status)
+            e = cmds.spawn(Pos(1, 1))
+            cmds.insert(e, Pos(2, 2))          # the same round: mapped at apply
+            try:
+                e.resolve()
+            except weft.WeftError as exc:
+                self.errors.append(exc.status)
+            self.kept.append(e)
+
+    def test_the_handle_is_provisional_and_resolves_after_apply(self):
+        w = self.w
+        self.s.run(0.0)
+        e = self.kept[0]
+        self.assertIsInstance(e, weft.ProvisionalEntity)
+        self.assertIsInstance(e, int)
+        self.assertTrue(weft.is_provisional(e))
+        self.assertEqual(self.errors, [weft.ERR_WRONG_PHASE])   # not applied in the run
+        real = e.resolve()
+        self.assertFalse(weft.is_provisional(real))
+        self.assertNotEqual(real, int(e))
+        self.assertEqual(w.get(real, Pos).x, 2)
+
+    def test_used_as_an_entity_after_the_run_it_raises_and_names_no_entity(self):
+        w = self.w
+        self.s.run(0.0)
+        e = self.kept[0]
+        real = e.resolve()
+        uses = {
+            "get": lambda: w.get(e, Pos),
+            "insert": lambda: w.insert(e, Pos(99, 99)),
+            "despawn": lambda: w.despawn(e),
+            "get_mut": lambda: w.get_mut(e, Pos),
+        }
+        for name, use in uses.items():
+            with self.subTest(name):
+                with self.assertRaises(weft.WeftError) as cm:
+                    use()
+                self.assertEqual(cm.exception.status, weft.ERR_STALE_ENTITY)
+        self.assertFalse(w.is_alive(e))
+        self.assertEqual(w.get(real, Pos).x, 2)   # untouched
+        # carried into the next run's buffer: refused too, nothing named
+        try:
+            self.s.run(0.0)
+        except weft.WeftError as exc:
+            self.errors.append(("run", exc.status))
+        # weft refuses it (at record or at apply): no entity got the value
+        self.assertEqual(w.get(real, Pos).x, 2)
+        self.assertNotIn(77, [x for x, in [(p.x,) for (_, p) in w.query(weft.read(Pos)).each()]])
+        second = self.kept[1].resolve()
+        self.assertEqual(w.get(second, Pos).x, 2)
+        with self.assertRaises(weft.WeftError) as cm:
+            e.resolve()                         # an older round's handle
+        self.assertEqual(cm.exception.status, weft.ERR_STALE_ENTITY)
+        self.s.destroy()
+        with self.assertRaises(weft.WeftError) as cm:
+            self.kept[1].resolve()              # its buffer is gone
+        self.assertEqual(cm.exception.status, weft.ERR_INVALID_HANDLE)
+
+    def test_a_world_buffer_hands_out_real_entities(self):
+        with self.w.commands() as cmds:
+            e = cmds.spawn(Pos(5, 5))
+        self.assertNotIsInstance(e, weft.ProvisionalEntity)
+        self.assertEqual(self.w.get(e, Pos).x, 5)
+
+
 class Boom(Exception):
     pass
 

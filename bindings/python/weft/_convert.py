@@ -22,7 +22,7 @@ import ctypes
 import math
 import threading
 
-_INT_RANGES = {}
+_INT_RANGES: dict = {}
 for _t, _bits, _signed in ((ctypes.c_int8, 8, True), (ctypes.c_uint8, 8, False),
                            (ctypes.c_int16, 16, True), (ctypes.c_uint16, 16, False),
                            (ctypes.c_int32, 32, True), (ctypes.c_uint32, 32, False),
@@ -98,7 +98,7 @@ def raised():
     return exc
 
 
-_argtypes = {}
+_argtypes: dict = {}
 
 
 def checked_argtype(t):
@@ -129,23 +129,23 @@ def checked_argtype(t):
     elif t is ctypes.c_float:
         base_f = t.from_param
 
-        def from_param(cls, v, base=base_f):
+        def from_param_f(cls, v, base=base_f):
             if isinstance(v, (int, float)):
                 try:
                     check_float32(v)
                 except OverflowError as exc:
                     _fail(exc)
             return base(v)
-        out = type("checked_c_float", (t,), {"from_param": classmethod(from_param)})
+        out = type("checked_c_float", (t,), {"from_param": classmethod(from_param_f)})
     elif t is ctypes.c_char_p:
         base_s = t.from_param
 
-        def from_param(cls, v, base=base_s):
+        def from_param_s(cls, v, base=base_s):
             if isinstance(v, bytes) and b"\0" in v:
                 _fail(ValueError("%r holds a NUL character; weft would cut the name there"
                                  % (v,)))
             return base(v)
-        out = type("checked_c_char_p", (t,), {"from_param": classmethod(from_param)})
+        out = type("checked_c_char_p", (t,), {"from_param": classmethod(from_param_s)})
     _argtypes[t] = out
     return out
 

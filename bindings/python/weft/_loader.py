@@ -126,6 +126,7 @@ _PROTOTYPES = {
     "weft_commands_destroy": (None, [_cmds]),
     "weft_world_commands": (_cmds, [_w]),
     "weft_commands_count": (_i32, [_cmds]),
+    "weft_commands_resolve": (c_entity, [_cmds, c_entity]),
     "weft_cmd_spawn": (c_entity, [_cmds, _P(WeftValue), _i32]),
     "weft_cmd_insert": (c_status, [_cmds, c_entity, c_component, _vp, _sz]),
     "weft_cmd_insert_many": (c_status, [_cmds, c_entity, _P(WeftValue), _i32]),

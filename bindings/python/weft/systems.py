@@ -222,7 +222,8 @@ class SystemContext:
             ptr = _lib.weft_system_commands(self._p())
             if not ptr:
                 raise WeftError(ERR_INVALID_ARG, "conditions have no command buffer")
-            self._cmds = Commands(self.schedule.world, ptr, owned=False)
+            self._cmds = Commands(self.schedule.world, ptr, owned=False,
+                                  schedule=self.schedule)
         return self._cmds
 
     def _query(self, query):
