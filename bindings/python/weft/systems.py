@@ -19,7 +19,7 @@ from ._abi import (
 from ._loader import _lib
 from .errors import WeftError, _s, status_str
 from .components import View, _checked_view, _copy, _owned, _view
-from .queries import Chunk, _Chunks, write
+from .queries import Chunk, write
 from .commands import Commands
 
 if TYPE_CHECKING:
@@ -88,6 +88,10 @@ def terms(*ts: TermLike, flags: int = 0) -> QuerySpec:
     return QuerySpec(ts, flags)
 
 
+_fast_system_iter = _lib._weft_fast["weft_system_iter"]
+_iter_next = _lib.weft_iter_next
+
+
 class _SystemQuery:
     """A system's query as Chunk sees it: resolved terms, and error hooks
     that leave the world's error slot alone (a system may run while C
@@ -133,6 +137,61 @@ class _SystemInfo:
         self.local = None       # ctypes type of the local state
         self.exclusive = False
         self.is_condition = False
+
+
+class _SystemChunks:
+    """The iterator SystemContext.iter returns (a class rather than a
+    generator: this runs for every chunk of every Python system). Every
+    step first checks the context (its run, its thread), so a step from
+    elsewhere raises without advancing or ending the iteration; the
+    iteration ends at its last chunk, at close(), or when the system
+    returns."""
+
+    __slots__ = ("_ctx", "_sq", "_it", "_ref", "_chunk", "_done")
+
+    def __init__(self, ctx, sq):
+        ptr = ctx._p()
+        self._ctx = ctx
+        self._sq = sq
+        self._it = it = WeftIter()
+        self._ref = ref = ctypes.byref(it)
+        self._chunk = None
+        self._done = True
+        st = _fast_system_iter(ptr, sq.index, ref)
+        if st != OK:
+            raise WeftError(st, "weft_system_iter(%d) failed" % sq.index, recorded=True)
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        ctx = self._ctx
+        if not ctx._ptr or _thread_id() != ctx._thread:
+            ctx._p()   # raises WRONG_PHASE / WRONG_THREAD
+        chunk = self._chunk
+        if chunk is not None:
+            chunk._lease.alive = False   # its arrays and views go stale
+            self._chunk = None
+        if self._done:
+            raise StopIteration
+        if _iter_next(self._ref):
+            chunk = self._chunk = Chunk(self._sq, self._it)
+            return chunk
+        self._done = True
+        raise StopIteration
+
+    def close(self):
+        """Ends the iteration early (what breaking out of the loop does)."""
+        chunk = self._chunk
+        if chunk is not None:
+            chunk._end()
+            self._chunk = None
+        if not self._done:
+            self._done = True
+            ctx = self._ctx
+            if ctx._ptr and self._sq.world._ptr and _thread_id() == ctx._thread:
+                _lib.weft_iter_fini(self._ref)
 
 
 class SystemContext:
@@ -236,36 +295,11 @@ class SystemContext:
         """Chunks of the system's query number `query`, with this run's
         ticks (Added/Changed since the system's previous run). Columns are
         ctypes arrays of the component structs, as for Query.iter()."""
-        sq = self._query(query)
-        ptr = self._p()
-        g = _Chunks(self._iter(ptr, sq), self._p)
+        g = _SystemChunks(self, self._query(query))
         if self._open is None:
             self._open = []
         self._open.append(g)   # ended when the system returns (_close)
         return g
-
-    def _iter(self, ptr, sq):
-        it = WeftIter()
-        ref = ctypes.byref(it)
-        st = _lib._weft_fast["weft_system_iter"](ptr, sq.index, ref)
-        if st != OK:
-            raise WeftError(st, "weft_system_iter(%d) failed" % sq.index, recorded=True)
-        done = False
-        chunk = None
-        nxt = _lib.weft_iter_next
-        try:
-            # _Chunks checks the context before every step
-            while nxt(ref):
-                chunk = Chunk(sq, it)
-                yield chunk
-                chunk._end()      # its numpy arrays go stale (Chunk.array)
-            done = True
-        finally:
-            if chunk is not None:
-                chunk._end()
-            if not done and sq.world._ptr and self._ptr \
-                    and _thread_id() == self._thread:   # else ended with the run/world
-                _lib.weft_iter_fini(ctypes.byref(it))
 
     def each(self, query: int = 0) -> Iterator[Tuple[Any, ...]]:
         """(entity, field copies...) per row of query `query`."""
