@@ -365,6 +365,41 @@ def _build_class(np):
         "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift",
         "rshift", "and", "or", "xor") for p in ("", "r", "i")} \
         | {"__divmod__", "__rdivmod__", "__neg__", "__pos__", "__abs__", "__invert__"}
+    def fast_binop(name):
+        """The operator `name` with a short path when the other operand is
+        no ColumnArray (a scalar, a plain array: `p += v * dt`): check the
+        lease, then run ndarray's operator on the plain view, which skips
+        __array_ufunc__. With a ColumnArray on the other side it goes
+        through __array_ufunc__, which checks both."""
+        base = getattr(ndarray, name)
+        inplace = name.startswith("__i")
+
+        def op(self, other):
+            if not (type(other) in plain_types or type(other) is ndarray
+                    or isinstance(other, np.generic)):
+                return base(self, other)   # a column, a list, ...: the checked path
+            lease = self._weft_lease
+            if lease is not None:
+                lease.check()
+            try:
+                r = base(view(self, ndarray), other)
+            except ValueError:
+                check_writable(self)   # a READ term's column: name it
+                raise
+            if inplace:
+                return self
+            if r is NotImplemented or (type(r) is ndarray and base_of(r) is None):
+                return r
+            return wrap(r)
+        op.__name__ = name
+        op.__qualname__ = "ColumnArray." + name
+        return op
+
+    plain_types = (int, float, complex, bool)
+    for name in ("__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",
+                 "__mul__", "__rmul__", "__imul__", "__truediv__", "__rtruediv__",
+                 "__itruediv__"):
+        setattr(ColumnArray, name, fast_binop(name))
     own = set(vars(ColumnArray)) | via_ufunc
     skip = {"__new__", "__init__", "__array_finalize__", "__array_wrap__",
             "__array_prepare__", "__class_getitem__", "__init_subclass__",

@@ -7,6 +7,7 @@ methods that register components."""
 from __future__ import annotations
 
 import ctypes
+from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from ._abi import (
@@ -145,6 +146,59 @@ class View:
     def __repr__(self) -> str:
         state = "live" if self._live() else "stale"
         return "<weft.View of %s (%s)>" % (self._what, state)
+
+
+class _LeasedView(View):
+    """A View whose validity is a chunk's lease (arrays._Lease): the check
+    is inline (no call) on the common path, since per-row loops over
+    Chunk.column go through it for every field."""
+
+    __slots__ = ("_lease",)
+
+    def __init__(self, obj, lease, what):
+        object.__setattr__(self, "_obj", obj)
+        object.__setattr__(self, "_live", lease.live)
+        object.__setattr__(self, "_what", what)
+        object.__setattr__(self, "_lease", lease)
+
+    def _get(self):
+        lease = self._lease
+        if lease.alive and lease.world._ptr and _thread_id() == lease.thread:
+            return self._obj
+        return View._get(self)
+
+    def _wrap(self, v):
+        if isinstance(v, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+            return _LeasedView(v, self._lease, self._what)
+        return v
+
+    def __getattr__(self, name: str) -> Any:
+        lease = self._lease
+        if lease.alive and lease.world._ptr and _thread_id() == lease.thread:
+            v = getattr(self._obj, name)
+        else:
+            v = getattr(View._get(self), name)
+        if isinstance(v, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+            return _LeasedView(v, lease, self._what)
+        return v
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        lease = self._lease
+        if lease.alive and lease.world._ptr and _thread_id() == lease.thread \
+                and not isinstance(value, View):
+            setattr(self._obj, name, value)
+        else:
+            View.__setattr__(self, name, value)
+
+    def __getitem__(self, i: int) -> Any:
+        lease = self._lease
+        if lease.alive and lease.world._ptr and _thread_id() == lease.thread:
+            v = self._obj[i]
+        else:
+            v = View._get(self)[i]
+        if isinstance(v, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+            return _LeasedView(v, lease, self._what)
+        return v
 
 
 def _checked_view(ctype, addr, what, resolve):

@@ -15,7 +15,7 @@ from ._abi import (
 from ._loader import _lib
 from .errors import WeftError
 from ._typing import _WorldInternals
-from .components import Component, View, _copy, _owned, _view
+from .components import Component, View, _LeasedView, _copy, _owned, _view
 from .arrays import _Lease, chunk_array
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class Chunk:
     def _leased(self, obj, what):
         """A View over `obj` (a ctypes array or struct in the chunk's
         memory) that checks the chunk before every use."""
-        return View(obj, self._lease.live, what)
+        return _LeasedView(obj, self._lease, what)
 
     def array(self, term: int, mark: bool = True, dtype: Any = None) -> Any:
         """Column of term `term` as a zero-copy numpy structured array whose
