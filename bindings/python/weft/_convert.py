@@ -157,7 +157,7 @@ def wrap_checked(fn, name):
     def call(*args):
         try:
             return fn(*args)
-        except ctypes.ArgumentError as err:
+        except ctypes.ArgumentError:
             exc = raised()
             if exc is None:
                 raise

@@ -15,7 +15,7 @@ from ._abi import (
 from ._loader import _lib
 from .errors import WeftError
 from ._typing import _WorldInternals
-from .components import Component, View, _LeasedView, _copy, _owned, _view
+from .components import Component, _LeasedView, _copy, _owned, _view
 from .arrays import _Lease, chunk_array
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ plumbing of Python callbacks."""
 from __future__ import annotations
 
 import ctypes
-import weakref
 from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Tuple
 
