@@ -77,6 +77,9 @@ def Changed(c: ComponentRef) -> Term:
     return Term(c, ACCESS_NONE, OPER_WITH, FILTER_CHANGED)
 
 
+_iter_count = _lib._weft_fast["weft_iter_count"]
+
+
 class Chunk:
     """One chunk of an iteration: `count` rows of one table. Every view it
     hands out (entities, columns, arrays) is zero-copy and valid only until
@@ -88,7 +91,7 @@ class Chunk:
     def __init__(self, query, it):
         self._query = query
         self._it = it
-        self.count = _lib._weft_fast["weft_iter_count"](ctypes.byref(it))
+        self.count = _iter_count(ctypes.byref(it))
         self._lease = _Lease(query.world, "a chunk")
 
     def _live(self):

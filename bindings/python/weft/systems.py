@@ -97,10 +97,11 @@ class _SystemQuery:
     systems run on other threads); weft records a system's own misuse as
     the system's failure, which schedule.run() raises."""
 
-    __slots__ = ("world", "terms", "index", "system", "_arrays")
+    __slots__ = ("world", "terms", "index", "system", "_arrays", "_spare")
 
     def __init__(self, world, terms, index, system):
         self._arrays = {}   # term -> the last column array made (arrays.chunk_array)
+        self._spare = None  # a finished iteration's WeftIter, for the next one
         self.world = world
         self.terms = terms
         self.index = index
@@ -152,8 +153,15 @@ class _SystemChunks:
         ptr = ctx._p()
         self._ctx = ctx
         self._sq = sq
-        self._it = it = WeftIter()
-        self._ref = ref = ctypes.byref(it)
+        spare = sq._spare   # the iterator storage of the query's last finished iteration
+        if spare is not None:
+            sq._spare = None
+            it, ref = spare
+        else:
+            it = WeftIter()
+            ref = ctypes.byref(it)
+        self._it = it
+        self._ref = ref
         self._chunk = None
         self._done = True
         st = _fast_system_iter(ptr, sq.index, ref)
@@ -178,6 +186,9 @@ class _SystemChunks:
             chunk = self._chunk = Chunk(self._sq, self._it)
             return chunk
         self._done = True
+        # ended: its storage serves the query's next iteration (a chunk
+        # kept past its end checks its lease before touching it)
+        self._sq._spare = (self._it, self._ref)
         raise StopIteration
 
     def close(self):
