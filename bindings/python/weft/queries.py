@@ -88,10 +88,10 @@ class Chunk:
 
     __slots__ = ("_query", "_it", "count", "_lease")
 
-    def __init__(self, query, it):
+    def __init__(self, query, it, ref=None):
         self._query = query
         self._it = it
-        self.count = _iter_count(ctypes.byref(it))
+        self.count = _iter_count(ref if ref is not None else ctypes.byref(it))
         self._lease = _Lease(query.world, "a chunk")
 
     def _live(self):

@@ -674,14 +674,15 @@ class Schedule:
         first failure is raised as WeftError carrying the world's message
         (chained to the exception when a Python system raised one)."""
         w = self.world
-        wp, p = w._p(), self._p()
+        p = self._p()   # checks the world too
         outer, w._system_exc = w._system_exc, None
         try:
             status = _lib.weft_schedule_run(p, dt)
             failures = w._system_exc
         finally:
             w._system_exc = outer
-        w._finish_run(status, failures)
+        if status != OK or failures or w._pending is not None:
+            w._finish_run(status, failures)
 
     # -- inspection
     @property

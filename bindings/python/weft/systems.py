@@ -182,8 +182,9 @@ class _SystemChunks:
             self._chunk = None
         if self._done:
             raise StopIteration
-        if _iter_next(self._ref):
-            chunk = self._chunk = Chunk(self._sq, self._it)
+        ref = self._ref
+        if _iter_next(ref):
+            chunk = self._chunk = Chunk(self._sq, self._it, ref)
             return chunk
         self._done = True
         # ended: its storage serves the query's next iteration (a chunk
