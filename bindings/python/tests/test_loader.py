@@ -60,9 +60,34 @@ class TestCandidateOrder(unittest.TestCase):
     """_library_candidates, with the environment, pkg-config and the file
     system replaced, lists the steps in the documented order."""
 
-    def cands(self, path=None, env=None, pkg=(None, "no weft.pc"), root=None, files=()):
-        return _loader._library_candidates(path, environ=env or {}, pkg_config=lambda: pkg,
-                                           root=root, exists=lambda p: p in files)
+    BUNDLED = "/site/weft/" + _loader._soname()
+
+    def cands(self, path=None, env=None, pkg=(None, "no weft.pc"), root=None, files=(),
+              keep_bundled=False):
+        c = _loader._library_candidates(path, environ=env or {}, pkg_config=lambda: pkg,
+                                        root=root, exists=lambda p: p in files,
+                                        bundled=self.BUNDLED)
+        if not keep_bundled and c and c[0].origin == "bundled" and c[0].path is None:
+            c = c[1:]   # the package carries no library: the order below as before
+        return c
+
+    def test_bundled_library_comes_first_unless_installed_is_preferred(self):
+        soname = _loader._soname()
+        files = {self.BUNDLED, "/opt/weft/lib/" + soname}
+        c = self.cands(pkg=("/opt/weft/lib", None), root="", files=files)
+        self.assertEqual([(x.origin, x.path) for x in c][:3], [
+            ("bundled", self.BUNDLED), ("pkg-config", "/opt/weft/lib/" + soname),
+            ("standard library path", soname)])
+        c = self.cands(env={"WEFT_PREFER_INSTALLED": "1"}, pkg=("/opt/weft/lib", None),
+                       root="", files=files)
+        self.assertEqual([(x.origin, x.path) for x in c][:3], [
+            ("pkg-config", "/opt/weft/lib/" + soname), ("standard library path", soname),
+            ("bundled", self.BUNDLED)])
+        c = self.cands(env={"WEFT_LIBRARY": "/y/libweft.so"}, files=files)
+        self.assertEqual([x.origin for x in c], ["WEFT_LIBRARY"])
+        c = self.cands(root="", keep_bundled=True)
+        self.assertEqual((c[0].origin, c[0].path), ("bundled", None))
+        self.assertIn("carries no library", c[0].why)
 
     def test_explicit_path_is_the_only_candidate(self):
         c = self.cands("/x/libweft.so", env={"WEFT_LIBRARY": "/y/libweft.so"},

@@ -85,7 +85,7 @@ class TestValues(WorldCase):
             self.assertEqual(v["x"].tolist(), [0, 0.5, 1, 1.5, 2])
             # the same memory as the ctypes column
             col = chunk.column(0, mark=False)
-            self.assertEqual(p.__array_interface__["data"][0], ctypes.addressof(col))
+            self.assertEqual(p.__array_interface__["data"][0], col.address)
             col[2].y = 42
             self.assertEqual(p[2]["y"], 42)
             p["x"] += v["x"]
@@ -294,6 +294,51 @@ class TestInvalidation(WorldCase):
         self.assertEqual(sorted(self.w.get(e[0], Position).x
                                 for e in self.w.query(read(Position)).each()), [0, 2, 4])
         self.assertStale(lambda: kept[0]["x"])
+
+    def test_every_operator_on_a_stale_array_raises(self):
+        # the operators' short path (scalar or plain-array operand) checks
+        # the chunk too, and so does an array reused by the next run
+        self.spawn_moving(3)
+        s = self.w.schedule("update")
+        kept = []
+        pairs = np.dtype((np.float32, 2))
+
+        @s.system(query=[write(Position), read(Velocity)])
+        def move(ctx):
+            for chunk in ctx.iter(0):
+                p, v = chunk.array(0, dtype=pairs), chunk.array(1, dtype=pairs)
+                p += v * ctx.delta
+                kept.append((p, v))
+
+        s.run(1.0)
+        s.run(1.0)
+        self.assertIs(kept[0][0], kept[1][0])    # the same column: the array is reused
+        p, v = kept[1]
+        plain = np.ones((3, 2), np.float32)
+        ops = {
+            "p += 1": lambda: p.__iadd__(1), "p -= plain": lambda: p.__isub__(plain),
+            "p *= 2.0": lambda: p.__imul__(2.0), "p /= 2": lambda: p.__itruediv__(2),
+            "p + 1": lambda: p + 1, "1 + p": lambda: 1 + p, "p - plain": lambda: p - plain,
+            "2 * v": lambda: 2 * v, "v * np.float32(2)": lambda: v * np.float32(2),
+            "v / 2": lambda: v / 2, "p + [1, 2]": lambda: p + [1, 2],
+            "p + v": lambda: p + v,
+        }
+        for name, op in ops.items():
+            with self.subTest(name):
+                self.assertStale(op)
+        got = sorted(self.w.get(e[0], Position).x for e in self.w.query(read(Position)).each())
+        self.assertEqual(got, [0, 2, 4])        # x = i, + 0.5 i per run, two runs
+
+    def test_read_column_refuses_an_in_place_operator(self):
+        self.spawn_moving(2)
+        for chunk in self.w.query(read(Position)):
+            p = chunk.array(0, dtype=np.dtype((np.float32, 2)))
+            for name, op in (("+= 1", lambda: p.__iadd__(1)),
+                             ("*= plain", lambda: p.__imul__(np.ones((2, 2), np.float32)))):
+                with self.subTest(name):
+                    with self.assertRaises(weft.WeftError) as cm:
+                        op()
+                    self.assertEqual(cm.exception.name, "WEFT_ERR_ACCESS_VIOLATION")
 
     def test_pickles_as_a_plain_array_and_not_once_stale(self):
         self.spawn_moving(3)

@@ -361,7 +361,8 @@ class TestQueries(WorldCase):
         for chunk in q:
             p = chunk.column(0)
             v = chunk.column(1)
-            self.assertIsInstance(p, ctypes.Array)
+            self.assertIsInstance(p, weft.View)            # checked, over the column
+            self.assertIsInstance(p.copy(), ctypes.Array)
             self.assertEqual(len(p), chunk.count)
             self.assertEqual(len(chunk.entities), chunk.count)
             for i in range(chunk.count):

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "ABI_VERSION", "WeftError", "World", "Component", "Query", "Chunk",
-    "Commands", "Observer", "Event", "MessageType", "MessageReader",
+    "Commands", "ProvisionalEntity", "is_provisional", "Observer", "Event", "MessageType", "MessageReader",
     "RemovedReader", "Term", "read", "write", "with_", "without",
     "optional", "or_", "Added", "Changed", "load_library",
     "ADD", "INSERT", "REPLACE", "REMOVE", "DESPAWN",
@@ -107,7 +107,7 @@ from .queries import (  # noqa: F401
     _fill_query_desc,
 )
 from .commands import (  # noqa: F401
-    Commands,
+    Commands, ProvisionalEntity, is_provisional,
 )
 from .observers import (  # noqa: F401
     Event, Observer, Trigger,

@@ -594,3 +594,16 @@ class WeftStateTransitionEvent(ctypes.Structure):
     """One message of StateTransitionEvent<name>."""
     _fields_ = [("state", ctypes.c_uint32), ("exited", ctypes.c_uint32),
                 ("entered", ctypes.c_uint32), ("same", ctypes.c_uint32)]
+
+
+def _install_checks():
+    """Every struct and union above refuses a value its fields would change
+    (an integer out of range, a name with a NUL): _convert.py."""
+    from ._convert import install_field_checks
+    for obj in list(globals().values()):
+        if isinstance(obj, type) and issubclass(obj, (ctypes.Structure, ctypes.Union)) \
+                and obj.__module__ == __name__:
+            install_field_checks(obj)
+
+
+_install_checks()

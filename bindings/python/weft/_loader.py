@@ -20,6 +20,7 @@ from ._abi import (
     c_message_type, c_status, WeftSnapshotOptions, WeftTypeDesc,
 )
 from ._abi import WeftStateDesc
+from ._convert import checked_argtype, wrap_checked
 from ._abi import (
     WeftExtractComponentDesc, WeftExtractDesc, WeftExtractInstancesDesc, WeftExtractResourceDesc,
     WeftInstanceMap, WeftSubAppDesc,
@@ -125,6 +126,7 @@ _PROTOTYPES = {
     "weft_commands_destroy": (None, [_cmds]),
     "weft_world_commands": (_cmds, [_w]),
     "weft_commands_count": (_i32, [_cmds]),
+    "weft_commands_resolve": (c_entity, [_cmds, c_entity]),
     "weft_cmd_spawn": (c_entity, [_cmds, _P(WeftValue), _i32]),
     "weft_cmd_insert": (c_status, [_cmds, c_entity, c_component, _vp, _sz]),
     "weft_cmd_insert_many": (c_status, [_cmds, c_entity, _P(WeftValue), _i32]),
@@ -393,8 +395,13 @@ class _Candidate(collections.namedtuple("_Candidate", "origin path final why")):
     __slots__ = ()
 
 
+def _bundled_path():
+    """Where `pip install` puts the library it builds: inside the package."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), _soname())
+
+
 def _library_candidates(path=None, environ=None, pkg_config=_pkg_config_libdir,
-                        root=None, exists=os.path.exists):
+                        root=None, exists=os.path.exists, bundled=None):
     """The places load_library() looks, in order (a list of _Candidate).
     The parameters other than `path` are for tests."""
     env = os.environ if environ is None else environ
@@ -402,7 +409,13 @@ def _library_candidates(path=None, environ=None, pkg_config=_pkg_config_libdir,
         return [_Candidate("explicit path", os.fspath(path), True, None)]
     if env.get("WEFT_LIBRARY"):
         return [_Candidate("WEFT_LIBRARY", env["WEFT_LIBRARY"], True, None)]
-    out = []
+    bundled = bundled if bundled is not None else _bundled_path()
+    inside = (_Candidate("bundled", bundled, False, None) if exists(bundled) else
+              _Candidate("bundled", None, False,
+                         "the package carries no library (installed with "
+                         "WEFT_BUILD_LIBRARY=0, or used from the clone)"))
+    prefer_installed = env.get("WEFT_PREFER_INSTALLED", "") not in ("", "0")
+    out = [] if prefer_installed else [inside]
     libdir, why = pkg_config()
     if libdir:
         found = [os.path.join(libdir, n) for n in (_soname(), "libweft.so")
@@ -414,6 +427,8 @@ def _library_candidates(path=None, environ=None, pkg_config=_pkg_config_libdir,
         out.append(_Candidate("pkg-config", None, False, why))
     # The dynamic loader's search: LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib.
     out.append(_Candidate("standard library path", _soname(), False, None))
+    if prefer_installed:
+        out.append(inside)
     root = root if root is not None else _source_root()
     built = [p for p in _candidate_paths(root) if exists(p)] if root else []
     out += [_Candidate("build tree", p, False, None) for p in built]
@@ -453,10 +468,12 @@ def _open_checked(cand):
 def load_library(path=None):
     """Loads libweft, declares every prototype and checks the ABI version.
 
-    Order: `path`, else $WEFT_LIBRARY, else the installed library
+    Order: `path`, else $WEFT_LIBRARY, else the library `pip install`
+    built into the package (bundled), else the installed library
     (`pkg-config --variable=libdir weft`, then the soname through the
     dynamic loader's standard path), else a build tree next to the sources
-    (build/, build/release, ...). A given path or WEFT_LIBRARY is the only
+    (build/, build/release, ...). WEFT_PREFER_INSTALLED=1 moves the bundled
+    library after the installed one. A given path or WEFT_LIBRARY is the only
     candidate; the searched ones are tried until one loads and has this
     binding's ABI version. Raises ImportError naming every candidate and
     why it was refused (a library of another ABI version included)."""
@@ -476,11 +493,13 @@ def load_library(path=None):
     if lib is None:
         raise ImportError(
             "weft: no usable libweft (%s, ABI version %d). Tried, in order:\n  %s\n"
-            "Build and install weft (cmake --install; for a prefix outside the "
-            "system's, add its lib/pkgconfig to PKG_CONFIG_PATH), or set WEFT_LIBRARY "
-            "to the full path of %s." % (_soname(), _expected_abi(), "\n  ".join(tried),
+            "Install the package from a weft checkout (pip install ./bindings/python "
+            "builds and bundles the library), build and install weft (cmake --install; "
+            "for a prefix outside the system's, add its lib/pkgconfig to "
+            "PKG_CONFIG_PATH), or set WEFT_LIBRARY to the full path of %s." % (_soname(), _expected_abi(), "\n  ".join(tried),
                                          _soname()))
     missing = []
+    lib._weft_fast = {}
     for name, (restype, argtypes) in _PROTOTYPES.items():
         try:
             fn = getattr(lib, name)
@@ -492,10 +511,30 @@ def load_library(path=None):
             setattr(lib, name, _missing_symbol(lib, name))
             continue
         fn.restype = restype
-        fn.argtypes = argtypes
+        if name in _FAST:
+            # a second function object with the plain argument types, for
+            # the binding's own per-chunk calls whose integers it makes
+            # itself (term indexes, sizes): no conversion check on them
+            raw = lib[name]
+            raw.restype = restype
+            raw.argtypes = argtypes
+            lib._weft_fast[name] = raw
+        checked = [checked_argtype(t) for t in argtypes]
+        fn.argtypes = checked
+        if any(c is not t for c, t in zip(checked, argtypes)):
+            # a refused argument raises OverflowError/ValueError, not
+            # ctypes' ArgumentError (_convert.py)
+            setattr(lib, name, wrap_checked(fn, name))
     lib._weft_missing = tuple(missing)
     lib._weft_origin = cand.origin   # which step found it (see _library_candidates)
     return lib
+
+
+#: calls the binding makes per chunk or per run with arguments it computes
+#: itself; _lib._weft_fast holds them unchecked (_convert.py checks user
+#: values, and these never carry one)
+_FAST = ("weft_iter_field", "weft_iter_field_mut", "weft_iter_field_mut_nomark",
+         "weft_system_iter", "weft_iter_count")
 
 
 def _missing_symbol(lib, name):

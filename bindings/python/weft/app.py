@@ -16,6 +16,7 @@ from ._abi import (
     ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, OK, PLUGIN_FN, RUNNER_FN, WeftAppDesc,
     WeftDiagPluginDesc, WeftPluginDesc, WeftPluginGroupDesc,
 )
+from ._convert import check_name
 from ._loader import _lib
 from .errors import WeftError, _s
 from .schedules import Schedule
@@ -116,6 +117,7 @@ class App:
     def _p(self):
         if not self._ptr:
             raise WeftError(ERR_INVALID_HANDLE, "app closed")
+        self.world._p()   # the world's thread check
         return self._ptr
 
     def close(self) -> None:
@@ -129,6 +131,7 @@ class App:
         if self._sub:
             return   # a sub-app goes with its App
         if self._ptr:
+            self.world._p()   # the thread check
             status = _lib.weft_app_destroy(self._ptr)
             if status == OK:
                 self._ptr = None
@@ -227,6 +230,8 @@ class App:
         """A PLUGIN_FN calling fn(app); an exception is kept for the App
         call that ran the setup and fails the callback."""
         def call(app_ptr, user):
+            w = self.world
+            w._enter(False)   # a callback of the world: close() refuses
             try:
                 fn(self)
                 return OK
@@ -234,12 +239,14 @@ class App:
                 if self._plugin_exc is None:
                     self._plugin_exc = exc
                 return _exc_status(exc)
+            finally:
+                w._leave(False)
         return PLUGIN_FN(call)
 
     def _plugin_desc(self, plugin):
         desc = WeftPluginDesc()
         name = plugin.name.encode("utf-8")
-        deps = [d.encode("utf-8") for d in plugin.dependencies]
+        deps = [check_name(d, "plugin dependency") for d in plugin.dependencies]
         arr = (ctypes.c_char_p * max(1, len(deps)))(*deps)
         desc.name = name
         tramps = [self._tramp(plugin.build)]
@@ -278,7 +285,7 @@ class App:
         for i, pl in enumerate(plugins):
             descs[i], keep = self._plugin_desc(pl)
             keeps.append(keep)
-        off = [d.encode("utf-8") for d in disabled]
+        off = [check_name(d, "disabled plugin") for d in disabled]
         off_arr = (ctypes.c_char_p * max(1, len(off)))(*off)
         g = WeftPluginGroupDesc()
         g.name = name.encode("utf-8")
@@ -338,6 +345,8 @@ class App:
         w = self.world
         p = self._p()
         outer, w._system_exc = w._system_exc, None
+        for sub in self._subs.values():
+            sub._in_flight = sub._in_flight or sub._pipelined
         try:
             status = _lib.weft_app_update(p, dt)
             failures = w._system_exc

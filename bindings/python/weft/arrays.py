@@ -33,6 +33,7 @@ afterwards, so use them only inside the chunk."""
 from __future__ import annotations
 
 import ctypes
+from threading import get_ident as _thread_id
 from typing import Any, Dict
 
 from ._abi import ACCESS_WRITE, ERR_ACCESS_VIOLATION, ERR_INVALID_HANDLE, ERR_SIZE_MISMATCH
@@ -41,6 +42,8 @@ from .errors import WeftError
 
 _state: Dict[str, Any] = {}   # "np": the numpy module, "cls": ColumnArray, once built
 _dtypes: Dict[type, Any] = {}  # ctypes type -> numpy dtype
+_shape_of: Any = None          # ndarray.shape's getter, once numpy is imported
+_dtype_get: Any = None         # ndarray.dtype's getter
 
 
 def _numpy():
@@ -57,6 +60,9 @@ def _numpy():
             "--system-site-packages sees it). Chunk.column gives the same "
             "zero-copy column as a ctypes array without numpy.") from exc
     _state["np"] = np
+    global _shape_of, _dtype_get
+    _shape_of = np.ndarray.shape.__get__
+    _dtype_get = np.ndarray.dtype.__get__
     _state["cls"] = _build_class(np)
     return np
 
@@ -71,18 +77,30 @@ class _Lease:
     """Validity of the arrays of one chunk: live until end(), and while the
     world is open."""
 
-    __slots__ = ("alive", "world", "what")
+    __slots__ = ("alive", "world", "what", "thread")
 
     def __init__(self, world, what):
         self.alive = True
         self.world = world
         self.what = what
+        self.thread = _thread_id()   # the thread iterating (World._p allowed it)
 
     def end(self):
         self.alive = False
 
-    def check(self):
+    def live(self):
+        """Whether the chunk is current; WeftError (WRONG_THREAD) from a
+        thread that may not use the world (World._p)."""
         if not self.alive or not self.world._ptr:
+            return False
+        if _thread_id() != self.thread:
+            self.world._p()
+        return True
+
+    def check(self):
+        if self.alive and self.world._ptr and _thread_id() == self.thread:
+            return   # the common case, without a call
+        if not self.live():
             raise WeftError(ERR_INVALID_HANDLE,
                             "stale column array of %s: its chunk is over (arrays last "
                             "until the iteration moves to the next chunk or ends); "
@@ -120,11 +138,31 @@ def _dtype_of(np, comp):
 
 def chunk_array(chunk, term, mark, dtype):
     """Chunk.array's body (see there)."""
+    # The short path, for a system asking again what it asked in its
+    # previous run (same term, dtype object and mark, the same memory):
+    # one C call (which also stamps the change ticks), the lease, done.
+    q = chunk._query
+    ent = q._arrays.get(term)
+    if ent is not None and ent[2] is dtype and ent[8] is mark:
+        lease = chunk._lease
+        if not (lease.alive and lease.world._ptr and _thread_id() == lease.thread):
+            lease.check()
+        ptr = ent[9](ctypes.byref(chunk._it), term, ent[10])
+        arr = ent[4]
+        if ptr == ent[0] and chunk.count == ent[1] and _shape_of(arr) == ent[6] \
+                and _dtype_get(arr) is ent[7]:
+            ent[5].lease = lease
+            arr._weft_lease = lease
+            return arr
+        if not ptr:
+            return q._absent(chunk, term)
+        q._arrays.pop(term, None)   # another memory: build it below (asks weft again)
     np = _numpy()
     t, comp = chunk._term(term)
     q = chunk._query
-    lease = chunk._array_lease()
-    dt = _dtype_of(np, comp) if dtype is None else np.dtype(dtype)
+    lease = chunk._live()
+    dt = _dtype_of(np, comp) if dtype is None else \
+        (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype))
     if dt.itemsize != comp.size and hasattr(q, "system"):
         # weft refuses the size itself, and a world query raises weft's
         # message; a system cannot read its error slot (see _SystemQuery),
@@ -134,11 +172,12 @@ def chunk_array(chunk, term, mark, dtype):
                         "has itemsize %d" % (term, comp.name, comp.size, dt.itemsize))
     q._clear()
     it = ctypes.byref(chunk._it)
+    fast = _lib._weft_fast
     if t.access == ACCESS_WRITE:
-        fn = _lib.weft_iter_field_mut if mark else _lib.weft_iter_field_mut_nomark
-        ptr = fn(it, term, dt.itemsize)
+        fn = fast["weft_iter_field_mut" if mark else "weft_iter_field_mut_nomark"]
     else:
-        ptr = _lib.weft_iter_field(it, term, dt.itemsize)
+        fn = fast["weft_iter_field"]
+    ptr = fn(it, term, dt.itemsize)
     if not ptr:
         return q._absent(chunk, term)
     cls = _state["cls"]
@@ -148,9 +187,28 @@ def chunk_array(chunk, term, mark, dtype):
         if readonly:
             out.flags.writeable = False
         return out
-    exp = _Exporter(ptr, chunk.count, dt.itemsize, readonly, lease,
-                    "term %d (%s)" % (term, comp.name))
-    return np.ndarray.view(np.asarray(exp), dtype=dt, type=cls)
+    # The array of the same column made for an earlier chunk (the previous
+    # run of a system, usually) is reused when it is over the very same
+    # memory: same address, rows, dtype and access, shape unchanged. It
+    # gets this chunk's lease (so it is checked as a new one would be);
+    # arrays derived from it earlier keep their own, ended lease. This
+    # saves the array's construction on every run.
+    cache = q._arrays
+    ent = cache.get(term)
+    if ent is not None and ent[0] == ptr and ent[1] == chunk.count and ent[2] is dtype \
+            and ent[3] == readonly:
+        arr, exp = ent[4], ent[5]
+        if _shape_of(arr) == ent[6] and _dtype_get(arr) is ent[7]:
+            exp.lease = lease
+            arr._weft_lease = lease
+            return arr
+    exp = _Exporter(ptr, chunk.count, dt.itemsize, readonly, lease, (term, comp.name))
+    arr = np.ndarray.view(np.asarray(exp), dtype=dt, type=cls)
+    # keyed on what the caller passed (`dtype`, None included) and `mark`,
+    # with the C call that gives the column (it also stamps the ticks)
+    cache[term] = (ptr, chunk.count, dtype, readonly, arr, exp, _shape_of(arr),
+                   _dtype_get(arr), mark, fn, dt.itemsize)
+    return arr
 
 
 def _build_class(np):
@@ -176,7 +234,7 @@ def _build_class(np):
             exp = exporter_of(a)
             if exp is not None and exp.readonly:
                 raise WeftError(ERR_ACCESS_VIOLATION,
-                                "%s is a READ term: its column array is read-only "
+                                "term %d (%s) is a READ term: its column array is read-only "
                                 "(query it with write() to change it)" % exp.what)
 
     def check(a):
@@ -217,13 +275,36 @@ def _build_class(np):
         def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
             out = kwargs.get("out")
             if out is not None:
-                for o in out:
-                    check(o)
+                outs = list(out)
+                for i, o in enumerate(outs):
+                    if isinstance(o, ColumnArray):
+                        lease = o._weft_lease
+                        if lease is not None:
+                            lease.check()
+                        outs[i] = view(o, ndarray)
+                kwargs["out"] = tuple(outs)
+            # the inputs as plain arrays, checked (a loop, not plain(): this
+            # runs for every arithmetic operation on a column)
+            args = list(inputs)
+            for i, x in enumerate(args):
+                if isinstance(x, ColumnArray):
+                    lease = x._weft_lease
+                    if lease is not None:
+                        lease.check()
+                    args[i] = view(x, ndarray)
+                elif type(x) in (list, tuple):
+                    args[i] = plain(x)
+            try:
+                r = getattr(ufunc, method)(*args, **kwargs)
+            except ValueError:
+                # numpy refuses a read-only output; name the READ term
+                for o in out or ():
                     check_writable(o)
-                kwargs["out"] = plain(out)
-            r = getattr(ufunc, method)(*plain(inputs), **kwargs)
+                raise
             if out is not None and method != "at":
                 return out[0] if len(out) == 1 else out
+            if type(r) is ndarray and base_of(r) is None:
+                return r   # new memory: the caller's, unchecked
             return wrap(r)
 
         def __array_function__(self, func, types, args, kwargs):
@@ -299,7 +380,49 @@ def _build_class(np):
             prop.__set__(self, value)
         return property(get, set_, doc=prop.__doc__)
 
-    own = set(vars(ColumnArray))
+    # Arithmetic operators need no wrapper: ndarray implements them with
+    # ufuncs, which call ColumnArray.__array_ufunc__ (checked above).
+    # Comparisons stay wrapped (structured arrays compare without ufuncs).
+    via_ufunc = {"__%s%s__" % (p, op) for op in (
+        "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift",
+        "rshift", "and", "or", "xor") for p in ("", "r", "i")} \
+        | {"__divmod__", "__rdivmod__", "__neg__", "__pos__", "__abs__", "__invert__"}
+    def fast_binop(name):
+        """The operator `name` with a short path when the other operand is
+        no ColumnArray (a scalar, a plain array: `p += v * dt`): check the
+        lease, then run ndarray's operator on the plain view, which skips
+        __array_ufunc__. With a ColumnArray on the other side it goes
+        through __array_ufunc__, which checks both."""
+        base = getattr(ndarray, name)
+        inplace = name.startswith("__i")
+
+        def op(self, other):
+            if not (type(other) in plain_types or type(other) is ndarray
+                    or isinstance(other, np.generic)):
+                return base(self, other)   # a column, a list, ...: the checked path
+            lease = self._weft_lease
+            if lease is not None:
+                lease.check()
+            try:
+                r = base(view(self, ndarray), other)
+            except ValueError:
+                check_writable(self)   # a READ term's column: name it
+                raise
+            if inplace:
+                return self
+            if r is NotImplemented or (type(r) is ndarray and base_of(r) is None):
+                return r
+            return wrap(r)
+        op.__name__ = name
+        op.__qualname__ = "ColumnArray." + name
+        return op
+
+    plain_types = (int, float, complex, bool)
+    for name in ("__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",
+                 "__mul__", "__rmul__", "__imul__", "__truediv__", "__rtruediv__",
+                 "__itruediv__"):
+        setattr(ColumnArray, name, fast_binop(name))
+    own = set(vars(ColumnArray)) | via_ufunc
     skip = {"__new__", "__init__", "__array_finalize__", "__array_wrap__",
             "__array_prepare__", "__class_getitem__", "__init_subclass__",
             "__subclasshook__", "__getattribute__", "__setattr__", "__delattr__",

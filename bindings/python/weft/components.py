@@ -7,10 +7,11 @@ methods that register components."""
 from __future__ import annotations
 
 import ctypes
+from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from ._abi import (
-    ERR_INVALID_HANDLE, ERR_UNKNOWN_COMPONENT, HOOK_FN, STORAGE_DEFAULT, WeftComponentDesc,
+    ERR_INVALID_HANDLE, ERR_UNKNOWN_COMPONENT, ERR_WRONG_THREAD, HOOK_FN, STORAGE_DEFAULT, WeftComponentDesc,
     WeftComponentInfo, WeftRequire, WeftValue,
 )
 from ._loader import _lib
@@ -112,6 +113,12 @@ class View:
         """The ctypes type viewed."""
         return type(self._obj)
 
+    @property
+    def address(self) -> int:
+        """The value's address now (checked when taken, like np.asarray
+        of a column: an explicit escape, for passing to C at once)."""
+        return ctypes.addressof(self._get())
+
     def copy(self) -> Any:
         """An owned copy (a ctypes object that no longer refers to the world)."""
         obj = self._get()
@@ -141,13 +148,68 @@ class View:
         return "<weft.View of %s (%s)>" % (self._what, state)
 
 
+class _LeasedView(View):
+    """A View whose validity is a chunk's lease (arrays._Lease): the check
+    is inline (no call) on the common path, since per-row loops over
+    Chunk.column go through it for every field."""
+
+    __slots__ = ("_lease",)
+
+    def __init__(self, obj, lease, what):
+        object.__setattr__(self, "_obj", obj)
+        object.__setattr__(self, "_live", lease.live)
+        object.__setattr__(self, "_what", what)
+        object.__setattr__(self, "_lease", lease)
+
+    def _get(self):
+        lease = self._lease
+        if lease.alive and lease.world._ptr and _thread_id() == lease.thread:
+            return self._obj
+        return View._get(self)
+
+    def _wrap(self, v):
+        if isinstance(v, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+            return _LeasedView(v, self._lease, self._what)
+        return v
+
+    def __getattr__(self, name: str) -> Any:
+        lease = self._lease
+        if lease.alive and lease.world._ptr and _thread_id() == lease.thread:
+            v = getattr(self._obj, name)
+        else:
+            v = getattr(View._get(self), name)
+        if isinstance(v, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+            return _LeasedView(v, lease, self._what)
+        return v
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        lease = self._lease
+        if lease.alive and lease.world._ptr and _thread_id() == lease.thread \
+                and not isinstance(value, View):
+            setattr(self._obj, name, value)
+        else:
+            View.__setattr__(self, name, value)
+
+    def __getitem__(self, i: int) -> Any:
+        lease = self._lease
+        if lease.alive and lease.world._ptr and _thread_id() == lease.thread:
+            v = self._obj[i]
+        else:
+            v = View._get(self)[i]
+        if isinstance(v, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+            return _LeasedView(v, lease, self._what)
+        return v
+
+
 def _checked_view(ctype, addr, what, resolve):
     """A View of `ctype` at `addr`, live while resolve() (the value's
     current address, or None; it must have no side effects) equals addr."""
     def live():
         try:
             return resolve() == addr
-        except WeftError:
+        except WeftError as exc:
+            if exc.status == ERR_WRONG_THREAD:
+                raise   # not stale: this thread may not use the world
             return False
     return View(ctype.from_address(addr), live, what)
 
@@ -244,7 +306,7 @@ class _ComponentsWorld(_WorldInternals):
             except BaseException as exc:   # must not unwind into C
                 self._store(exc)
             finally:
-                self._depth -= 1
+                self._leave()
         return hook
 
     def component_of(self, x: ComponentRef) -> Component:

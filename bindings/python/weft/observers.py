@@ -9,8 +9,9 @@ import ctypes
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ._typing import _WorldInternals
-from ._abi import OBSERVER_FN, WeftEventDesc, WeftObserverDesc
+from ._abi import ERR_INVALID_HANDLE, OBSERVER_FN, WeftEventDesc, WeftObserverDesc
 from ._loader import _lib
+from .errors import WeftError
 from .components import _copy, _owned
 
 if TYPE_CHECKING:
@@ -32,14 +33,35 @@ class Event:
 
 
 class Trigger:
-    """What an observer receives; valid only during the callback."""
+    """What an observer receives: a view of weft's trigger, valid only
+    during the observer's call. Every attribute raises WeftError
+    (INVALID_HANDLE) afterwards (the trigger lives in weft's stack frame);
+    read what must outlive the call (trigger.entity, trigger.payload,
+    which is a copy) inside it."""
 
-    __slots__ = ("world", "_t", "_payload_type")
+    __slots__ = ("world", "_tt", "_payload_type")
 
     def __init__(self, world, tptr, payload_type):
         self.world = world
-        self._t = tptr.contents
+        self._tt = tptr.contents
         self._payload_type = payload_type
+
+    @property
+    def _t(self):
+        t = self._tt
+        if t is None:
+            raise WeftError(ERR_INVALID_HANDLE, "trigger used after its observer returned "
+                            "(it lives only during the observer's call: copy what you need)")
+        self.world._p()   # the thread check
+        return t
+
+    def _end(self):
+        self._tt = None
+
+    @property
+    def valid(self) -> bool:
+        """Whether the observer's call is still running."""
+        return self._tt is not None
 
     event = property(lambda self: self._t.event)
     component = property(lambda self: self._t.component)
@@ -84,7 +106,7 @@ class Observer:
 
     def destroy(self) -> None:
         if self._ptr and self.alive and self.world._ptr:
-            self.world._check(_lib.weft_observer_destroy(self.world._ptr, self._ptr))
+            self.world._check(_lib.weft_observer_destroy(self.world._p(), self._ptr))
         self._ptr = None
 
 
@@ -117,12 +139,16 @@ class _ObserversWorld(_WorldInternals):
 
         def tramp(world, tptr, user):
             self._enter()
+            trig = None
             try:
-                fn(Trigger(self, tptr, payload_type))
+                trig = Trigger(self, tptr, payload_type)
+                fn(trig)
             except BaseException as exc:   # must not unwind into C
                 self._store(exc)
             finally:
-                self._depth -= 1
+                if trig is not None:
+                    trig._end()
+                self._leave()
         cfn = OBSERVER_FN(tramp)
         desc = WeftObserverDesc()
         desc.event = eid

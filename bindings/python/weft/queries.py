@@ -15,7 +15,7 @@ from ._abi import (
 from ._loader import _lib
 from .errors import WeftError
 from ._typing import _WorldInternals
-from .components import Component, _copy, _owned, _view
+from .components import Component, _LeasedView, _copy, _owned, _view
 from .arrays import _Lease, chunk_array
 
 if TYPE_CHECKING:
@@ -77,6 +77,9 @@ def Changed(c: ComponentRef) -> Term:
     return Term(c, ACCESS_NONE, OPER_WITH, FILTER_CHANGED)
 
 
+_iter_count = _lib._weft_fast["weft_iter_count"]
+
+
 class Chunk:
     """One chunk of an iteration: `count` rows of one table. Every view it
     hands out (entities, columns, arrays) is zero-copy and valid only until
@@ -85,25 +88,33 @@ class Chunk:
 
     __slots__ = ("_query", "_it", "count", "_lease")
 
-    def __init__(self, query, it):
+    def __init__(self, query, it, ref=None):
         self._query = query
         self._it = it
-        self.count = _lib.weft_iter_count(ctypes.byref(it))
-        self._lease = None
+        self.count = _iter_count(ref if ref is not None else ctypes.byref(it))
+        self._lease = _Lease(query.world, "a chunk")
 
-    def _array_lease(self):
-        """The lease of this chunk's arrays (WeftError once it has ended)."""
+    def _live(self):
+        """The lease of this chunk (its arrays, columns and views share it),
+        after checking it: WeftError (INVALID_HANDLE) once the iteration
+        has left the chunk, the system returned or the world closed."""
         lease = self._lease
-        if lease is None:
-            lease = self._lease = _Lease(self._query.world, "a chunk of %d rows" % self.count)
         lease.check()
         return lease
 
     def _end(self):
-        """The iteration leaves this chunk: its arrays go stale."""
-        if self._lease is None:
-            self._lease = _Lease(self._query.world, "a chunk of %d rows" % self.count)
+        """The iteration leaves this chunk: what it handed out goes stale."""
         self._lease.end()
+
+    @property
+    def valid(self) -> bool:
+        """Whether the chunk is still current (its columns usable)."""
+        return self._lease.alive and bool(self._query.world._ptr)
+
+    def _leased(self, obj, what):
+        """A View over `obj` (a ctypes array or struct in the chunk's
+        memory) that checks the chunk before every use."""
+        return _LeasedView(obj, self._lease, what)
 
     def array(self, term: int, mark: bool = True, dtype: Any = None) -> Any:
         """Column of term `term` as a zero-copy numpy structured array whose
@@ -131,13 +142,20 @@ class Chunk:
 
     @property
     def entities(self) -> Any:
-        """uint64 ctypes array of the chunk's entities (a view)."""
+        """The chunk's entities: a checked View of a uint64 ctypes array
+        (indexing gives ints; it raises once the chunk is over). Copy it
+        with list(chunk.entities) to keep it."""
+        return self._leased(self._entities_raw(), "the entities of a chunk")
+
+    def _entities_raw(self):
+        self._live()
         if self.count == 0:
             return (c_entity * 0)()
         p = _lib.weft_iter_entities(ctypes.byref(self._it))
         return (c_entity * self.count).from_address(ctypes.addressof(p.contents))
 
     def has(self, term: int) -> bool:
+        self._live()
         return bool(_lib.weft_iter_has(ctypes.byref(self._it), term))
 
     def _term(self, term):
@@ -150,12 +168,22 @@ class Chunk:
         return terms[term], comp
 
     def column(self, term: int, mark: bool = True) -> Any:
-        """Column of term `term` as a ctypes array of the component struct
-        (a zero-copy view of the table column, valid until the next chunk),
-        or None when an OPTIONAL/OR term is absent from this chunk.
-        WRITE terms come writable and, with `mark` (default), every row of
-        the chunk is stamped changed; READ terms must only be read."""
+        """Column of term `term`: a checked View of a ctypes array of the
+        component struct (zero-copy: indexing reads and writes the table
+        column), or None when an OPTIONAL/OR term is absent from this chunk.
+        It raises WeftError (INVALID_HANDLE) once the iteration has moved
+        to the next chunk or ended. WRITE terms come writable and, with
+        `mark` (default), every row of the chunk is stamped changed; READ
+        terms must only be read."""
+        col = self._column_raw(term, mark)
+        if col is None:
+            return None
+        return self._leased(col, "term %d of a chunk" % term)
+
+    def _column_raw(self, term, mark=True):
+        """column() without the View: the raw ctypes array (internal)."""
         t, comp = self._term(term)
+        self._live()
         q = self._query
         q._clear()
         it = ctypes.byref(self._it)
@@ -170,7 +198,7 @@ class Chunk:
 
     def memoryview(self, term: int, mark: bool = True) -> Optional[memoryview]:
         """The column as a memoryview (read-only for READ terms)."""
-        col = self.column(term, mark)
+        col = self._column_raw(term, mark)
         if col is None:
             return None
         mv = memoryview(col)
@@ -181,6 +209,7 @@ class Chunk:
     def get(self, term: int, row: int) -> Any:
         """Copy of term `term` at `row` (table or sparse), None if absent."""
         t, comp = self._term(term)
+        self._live()
         q = self._query
         q._clear()
         ptr = _lib.weft_iter_get(ctypes.byref(self._it), term, row, comp.size)
@@ -189,21 +218,25 @@ class Chunk:
         return _copy(comp.type, ptr)
 
     def get_mut(self, term: int, row: int) -> Any:
-        """Writable view of a WRITE term at `row` (stamps it changed)."""
+        """Writable view of a WRITE term at `row` (stamps it changed): a
+        weft.View, valid while the chunk is current."""
         t, comp = self._term(term)
+        self._live()
         q = self._query
         q._clear()
         ptr = _lib.weft_iter_get_mut(ctypes.byref(self._it), term, row, comp.size)
         if not ptr:
             return q._absent(self, term, row)
-        return _view(comp.type, ptr)
+        return self._leased(_view(comp.type, ptr), "term %d row %d of a chunk" % (term, row))
 
     def mark(self, term: int, row: int) -> None:
+        self._live()
         self._query._check(_lib.weft_iter_mark(ctypes.byref(self._it), term, row))
 
     def set_if_neq(self, term: int, row: int, value: Any) -> bool:
         """Writes `value` if it differs from the row's; returns whether it did."""
         _, comp = self._term(term)
+        self._live()
         value = _owned(value)
         changed = ctypes.c_bool(False)
         self._query._check(_lib.weft_iter_set_if_neq(
@@ -226,16 +259,41 @@ def _fill_query_desc(desc, terms, flags=0):
     desc.flags = flags
 
 
+class _Chunks:
+    """The iterator Query.iter and SystemContext.iter return: a generator
+    of Chunks behind a check that runs before every step, so that a thread
+    that may not use the world (or a context that has ended) raises without
+    advancing, or ending, the iteration."""
+
+    __slots__ = ("_gen", "_check", "__weakref__")
+
+    def __init__(self, gen, check):
+        self._gen = gen
+        self._check = check
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self._check()
+        return next(self._gen)
+
+    def close(self):
+        """Ends the iteration early (what breaking out of the loop does)."""
+        self._gen.close()
+
+
 class Query:
     """A compiled query. Iterate it (`for chunk in query:`) for chunks;
     breaking out of the loop ends the iteration early (weft_iter_fini)."""
 
     def __init__(self, world, terms, flags=0):
+        self._arrays = {}   # term -> the last column array made (arrays.chunk_array)
         self.world = world
         self.terms = terms
         desc = WeftQueryDesc()
         _fill_query_desc(desc, terms, flags)
-        self._ptr = world._handle(_lib.weft_query_create(world._ptr, ctypes.byref(desc)))
+        self._ptr = world._handle(_lib.weft_query_create(world._p(), ctypes.byref(desc)))
         world._queries.add(self)
 
     # Error-slot hooks used by Chunk (a system's queries use other ones).
@@ -251,9 +309,10 @@ class Query:
 
     def destroy(self) -> None:
         if self._ptr and self.world._ptr:
+            wp = self.world._p()
             p, self._ptr = self._ptr, None
             self.world._queries.discard(self)
-            self.world._check(_lib.weft_query_destroy(self.world._ptr, p))
+            self.world._check(_lib.weft_query_destroy(wp, p))
 
     def __enter__(self) -> Query:
         return self
@@ -267,15 +326,18 @@ class Query:
         return self._ptr
 
     def iter(self) -> Iterator[Chunk]:
-        """Generator of Chunk objects. While it runs, structural calls are
+        """Iterator of Chunk objects. While it runs, structural calls are
         deferred and applied when it ends."""
+        return _Chunks(self._iter(), self.world._p)
+
+    def _iter(self):
         w = self.world
         it = WeftIter()
         w._check(_lib.weft_query_iter(w._p(), self._p(), ctypes.byref(it)))
         done = False
         chunk = None
         try:
-            while _lib.weft_iter_next(ctypes.byref(it)):
+            while _lib.weft_iter_next(ctypes.byref(it)):   # _Chunks checks the world first
                 chunk = Chunk(self, it)
                 yield chunk
                 chunk._end()
@@ -283,7 +345,9 @@ class Query:
         finally:
             if chunk is not None:
                 chunk._end()
-            if not done and w._ptr:      # a closed world took its iterations with it
+            # a closed world took its iterations with it; a thread that may
+            # not use the world (a collector) leaves it open rather than race
+            if not done and w._ptr and w._may_call():
                 _lib.weft_iter_fini(ctypes.byref(it))
             w._raise_pending()
 
@@ -297,10 +361,11 @@ class Query:
                 if t.access == ACCESS_NONE or t.oper in (OPER_WITH, OPER_WITHOUT) \
                         or t.component.type is None:
                     continue
-                cols.append(chunk.column(i, mark=False) if t.access == ACCESS_WRITE
-                            else chunk.column(i))
-            ents = chunk.entities
+                cols.append(chunk._column_raw(i, mark=False) if t.access == ACCESS_WRITE
+                            else chunk._column_raw(i))
+            ents = chunk._entities_raw()
             for r in range(chunk.count):
+                chunk._live()   # the world may have closed while the caller held a row
                 yield (ents[r],) + tuple(
                     None if c is None else type(c[r]).from_buffer_copy(c[r]) for c in cols)
 

@@ -145,11 +145,12 @@ class Scene:
         world._scenes.add(self)
 
     def __len__(self):
-        return _lib.weft_scene_count(self._ptr) if self._ptr else 0
+        return _lib.weft_scene_count(self._p()) if self._ptr and self.world._ptr else 0
 
     def _p(self):
         if not self._ptr or not self.world._ptr:
             raise WeftError(ERR_INVALID_HANDLE, "scene destroyed")
+        self.world._p()   # the thread check
         return self._ptr
 
     def spawn(self):
@@ -164,9 +165,10 @@ class Scene:
 
     def close(self):
         if self._ptr and self.world._ptr:
+            wp = self.world._p()
             p, self._ptr = self._ptr, None
             self.world._scenes.discard(self)
-            self.world._check(_lib.weft_scene_destroy(self.world._ptr, p))
+            self.world._check(_lib.weft_scene_destroy(wp, p))
         self._ptr = None
 
     destroy = close

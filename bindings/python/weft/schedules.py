@@ -17,6 +17,7 @@ from ._abi import (
     WeftMessageUse, WeftQueryDesc, WeftResourceUse, WeftSystemDesc, WeftSystemStats, _vp,
     c_component,
 )
+from ._convert import check_int
 from ._loader import _P, _lib
 from .errors import WeftError, _s
 from .components import _is_struct_type
@@ -172,6 +173,7 @@ class Schedule:
     def _p(self):
         if not self._ptr:
             raise WeftError(ERR_INVALID_HANDLE, "schedule %r destroyed" % self.name)
+        self.world._p()   # the world's thread check
         return self._ptr
 
     def _forget(self):
@@ -182,7 +184,7 @@ class Schedule:
         """Destroys the schedule (its systems, conditions and unapplied
         commands) and releases its trampolines."""
         if self._ptr and self.world._ptr:
-            self.world._check(_lib.weft_schedule_destroy(self._ptr))
+            self.world._check(_lib.weft_schedule_destroy(self._p()))
             self.world._schedules.pop(self._ptr, None)
         self._forget()
 
@@ -304,7 +306,7 @@ class Schedule:
         sched = self
 
         def tramp(ctx, user):
-            world._depth += 1
+            world._enter()
             world._in_system += 1
             c = None
             try:
@@ -319,7 +321,7 @@ class Schedule:
                 except BaseException as exc:
                     _fail_with(sched, info, ctx, exc)
                 world._in_system -= 1
-                world._depth -= 1
+                world._leave()
         return tramp
 
     def _condition_trampoline(self, fn, info):
@@ -327,7 +329,7 @@ class Schedule:
         sched = self
 
         def tramp(ctx, user):
-            world._depth += 1
+            world._enter()
             world._in_system += 1
             c = None
             result = False
@@ -345,7 +347,7 @@ class Schedule:
                     _fail_with(sched, info, ctx, exc)
                     result = False
                 world._in_system -= 1
-                world._depth -= 1
+                world._leave()
             return result
         return tramp
 
@@ -405,7 +407,8 @@ class Schedule:
             if len(groups) != len(info.queries):
                 raise ValueError("query_groups needs one group per query (%d), got %d"
                                  % (len(info.queries), len(groups)))
-            arr = (ctypes.c_int32 * max(1, len(groups)))(*groups)
+            arr = (ctypes.c_int32 * max(1, len(groups)))(
+                *[check_int(ctypes.c_int32, g, "query group") for g in groups])
             desc.query_groups = arr
             keep.append(arr)
         rcomps = [self.world.component_of(c) for c in removed]
@@ -671,14 +674,15 @@ class Schedule:
         first failure is raised as WeftError carrying the world's message
         (chained to the exception when a Python system raised one)."""
         w = self.world
-        wp, p = w._p(), self._p()
+        p = self._p()   # checks the world too
         outer, w._system_exc = w._system_exc, None
         try:
             status = _lib.weft_schedule_run(p, dt)
             failures = w._system_exc
         finally:
             w._system_exc = outer
-        w._finish_run(status, failures)
+        if status != OK or failures or w._pending is not None:
+            w._finish_run(status, failures)
 
     # -- inspection
     @property

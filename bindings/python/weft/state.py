@@ -17,6 +17,7 @@ from ._abi import (
     WeftStateValue,
 )
 from ._loader import _lib
+from ._convert import check_int, check_name
 from .components import Component
 from .messages import MessageType
 from .schedules import Schedule
@@ -152,8 +153,22 @@ class State:
 def _values_of(values: Union[Sequence[str], Dict[str, int]]) -> Dict[str, int]:
     """{name: number} from a list of names (numbered 0, 1, ...) or a dict."""
     if isinstance(values, dict):
-        return {str(k): int(v) for k, v in values.items()}
-    return {str(name): i for i, name in enumerate(values)}
+        out = {str(k): check_int(ctypes.c_uint32, int(v), "state value %r" % k)
+               for k, v in values.items()}
+        if len(set(out.values())) != len(out):
+            raise ValueError("state values %r: two names share a number" % (values,))
+    else:
+        if isinstance(values, (str, bytes)):
+            raise TypeError("state values are a list of names or a dict, not one string")
+        names = [str(name) for name in values]
+        out = {name: i for i, name in enumerate(names)}
+        if len(out) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError("state values %r: %s given twice (each value needs its own "
+                             "name)" % (names, ", ".join(dup)))
+    for name in out:
+        check_name(name, "state value name")
+    return out
 
 
 class _StatesWorld(_WorldInternals):
@@ -229,15 +244,19 @@ class _StatesWorld(_WorldInternals):
             world = self
 
             def tramp(src, count, user):
+                world._enter()
                 try:
                     args = [s.name_of(src[i]) for i, s in enumerate(src_states[:count])]
                     r = compute(*args)
                     if r is None:
                         return STATE_VALUE_NONE
-                    return names[r] if isinstance(r, str) else int(r)
+                    return names[r] if isinstance(r, str) \
+                        else check_int(ctypes.c_uint32, int(r), "compute's result")
                 except BaseException as exc:  # never unwinds into weft
                     world._store(exc)
                     return STATE_VALUE_NONE
+                finally:
+                    world._leave()
             cfn = STATE_COMPUTE_FN(tramp)
             desc.compute = cfn
             keep.append(cfn)

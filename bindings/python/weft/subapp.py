@@ -25,9 +25,9 @@ from ._abi import (
     WeftSystemDesc,
 )
 from ._loader import _lib
-from .components import Component
+from .components import Component, View
 from .errors import WeftError
-from .queries import Chunk, _fill_query_desc
+from .queries import Chunk, _Chunks, _fill_query_desc
 from .systems import QuerySpec, SystemContext, _SystemInfo, _SystemQuery
 from .world import World
 
@@ -70,6 +70,9 @@ class MainView:
         system's previous extraction). Columns are read-only views."""
         if not 0 <= query < len(self._queries):
             raise IndexError("no main query %d" % query)
+        return _Chunks(self._iter(query), self._ctx._p)
+
+    def _iter(self, query):
         sq = self._queries[query]
         it = WeftIter()
         st = _lib.weft_extract_iter(self._ctx._p(), query, ctypes.byref(it))
@@ -78,7 +81,7 @@ class MainView:
         chunk = None
         done = False
         try:
-            while _lib.weft_iter_next(ctypes.byref(it)):
+            while self._ctx._p() and _lib.weft_iter_next(ctypes.byref(it)):
                 chunk = Chunk(sq, it)
                 yield chunk
                 chunk._end()
@@ -86,18 +89,19 @@ class MainView:
         finally:
             if chunk is not None:
                 chunk._end()
-            if not done:
+            if not done and self._ctx._ptr:   # else ended with the extract system
                 _lib.weft_iter_fini(ctypes.byref(it))
 
     def each(self, query: int = 0) -> Iterator[Tuple[Any, ...]]:
         """(entity, field copies...) per row of main query `query`."""
         sq = self._queries[query]
         for chunk in self.iter(query):
-            cols = [chunk.column(i) for i, t in enumerate(sq.terms)
+            cols = [chunk._column_raw(i) for i, t in enumerate(sq.terms)
                     if t.component.type is not None and t.access != ACCESS_NONE
                     and t.oper not in (OPER_WITH, OPER_WITHOUT)]
-            ents = chunk.entities
+            ents = chunk._entities_raw()
             for r in range(chunk.count):
+                chunk._live()
                 yield (ents[r],) + tuple(type(c[r]).from_buffer_copy(c[r]) for c in cols)
 
     def resource(self, component: ComponentRef) -> Optional[Any]:
@@ -141,12 +145,24 @@ class SubApp:
         # App over this pointer: one that never destroys it
         self.app = App._over(self.world, ptr)
         self._keep: List[Any] = []           # descriptors' callbacks
+        self._pipelined = False              # frames run on the sub-app's thread
+        self._in_flight = False              # a frame may be running there now
+        # the thread model (World._p): while a frame may run on the
+        # sub-app's thread, the driver keeps off the sub-world
+        self.world._busy = self._busy_reason
         self._maps: Dict[int, Any] = {}      # map component id -> instance ctypes type
 
     def _p(self) -> int:
         if not self._ptr:
             raise WeftError(ERR_INVALID_HANDLE, "sub-app closed (its App is gone)")
+        self.parent.world._p()   # the main world's thread check
         return self._ptr
+
+    def _busy_reason(self) -> Optional[str]:
+        if self._in_flight:
+            return ("sub-app %r has a frame in flight on its own thread: call wait() "
+                    "before touching its world" % self.name)
+        return None
 
     def _forget(self) -> None:
         """The App destroyed the sub-app: drop the wrappers."""
@@ -177,12 +193,24 @@ class SubApp:
     def wait(self) -> None:
         """Waits for the frame in flight (pipelined) and raises its failure
         (WeftError with the main world's message), if any."""
-        self.parent.world._check(_lib.weft_sub_app_wait(self._p()))
+        p = self._p()
+        try:
+            self.parent.world._check(_lib.weft_sub_app_wait(p))
+        finally:
+            self._in_flight = False
 
     def set_pipelined(self, on: bool) -> None:
         """Pipelined mode from the next update on; turning it off waits for
         the frame in flight (and raises its failure)."""
-        self.parent.world._check(_lib.weft_sub_app_set_pipelined(self._p(), on))
+        p = self._p()
+        try:
+            st = _lib.weft_sub_app_set_pipelined(p, on)
+        finally:
+            if not on:
+                self._in_flight = False   # turning it off waits for the frame
+        if st == OK:
+            self._pipelined = bool(on)
+        self.parent.world._check(st)
 
     @property
     def frames(self) -> int:
@@ -291,13 +319,21 @@ class SubApp:
         parent = self.parent.world
 
         def call(main_e: int, sp: Optional[int], dp: Optional[int], user: Any) -> bool:
+            # src and dst are weft's memory for this call only: checked
+            # Views that raise once it has returned
+            live = [True]
+            alive = live.__getitem__
             try:
-                s = src_type.from_address(sp) if src_type is not None and sp else None
-                d = out_type.from_address(dp) if out_type is not None and dp else None
+                s = View(src_type.from_address(sp), lambda: alive(0), "an extracted value") \
+                    if src_type is not None and sp else None
+                d = View(out_type.from_address(dp), lambda: alive(0), "an extraction target") \
+                    if out_type is not None and dp else None
                 return bool(f(int(main_e), s, d))
             except BaseException as exc:   # must not unwind into C
                 parent._store(exc)
                 return False
+            finally:
+                live[0] = False
         tramp = EXTRACT_FN(call)
         self._keep.append(tramp)
         return tramp
@@ -420,4 +456,6 @@ def add_sub_app(app: "App", name: str, pipelined: bool = False,
     ptr = _lib.weft_app_add_sub_app(app._p(), ctypes.byref(d))
     if not ptr:
         w._raise_last()
-    return SubApp(app, ptr, name)
+    sub = SubApp(app, ptr, name)
+    sub._pipelined = bool(pipelined)
+    return sub

@@ -7,23 +7,22 @@ plumbing of Python callbacks."""
 from __future__ import annotations
 
 import ctypes
-import weakref
+from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Tuple
 
 from ._abi import (
     ACCESS_NONE, ACCESS_READ, ACCESS_WRITE, ERR_ACCESS_VIOLATION, ERR_CALLBACK,
-    ERR_IMMUTABLE, ERR_INVALID_ARG, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, OK, OPER_WITH, OPER_WITHOUT,
+    ERR_IMMUTABLE, ERR_INVALID_ARG, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, ERR_WRONG_THREAD, OK, OPER_WITH, OPER_WITHOUT,
     STATUS_NAMES, WeftIter,
 )
 from ._loader import _lib
 from .errors import WeftError, _s, status_str
-from .components import _checked_view, _copy, _owned, _view
+from .components import View, _checked_view, _copy, _owned, _view
 from .queries import Chunk, write
 from .commands import Commands
 
 if TYPE_CHECKING:
     from ._typing import ComponentRef, Entity, TermLike
-    from .components import View
     from .state import State, StateRef
 
 
@@ -88,15 +87,21 @@ def terms(*ts: TermLike, flags: int = 0) -> QuerySpec:
     return QuerySpec(ts, flags)
 
 
+_fast_system_iter = _lib._weft_fast["weft_system_iter"]
+_iter_next = _lib.weft_iter_next
+
+
 class _SystemQuery:
     """A system's query as Chunk sees it: resolved terms, and error hooks
     that leave the world's error slot alone (a system may run while C
     systems run on other threads); weft records a system's own misuse as
     the system's failure, which schedule.run() raises."""
 
-    __slots__ = ("world", "terms", "index", "system")
+    __slots__ = ("world", "terms", "index", "system", "_arrays", "_spare")
 
     def __init__(self, world, terms, index, system):
+        self._arrays = {}   # term -> the last column array made (arrays.chunk_array)
+        self._spare = None  # a finished iteration's WeftIter, for the next one
         self.world = world
         self.terms = terms
         self.index = index
@@ -134,12 +139,78 @@ class _SystemInfo:
         self.is_condition = False
 
 
+class _SystemChunks:
+    """The iterator SystemContext.iter returns (a class rather than a
+    generator: this runs for every chunk of every Python system). Every
+    step first checks the context (its run, its thread), so a step from
+    elsewhere raises without advancing or ending the iteration; the
+    iteration ends at its last chunk, at close(), or when the system
+    returns."""
+
+    __slots__ = ("_ctx", "_sq", "_it", "_ref", "_chunk", "_done")
+
+    def __init__(self, ctx, sq):
+        ptr = ctx._p()
+        self._ctx = ctx
+        self._sq = sq
+        spare = sq._spare   # the iterator storage of the query's last finished iteration
+        if spare is not None:
+            sq._spare = None
+            it, ref = spare
+        else:
+            it = WeftIter()
+            ref = ctypes.byref(it)
+        self._it = it
+        self._ref = ref
+        self._chunk = None
+        self._done = True
+        st = _fast_system_iter(ptr, sq.index, ref)
+        if st != OK:
+            raise WeftError(st, "weft_system_iter(%d) failed" % sq.index, recorded=True)
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        ctx = self._ctx
+        if not ctx._ptr or _thread_id() != ctx._thread:
+            ctx._p()   # raises WRONG_PHASE / WRONG_THREAD
+        chunk = self._chunk
+        if chunk is not None:
+            chunk._lease.alive = False   # its arrays and views go stale
+            self._chunk = None
+        if self._done:
+            raise StopIteration
+        ref = self._ref
+        if _iter_next(ref):
+            chunk = self._chunk = Chunk(self._sq, self._it, ref)
+            return chunk
+        self._done = True
+        # ended: its storage serves the query's next iteration (a chunk
+        # kept past its end checks its lease before touching it)
+        self._sq._spare = (self._it, self._ref)
+        raise StopIteration
+
+    def close(self):
+        """Ends the iteration early (what breaking out of the loop does)."""
+        chunk = self._chunk
+        if chunk is not None:
+            chunk._end()
+            self._chunk = None
+        if not self._done:
+            self._done = True
+            ctx = self._ctx
+            if ctx._ptr and self._sq.world._ptr and _thread_id() == ctx._thread:
+                _lib.weft_iter_fini(self._ref)
+
+
 class SystemContext:
     """What a Python system or condition receives; valid only during the
     call (its methods raise afterwards). Chunks, columns and views it hands
     out are valid at most as long (columns: until the next chunk)."""
 
-    __slots__ = ("schedule", "_info", "_ptr", "_cmds", "_open")
+    __slots__ = ("schedule", "_info", "_ptr", "_cmds", "_open", "_thread")
 
     def __init__(self, schedule, info, ptr):
         self.schedule = schedule
@@ -147,11 +218,19 @@ class SystemContext:
         self._ptr = ptr
         self._cmds = None
         self._open = None
+        self._thread = _thread_id()   # the thread weft runs the system on
 
     def _p(self):
         if not self._ptr:
             raise WeftError(ERR_WRONG_PHASE, "system context used after its system returned")
+        if _thread_id() != self._thread:
+            raise WeftError(ERR_WRONG_THREAD, "system context used from another thread than "
+                            "the one running its system")
         return self._ptr
+
+    def _live(self):
+        """Whether the system's call is still running (for its views)."""
+        return self._p() is not None if self._ptr else False
 
     def _close(self):
         # Ends iterations the system left open (a generator kept alive)
@@ -202,7 +281,8 @@ class SystemContext:
         ptr = _lib.weft_system_local(self._p())
         if not ptr or self._info.local is None:
             return None
-        return _view(self._info.local, ptr)
+        return View(_view(self._info.local, ptr), self._live,
+                    "the local state of %r" % self._info.name)
 
     @property
     def commands(self) -> Commands:
@@ -212,7 +292,8 @@ class SystemContext:
             ptr = _lib.weft_system_commands(self._p())
             if not ptr:
                 raise WeftError(ERR_INVALID_ARG, "conditions have no command buffer")
-            self._cmds = Commands(self.schedule.world, ptr, owned=False)
+            self._cmds = Commands(self.schedule.world, ptr, owned=False,
+                                  schedule=self.schedule)
         return self._cmds
 
     def _query(self, query):
@@ -225,32 +306,11 @@ class SystemContext:
         """Chunks of the system's query number `query`, with this run's
         ticks (Added/Changed since the system's previous run). Columns are
         ctypes arrays of the component structs, as for Query.iter()."""
-        sq = self._query(query)
-        ptr = self._p()
-        g = self._iter(ptr, sq)
+        g = _SystemChunks(self, self._query(query))
         if self._open is None:
-            self._open = weakref.WeakSet()
-        self._open.add(g)
+            self._open = []
+        self._open.append(g)   # ended when the system returns (_close)
         return g
-
-    def _iter(self, ptr, sq):
-        it = WeftIter()
-        st = _lib.weft_system_iter(ptr, sq.index, ctypes.byref(it))
-        if st != OK:
-            raise WeftError(st, "weft_system_iter(%d) failed" % sq.index, recorded=True)
-        done = False
-        chunk = None
-        try:
-            while _lib.weft_iter_next(ctypes.byref(it)):
-                chunk = Chunk(sq, it)
-                yield chunk
-                chunk._end()      # its numpy arrays go stale (Chunk.array)
-            done = True
-        finally:
-            if chunk is not None:
-                chunk._end()
-            if not done and sq.world._ptr:   # a closed world took its iterations with it
-                _lib.weft_iter_fini(ctypes.byref(it))
 
     def each(self, query: int = 0) -> Iterator[Tuple[Any, ...]]:
         """(entity, field copies...) per row of query `query`."""
@@ -261,10 +321,11 @@ class SystemContext:
                 if t.access == ACCESS_NONE or t.oper in (OPER_WITH, OPER_WITHOUT) \
                         or t.component.type is None:
                     continue
-                cols.append(chunk.column(i, mark=False) if t.access == ACCESS_WRITE
-                            else chunk.column(i))
-            ents = chunk.entities
+                cols.append(chunk._column_raw(i, mark=False) if t.access == ACCESS_WRITE
+                            else chunk._column_raw(i))
+            ents = chunk._entities_raw()
             for r in range(chunk.count):
+                chunk._live()
                 yield (ents[r],) + tuple(
                     None if c is None else type(c[r]).from_buffer_copy(c[r]) for c in cols)
 
@@ -296,7 +357,7 @@ class SystemContext:
 
         def resolve():
             # weft_system_get: the same lookup without the change mark
-            p = self._ptr
+            p = self._ptr and self._p()
             return p and _lib.weft_system_get(p, sq.index, e, term, comp.size)
         return _checked_view(comp.type, ptr, "%s of entity %#x" % (comp.name, e), resolve)
 
@@ -346,7 +407,7 @@ class SystemContext:
             return None
 
         def resolve():
-            p = self._ptr
+            p = self._ptr and self._p()
             return p and _lib.weft_system_resource(p, comp.id, comp.size)
         return _checked_view(comp.type, ptr, "resource %s" % comp.name, resolve)
 

@@ -9,10 +9,12 @@ mixins."""
 from __future__ import annotations
 
 import ctypes
+import threading
+from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple, Type, overload
 
 from ._abi import (
-    ERR_INTERNAL, ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, FREE_USER_FN, LOG_FN, OK,
+    ERR_INTERNAL, ERR_INVALID_HANDLE, ERR_OUT_OF_MEMORY, ERR_WRONG_PHASE, ERR_WRONG_THREAD, FREE_USER_FN, LOG_FN, OK,
     WeftArchetypeInfo, WeftTicks, WeftValue, WeftWorldDesc, WeftWorldStats, c_entity,
 )
 from ._loader import _lib
@@ -59,8 +61,16 @@ class World(_ComponentsWorld,
             _StatesWorld,
             _DiagnosticsWorld,
             _ReflectWorld):
-    """A weft world. Use as a context manager or call close(). Every method
-    runs on the thread that created the world (weft's driver thread)."""
+    """A weft world. Use as a context manager or call close().
+
+    Thread model: the world belongs to the thread that created it (its
+    driver). Every call from another thread raises WeftError
+    (WEFT_ERR_WRONG_THREAD) before reaching weft, except from inside one of
+    the world's own Python callbacks (a system, condition, observer, hook,
+    logger, state compute) running on the thread weft gave it: while one
+    runs on another thread (a pipelined sub-app), the owner's calls raise
+    instead. release_thread() hands the world to the next thread that uses
+    it. See docs/bindings.md ("Threads")."""
 
     def __init__(self, entity_capacity_hint: int = 0,
                  logger: Optional[Callable[[int, str, str, str, int], Any]] = None) -> None:
@@ -77,7 +87,7 @@ class World(_ComponentsWorld,
                 except BaseException as exc:   # must not unwind into C
                     self._store(exc)
                 finally:
-                    self._depth -= 1
+                    self._leave()
             desc.logger.fn = LOG_FN(_log)
             self._keep.append(desc.logger.fn)
         ptr = _lib.weft_world_create(ctypes.byref(desc))
@@ -97,6 +107,10 @@ class World(_ComponentsWorld,
 
     def _init_fields(self) -> None:
         self._ptr = None
+        self._owner: Optional[int] = _thread_id()  # the driver thread (None: released)
+        self._owner_thread: Any = threading.current_thread()
+        self._cb: Dict[int, int] = {}  # thread -> nesting of this world's callbacks on it
+        self._busy: Optional[Callable[[], Optional[str]]] = None  # sub-app: frame in flight?
         self._borrowed = False  # owned elsewhere (_borrow): never destroyed here
         self._by_type = {}      # ctypes type -> Component
         self._by_id = {}        # id -> Component
@@ -119,34 +133,43 @@ class World(_ComponentsWorld,
     # -- lifetime
     def close(self) -> None:
         """Destroys the world (dtor hooks run, observers freed). Raises
-        WeftError (WRONG_PHASE) from inside one of the world's callbacks,
-        where weft refuses and the world stays usable."""
-        if self._ptr and self._borrowed:
+        WeftError, and the world stays open and usable, whenever weft
+        refuses the destroy: inside any of the world's callbacks (system,
+        condition, observer, hook, logger, state compute, plugin, extract
+        transform: WRONG_PHASE) or while an App update runs. Raises
+        WRONG_THREAD from a thread that does not own the world."""
+        if not self._ptr:
+            return
+        self._p()   # the thread check
+        if self._borrowed:
             self._forget()
             return
-        if self._ptr:
-            if self._app is not None and not self._depth:
-                self._app._release()   # weft refuses to destroy a world an app drives
-            destroyed = False
-            if self._depth:
-                # inside a callback of this world: weft refuses
-                self._check(_lib.weft_world_destroy(self._ptr))
-                destroyed = True
-            p, self._ptr = self._ptr, None
-            for q in list(self._queries):
-                q._ptr = None
-            self._queries.clear()
-            for sc in list(self._scenes):
-                sc._ptr = None   # the world frees its scenes
-            self._scenes.clear()
-            if not destroyed:
-                _lib.weft_world_destroy(p)
-            for sch in list(self._schedules.values()):
-                sch._forget()
-            self._schedules.clear()
-            self._callbacks.clear()
-            self._keep.clear()
-            self._raise_pending()
+        if self._cb:
+            # inside one of this world's Python callbacks: weft refuses
+            # (and the binding does not even ask: some callbacks, like the
+            # logger, run where weft cannot tell)
+            raise WeftError(ERR_WRONG_PHASE, "World.close() inside one of the world's "
+                            "callbacks: close it after the call that ran the callback "
+                            "returns")
+        if self._app is not None:
+            self._app._release()   # raises when weft refuses (the app is updating)
+        status = _lib.weft_world_destroy(self._ptr)
+        if status != OK:
+            msg = _s(_lib.weft_last_error(self._ptr)) if not self._in_system else ""
+            raise WeftError(status, msg or "weft refused to destroy the world", recorded=True)
+        self._ptr = None
+        for q in list(self._queries):
+            q._ptr = None
+        self._queries.clear()
+        for sc in list(self._scenes):
+            sc._ptr = None   # the world frees its scenes
+        self._scenes.clear()
+        for sch in list(self._schedules.values()):
+            sch._forget()
+        self._schedules.clear()
+        self._callbacks.clear()
+        self._keep.clear()
+        self._raise_pending()
 
     destroy = close
 
@@ -192,13 +215,81 @@ class World(_ComponentsWorld,
         return self._ptr
 
     def _p(self):
-        if not self._ptr:
+        """The weft_world *, after the thread check (every call goes
+        through here): raises when the world is closed or the calling
+        thread may not use it now."""
+        p = self._ptr
+        t = _thread_id()
+        cb = self._cb
+        if p and (t in cb or (t == self._owner and not cb and self._busy is None)):
+            return p   # inside its callback on this thread, or the idle owner
+        if not p:
             raise WeftError(ERR_INVALID_HANDLE, "world closed")
-        return self._ptr
+        self._thread_check()
+        return p
+
+    def _thread_check(self) -> None:
+        t = _thread_id()
+        if t in self._cb:
+            return   # inside one of this world's callbacks, on the thread weft chose
+        if self._owner is None or not self._owner_thread.is_alive():
+            # released, or its owner has ended: the first thread to use it takes it
+            self._owner, self._owner_thread = t, threading.current_thread()
+        if t != self._owner:
+            raise WeftError(ERR_WRONG_THREAD, "this World belongs to thread %d; thread %d may "
+                            "not use it (one thread drives a world: create it on the thread "
+                            "that uses it, or call release_thread() on the owner first)"
+                            % (self._owner, t))
+        if self._cb:
+            raise WeftError(ERR_WRONG_THREAD, "this World is running a callback on another "
+                            "thread (a pipelined sub-app's frame): wait for it first")
+        if self._busy is not None:
+            why = self._busy()
+            if why:
+                raise WeftError(ERR_WRONG_THREAD, why)
+
+    @property
+    def owner_thread(self) -> Optional[int]:
+        """The threading.get_ident() of the thread that drives this world
+        (None after release_thread(), until a thread uses it)."""
+        return self._owner
+
+    def release_thread(self) -> None:
+        """Gives the world up from its owner thread: the next thread that
+        uses it becomes its owner (to hand a world to a worker thread).
+        Raises from another thread or inside a callback."""
+        self._p()
+        if self._cb:
+            raise WeftError(ERR_WRONG_THREAD, "release_thread() inside a callback")
+        self._owner = None
 
     # -- errors and callbacks
-    def _enter(self):
-        self._depth += 1
+    def _may_call(self) -> bool:
+        """Whether this thread may call weft on the world now (no raise)."""
+        try:
+            self._p()
+            return True
+        except WeftError:
+            return False
+
+    def _enter(self, depth: bool = True):
+        """A Python callback of this world starts on this thread (`depth`:
+        exceptions it stores wait until the outermost weft call returns)."""
+        if depth:
+            self._depth += 1
+        t = _thread_id()
+        self._cb[t] = self._cb.get(t, 0) + 1
+
+    def _leave(self, depth: bool = True):
+        """The callback _enter() announced returns."""
+        t = _thread_id()
+        n = self._cb.get(t, 1) - 1
+        if n:
+            self._cb[t] = n
+        else:
+            self._cb.pop(t, None)
+        if depth:
+            self._depth -= 1
 
     def _store(self, exc):
         if self._pending is None:
@@ -224,7 +315,12 @@ class World(_ComponentsWorld,
     def _raise_last(self):
         self._raise_pending()
         if self._in_system:
-            raise WeftError(ERR_INTERNAL, self._IN_SYSTEM_MESSAGE, recorded=True)
+            # weft_last_status reads the running system's error sink (weft.h,
+            # "error sink"): the status of the call that just failed, without
+            # clearing it (the failure still fails the run)
+            st = _lib.weft_last_status(self._ptr)
+            raise WeftError(st if st != OK else ERR_INTERNAL, self._IN_SYSTEM_MESSAGE,
+                            recorded=True)
         st = _lib.weft_last_status(self._ptr)
         raise WeftError(st if st != OK else ERR_INTERNAL, _s(_lib.weft_last_error(self._ptr)),
                         recorded=True)
@@ -369,7 +465,7 @@ class World(_ComponentsWorld,
         def resolve():
             # neither call records an error: a dead entity or a missing
             # component is an expected outcome (weft.h)
-            p = self._ptr
+            p = self._ptr and self._p()
             return p and _lib.weft_is_alive(p, e) and _lib.weft_get(p, e, c.id, c.size)
         return _checked_view(c.type, ptr, "%s of entity %#x" % (c.name, e), resolve)
 
@@ -419,7 +515,7 @@ class World(_ComponentsWorld,
             return None
 
         def resolve():
-            p = self._ptr
+            p = self._ptr and self._p()
             return p and _lib.weft_resource_get(p, c.id, c.size)
         return _checked_view(c.type, ptr, "resource %s" % c.name, resolve)
 
