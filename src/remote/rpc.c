@@ -1127,13 +1127,34 @@ static json_t *m_discover(weft_remote *r, json_t *params, wr_err *err)
 
 /* ---- requests ---- */
 
-/* Nesting depth of JSON text, scanning brackets outside strings; stops
- * counting past `limit`. */
-static int wr_depth(const char *s, size_t len, int limit)
+/* What the text would build, found by one scan of its bytes before any of
+ * it is parsed (parsing builds a tree in memory: checking limits on the
+ * tree would come too late). Brackets and commas outside strings are
+ * counted: the nesting depth, the elements of a top-level array (the
+ * batch) and the cost of the values (a container weighs WR_COST_CONTAINER,
+ * any other value 1). The scan stops as soon as a limit is passed. */
+#define WR_COST_CONTAINER 4
+#define WR_COST_MAX (1 << 17)
+
+typedef struct wr_scan {
+    int depth;        /* deepest nesting seen (past the limit: stopped) */
+    size_t batch;     /* top-level array: its elements (0: empty or not an array) */
+    bool is_array;
+    size_t cost;
+} wr_scan;
+
+static void wr_prescan(const char *s, size_t len, int max_depth, size_t max_batch,
+                       wr_scan *out)
 {
-    int depth = 0, max = 0;
-    bool in_str = false;
-    for (size_t i = 0; i < len; i++) {
+    memset(out, 0, sizeof *out);
+    int depth = 0;
+    bool in_str = false, any = false; /* any: a value began in the current top array */
+    size_t i = 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) {
+        i++;
+    }
+    out->is_array = i < len && s[i] == '[';
+    for (; i < len; i++) {
         char ch = s[i];
         if (in_str) {
             if (ch == '\\') {
@@ -1141,20 +1162,58 @@ static int wr_depth(const char *s, size_t len, int limit)
             } else if (ch == '"') {
                 in_str = false;
             }
-        } else if (ch == '"') {
+            continue;
+        }
+        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+            continue;
+        }
+        if (depth == 1 && out->is_array && ch != ']' && ch != ',' && !any) {
+            any = true;
+            if (++out->batch > max_batch) {
+                return;
+            }
+        }
+        if (ch == ',' && depth == 1) {
+            any = false;
+        }
+        if (ch == '"') {
             in_str = true;
+            out->cost++;
         } else if (ch == '[' || ch == '{') {
-            if (++depth > max) {
-                max = depth;
-                if (max > limit) {
-                    return max;
+            out->cost += WR_COST_CONTAINER;
+            if (++depth > out->depth) {
+                out->depth = depth;
+                if (depth > max_depth) {
+                    return;
                 }
             }
         } else if (ch == ']' || ch == '}') {
             depth--;
+        } else if (ch == ',' || ch == ':') {
+            continue;
+        } else if (i == 0 || strchr(",:[{ \t\n\r", s[i - 1])) {
+            out->cost++; /* a number or a literal begins */
+        }
+        if (out->cost > WR_COST_MAX) {
+            return;
         }
     }
-    return max;
+}
+
+/* The scan's verdict: NULL, or the message refusing the text. */
+static const char *wr_scan_refusal(const weft_remote *r, const wr_scan *sc, char *msg, size_t cap)
+{
+    if (sc->depth > r->max_depth) {
+        snprintf(msg, cap, "JSON nested deeper than %d levels", (int)r->max_depth);
+    } else if (sc->is_array && sc->batch > (size_t)r->max_batch) {
+        snprintf(msg, cap, "a batch holds at most %d requests", (int)r->max_batch);
+    } else if (sc->cost > WR_COST_MAX) {
+        snprintf(msg, cap, "a request holds at most %d JSON values (%d per object or array)",
+                 WR_COST_MAX, WR_COST_CONTAINER);
+    } else {
+        return NULL;
+    }
+    return msg;
 }
 
 static json_t *wr_response_error(json_t *id, const wr_err *err)
@@ -1686,12 +1745,13 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold,
         *oom = !s;
         return s;
     }
-    if (wr_depth(text, len, r->max_depth) > r->max_depth) {
+    wr_scan sc;
+    wr_prescan(text, len, r->max_depth, (size_t)r->max_batch, &sc);
+    char why[128];
+    if (wr_scan_refusal(r, &sc, why, sizeof why)) {
         r->requests++;
         r->errors++;
-        char msg[96];
-        snprintf(msg, sizeof msg, "JSON nested deeper than %d levels", (int)r->max_depth);
-        char *s = wr_rpc_error_text(WEFT_REMOTE_INVALID_REQUEST, msg, out_len);
+        char *s = wr_rpc_error_text(WEFT_REMOTE_INVALID_REQUEST, why, out_len);
         *oom = !s;
         return s;
     }
@@ -1760,8 +1820,11 @@ char *wr_rpc_stream(weft_remote *r, wr_stream *st, size_t *out_len, bool *ends, 
     *oom = 0;
     *out_len = 0;
     bool single_watch = false;
+    wr_scan sc;
+    char msg[128];
     if (st->len <= (size_t)r->max_request_bytes &&
-        wr_depth(st->body, st->len, r->max_depth) <= r->max_depth) {
+        (wr_prescan(st->body, st->len, r->max_depth, (size_t)r->max_batch, &sc),
+         !wr_scan_refusal(r, &sc, msg, sizeof msg))) {
         json_error_t jerr;
         json_t *doc = json_loadb(st->body, st->len, 0, &jerr);
         json_t *m = json_is_object(doc) ? json_object_get(doc, "method") : NULL;
