@@ -2265,14 +2265,20 @@ WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, si
 /** Writes component c of entity e as JSON through its description: an
  *  object of the described fields (arrays as arrays, enums by name,
  *  strings as strings, nested structs as objects, entities as numbers; a
- *  u64 above INT64_MAX as a decimal string; NaN and infinities as null).
+ *  u64 above INT64_MAX as a decimal string). Floats are written with the
+ *  digits that read back the same value, -0.0 as "-0.0"; NaN and the
+ *  infinities, which JSON numbers cannot carry, as the strings "NaN",
+ *  "Infinity" and "-Infinity" (read back by the readers; any NaN reads
+ *  back as the quiet NaN). Only valid UTF-8 is written: a string field
+ *  holding bytes that are not is refused (BAD_FORMAT naming the field).
  *  The text is NUL-terminated; *out_len receives its size including the
  *  NUL. When `buf` is NULL or `cap` is too small nothing is written,
  *  *out_len receives the size needed and CAPACITY is returned (no error
  *  recorded when buf is NULL: that is a size query); on any other error
  *  *out_len is 0. Allocates nothing. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (out_len
  *  NULL), INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT, NOT_FOUND (no
- *  description, or e lacks c), CAPACITY. */
+ *  description, or e lacks c), BAD_FORMAT (a string that is not UTF-8),
+ *  CAPACITY. */
 WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_entity e,
                                                weft_component c, char *buf, size_t cap,
                                                size_t *out_len);
@@ -2296,7 +2302,8 @@ WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query,
                                            size_t cap, size_t *out_len);
 
 /** Reads component c of entity e from JSON (`len` bytes of text, no NUL
- *  needed): an object with any subset of the described fields; the others
+ *  needed; a NUL byte within the `len` bytes is refused, BAD_FORMAT, as
+ *  by every JSON reader): an object with any subset of the described fields; the others
  *  keep the entity's current value (or the default when e lacks c). Every
  *  member must be a known field of the right JSON type and range; enums
  *  by name (or a named value's number); entity fields 0 or a live entity.
@@ -2307,8 +2314,8 @@ WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query,
  *  Thread: driver, not while iterating. Errors: INVALID_HANDLE,
  *  INVALID_ARG (NULL text, undescribed component), INVALID_ENTITY,
  *  STALE_ENTITY (e, or a dangling entity field), UNKNOWN_COMPONENT,
- *  WRONG_PHASE, BAD_FORMAT (malformed or too deeply nested JSON),
- *  NOT_FOUND (unknown field), TYPE_MISMATCH, OUT_OF_MEMORY. */
+ *  WRONG_PHASE, BAD_FORMAT (malformed or too deeply nested JSON, a NUL
+ *  byte), NOT_FOUND (unknown field), TYPE_MISMATCH, OUT_OF_MEMORY. */
 WEFT_API weft_status weft_json_read_component(weft_world *world, weft_entity e,
                                               weft_component c, const char *text, size_t len);
 

@@ -60,6 +60,24 @@ static int64_t load_int(weft_kind k, const uint8_t *p)
 
 static void jw_type(wf_jw *o, const wf_rtype *t, const uint8_t *p);
 
+/* A float with the digits that read back the same value: -0.0 keeps its
+ * sign and a fraction ("-0.0": a reader takes "-0" for the integer 0).
+ * NaN and the infinities have no JSON number: they are written as the
+ * strings "NaN", "Infinity" and "-Infinity", which the reader takes back
+ * (docs/reflection.md; any NaN reads back as the quiet NaN). */
+static void jw_float(wf_jw *o, double v, int digits)
+{
+    if (isnan(v) || isinf(v)) {
+        wf_jw_lit(o, isnan(v) ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+        return;
+    }
+    if (v == 0 && signbit(v)) {
+        wf_jw_lit(o, "-0.0");
+        return;
+    }
+    wf_jw_fmt(o, "%.*g", digits, v);
+}
+
 static void jw_elem(wf_jw *o, const wf_rfield *f, const uint8_t *p)
 {
     switch (f->kind) {
@@ -85,26 +103,23 @@ static void jw_elem(wf_jw *o, const wf_rfield *f, const uint8_t *p)
     case WEFT_KIND_F32: {
         float v;
         memcpy(&v, p, 4);
-        if (isfinite(v)) {
-            wf_jw_fmt(o, "%.9g", (double)v);
-        } else {
-            wf_jw_lit(o, "null");
-        }
+        jw_float(o, (double)v, 9);
         break;
     }
     case WEFT_KIND_F64: {
         double v;
         memcpy(&v, p, 8);
-        if (isfinite(v)) {
-            wf_jw_fmt(o, "%.17g", v);
-        } else {
-            wf_jw_lit(o, "null");
+        jw_float(o, v, 17);
+        break;
+    }
+    case WEFT_KIND_STRING: {
+        bool was = o->bad;
+        wf_jw_str(o, (const char *)p, f->elem_size);
+        if (o->bad && !was && !o->bad_field) {
+            o->bad_field = f->name;
         }
         break;
     }
-    case WEFT_KIND_STRING:
-        wf_jw_str(o, (const char *)p, f->elem_size);
-        break;
     case WEFT_KIND_STRUCT:
         jw_type(o, f->sub, p);
         break;
@@ -202,9 +217,15 @@ typedef void (*jw_emit_fn)(wf_jw *o, const void *ctx);
 static weft_status jw_run(const weft_world *w, jw_emit_fn emit, const void *ctx, char *buf,
                           size_t cap, size_t *out_len, const char *fn)
 {
-    wf_jw m = {NULL, 0, 0};
+    wf_jw m = {NULL, 0, 0, false, NULL};
     emit(&m, ctx);
     *out_len = m.len + 1;
+    if (m.bad) {
+        *out_len = 0;
+        return wf_error(w, WEFT_ERR_BAD_FORMAT,
+                        "%s: field '%s' holds a string that is not valid UTF-8", fn,
+                        m.bad_field ? m.bad_field : "(a name)");
+    }
     if (!buf) {
         return WEFT_ERR_CAPACITY;
     }
@@ -212,7 +233,7 @@ static weft_status jw_run(const weft_world *w, jw_emit_fn emit, const void *ctx,
         return wf_error(w, WEFT_ERR_CAPACITY, "%s: needs %zu bytes, the buffer has %zu", fn,
                         m.len + 1, cap);
     }
-    wf_jw o = {buf, cap, 0};
+    wf_jw o = {buf, cap, 0, false, NULL};
     emit(&o, ctx);
     o.buf[o.len] = '\0';
     return WEFT_OK;
@@ -533,14 +554,23 @@ static bool jr_elem(jr *r, const wf_rfield *f, const json_t *v, uint8_t *p)
     case WEFT_KIND_F64: {
         double x;
         if (json_is_null(v)) {
-            x = (double)NAN;
+            x = (double)NAN; /* what weft wrote for NaN before */
         } else if (json_is_number(v)) {
             x = json_number_value(v);
+        } else if (json_is_string(v) && strcmp(json_string_value(v), "NaN") == 0) {
+            x = (double)NAN;
+        } else if (json_is_string(v) && strcmp(json_string_value(v), "Infinity") == 0) {
+            x = (double)INFINITY;
+        } else if (json_is_string(v) && strcmp(json_string_value(v), "-Infinity") == 0) {
+            x = -(double)INFINITY;
         } else {
             return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected a number, got %s", jr_kind(v));
         }
         if (f->kind == WEFT_KIND_F32) {
-            if (isfinite(x) && fabs(x) > 3.4028234663852886e38) {
+            /* doubles below FLT_MAX plus half its ulp round to a finite
+             * float (the shortest text of FLT_MAX, 3.40282347e38, is
+             * above FLT_MAX itself) */
+            if (isfinite(x) && fabs(x) >= 0x1.ffffffp127) {
                 return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "%g does not fit an f32", x);
             }
             float y = (float)x;
@@ -643,6 +673,14 @@ static bool jr_type(jr *r, const wf_rtype *t, const json_t *obj, uint8_t *p)
 
 static json_t *jr_parse(jr *r, const char *text, size_t len)
 {
+    /* JSON text holds no NUL byte (RFC 8259: control characters only
+     * escaped inside strings); a parser stopping at one would read a
+     * prefix as the whole */
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        jr_fail(r, WEFT_ERR_BAD_FORMAT, "byte %zu of %zu is a NUL", (size_t)(nul - text), len);
+        return NULL;
+    }
     json_error_t err;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES,
                               &err);

@@ -66,7 +66,7 @@ weft_status wf_json_write_schema(const weft_world *w, weft_component c, char *bu
     if (!d) {
         return wf_error(w, WEFT_ERR_NOT_FOUND, "component '%s' has no description", ti->name);
     }
-    wf_jw m = {NULL, 0, 0};
+    wf_jw m = {NULL, 0, 0, false, NULL};
     sw_type(&m, d->root);
     *out_len = m.len + 1;
     if (!buf) {
@@ -77,7 +77,7 @@ weft_status wf_json_write_schema(const weft_world *w, weft_component c, char *bu
                         "weft_json_write_schema: needs %zu bytes, the buffer has %zu", m.len + 1,
                         cap);
     }
-    wf_jw o = {buf, cap, 0};
+    wf_jw o = {buf, cap, 0, false, NULL};
     sw_type(&o, d->root);
     o.buf[o.len] = '\0';
     return WEFT_OK;

@@ -1745,6 +1745,14 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold,
         *oom = !s;
         return s;
     }
+    if (memchr(text, '\0', len)) {
+        r->requests++;
+        r->errors++;
+        char *s = wr_rpc_error_text(WEFT_REMOTE_PARSE_ERROR, "parse error: a NUL byte in the text",
+                                    out_len);
+        *oom = !s;
+        return s;
+    }
     wr_scan sc;
     wr_prescan(text, len, r->max_depth, (size_t)r->max_batch, &sc);
     char why[128];

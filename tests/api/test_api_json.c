@@ -6,6 +6,7 @@
 // components, out-of-range numbers and dangling entities, each with its
 // status, a message naming the path, and the world unchanged.
 // SPDX-License-Identifier: MIT
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -440,6 +441,133 @@ static void json_resources(void **state)
     assert_true(got->x == 0.0f && got->y == 8.0f);
 }
 
+
+// The writer emits only valid UTF-8: a string field holding bytes that
+// are not (a stray continuation, an overlong form, a surrogate, a cut
+// sequence) is refused with BAD_FORMAT naming the field; valid multi-byte
+// text passes and reads back.
+static void json_writer_refuses_invalid_utf8(void **state)
+{
+    tw_fixture *f = *state;
+    jfix j = jsetup(f->w);
+    body b;
+    memset(&b, 0, sizeof b);
+    weft_entity e = weft_spawn(f->w);
+    static const char *const bad[] = {"a\x80" "b", "\xC0\xAF", "\xED\xA0\x80", "\xE2\x82",
+                                      "\xF4\x90\x80\x80", "ok\xFF"};
+    char buf[1024];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(b.label, 0, sizeof b.label);
+        memcpy(b.label, bad[i], strlen(bad[i]));
+        assert_int_equal(weft_insert(f->w, e, j.body, &b, sizeof b), WEFT_OK);
+        assert_int_equal(weft_json_write_component(f->w, e, j.body, buf, sizeof buf, &n),
+                         WEFT_ERR_BAD_FORMAT);
+        assert_non_null(strstr(weft_last_error(f->w), "'label'"));
+        assert_int_equal(n, 0);
+        assert_int_equal(weft_json_write_entity(f->w, e, buf, sizeof buf, &n),
+                         WEFT_ERR_BAD_FORMAT);
+    }
+    memset(b.label, 0, sizeof b.label);
+    memcpy(b.label, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 9); /* e-acute, euro, emoji */
+    assert_int_equal(weft_insert(f->w, e, j.body, &b, sizeof b), WEFT_OK);
+    assert_int_equal(weft_json_write_component(f->w, e, j.body, buf, sizeof buf, &n), WEFT_OK);
+    memset(b.label, 'x', sizeof b.label - 1);
+    weft_entity e2 = weft_spawn(f->w);
+    assert_int_equal(weft_json_read_component(f->w, e2, j.body, buf, n - 1), WEFT_OK);
+    const body *got = weft_get(f->w, e2, j.body, sizeof(body));
+    assert_memory_equal(got->label, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 10);
+}
+
+// Every float reads back bit for bit, -0.0 included (it was written "-0"
+// and read back as +0.0); NaN and the infinities are written as the
+// strings "NaN", "Infinity", "-Infinity" and read back.
+static void json_floats_round_trip_exactly(void **state)
+{
+    tw_fixture *f = *state;
+    jfix j = jsetup(f->w);
+    const float fs[] = {-0.0f, 0.0f, 1e-45f, -1.17549435e-38f, 3.40282347e38f, 0.1f,
+                        16777217.0f, -123456.789f, (float)INFINITY, -(float)INFINITY};
+    const double ds[] = {-0.0, 5e-324, 1.7976931348623157e308, 0.1, 9007199254740993.0,
+                         -2.2250738585072014e-308, 1e22, 123456789012345678.0, INFINITY,
+                         -INFINITY};
+    char buf[1024];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) {
+        vec2 p = {fs[i], fs[sizeof fs / sizeof fs[0] - 1 - i]};
+        weft_value v = {j.pos, sizeof p, &p};
+        weft_entity e = weft_spawn_with(f->w, &v, 1);
+        assert_int_equal(weft_json_write_component(f->w, e, j.pos, buf, sizeof buf, &n), WEFT_OK);
+        weft_entity e2 = weft_spawn(f->w);
+        if (weft_json_read_component(f->w, e2, j.pos, buf, n - 1) != WEFT_OK) {
+            fail_msg("%s: %s", buf, weft_last_error(f->w));
+        }
+        const vec2 *got = weft_get(f->w, e2, j.pos, sizeof(vec2));
+        if (memcmp(&got->x, &p.x, 4) != 0 || memcmp(&got->y, &p.y, 4) != 0) {
+            fail_msg("f32 %a/%a wrote %s, read back %a/%a", (double)p.x, (double)p.y, buf,
+                     (double)got->x, (double)got->y);
+        }
+    }
+    body b;
+    memset(&b, 0, sizeof b);
+    for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) {
+        b.mass = ds[i];
+        weft_value v = {j.body, sizeof b, &b};
+        weft_entity e = weft_spawn_with(f->w, &v, 1);
+        assert_int_equal(weft_json_write_component(f->w, e, j.body, buf, sizeof buf, &n),
+                         WEFT_OK);
+        weft_entity e2 = weft_spawn(f->w);
+        assert_int_equal(weft_json_read_component(f->w, e2, j.body, buf, n - 1), WEFT_OK);
+        const body *got = weft_get(f->w, e2, j.body, sizeof(body));
+        if (memcmp(&got->mass, &b.mass, 8) != 0) {
+            fail_msg("f64 %a wrote %s, read back %a", b.mass, buf, got->mass);
+        }
+    }
+    vec2 nan2 = {NAN, -0.0f};
+    weft_value v = {j.pos, sizeof nan2, &nan2};
+    weft_entity e = weft_spawn_with(f->w, &v, 1);
+    assert_int_equal(weft_json_write_component(f->w, e, j.pos, buf, sizeof buf, &n), WEFT_OK);
+    assert_string_equal(buf, "{\"x\":\"NaN\",\"y\":-0.0}");
+    weft_entity e2 = weft_spawn(f->w);
+    assert_int_equal(weft_json_read_component(f->w, e2, j.pos, buf, n - 1), WEFT_OK);
+    const vec2 *got = weft_get(f->w, e2, j.pos, sizeof(vec2));
+    assert_true(isnan(got->x));
+    assert_true(signbit(got->y));
+    /* another string is still refused */
+    static const char word[] = "{\"x\":\"nan\"}";
+    assert_int_equal(weft_json_read_component(f->w, e2, j.pos, word, sizeof word - 1),
+                     WEFT_ERR_TYPE_MISMATCH);
+}
+
+// A NUL byte inside the given length is refused by every reader (it was
+// read as the end: {"x":1<NUL>} read as x = 1).
+static void json_readers_refuse_nul(void **state)
+{
+    tw_fixture *f = *state;
+    jfix j = jsetup(f->w);
+    weft_entity e = weft_spawn(f->w);
+    uint64_t before = weft_world_hash(f->w);
+    static const char comp[] = "{\"x\":1\0}";
+    assert_int_equal(weft_json_read_component(f->w, e, j.pos, comp, sizeof comp - 1),
+                     WEFT_ERR_BAD_FORMAT);
+    assert_non_null(strstr(weft_last_error(f->w), "NUL"));
+    static const char comp2[] = "{\"x\":1}\0junk";
+    assert_int_equal(weft_json_read_component(f->w, e, j.pos, comp2, sizeof comp2 - 1),
+                     WEFT_ERR_BAD_FORMAT);
+    static const char ent[] = "{\"components\":{\"pos\":{\"x\":1}}}\0";
+    assert_int_equal(weft_json_read_entity(f->w, e, ent, sizeof ent - 1), WEFT_ERR_BAD_FORMAT);
+    assert_int_equal(weft_json_spawn(f->w, ent, sizeof ent - 1), 0);
+    assert_int_equal(weft_last_status(f->w), WEFT_ERR_BAD_FORMAT);
+    weft_component res = tw_comp(f->w, "res", sizeof(vec2), 4, WEFT_STORAGE_TABLE, 0);
+    assert_int_equal(weft_component_describe(f->w, res, &vec2_desc), WEFT_OK);
+    assert_int_equal(weft_json_read_resource(f->w, res, comp, sizeof comp - 1),
+                     WEFT_ERR_BAD_FORMAT);
+    assert_false(weft_resource_has(f->w, res));
+    assert_int_equal(weft_world_hash(f->w), before);
+    /* without the NUL, the same texts are read */
+    assert_int_equal(weft_json_read_component(f->w, e, j.pos, comp2, 7), WEFT_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +577,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(json_spawn_and_partial_update, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_rejects_bad_input, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_resources, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(json_writer_refuses_invalid_utf8, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(json_floats_round_trip_exactly, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(json_readers_refuse_nul, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_read_survives_allocation_failures, tw_setup,
                                         tw_teardown),
     };
