@@ -1999,6 +1999,13 @@ typedef enum weft_kind {
     WEFT_KIND_STRING = 13,
     WEFT_KIND_STRUCT = 14,
     WEFT_KIND_ENUM = 15,
+    /** Not a value: a field of this kind sets the JSON shape of the struct
+     *  it is listed in (weft_shape, given in `count`) and holds no bytes
+     *  (its offset is ignored; its name must be valid and unique like any
+     *  field's, e.g. "_shape"). At most one per struct; without one the
+     *  shape is WEFT_SHAPE_STRUCT. It is not a field for anything else:
+     *  paths, schemas and the shape's own rules see the other fields. */
+    WEFT_KIND_SHAPE = 16,
     WEFT_KIND_NUM,
     WEFT_KIND_FORCE_U32 = 0x7FFFFFFF
 } weft_kind;
@@ -2025,12 +2032,49 @@ typedef struct weft_field {
     int32_t enum_count;
 } weft_field;
 
+/** How JSON (weft_json_* and the remote) shows a described struct (set
+ *  with a WEFT_KIND_SHAPE field in its description): the shapes serde's data model distinguishes, as far
+ *  as a C layout can hold them. The field paths of weft_field_get and
+ *  weft_field_set do not depend on the shape (fields are always named).
+ *  A unit struct is a component of size 0 (a tag), written as null. C
+ *  layouts have no growable sequences or maps: sequences are fixed arrays
+ *  (a field's `count`), written as JSON arrays. */
+typedef enum weft_shape {
+    /** An object of the named fields, {"x": 1, "y": 2} (0, the default). */
+    WEFT_SHAPE_STRUCT = 0,
+    /** A tuple struct: an array of the fields' values in description
+     *  order, [1, 2]; reading needs every element. */
+    WEFT_SHAPE_TUPLE = 1,
+    /** A newtype: exactly one field, shown as that field's value itself
+     *  ("Parent Node" for a name held in one string field; an array field
+     *  is its array). */
+    WEFT_SHAPE_NEWTYPE = 2,
+    /** An option: exactly two fields, a BOOL saying whether there is a
+     *  value, then the value; null when the BOOL is false, else the
+     *  value's JSON (reading null clears the BOOL and zeroes the value). */
+    WEFT_SHAPE_OPTION = 3,
+    /** An enum with data (a tagged union): field 0 is an ENUM field whose
+     *  value names are the variant names (the tag); every other field is
+     *  the payload of the variant of the same name, and payloads may
+     *  overlap each other (a union), never the tag. A variant without a
+     *  payload field is a unit variant, shown as its name, "Circle"; one
+     *  with a payload is {"Name": payload}, the payload shown by its own
+     *  kind and shape (a STRUCT payload with WEFT_SHAPE_TUPLE is a tuple
+     *  variant [..], with WEFT_SHAPE_STRUCT a struct variant {..}, any
+     *  other field a newtype variant). Reading a variant other than the
+     *  current one zeroes the bytes of every payload first. */
+    WEFT_SHAPE_ENUM = 4,
+    WEFT_SHAPE_NUM,
+    WEFT_SHAPE_FORCE_U32 = 0x7FFFFFFF
+} weft_shape;
+
 /** A struct layout: the component's (top level) or a nested one. */
 struct weft_type_desc {
     const char *name;          /**< optional, used in messages; copied */
     size_t size;               /**< bytes; top level: 0 or the component's size */
     size_t align;              /**< 0: derived from size as for components */
-    const weft_field *fields;  /**< must not overlap; gaps (padding) are fine */
+    const weft_field *fields;  /**< must not overlap (but see WEFT_SHAPE_ENUM);
+                                    gaps (padding) are fine */
     int32_t field_count;
 };
 
@@ -2040,11 +2084,14 @@ struct weft_type_desc {
  *  snapshots. The description is validated against the component's size
  *  and alignment and copied: every field lies inside the struct, is
  *  aligned for its kind, overlaps no other field, and nested structs are
- *  validated the same way (at most 16 levels deep). Entity fields are
+ *  validated the same way (at most 16 levels deep); a shape's rules
+ *  (weft_shape) are checked too. A nested description used by several
+ *  fields (the same pointer) is validated once. Entity fields are
  *  recorded so that loaders can remap them.
  *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (desc NULL, a tag,
  *  a relationship's target list, bad field name, unknown kind, negative or
- *  huge count, nesting too deep, bad enum), UNKNOWN_COMPONENT,
+ *  huge count, nesting too deep, bad enum, unknown shape or a shape's
+ *  fields not as it needs), UNKNOWN_COMPONENT,
  *  SIZE_MISMATCH (desc->size differs, or a field lies outside),
  *  BAD_ALIGNMENT (misaligned field or bad nested alignment),
  *  ALREADY_EXISTS (already described), INVALID_ARG (overlapping fields),

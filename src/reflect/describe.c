@@ -73,7 +73,7 @@ const char *wf_kind_name(weft_kind k)
 {
     static const char *const names[WEFT_KIND_NUM] = {
         "none", "bool", "i8",  "i16", "i32",    "i64",    "u8",     "u16",
-        "u32",  "u64",  "f32", "f64", "entity", "string", "struct", "enum"};
+        "u32",  "u64",  "f32", "f64", "entity", "string", "struct", "enum", "shape"};
     return (unsigned)k < (unsigned)WEFT_KIND_NUM ? names[k] : "?";
 }
 
@@ -405,6 +405,8 @@ static uint64_t field_bytes(const weft_field *f)
 {
     uint64_t count = f->count > 1 ? (uint64_t)f->count : 1u;
     switch (f->kind) {
+    case WEFT_KIND_SHAPE:
+        return 0;
     case WEFT_KIND_STRING:
         return (uint64_t)f->count;
     case WEFT_KIND_STRUCT:
@@ -427,7 +429,7 @@ static int cmp_field_offset(const void *a, const void *b)
 
 /* Names used once, fields overlapping none: both by sorting (a struct has
  * at most 4096 fields; every pair would be 8 million comparisons). */
-static bool check_fields(compiler *c, const weft_type_desc *d)
+static bool check_fields(compiler *c, const weft_type_desc *d, weft_shape shape)
 {
     uint32_t n = (uint32_t)d->field_count;
     const char *dup = NULL;
@@ -441,6 +443,26 @@ static bool check_fields(compiler *c, const weft_type_desc *d)
         return false;
     }
     if (n < 2) {
+        return true;
+    }
+    if (shape == WEFT_SHAPE_ENUM) {
+        /* a tagged union: the payloads share their bytes, never the tag's
+         * (the tag is the first value field; check_shape checks it is one) */
+        const weft_field *tag = NULL;
+        for (uint32_t i = 0; i < n && !tag; i++) {
+            if (d->fields[i].kind != WEFT_KIND_SHAPE) {
+                tag = &d->fields[i];
+            }
+        }
+        uint64_t t_end = tag->offset + field_bytes(tag);
+        for (uint32_t i = 0; i < n; i++) {
+            const weft_field *f = &d->fields[i];
+            uint64_t f_end = f->offset + field_bytes(f);
+            if (f != tag && field_bytes(f) && f->offset < t_end && tag->offset < f_end) {
+                return fail(c, WEFT_ERR_INVALID_ARG, "fields '%s' and '%s' overlap",
+                            tag->name, f->name);
+            }
+        }
         return true;
     }
     uint32_t *idx = scratch_alloc(c, n * sizeof *idx);
@@ -474,6 +496,59 @@ static bool check_fields(compiler *c, const weft_type_desc *d)
     }
     scratch_free(c, idx, n * sizeof *idx);
     return ok;
+}
+
+/* The fields a shape needs (WEFT_KIND_SHAPE fields aside). */
+static bool check_shape(compiler *c, const weft_type_desc *d, weft_shape shape)
+{
+    const weft_field *v[2] = {NULL, NULL};
+    uint32_t nv = 0;
+    for (int32_t i = 0; i < d->field_count; i++) {
+        if (d->fields[i].kind != WEFT_KIND_SHAPE) {
+            if (nv < 2) {
+                v[nv] = &d->fields[i];
+            }
+            nv++;
+        }
+    }
+    switch (shape) {
+    case WEFT_SHAPE_NEWTYPE:
+        if (nv != 1) {
+            return fail(c, WEFT_ERR_INVALID_ARG, "a newtype needs exactly one field, not %u", nv);
+        }
+        return true;
+    case WEFT_SHAPE_OPTION:
+        if (nv != 2 || v[0]->kind != WEFT_KIND_BOOL || v[0]->count > 1) {
+            return fail(c, WEFT_ERR_INVALID_ARG,
+                        "an option needs two fields: a bool (is there a value), then the value");
+        }
+        return true;
+    case WEFT_SHAPE_ENUM: {
+        if (nv < 1 || v[0]->kind != WEFT_KIND_ENUM || v[0]->count > 1) {
+            return fail(c, WEFT_ERR_INVALID_ARG,
+                        "an enum with data needs an enum field first (the tag)");
+        }
+        const weft_field *tag = v[0];
+        for (int32_t i = 0; i < d->field_count; i++) {
+            const weft_field *f = &d->fields[i];
+            if (f == tag || f->kind == WEFT_KIND_SHAPE) {
+                continue;
+            }
+            bool named = false;
+            for (int32_t k = 0; k < tag->enum_count && !named; k++) {
+                named = strcmp(tag->enum_values[k].name, f->name) == 0;
+            }
+            if (!named) {
+                return fail(c, WEFT_ERR_INVALID_ARG,
+                            "payload field '%s' names no variant of the tag '%s'", f->name,
+                            tag->name);
+            }
+        }
+        return true;
+    }
+    default:
+        return true;
+    }
 }
 
 /* Validates or writes a struct type. Top level: size/align are the
@@ -521,18 +596,38 @@ static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, ui
         align = desc_align(d);
     }
     uint32_t n = (uint32_t)d->field_count;
+    /* WEFT_KIND_SHAPE fields set the shape and are left out of the tree */
+    weft_shape shape = WEFT_SHAPE_STRUCT;
+    uint32_t shapes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (d->fields[i].kind == WEFT_KIND_SHAPE) {
+            shapes++;
+            shape = (weft_shape)d->fields[i].count;
+        }
+    }
+    if (!c->base && shapes > 1) {
+        return fail(c, WEFT_ERR_INVALID_ARG, "more than one shape field");
+    }
+    if (!c->base && ((unsigned)shape >= (unsigned)WEFT_SHAPE_NUM)) {
+        return fail(c, WEFT_ERR_INVALID_ARG, "unknown shape %d", (int)shape);
+    }
     wf_rtype *t = take(c, sizeof *t, _Alignof(wf_rtype));
-    wf_rfield *fields = take(c, n * sizeof *fields, _Alignof(wf_rfield));
+    wf_rfield *fields = take(c, (n - shapes) * sizeof *fields, _Alignof(wf_rfield));
     const char *tname = copy_str(c, d->name ? d->name : "");
     uint32_t height = 0;
+    uint32_t nf = 0;
     for (uint32_t i = 0; i < n; i++) {
         const weft_field *f = &d->fields[i];
         if (!c->base && !name_ok(f->name)) {
             return fail(c, WEFT_ERR_INVALID_ARG,
                         "field %u needs a name of letters, digits and '_' (at most 63)", i);
         }
+        if (f->kind == WEFT_KIND_SHAPE) {
+            continue;
+        }
         size_t old = path_push(c, f->name);
-        wf_rfield *rf = fields ? &fields[i] : NULL;
+        wf_rfield *rf = fields ? &fields[nf] : NULL;
+        nf++;
         if (rf) {
             memset(rf, 0, sizeof *rf);
             rf->name = copy_str(c, f->name);
@@ -554,7 +649,7 @@ static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, ui
         }
         path_pop(c, old);
     }
-    if (!c->base && !check_fields(c, d)) {
+    if (!c->base && (!check_fields(c, d, shape) || !check_shape(c, d, shape))) {
         return false;
     }
     c->height = height + 1;
@@ -563,7 +658,8 @@ static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, ui
         t->size = size;
         t->align = align;
         t->fields = fields;
-        t->field_count = n;
+        t->field_count = nf;
+        t->shape = shape;
     }
     *out = t;
     return true;

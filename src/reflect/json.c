@@ -140,8 +140,82 @@ static void jw_elem(wf_jw *o, const wf_rfield *f, const uint8_t *p)
     }
 }
 
+/* One field's value: its element, or the array of its elements. */
+static void jw_value(wf_jw *o, const wf_rfield *f, const uint8_t *p)
+{
+    if (f->count > 1) {
+        wf_jw_raw(o, "[", 1);
+        for (uint32_t k = 0; k < f->count; k++) {
+            if (k) {
+                wf_jw_raw(o, ",", 1);
+            }
+            jw_elem(o, f, p + f->offset + (size_t)k * f->elem_size);
+        }
+        wf_jw_raw(o, "]", 1);
+    } else {
+        jw_elem(o, f, p + f->offset);
+    }
+}
+
+/* The payload field of variant `name` of a WEFT_SHAPE_ENUM type (NULL: a
+ * unit variant). */
+static const wf_rfield *variant_payload(const wf_rtype *t, const char *name)
+{
+    for (uint32_t i = 1; i < t->field_count; i++) {
+        if (strcmp(t->fields[i].name, name) == 0) {
+            return &t->fields[i];
+        }
+    }
+    return NULL;
+}
+
 static void jw_type(wf_jw *o, const wf_rtype *t, const uint8_t *p)
 {
+    switch (t->shape) {
+    case WEFT_SHAPE_NEWTYPE:
+        jw_value(o, &t->fields[0], p);
+        return;
+    case WEFT_SHAPE_OPTION:
+        if (p[t->fields[0].offset]) {
+            jw_value(o, &t->fields[1], p);
+        } else {
+            wf_jw_lit(o, "null");
+        }
+        return;
+    case WEFT_SHAPE_ENUM: {
+        const wf_rfield *tag = &t->fields[0];
+        int64_t v = load_int(tag->base, p + tag->offset);
+        for (uint32_t i = 0; i < tag->enum_count; i++) {
+            if (tag->enums[i].value == v) {
+                const wf_rfield *pay = variant_payload(t, tag->enums[i].name);
+                if (!pay) {
+                    wf_jw_str(o, tag->enums[i].name, SIZE_MAX); /* a unit variant */
+                    return;
+                }
+                wf_jw_raw(o, "{", 1);
+                wf_jw_str(o, tag->enums[i].name, SIZE_MAX);
+                wf_jw_raw(o, ":", 1);
+                jw_value(o, pay, p);
+                wf_jw_raw(o, "}", 1);
+                return;
+            }
+        }
+        wf_jw_fmt(o, "%lld", (long long)v); /* a tag without a name */
+        return;
+    }
+    case WEFT_SHAPE_TUPLE:
+        wf_jw_raw(o, "[", 1);
+        for (uint32_t i = 0; i < t->field_count; i++) {
+            if (i) {
+                wf_jw_raw(o, ",", 1);
+            }
+            jw_value(o, &t->fields[i], p);
+        }
+        wf_jw_raw(o, "]", 1);
+        return;
+    default:
+        break;
+    }
     wf_jw_raw(o, "{", 1);
     for (uint32_t i = 0; i < t->field_count; i++) {
         const wf_rfield *f = &t->fields[i];
@@ -150,18 +224,7 @@ static void jw_type(wf_jw *o, const wf_rtype *t, const uint8_t *p)
         }
         wf_jw_str(o, f->name, SIZE_MAX);
         wf_jw_raw(o, ":", 1);
-        if (f->count > 1) {
-            wf_jw_raw(o, "[", 1);
-            for (uint32_t k = 0; k < f->count; k++) {
-                if (k) {
-                    wf_jw_raw(o, ",", 1);
-                }
-                jw_elem(o, f, p + f->offset + (size_t)k * f->elem_size);
-            }
-            wf_jw_raw(o, "]", 1);
-        } else {
-            jw_elem(o, f, p + f->offset);
-        }
+        jw_value(o, f, p);
     }
     wf_jw_raw(o, "}", 1);
 }
@@ -204,7 +267,7 @@ static void jw_entity(wf_jw *o, const weft_world *w, weft_entity e, const wf_rec
             memcpy(&target, value_of(w, rec, e, ti), sizeof target);
             wf_jw_fmt(o, "{\"target\":%llu}", (unsigned long long)target);
         } else {
-            wf_jw_raw(o, "{}", 2);
+            wf_jw_lit(o, "null"); /* a tag: a unit struct */
         }
     }
     wf_jw_raw(o, "}}", 2);
@@ -277,7 +340,7 @@ weft_status wf_json_write_component(const weft_world *w, weft_entity e, weft_com
 static void jw_emit_empty(wf_jw *o, const void *ctx)
 {
     (void)ctx;
-    wf_jw_raw(o, "{}", 2);
+    wf_jw_lit(o, "null"); /* a tag resource: a unit struct */
 }
 
 weft_status wf_json_write_resource(const weft_world *w, weft_component r, char *buf, size_t cap,
@@ -638,8 +701,115 @@ static const wf_rfield *jr_field(const wf_rtype *t, const char *name)
     return NULL;
 }
 
+/* One field's value: its element, or the array of exactly its count. */
+static bool jr_value(jr *r, const wf_rfield *f, const json_t *v, uint8_t *p)
+{
+    if (f->count > 1) {
+        if (!json_is_array(v) || json_array_size(v) != f->count) {
+            return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected an array of %u, got %s",
+                           f->count, jr_kind(v));
+        }
+        for (uint32_t k = 0; k < f->count; k++) {
+            size_t o2 = jr_push(r, "[%u]", k);
+            if (!jr_elem(r, f, json_array_get(v, k), p + f->offset + (size_t)k * f->elem_size)) {
+                return false;
+            }
+            jr_pop(r, o2);
+        }
+        return true;
+    }
+    return jr_elem(r, f, v, p + f->offset);
+}
+
+static uint32_t field_bytes(const wf_rfield *f)
+{
+    return f->count * f->elem_size;
+}
+
+/* A WEFT_SHAPE_ENUM value: "Unit" or {"Variant": payload}. */
+static bool jr_variant(jr *r, const wf_rtype *t, const json_t *v, uint8_t *p)
+{
+    const wf_rfield *tag = &t->fields[0];
+    const char *name = NULL;
+    const json_t *payload = NULL;
+    if (json_is_string(v)) {
+        name = json_string_value(v);
+    } else if (json_is_object(v) && json_object_size(v) == 1) {
+        void *it = json_object_iter((json_t *)v);
+        name = json_object_iter_key(it);
+        payload = json_object_iter_value(it);
+    } else {
+        return jr_fail(r, WEFT_ERR_TYPE_MISMATCH,
+                       "expected a variant name or {\"Variant\": value}, got %s", jr_kind(v));
+    }
+    const wf_renum *var = NULL;
+    for (uint32_t i = 0; i < tag->enum_count && !var; i++) {
+        if (strcmp(tag->enums[i].name, name) == 0) {
+            var = &tag->enums[i];
+        }
+    }
+    if (!var) {
+        return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "'%s' is not a variant of '%s'", name,
+                       t->name[0] ? t->name : tag->name);
+    }
+    const wf_rfield *pay = variant_payload(t, var->name);
+    if (!pay && payload) {
+        return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "'%s' is a unit variant: write \"%s\"",
+                       var->name, var->name);
+    }
+    if (pay && !payload) {
+        return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "variant '%s' holds a value: write "
+                       "{\"%s\": value}", var->name, var->name);
+    }
+    if (load_int(tag->base, p + tag->offset) != var->value) {
+        /* another variant: its payload starts from zero bytes */
+        for (uint32_t i = 1; i < t->field_count; i++) {
+            memset(p + t->fields[i].offset, 0, field_bytes(&t->fields[i]));
+        }
+    }
+    store_int(tag->base, p + tag->offset, var->value);
+    if (!pay) {
+        return true;
+    }
+    size_t old = jr_push(r, ".%s", var->name);
+    if (!jr_value(r, pay, payload, p)) {
+        return false;
+    }
+    jr_pop(r, old);
+    return true;
+}
+
 static bool jr_type(jr *r, const wf_rtype *t, const json_t *obj, uint8_t *p)
 {
+    switch (t->shape) {
+    case WEFT_SHAPE_NEWTYPE:
+        return jr_value(r, &t->fields[0], obj, p);
+    case WEFT_SHAPE_OPTION:
+        if (json_is_null(obj)) {
+            p[t->fields[0].offset] = 0;
+            memset(p + t->fields[1].offset, 0, field_bytes(&t->fields[1]));
+            return true;
+        }
+        p[t->fields[0].offset] = 1;
+        return jr_value(r, &t->fields[1], obj, p);
+    case WEFT_SHAPE_ENUM:
+        return jr_variant(r, t, obj, p);
+    case WEFT_SHAPE_TUPLE:
+        if (!json_is_array(obj) || json_array_size(obj) != t->field_count) {
+            return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected an array of %u, got %s",
+                           t->field_count, jr_kind(obj));
+        }
+        for (uint32_t i = 0; i < t->field_count; i++) {
+            size_t old = jr_push(r, "[%u]", i);
+            if (!jr_value(r, &t->fields[i], json_array_get(obj, i), p)) {
+                return false;
+            }
+            jr_pop(r, old);
+        }
+        return true;
+    default:
+        break;
+    }
     if (!json_is_object(obj)) {
         return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected an object, got %s", jr_kind(obj));
     }
@@ -651,19 +821,7 @@ static bool jr_type(jr *r, const wf_rtype *t, const json_t *obj, uint8_t *p)
         if (!f) {
             return jr_fail(r, WEFT_ERR_NOT_FOUND, "unknown field");
         }
-        if (f->count > 1) {
-            if (!json_is_array(v) || json_array_size(v) != f->count) {
-                return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected an array of %u, got %s",
-                               f->count, jr_kind(v));
-            }
-            for (uint32_t k = 0; k < f->count; k++) {
-                size_t o2 = jr_push(r, "[%u]", k);
-                if (!jr_elem(r, f, json_array_get(v, k), p + f->offset + (size_t)k * f->elem_size)) {
-                    return false;
-                }
-                jr_pop(r, o2);
-            }
-        } else if (!jr_elem(r, f, v, p + f->offset)) {
+        if (!jr_value(r, f, v, p)) {
             return false;
         }
         jr_pop(r, old);
@@ -720,8 +878,9 @@ static bool jr_component(jr *r, weft_entity e, const wf_type_info *ti, const jso
                        ti->name);
     }
     if (!ti->size) {
-        if (!json_is_object(val) || json_object_size(val) != 0) {
-            return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "a tag takes {}, got %s", jr_kind(val));
+        /* a tag is a unit struct: null (weft wrote {} before; still read) */
+        if (!json_is_null(val) && (!json_is_object(val) || json_object_size(val) != 0)) {
+            return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "a tag takes null, got %s", jr_kind(val));
         }
         return true;
     }
@@ -939,9 +1098,11 @@ weft_status wf_json_read_resource(weft_world *w, weft_component res, const char 
         return r.st;
     }
     if (!ti->size) {
-        bool empty = json_is_object(root) && json_object_size(root) == 0;
+        /* a unit struct: null ({} as weft wrote it before is still read) */
+        bool empty = json_is_null(root) ||
+                     (json_is_object(root) && json_object_size(root) == 0);
         if (!empty) {
-            jr_fail(&r, WEFT_ERR_TYPE_MISMATCH, "a tag takes {}, got %s", jr_kind(root));
+            jr_fail(&r, WEFT_ERR_TYPE_MISMATCH, "a tag takes null, got %s", jr_kind(root));
         }
         json_decref(root);
         return empty ? wf_resource_insert(w, ti, NULL) : r.st;

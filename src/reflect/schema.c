@@ -20,6 +20,12 @@ static void sw_type(wf_jw *o, const wf_rtype *t)
 {
     wf_jw_raw(o, "{\"name\":", 8);
     wf_jw_str(o, t->name ? t->name : "", SIZE_MAX);
+    static const char *const shapes[WEFT_SHAPE_NUM] = {"struct", "tuple", "newtype", "option",
+                                                       "enum"};
+    if (t->shape != WEFT_SHAPE_STRUCT && (unsigned)t->shape < (unsigned)WEFT_SHAPE_NUM) {
+        wf_jw_raw(o, ",\"shape\":", 9);
+        wf_jw_str(o, shapes[t->shape], SIZE_MAX);
+    }
     wf_jw_fmt(o, ",\"size\":%u,\"fields\":[", (unsigned)t->size);
     for (uint32_t i = 0; i < t->field_count; i++) {
         const wf_rfield *f = &t->fields[i];

@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "remote_internal.h"
 
 /* The inspector page, src/remote/page/index.html (bytes written by CMake). */
@@ -442,6 +444,27 @@ static void wr_send_page(wr_conn *c)
                (char *)(uintptr_t)wr_page, sizeof wr_page, false);
 }
 
+/* bevy_remote answers its +watch methods as a stream whatever the
+ * Accept header says: a single request object whose method is one. */
+static bool wr_is_bevy_watch_body(const char *body, size_t len)
+{
+    static const char needle[] = "+watch";
+    bool maybe = false;
+    for (size_t i = 0; i + sizeof needle - 1 <= len && !maybe; i++) {
+        maybe = memcmp(body + i, needle, sizeof needle - 1) == 0;
+    }
+    if (!maybe) {
+        return false;
+    }
+    json_error_t jerr;
+    json_t *doc = json_loadb(body, len, 0, &jerr);
+    json_t *m = json_is_object(doc) ? json_object_get(doc, "method") : NULL;
+    bool yes = json_is_string(m) && (strcmp(json_string_value(m), "world.get_components+watch") == 0 ||
+                                     strcmp(json_string_value(m), "world.list_components+watch") == 0);
+    json_decref(doc);
+    return yes;
+}
+
 /* The body is complete: queue it for the driver, or open a stream. */
 static void wr_request_done(weft_remote *r, wr_conn *c)
 {
@@ -455,6 +478,10 @@ static void wr_request_done(weft_remote *r, wr_conn *c)
     free(c->buf);
     c->buf = NULL;
     c->len = c->cap = 0;
+    if (!c->want_stream && c->body_len <= (size_t)r->max_request_bytes &&
+        wr_is_bevy_watch_body(body, c->body_len)) {
+        c->want_stream = true;
+    }
     if (c->want_stream) {
         wr_stream *st = calloc(1, sizeof *st);
         static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
@@ -536,6 +563,7 @@ static bool wr_unlink_request(weft_remote *r, wr_request *q)
 
 static void wr_free_request(wr_request *q)
 {
+    free(q->watch.prev_ids);
     free(q->body);
     free(q);
 }

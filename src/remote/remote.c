@@ -197,6 +197,7 @@ void wr_stream_free(wr_stream *st)
 {
     free(st->body);
     free(st->pending);
+    free(st->watch.prev_ids);
     free(st);
 }
 

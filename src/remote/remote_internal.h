@@ -46,6 +46,13 @@ typedef struct wr_watch {
     uint32_t since;
     uint64_t shape;
     uint64_t hash;
+    /* bevy_remote's watches (world.get_components+watch,
+     * world.list_components+watch): what the previous answer saw present,
+     * to report removals */
+    bool failed;              /* the previous answer was an error (hash: its hash) */
+    uint64_t present_bits;    /* get_components: the names present, by index (64 first) */
+    uint32_t *prev_ids;       /* list_components: the components present (malloc'ed) */
+    int32_t prev_n;
 } wr_watch;
 
 /* One HTTP request waiting for the driver. Allocated and freed by its
@@ -122,6 +129,7 @@ struct weft_remote {
     int64_t stream_events;    /* events queued on streams */
     int32_t eval_left;        /* re-evaluations of held watches left this poll */
     int32_t stream_rr;        /* streams: where the next poll starts checking */
+    bool in_batch;            /* answering a batch's requests */
 };
 
 /* rpc.c: answers `text`; returns a malloc'ed response (NULL: nothing to
