@@ -840,7 +840,7 @@ static json_t *jr_parse(jr *r, const char *text, size_t len)
         return NULL;
     }
     json_error_t err;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES,
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
                               &err);
     if (!root) {
         jr_fail(r, WEFT_ERR_BAD_FORMAT, "line %d column %d: %s", err.line, err.column,

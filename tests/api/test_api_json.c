@@ -569,6 +569,233 @@ static void json_readers_refuse_nul(void **state)
     assert_int_equal(weft_json_read_component(f->w, e, j.pos, comp2, 7), WEFT_OK);
 }
 
+// serde's shapes: a newtype is its inner value, a tuple struct an array,
+// an option null or the value, an enum with data "Unit" or
+// {"Variant": payload} (newtype, tuple and struct variants); each written
+// exactly so and read back; wrong shapes refused naming the path.
+typedef struct sh_name {
+    char name[24];
+} sh_name;
+typedef struct sh_pair {
+    int32_t a;
+    float b;
+} sh_pair;
+typedef struct sh_opt {
+    bool some;
+    int32_t value;
+} sh_opt;
+typedef struct sh_shape {
+    int32_t tag; // Circle, Square(f32), Rect(pair as tuple), Poly{n}
+    union {
+        float side;
+        sh_pair rect;
+        struct {
+            uint16_t n;
+        } poly;
+    } u;
+} sh_shape;
+typedef struct sh_all {
+    sh_name name;
+    sh_pair pair;
+    sh_opt opt;
+    sh_shape shape;
+} sh_all;
+
+static const weft_field sh_name_fields[] = {
+    {.name = "name", .kind = WEFT_KIND_STRING, .offset = 0, .count = 24},
+    {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_NEWTYPE},
+};
+static const weft_type_desc sh_name_desc = {.name = "Name", .size = sizeof(sh_name),
+                                            .fields = sh_name_fields, .field_count = 2};
+static const weft_field sh_pair_fields[] = {
+    {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_TUPLE},
+    {.name = "a", .kind = WEFT_KIND_I32, .offset = offsetof(sh_pair, a)},
+    {.name = "b", .kind = WEFT_KIND_F32, .offset = offsetof(sh_pair, b)},
+};
+static const weft_type_desc sh_pair_desc = {.name = "Pair", .size = sizeof(sh_pair), .align = _Alignof(sh_pair),
+                                            .fields = sh_pair_fields, .field_count = 3};
+static const weft_field sh_opt_fields[] = {
+    {.name = "some", .kind = WEFT_KIND_BOOL, .offset = offsetof(sh_opt, some)},
+    {.name = "value", .kind = WEFT_KIND_I32, .offset = offsetof(sh_opt, value)},
+    {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_OPTION},
+};
+static const weft_type_desc sh_opt_desc = {.name = "Opt", .size = sizeof(sh_opt),
+                                           .fields = sh_opt_fields, .field_count = 3};
+static const weft_enum_value sh_variants[] = {{"Circle", 0}, {"Square", 1}, {"Rect", 2},
+                                              {"Poly", 3}};
+static const weft_field sh_poly_fields[] = {
+    {.name = "n", .kind = WEFT_KIND_U16, .offset = 0},
+};
+static const weft_type_desc sh_poly_desc = {.name = "Poly", .size = 2, .fields = sh_poly_fields,
+                                            .field_count = 1};
+static const weft_field sh_shape_fields[] = {
+    {.name = "tag", .kind = WEFT_KIND_ENUM, .offset = offsetof(sh_shape, tag),
+     .enum_values = sh_variants, .enum_count = 4},
+    {.name = "Square", .kind = WEFT_KIND_F32, .offset = offsetof(sh_shape, u.side)},
+    {.name = "Rect", .kind = WEFT_KIND_STRUCT, .offset = offsetof(sh_shape, u.rect),
+     .type = &sh_pair_desc},
+    {.name = "Poly", .kind = WEFT_KIND_STRUCT, .offset = offsetof(sh_shape, u.poly),
+     .type = &sh_poly_desc},
+    {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_ENUM},
+};
+static const weft_type_desc sh_shape_desc = {.name = "Shape", .size = sizeof(sh_shape),
+                                             .fields = sh_shape_fields, .field_count = 5};
+static const weft_field sh_all_fields[] = {
+    {.name = "name", .kind = WEFT_KIND_STRUCT, .offset = offsetof(sh_all, name),
+     .type = &sh_name_desc},
+    {.name = "pair", .kind = WEFT_KIND_STRUCT, .offset = offsetof(sh_all, pair),
+     .type = &sh_pair_desc},
+    {.name = "opt", .kind = WEFT_KIND_STRUCT, .offset = offsetof(sh_all, opt),
+     .type = &sh_opt_desc},
+    {.name = "shape", .kind = WEFT_KIND_STRUCT, .offset = offsetof(sh_all, shape),
+     .type = &sh_shape_desc},
+};
+static const weft_type_desc sh_all_desc = {.name = "All", .size = sizeof(sh_all),
+                                           .fields = sh_all_fields, .field_count = 4};
+
+static char *sh_write(weft_world *w, weft_entity e, weft_component c)
+{
+    size_t need = 0;
+    assert_int_equal(weft_json_write_component(w, e, c, NULL, 0, &need), WEFT_ERR_CAPACITY);
+    char *buf = malloc(need);
+    assert_int_equal(weft_json_write_component(w, e, c, buf, need, &need), WEFT_OK);
+    return buf;
+}
+
+static void json_serde_shapes(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component name = tw_comp(w, "Name", sizeof(sh_name), 1, WEFT_STORAGE_TABLE, 0);
+    weft_component shape = tw_comp(w, "Shape", sizeof(sh_shape), 4, WEFT_STORAGE_TABLE, 0);
+    weft_component all = tw_comp(w, "All", sizeof(sh_all), 4, WEFT_STORAGE_TABLE, 0);
+    assert_int_equal(weft_component_describe(w, name, &sh_name_desc), WEFT_OK);
+    assert_int_equal(weft_component_describe(w, shape, &sh_shape_desc), WEFT_OK);
+    assert_int_equal(weft_component_describe(w, all, &sh_all_desc), WEFT_OK);
+    weft_entity e = weft_spawn(w);
+    // a newtype: the bare string, both ways
+    static const char parent[] = "\"Parent Node\"";
+    assert_int_equal(weft_json_read_component(w, e, name, parent, sizeof parent - 1), WEFT_OK);
+    char *t = sh_write(w, e, name);
+    assert_string_equal(t, parent);
+    free(t);
+    assert_string_equal(((const sh_name *)weft_get(w, e, name, sizeof(sh_name)))->name,
+                        "Parent Node");
+    // a unit variant: its name
+    static const char circle[] = "\"Circle\"";
+    assert_int_equal(weft_json_read_component(w, e, shape, circle, sizeof circle - 1), WEFT_OK);
+    t = sh_write(w, e, shape);
+    assert_string_equal(t, circle);
+    free(t);
+    // the field paths still name fields
+    float side = 2.5f;
+    int32_t one = 1;
+    assert_int_equal(weft_field_set(w, e, shape, ".tag", WEFT_KIND_ENUM, &one, 4), WEFT_OK);
+    assert_int_equal(weft_field_set(w, e, shape, ".Square", WEFT_KIND_F32, &side, 4), WEFT_OK);
+    t = sh_write(w, e, shape);
+    assert_string_equal(t, "{\"Square\":2.5}"); // a newtype variant
+    free(t);
+    // a tuple variant, then a struct variant: the other payload's bytes start at zero
+    static const char rect[] = "{\"Rect\":[3,-0.5]}";
+    assert_int_equal(weft_json_read_component(w, e, shape, rect, sizeof rect - 1), WEFT_OK);
+    t = sh_write(w, e, shape);
+    assert_string_equal(t, rect);
+    free(t);
+    static const char poly[] = "{\"Poly\":{\"n\":6}}";
+    assert_int_equal(weft_json_read_component(w, e, shape, poly, sizeof poly - 1), WEFT_OK);
+    const sh_shape *sp = weft_get(w, e, shape, sizeof(sh_shape));
+    assert_int_equal(sp->tag, 3);
+    assert_int_equal(sp->u.poly.n, 6);
+    assert_int_equal(sp->u.rect.b, 0.0f); // zeroed when the variant changed
+    // everything nested, round trip
+    static const char whole[] = "{\"name\":\"n\",\"pair\":[7,0.25],\"opt\":null,"
+                                "\"shape\":\"Circle\"}";
+    assert_int_equal(weft_json_read_component(w, e, all, whole, sizeof whole - 1), WEFT_OK);
+    t = sh_write(w, e, all);
+    assert_string_equal(t, whole);
+    free(t);
+    static const char some[] = "{\"opt\":42}";
+    assert_int_equal(weft_json_read_component(w, e, all, some, sizeof some - 1), WEFT_OK);
+    t = sh_write(w, e, all);
+    assert_string_equal(t, "{\"name\":\"n\",\"pair\":[7,0.25],\"opt\":42,\"shape\":\"Circle\"}");
+    free(t);
+    // wrong shapes, each refused with the path named and nothing changed
+    uint64_t hash = weft_world_hash(w);
+    static const struct {
+        const char *text;
+        const char *path;
+    } bad[] = {
+        {"{\"pair\":{\"a\":1,\"b\":2}}", "All.pair"},
+        {"{\"pair\":[1]}", "All.pair"},
+        {"{\"name\":{\"name\":\"x\"}}", "All.name"},
+        {"{\"shape\":\"Square\"}", "All.shape"},
+        {"{\"shape\":{\"Circle\":1}}", "All.shape"},
+        {"{\"shape\":{\"Hexagon\":1}}", "All.shape"},
+        {"{\"shape\":{\"Rect\":[1,2],\"Poly\":{}}}", "All.shape"},
+        {"{\"opt\":\"x\"}", "All.opt"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (weft_json_read_component(w, e, all, bad[i].text, strlen(bad[i].text)) !=
+            WEFT_ERR_TYPE_MISMATCH) {
+            fail_msg("%s was read: %s", bad[i].text, weft_last_error(w));
+        }
+        assert_non_null(strstr(weft_last_error(w), bad[i].path));
+        assert_int_equal(weft_world_hash(w), hash);
+    }
+    // the schema names the shape
+    size_t need = 0;
+    weft_json_write_schema(w, shape, NULL, 0, &need);
+    char *sc = malloc(need);
+    assert_int_equal(weft_json_write_schema(w, shape, sc, need, &need), WEFT_OK);
+    assert_non_null(strstr(sc, "\"shape\":\"enum\""));
+    free(sc);
+}
+
+// A shape's rules are checked when it is described.
+static void json_shape_rules(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_component c = tw_comp(w, "Two", 8, 4, WEFT_STORAGE_TABLE, 0);
+    weft_field two[3] = {
+        {.name = "a", .kind = WEFT_KIND_I32, .offset = 0},
+        {.name = "b", .kind = WEFT_KIND_I32, .offset = 4},
+        {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_NEWTYPE},
+    };
+    weft_type_desc d = {.name = "Two", .fields = two, .field_count = 3};
+    assert_int_equal(weft_component_describe(w, c, &d), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(w), "newtype"));
+    two[2].count = WEFT_SHAPE_OPTION; // the first field is not a bool
+    assert_int_equal(weft_component_describe(w, c, &d), WEFT_ERR_INVALID_ARG);
+    two[2].count = WEFT_SHAPE_ENUM; // the first field is not an enum
+    assert_int_equal(weft_component_describe(w, c, &d), WEFT_ERR_INVALID_ARG);
+    two[2].count = 99;
+    assert_int_equal(weft_component_describe(w, c, &d), WEFT_ERR_INVALID_ARG);
+    // a payload overlapping the tag, or naming no variant
+    weft_component sc = tw_comp(w, "Shape2", sizeof(sh_shape), 4, WEFT_STORAGE_TABLE, 0);
+    weft_field sf[5];
+    memcpy(sf, sh_shape_fields, sizeof sf);
+    weft_type_desc sd = sh_shape_desc;
+    sd.fields = sf;
+    sf[1].offset = 0; // Square on the tag
+    assert_int_equal(weft_component_describe(w, sc, &sd), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(w), "overlap"));
+    sf[1].offset = offsetof(sh_shape, u.side);
+    sf[1].name = "Triangle";
+    assert_int_equal(weft_component_describe(w, sc, &sd), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(w), "Triangle"));
+    sf[1].name = "Square";
+    assert_int_equal(weft_component_describe(w, sc, &sd), WEFT_OK);
+    // the shape field is no field for paths
+    weft_entity e = weft_spawn(w);
+    sh_shape v;
+    memset(&v, 0, sizeof v);
+    assert_int_equal(weft_insert(w, e, sc, &v, sizeof v), WEFT_OK);
+    int32_t x = 0;
+    assert_int_equal(weft_field_get(w, e, sc, "_shape", WEFT_KIND_I32, &x, 4),
+                     WEFT_ERR_NOT_FOUND);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +808,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(json_writer_refuses_invalid_utf8, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_floats_round_trip_exactly, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_readers_refuse_nul, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(json_serde_shapes, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(json_shape_rules, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(json_read_survives_allocation_failures, tw_setup,
                                         tw_teardown),
     };
