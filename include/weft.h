@@ -2309,8 +2309,10 @@ WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, si
 
 /* -- JSON -- */
 
-/** Writes component c of entity e as JSON through its description: an
- *  object of the described fields (arrays as arrays, enums by name,
+/** Writes component c of entity e as JSON through its description, in
+ *  the shape the description gives (weft_shape: serde_json's shapes; by
+ *  default an object of the described fields; docs/remote.md, "JSON
+ *  values") (arrays as arrays, enums by name,
  *  strings as strings, nested structs as objects, entities as numbers; a
  *  u64 above INT64_MAX as a decimal string). Floats are written with the
  *  digits that read back the same value, -0.0 as "-0.0"; NaN and the
@@ -2331,7 +2333,7 @@ WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_ent
                                                size_t *out_len);
 
 /** Writes entity e as {"id": <e>, "components": {"<name>": <value>, ...}}
- *  with every described component, every tag (as {}) and relationship
+ *  with every described component, every tag (as null) and relationship
  *  sources (as {"target": <entity>}), in archetype order; undescribed
  *  components and relationship lists (kept by weft) are left out. Buffer
  *  rules as weft_json_write_component. Thread: driver. Errors:
@@ -2350,7 +2352,8 @@ WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query,
 
 /** Reads component c of entity e from JSON (`len` bytes of text, no NUL
  *  needed; a NUL byte within the `len` bytes is refused, BAD_FORMAT, as
- *  by every JSON reader): an object with any subset of the described fields; the others
+ *  by every JSON reader): in the description's shape (weft_shape); for a
+ *  struct, an object with any subset of the described fields; the others
  *  keep the entity's current value (or the default when e lacks c). Every
  *  member must be a known field of the right JSON type and range; enums
  *  by name (or a named value's number); entity fields 0 or a live entity.
@@ -2369,7 +2372,7 @@ WEFT_API weft_status weft_json_read_component(weft_world *world, weft_entity e,
 /** Reads an entity object ({"components": {...}}, an "id" member is
  *  ignored) and inserts every listed component on e in one structural
  *  step (as weft_insert_many); fields rules as weft_json_read_component,
- *  tags as {}, relationship sources as {"target": <entity>}. All or
+ *  tags as null (or {}), relationship sources as {"target": <entity>}. All or
  *  nothing. Thread: driver, not while iterating. Errors: as
  *  weft_json_read_component, CAPACITY (more than 256 components). */
 WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, const char *text,
@@ -2382,7 +2385,7 @@ WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, con
 WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t len);
 
 /** Writes resource r as JSON through its description (the rules of
- *  weft_json_write_component; a tag resource as {}). Buffer rules as
+ *  weft_json_write_component; a tag resource as null). Buffer rules as
  *  weft_json_write_component. Thread: driver. Errors: INVALID_HANDLE,
  *  INVALID_ARG (out_len NULL), UNKNOWN_COMPONENT, NOT_FOUND (the resource
  *  is not present, or has no description), CAPACITY. */
@@ -2405,7 +2408,7 @@ WEFT_API weft_status weft_json_write_schema(const weft_world *world, weft_compon
  *  fields (rules of weft_json_read_component); the others keep the
  *  present value, or the default when the resource is absent. The value
  *  is then inserted as by weft_resource_insert (present or not). A tag
- *  resource takes {}. On error nothing changes. Thread: driver, not while
+ *  resource takes null (or {}). On error nothing changes. Thread: driver, not while
  *  iterating. Errors: INVALID_HANDLE, INVALID_ARG (NULL text, undescribed
  *  resource, no jansson), RELATIONSHIP (a relationship component, kept
  *  by weft), UNKNOWN_COMPONENT,
