@@ -454,7 +454,7 @@ static void json_writer_refuses_invalid_utf8(void **state)
     body b;
     memset(&b, 0, sizeof b);
     weft_entity e = weft_spawn(f->w);
-    static const char *const bad[] = {"a\x80" "b", "\xC0\xAF", "\xED\xA0\x80", "\xE2\x82",
+    static const char *const bad[] = {"a\200b", "\xC0\xAF", "\xED\xA0\x80", "\xE2\x82",
                                       "\xF4\x90\x80\x80", "ok\xFF"};
     char buf[1024];
     size_t n = 0;
