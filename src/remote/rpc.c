@@ -1335,7 +1335,8 @@ static const wr_method wr_methods[] = {
      "{components?: [name]} -> {name: {name, size, fields: [{name, kind, count?, type?, "
      "values?}]}}"},
     {"weft.diagnostics", wi_diagnostics, false, "-> [{name, value, average, smoothed, ...}]"},
-    {"weft.states", wi_states, false, "-> [{name, exists, value, value_name}]"},
+    {"weft.states", wi_states, false, "-> [{name, exists, value, value_name, values}]"},
+    {"weft.set_state", wi_set_state, true, "{state, value: name or number} -> null"},
     {"weft.stepping", wi_stepping, true,
      "{schedule, action: on|off|step|continue} -> {stepping, cursor}"},
     {"rpc.discover", m_discover, false, "-> OpenRPC document"},
