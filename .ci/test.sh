@@ -102,9 +102,9 @@ if weft_ensure_m32_deps; then
         echo "ci: build/m32 is not a 32-bit build" >&2
         exit 1
     fi
-    if ! grep -q '^WEFT_MHD_LIB:FILEPATH=/' build/m32/CMakeCache.txt; then
+    if ! grep -q '^WEFT_JANSSON_LIB:FILEPATH=/' build/m32/CMakeCache.txt; then
         echo "== [32-bit] note: weft_remote and its tests are not built (no" \
-             "libmicrohttpd-dev:i386, left out on purpose: .ci/deps.sh)"
+             "libjansson-dev:i386)"
     fi
     cmake --build build/m32 -j "$jobs"
     printf 'int main(void) { return 0; }\n' >build/m32/exec_probe.c
