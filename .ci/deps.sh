@@ -14,27 +14,23 @@
 # python3-numpy: Chunk.array's numpy columns are tested (test_python_numpy)
 # and benchmarked with it; the binding itself does not need it.
 # python3-mypy: test_python_types checks the binding's type hints with it.
-# libmicrohttpd-dev: the HTTP server of the optional weft_remote library
-# (src/remote/, docs/remote.md); weft itself does not link it.
 # chromium: test_remote_browser loads the remote's inspector page in
 # headless Chromium (skipped when it is missing).
 WEFT_DEB_PACKAGES=(build-essential cmake pkg-config libcmocka-dev libxxhash-dev libstb-dev
                    libjansson-dev libzstd-dev python3 python3-venv python3-setuptools
-                   python3-wheel python3-numpy python3-mypy libmicrohttpd-dev chromium)
+                   python3-wheel python3-numpy python3-mypy chromium)
 # Only the fuzz step needs these: clang ships libFuzzer, and Debian puts its
 # runtime (and clang's ASan/UBSan runtimes) in libclang-rt-dev.
-# libmicrohttpd-dev and libjansson-dev: fuzz_remote links the weft_remote library.
-WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev libmicrohttpd-dev libjansson-dev)
+# libjansson-dev: fuzz_remote links the weft_remote library.
+WEFT_FUZZ_DEB_PACKAGES=(clang libclang-rt-dev libjansson-dev)
 
 # The 32-bit build (cmake/toolchains/i686-linux.cmake, docs/platforms.md):
 # gcc-multilib and g++-multilib bring the 32-bit libc, libgcc and libstdc++
 # (the C++ consumer example); the :i386 -dev packages come from Debian's
 # i386 architecture, which weft_ensure_m32_deps adds when it is missing.
 # jansson and zstd are optional in weft, but installed so that the 32-bit
-# tests cover JSON and compressed snapshots too. libmicrohttpd-dev:i386 is
-# left out on purpose: its dependencies (gnutls, krb5, ...) must have the
-# same version as their amd64 twins and would upgrade the host's packages,
-# so the 32-bit build has no weft_remote (its configure step says so).
+# tests cover JSON and compressed snapshots too. The 32-bit build has no
+# weft_remote (CMakeLists.txt; its configure step says so).
 WEFT_M32_DEB_PACKAGES=(gcc-multilib g++-multilib libcmocka-dev:i386 libjansson-dev:i386
                        libzstd-dev:i386)
 

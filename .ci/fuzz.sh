@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . .ci/deps.sh
 weft_ensure_fuzz_deps
 secs=${1:-60}
-# fuzz_remote needs the weft_remote library (libmicrohttpd, jansson: deps.sh)
+# fuzz_remote needs the weft_remote library (jansson: deps.sh)
 targets=(fuzz_ops fuzz_schedule fuzz_snapshot fuzz_json fuzz_remote)
 
 # clang's own warnings about stb_ds's header macros are not this step's

@@ -17,7 +17,7 @@
  *   frame, busy remote vs none: the same while a client thread sends
  *     get_components requests back to back;
  *   held +watch of a 10k query, poll vs recomputation: a poll with one
- *     long poll held on world.query+watch of N entities in an unchanged
+ *     long poll held on weft.query+watch of N entities in an unchanged
  *     world (judged from change ticks) vs evaluating that query in-process
  *     (what a check by recomputation costs).
  * Usage: weft_remote_bench [--quick] [--check]   (N = 10000; --quick: fewer
@@ -259,7 +259,7 @@ static void rb_watch_row(bool quick)
     if (weft_remote_create(&d, &r) != WEFT_OK) {
         return;
     }
-    const char *q = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.query+watch\",\"params\":"
+    const char *q = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.query+watch\",\"params\":"
                     "{\"data\":{\"components\":[\"Position\",\"Health\"]}}}";
     const char *resp = weft_remote_handle(r, q, strlen(q), NULL);
     const char *tag = resp ? strstr(resp, "\"etag\":\"") : NULL;
@@ -272,7 +272,7 @@ static void rb_watch_row(bool quick)
     snprintf(etag, sizeof etag, "%.42s", tag + 8);
     char body[512];
     snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.query+watch\",\"params\":"
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"weft.query+watch\",\"params\":"
              "{\"data\":{\"components\":[\"Position\",\"Health\"]},\"etag\":\"%s\"}}", etag);
     rb_client c = {.port = weft_remote_port(r), .body = body, .count = 1};
     pthread_t t;

@@ -2028,6 +2028,13 @@ typedef enum weft_kind {
     WEFT_KIND_STRING = 13,
     WEFT_KIND_STRUCT = 14,
     WEFT_KIND_ENUM = 15,
+    /** Not a value: a field of this kind sets the JSON shape of the struct
+     *  it is listed in (weft_shape, given in `count`) and holds no bytes
+     *  (its offset is ignored; its name must be valid and unique like any
+     *  field's, e.g. "_shape"). At most one per struct; without one the
+     *  shape is WEFT_SHAPE_STRUCT. It is not a field for anything else:
+     *  paths, schemas and the shape's own rules see the other fields. */
+    WEFT_KIND_SHAPE = 16,
     WEFT_KIND_NUM,
     WEFT_KIND_FORCE_U32 = 0x7FFFFFFF
 } weft_kind;
@@ -2054,12 +2061,49 @@ typedef struct weft_field {
     int32_t enum_count;
 } weft_field;
 
+/** How JSON (weft_json_* and the remote) shows a described struct (set
+ *  with a WEFT_KIND_SHAPE field in its description): the shapes serde's data model distinguishes, as far
+ *  as a C layout can hold them. The field paths of weft_field_get and
+ *  weft_field_set do not depend on the shape (fields are always named).
+ *  A unit struct is a component of size 0 (a tag), written as null. C
+ *  layouts have no growable sequences or maps: sequences are fixed arrays
+ *  (a field's `count`), written as JSON arrays. */
+typedef enum weft_shape {
+    /** An object of the named fields, {"x": 1, "y": 2} (0, the default). */
+    WEFT_SHAPE_STRUCT = 0,
+    /** A tuple struct: an array of the fields' values in description
+     *  order, [1, 2]; reading needs every element. */
+    WEFT_SHAPE_TUPLE = 1,
+    /** A newtype: exactly one field, shown as that field's value itself
+     *  ("Parent Node" for a name held in one string field; an array field
+     *  is its array). */
+    WEFT_SHAPE_NEWTYPE = 2,
+    /** An option: exactly two fields, a BOOL saying whether there is a
+     *  value, then the value; null when the BOOL is false, else the
+     *  value's JSON (reading null clears the BOOL and zeroes the value). */
+    WEFT_SHAPE_OPTION = 3,
+    /** An enum with data (a tagged union): field 0 is an ENUM field whose
+     *  value names are the variant names (the tag); every other field is
+     *  the payload of the variant of the same name, and payloads may
+     *  overlap each other (a union), never the tag. A variant without a
+     *  payload field is a unit variant, shown as its name, "Circle"; one
+     *  with a payload is {"Name": payload}, the payload shown by its own
+     *  kind and shape (a STRUCT payload with WEFT_SHAPE_TUPLE is a tuple
+     *  variant [..], with WEFT_SHAPE_STRUCT a struct variant {..}, any
+     *  other field a newtype variant). Reading a variant other than the
+     *  current one zeroes the bytes of every payload first. */
+    WEFT_SHAPE_ENUM = 4,
+    WEFT_SHAPE_NUM,
+    WEFT_SHAPE_FORCE_U32 = 0x7FFFFFFF
+} weft_shape;
+
 /** A struct layout: the component's (top level) or a nested one. */
 struct weft_type_desc {
     const char *name;          /**< optional, used in messages; copied */
     size_t size;               /**< bytes; top level: 0 or the component's size */
     size_t align;              /**< 0: derived from size as for components */
-    const weft_field *fields;  /**< must not overlap; gaps (padding) are fine */
+    const weft_field *fields;  /**< must not overlap (but see WEFT_SHAPE_ENUM);
+                                    gaps (padding) are fine */
     int32_t field_count;
 };
 
@@ -2069,11 +2113,14 @@ struct weft_type_desc {
  *  snapshots. The description is validated against the component's size
  *  and alignment and copied: every field lies inside the struct, is
  *  aligned for its kind, overlaps no other field, and nested structs are
- *  validated the same way (at most 16 levels deep). Entity fields are
+ *  validated the same way (at most 16 levels deep); a shape's rules
+ *  (weft_shape) are checked too. A nested description used by several
+ *  fields (the same pointer) is validated once. Entity fields are
  *  recorded so that loaders can remap them.
  *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (desc NULL, a tag,
  *  a relationship's target list, bad field name, unknown kind, negative or
- *  huge count, nesting too deep, bad enum), UNKNOWN_COMPONENT,
+ *  huge count, nesting too deep, bad enum, unknown shape or a shape's
+ *  fields not as it needs), UNKNOWN_COMPONENT,
  *  SIZE_MISMATCH (desc->size differs, or a field lies outside),
  *  BAD_ALIGNMENT (misaligned field or bad nested alignment),
  *  ALREADY_EXISTS (already described), INVALID_ARG (overlapping fields),
@@ -2310,23 +2357,31 @@ WEFT_API weft_status weft_snapshot_merge(weft_world *world, const void *base, si
 
 /* -- JSON -- */
 
-/** Writes component c of entity e as JSON through its description: an
- *  object of the described fields (arrays as arrays, enums by name,
+/** Writes component c of entity e as JSON through its description, in
+ *  the shape the description gives (weft_shape: serde_json's shapes; by
+ *  default an object of the described fields; docs/remote.md, "JSON
+ *  values") (arrays as arrays, enums by name,
  *  strings as strings, nested structs as objects, entities as numbers; a
- *  u64 above INT64_MAX as a decimal string; NaN and infinities as null).
+ *  u64 above INT64_MAX as a decimal string). Floats are written with the
+ *  digits that read back the same value, -0.0 as "-0.0"; NaN and the
+ *  infinities, which JSON numbers cannot carry, as the strings "NaN",
+ *  "Infinity" and "-Infinity" (read back by the readers; any NaN reads
+ *  back as the quiet NaN). Only valid UTF-8 is written: a string field
+ *  holding bytes that are not is refused (BAD_FORMAT naming the field).
  *  The text is NUL-terminated; *out_len receives its size including the
  *  NUL. When `buf` is NULL or `cap` is too small nothing is written,
  *  *out_len receives the size needed and CAPACITY is returned (no error
  *  recorded when buf is NULL: that is a size query); on any other error
  *  *out_len is 0. Allocates nothing. Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (out_len
  *  NULL), INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT, NOT_FOUND (no
- *  description, or e lacks c), CAPACITY. */
+ *  description, or e lacks c), BAD_FORMAT (a string that is not UTF-8),
+ *  CAPACITY. */
 WEFT_API weft_status weft_json_write_component(const weft_world *world, weft_entity e,
                                                weft_component c, char *buf, size_t cap,
                                                size_t *out_len);
 
 /** Writes entity e as {"id": <e>, "components": {"<name>": <value>, ...}}
- *  with every described component, every tag (as {}) and relationship
+ *  with every described component, every tag (as null) and relationship
  *  sources (as {"target": <entity>}), in archetype order; undescribed
  *  components and relationship lists (kept by weft) are left out. Buffer
  *  rules as weft_json_write_component. Thread: driver. Errors:
@@ -2344,7 +2399,9 @@ WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query,
                                            size_t cap, size_t *out_len);
 
 /** Reads component c of entity e from JSON (`len` bytes of text, no NUL
- *  needed): an object with any subset of the described fields; the others
+ *  needed; a NUL byte within the `len` bytes is refused, BAD_FORMAT, as
+ *  by every JSON reader): in the description's shape (weft_shape); for a
+ *  struct, an object with any subset of the described fields; the others
  *  keep the entity's current value (or the default when e lacks c). Every
  *  member must be a known field of the right JSON type and range; enums
  *  by name (or a named value's number); entity fields 0 or a live entity.
@@ -2355,15 +2412,15 @@ WEFT_API weft_status weft_json_write_query(weft_world *world, weft_query *query,
  *  Thread: driver, not while iterating. Errors: INVALID_HANDLE,
  *  INVALID_ARG (NULL text, undescribed component), INVALID_ENTITY,
  *  STALE_ENTITY (e, or a dangling entity field), UNKNOWN_COMPONENT,
- *  WRONG_PHASE, BAD_FORMAT (malformed or too deeply nested JSON),
- *  NOT_FOUND (unknown field), TYPE_MISMATCH, OUT_OF_MEMORY. */
+ *  WRONG_PHASE, BAD_FORMAT (malformed or too deeply nested JSON, a NUL
+ *  byte), NOT_FOUND (unknown field), TYPE_MISMATCH, OUT_OF_MEMORY. */
 WEFT_API weft_status weft_json_read_component(weft_world *world, weft_entity e,
                                               weft_component c, const char *text, size_t len);
 
 /** Reads an entity object ({"components": {...}}, an "id" member is
  *  ignored) and inserts every listed component on e in one structural
  *  step (as weft_insert_many); fields rules as weft_json_read_component,
- *  tags as {}, relationship sources as {"target": <entity>}. All or
+ *  tags as null (or {}), relationship sources as {"target": <entity>}. All or
  *  nothing. Thread: driver, not while iterating. Errors: as
  *  weft_json_read_component, CAPACITY (more than 256 components). */
 WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, const char *text,
@@ -2376,7 +2433,7 @@ WEFT_API weft_status weft_json_read_entity(weft_world *world, weft_entity e, con
 WEFT_API weft_entity weft_json_spawn(weft_world *world, const char *text, size_t len);
 
 /** Writes resource r as JSON through its description (the rules of
- *  weft_json_write_component; a tag resource as {}). Buffer rules as
+ *  weft_json_write_component; a tag resource as null). Buffer rules as
  *  weft_json_write_component. Thread: driver. Errors: INVALID_HANDLE,
  *  INVALID_ARG (out_len NULL), UNKNOWN_COMPONENT, NOT_FOUND (the resource
  *  is not present, or has no description), CAPACITY. */
@@ -2399,7 +2456,7 @@ WEFT_API weft_status weft_json_write_schema(const weft_world *world, weft_compon
  *  fields (rules of weft_json_read_component); the others keep the
  *  present value, or the default when the resource is absent. The value
  *  is then inserted as by weft_resource_insert (present or not). A tag
- *  resource takes {}. On error nothing changes. Thread: driver, not while
+ *  resource takes null (or {}). On error nothing changes. Thread: driver, not while
  *  iterating. Errors: INVALID_HANDLE, INVALID_ARG (NULL text, undescribed
  *  resource, no jansson), RELATIONSHIP (a relationship component, kept
  *  by weft), UNKNOWN_COMPONENT,

@@ -1,10 +1,10 @@
 /* include/weft_remote.h - weft_remote: the world over JSON-RPC 2.0 on HTTP.
  * SPDX-License-Identifier: MIT
  *
- * An optional library (target weft_remote, built when libmicrohttpd is
- * found; see docs/remote.md) on top of weft's public API: it links weft
+ * An optional library (target weft_remote, built when jansson is found;
+ * see docs/remote.md) on top of weft's public API: it links weft
  * and uses nothing else of it, so the core library keeps no network
- * dependency. An HTTP server on background threads receives JSON-RPC 2.0
+ * dependency. An HTTP server on a background thread receives JSON-RPC 2.0
  * requests (POST /), queues them, and the driver thread answers them at a
  * safe point: weft_remote_poll, called by the host between frames or by
  * the exclusive system weft_remote_add_plugin puts in an app's Last

@@ -73,7 +73,7 @@ const char *wf_kind_name(weft_kind k)
 {
     static const char *const names[WEFT_KIND_NUM] = {
         "none", "bool", "i8",  "i16", "i32",    "i64",    "u8",     "u16",
-        "u32",  "u64",  "f32", "f64", "entity", "string", "struct", "enum"};
+        "u32",  "u64",  "f32", "f64", "entity", "string", "struct", "enum", "shape"};
     return (unsigned)k < (unsigned)WEFT_KIND_NUM ? names[k] : "?";
 }
 
@@ -107,6 +107,17 @@ static bool int_fits(weft_kind k, int64_t v)
 
 /* ---- the two-pass compiler ---- */
 
+/* A nested type compiled once per description and shared by every field
+ * that uses it: validated on its first use only (the same description
+ * pointer is the same type), so a 4096-field type used by 64 fields costs
+ * one validation, not 64. */
+typedef struct memo_entry {
+    const weft_type_desc *key;
+    const wf_rtype *type;     /* NULL while measuring */
+    uint64_t ents;            /* entity values it holds */
+    uint32_t height;          /* its nesting levels, itself included */
+} memo_entry;
+
 typedef struct compiler {
     weft_world *w;
     uint8_t *base;            /* NULL while measuring */
@@ -114,6 +125,9 @@ typedef struct compiler {
     weft_status st;
     char path[WF_REFLECT_MAX_PATH];
     size_t path_len;
+    memo_entry *memo;         /* nested types compiled in this pass */
+    uint32_t memo_n, memo_cap;
+    uint32_t height;          /* set by compile_type: the type's nesting levels */
 } compiler;
 
 static void *take(compiler *c, size_t size, size_t align)
@@ -189,6 +203,48 @@ static bool name_ok(const char *s)
 static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, uint32_t align,
                          uint32_t depth, const wf_rtype **out, uint64_t *ents);
 
+static void *scratch_alloc(compiler *c, size_t bytes)
+{
+    return wf_alloc(&c->w->alloc, bytes ? bytes : 1, _Alignof(max_align_t));
+}
+
+static void scratch_free(compiler *c, void *p, size_t bytes)
+{
+    wf_free(&c->w->alloc, p, bytes ? bytes : 1, _Alignof(max_align_t));
+}
+
+static int cmp_name_ptr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Is a name used twice among n records of `stride` bytes whose name
+ * pointer sits at `name_off`? Sorted, so O(n log n). *dup receives one
+ * repeated name (NULL: none). False only when out of memory. */
+static bool dup_names(compiler *c, uint32_t n, const void *recs, size_t stride, size_t name_off,
+                      const char **dup)
+{
+    *dup = NULL;
+    if (n < 2) {
+        return true;
+    }
+    const char **names = scratch_alloc(c, n * sizeof *names);
+    if (!names) {
+        return fail(c, WEFT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(&names[i], (const uint8_t *)recs + (size_t)i * stride + name_off, sizeof *names);
+    }
+    qsort(names, n, sizeof *names, cmp_name_ptr);
+    for (uint32_t i = 1; i < n && !*dup; i++) {
+        if (strcmp(names[i - 1], names[i]) == 0) {
+            *dup = names[i];
+        }
+    }
+    scratch_free(c, names, n * sizeof *names);
+    return true;
+}
+
 static bool compile_enum(compiler *c, const weft_field *f, weft_kind base, wf_rfield *rf)
 {
     if (f->enum_count <= 0 || !f->enum_values || (uint32_t)f->enum_count > 65536u) {
@@ -207,17 +263,21 @@ static bool compile_enum(compiler *c, const weft_field *f, weft_kind base, wf_rf
                             "enum value '%s' = %lld does not fit its base %s", v->name,
                             (long long)v->value, wf_kind_name(base));
             }
-            for (uint32_t j = 0; j < i; j++) {
-                if (strcmp(f->enum_values[j].name, v->name) == 0) {
-                    return fail(c, WEFT_ERR_INVALID_ARG, "enum value '%s' is named twice",
-                                v->name);
-                }
-            }
         }
         const char *name = copy_str(c, v->name);
         if (vals) {
             vals[i].name = name;
             vals[i].value = v->value;
+        }
+    }
+    if (!c->base) {
+        const char *dup = NULL;
+        if (!dup_names(c, n, f->enum_values, sizeof *f->enum_values,
+                       offsetof(weft_enum_value, name), &dup)) {
+            return false;
+        }
+        if (dup) {
+            return fail(c, WEFT_ERR_INVALID_ARG, "enum value '%s' is named twice", dup);
         }
     }
     if (rf) {
@@ -265,8 +325,39 @@ static bool compile_field(compiler *c, const weft_field *f, uint32_t struct_size
             return fail(c, WEFT_ERR_INVALID_ARG, "a struct field needs its type description");
         }
         uint64_t sub_ents = 0;
-        if (!compile_type(c, f->type, 0, 0, depth + 1, &sub, &sub_ents)) {
-            return false;
+        const memo_entry *m = NULL;
+        for (uint32_t i = 0; i < c->memo_n; i++) {
+            if (c->memo[i].key == f->type) {
+                m = &c->memo[i];
+                break;
+            }
+        }
+        if (m) {
+            if (!c->base && depth + m->height > WF_REFLECT_MAX_DEPTH) {
+                return fail(c, WEFT_ERR_INVALID_ARG, "structs nest deeper than %u levels",
+                            WF_REFLECT_MAX_DEPTH);
+            }
+            sub = m->type;
+            sub_ents = m->ents;
+            c->height = m->height;
+        } else {
+            if (!compile_type(c, f->type, 0, 0, depth + 1, &sub, &sub_ents)) {
+                return false;
+            }
+            if (c->memo_n == c->memo_cap) {
+                uint32_t cap = c->memo_cap ? c->memo_cap * 2 : 16;
+                memo_entry *nm = scratch_alloc(c, cap * sizeof *nm);
+                if (!nm) {
+                    return fail(c, WEFT_ERR_OUT_OF_MEMORY, "out of memory");
+                }
+                if (c->memo_n) {
+                    memcpy(nm, c->memo, c->memo_n * sizeof *nm);
+                    scratch_free(c, c->memo, c->memo_cap * sizeof *nm);
+                }
+                c->memo = nm;
+                c->memo_cap = cap;
+            }
+            c->memo[c->memo_n++] = (memo_entry){f->type, sub, sub_ents, c->height};
         }
         elem = (uint32_t)f->type->size; /* validated by compile_type */
         align = desc_align(f->type);
@@ -314,6 +405,8 @@ static uint64_t field_bytes(const weft_field *f)
 {
     uint64_t count = f->count > 1 ? (uint64_t)f->count : 1u;
     switch (f->kind) {
+    case WEFT_KIND_SHAPE:
+        return 0;
     case WEFT_KIND_STRING:
         return (uint64_t)f->count;
     case WEFT_KIND_STRUCT:
@@ -322,6 +415,139 @@ static uint64_t field_bytes(const weft_field *f)
         return wf_kind_size(f->enum_base ? f->enum_base : WEFT_KIND_I32) * count;
     default:
         return wf_kind_size(f->kind) * count;
+    }
+}
+
+static _Thread_local const weft_field *g_sort_fields;
+
+static int cmp_field_offset(const void *a, const void *b)
+{
+    const weft_field *x = &g_sort_fields[*(const uint32_t *)a];
+    const weft_field *y = &g_sort_fields[*(const uint32_t *)b];
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Names used once, fields overlapping none: both by sorting (a struct has
+ * at most 4096 fields; every pair would be 8 million comparisons). */
+static bool check_fields(compiler *c, const weft_type_desc *d, weft_shape shape)
+{
+    uint32_t n = (uint32_t)d->field_count;
+    const char *dup = NULL;
+    if (!dup_names(c, n, d->fields, sizeof *d->fields, offsetof(weft_field, name), &dup)) {
+        return false;
+    }
+    if (dup) {
+        size_t old = path_push(c, dup);
+        fail(c, WEFT_ERR_INVALID_ARG, "field name used twice");
+        path_pop(c, old);
+        return false;
+    }
+    if (n < 2) {
+        return true;
+    }
+    if (shape == WEFT_SHAPE_ENUM) {
+        /* a tagged union: the payloads share their bytes, never the tag's
+         * (the tag is the first value field; check_shape checks it is one) */
+        const weft_field *tag = NULL;
+        for (uint32_t i = 0; i < n && !tag; i++) {
+            if (d->fields[i].kind != WEFT_KIND_SHAPE) {
+                tag = &d->fields[i];
+            }
+        }
+        uint64_t t_end = tag->offset + field_bytes(tag);
+        for (uint32_t i = 0; i < n; i++) {
+            const weft_field *f = &d->fields[i];
+            uint64_t f_end = f->offset + field_bytes(f);
+            if (f != tag && field_bytes(f) && f->offset < t_end && tag->offset < f_end) {
+                return fail(c, WEFT_ERR_INVALID_ARG, "fields '%s' and '%s' overlap",
+                            tag->name, f->name);
+            }
+        }
+        return true;
+    }
+    uint32_t *idx = scratch_alloc(c, n * sizeof *idx);
+    if (!idx) {
+        return fail(c, WEFT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        idx[i] = i;
+    }
+    g_sort_fields = d->fields;
+    qsort(idx, n, sizeof *idx, cmp_field_offset);
+    /* sorted by start: a field overlaps an earlier one when it starts
+     * before the furthest end so far (zero-byte fields overlap nothing) */
+    uint64_t end = 0;
+    uint32_t end_of = 0;
+    bool ok = true;
+    for (uint32_t k = 0; k < n && ok; k++) {
+        const weft_field *f = &d->fields[idx[k]];
+        uint64_t bytes = field_bytes(f);
+        if (bytes && f->offset < end) {
+            const weft_field *g = &d->fields[end_of];
+            /* report in description order, as before */
+            const weft_field *a = end_of < idx[k] ? g : f, *b = end_of < idx[k] ? f : g;
+            ok = fail(c, WEFT_ERR_INVALID_ARG, "fields '%s' and '%s' overlap", a->name,
+                      b->name);
+        }
+        if (f->offset + bytes > end) {
+            end = f->offset + bytes;
+            end_of = idx[k];
+        }
+    }
+    scratch_free(c, idx, n * sizeof *idx);
+    return ok;
+}
+
+/* The fields a shape needs (WEFT_KIND_SHAPE fields aside). */
+static bool check_shape(compiler *c, const weft_type_desc *d, weft_shape shape)
+{
+    const weft_field *v[2] = {NULL, NULL};
+    uint32_t nv = 0;
+    for (int32_t i = 0; i < d->field_count; i++) {
+        if (d->fields[i].kind != WEFT_KIND_SHAPE) {
+            if (nv < 2) {
+                v[nv] = &d->fields[i];
+            }
+            nv++;
+        }
+    }
+    switch (shape) {
+    case WEFT_SHAPE_NEWTYPE:
+        if (nv != 1) {
+            return fail(c, WEFT_ERR_INVALID_ARG, "a newtype needs exactly one field, not %u", nv);
+        }
+        return true;
+    case WEFT_SHAPE_OPTION:
+        if (nv != 2 || v[0]->kind != WEFT_KIND_BOOL || v[0]->count > 1) {
+            return fail(c, WEFT_ERR_INVALID_ARG,
+                        "an option needs two fields: a bool (is there a value), then the value");
+        }
+        return true;
+    case WEFT_SHAPE_ENUM: {
+        if (nv < 1 || v[0]->kind != WEFT_KIND_ENUM || v[0]->count > 1) {
+            return fail(c, WEFT_ERR_INVALID_ARG,
+                        "an enum with data needs an enum field first (the tag)");
+        }
+        const weft_field *tag = v[0];
+        for (int32_t i = 0; i < d->field_count; i++) {
+            const weft_field *f = &d->fields[i];
+            if (f == tag || f->kind == WEFT_KIND_SHAPE) {
+                continue;
+            }
+            bool named = false;
+            for (int32_t k = 0; k < tag->enum_count && !named; k++) {
+                named = strcmp(tag->enum_values[k].name, f->name) == 0;
+            }
+            if (!named) {
+                return fail(c, WEFT_ERR_INVALID_ARG,
+                            "payload field '%s' names no variant of the tag '%s'", f->name,
+                            tag->name);
+            }
+        }
+        return true;
+    }
+    default:
+        return true;
     }
 }
 
@@ -370,24 +596,38 @@ static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, ui
         align = desc_align(d);
     }
     uint32_t n = (uint32_t)d->field_count;
+    /* WEFT_KIND_SHAPE fields set the shape and are left out of the tree */
+    weft_shape shape = WEFT_SHAPE_STRUCT;
+    uint32_t shapes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (d->fields[i].kind == WEFT_KIND_SHAPE) {
+            shapes++;
+            shape = (weft_shape)d->fields[i].count;
+        }
+    }
+    if (!c->base && shapes > 1) {
+        return fail(c, WEFT_ERR_INVALID_ARG, "more than one shape field");
+    }
+    if (!c->base && ((unsigned)shape >= (unsigned)WEFT_SHAPE_NUM)) {
+        return fail(c, WEFT_ERR_INVALID_ARG, "unknown shape %d", (int)shape);
+    }
     wf_rtype *t = take(c, sizeof *t, _Alignof(wf_rtype));
-    wf_rfield *fields = take(c, n * sizeof *fields, _Alignof(wf_rfield));
+    wf_rfield *fields = take(c, (n - shapes) * sizeof *fields, _Alignof(wf_rfield));
     const char *tname = copy_str(c, d->name ? d->name : "");
+    uint32_t height = 0;
+    uint32_t nf = 0;
     for (uint32_t i = 0; i < n; i++) {
         const weft_field *f = &d->fields[i];
         if (!c->base && !name_ok(f->name)) {
             return fail(c, WEFT_ERR_INVALID_ARG,
                         "field %u needs a name of letters, digits and '_' (at most 63)", i);
         }
-        size_t old = path_push(c, f->name);
-        if (!c->base) {
-            for (uint32_t j = 0; j < i; j++) {
-                if (strcmp(d->fields[j].name, f->name) == 0) {
-                    return fail(c, WEFT_ERR_INVALID_ARG, "field name used twice");
-                }
-            }
+        if (f->kind == WEFT_KIND_SHAPE) {
+            continue;
         }
-        wf_rfield *rf = fields ? &fields[i] : NULL;
+        size_t old = path_push(c, f->name);
+        wf_rfield *rf = fields ? &fields[nf] : NULL;
+        nf++;
         if (rf) {
             memset(rf, 0, sizeof *rf);
             rf->name = copy_str(c, f->name);
@@ -395,8 +635,12 @@ static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, ui
             copy_str(c, f->name);
         }
         uint64_t fe = 0;
+        c->height = 0;
         if (!compile_field(c, f, size, depth, rf, &fe)) {
             return false;
+        }
+        if (c->height > height) {
+            height = c->height;
         }
         *ents += fe;
         if (!c->base && *ents > WF_REFLECT_MAX_COUNT) {
@@ -405,30 +649,29 @@ static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, ui
         }
         path_pop(c, old);
     }
-    if (!c->base) {
-        /* overlap: every pair of fields (at most 4096 per struct) */
-        for (uint32_t i = 0; i < n; i++) {
-            const weft_field *a = &d->fields[i];
-            uint64_t a_end = a->offset + field_bytes(a);
-            for (uint32_t j = i + 1; j < n; j++) {
-                const weft_field *b = &d->fields[j];
-                uint64_t b_end = b->offset + field_bytes(b);
-                if (a->offset < b_end && b->offset < a_end) {
-                    return fail(c, WEFT_ERR_INVALID_ARG, "fields '%s' and '%s' overlap",
-                                a->name, b->name);
-                }
-            }
-        }
+    if (!c->base && (!check_fields(c, d, shape) || !check_shape(c, d, shape))) {
+        return false;
     }
+    c->height = height + 1;
     if (t) {
         t->name = tname;
         t->size = size;
         t->align = align;
         t->fields = fields;
-        t->field_count = n;
+        t->field_count = nf;
+        t->shape = shape;
     }
     *out = t;
     return true;
+}
+
+static void memo_free(compiler *c)
+{
+    if (c->memo) {
+        scratch_free(c, c->memo, c->memo_cap * sizeof *c->memo);
+    }
+    c->memo = NULL;
+    c->memo_n = c->memo_cap = 0;
 }
 
 /* Appends the offsets of every entity value of `t` placed at `at`. */
@@ -460,7 +703,9 @@ wf_rdesc *wf_rdesc_compile(weft_world *w, const weft_type_desc *desc, uint32_t s
     uint64_t ents = 0;
     /* measuring pass: rdesc header and entity offsets first, then the tree */
     take(&c, sizeof(wf_rdesc), _Alignof(wf_rdesc));
-    if (!compile_type(&c, desc, size, align, 0, &root, &ents)) {
+    bool ok = compile_type(&c, desc, size, align, 0, &root, &ents);
+    memo_free(&c);
+    if (!ok) {
         *out_status = c.st;
         return NULL;
     }
@@ -477,7 +722,14 @@ wf_rdesc *wf_rdesc_compile(weft_world *w, const weft_type_desc *desc, uint32_t s
     c.w = w;
     c.base = block;
     wf_rdesc *d = take(&c, sizeof *d, _Alignof(wf_rdesc));
-    compile_type(&c, desc, size, align, 0, &root, &ents); /* validated: cannot fail */
+    /* validated: only the memo's allocation can fail */
+    ok = compile_type(&c, desc, size, align, 0, &root, &ents);
+    memo_free(&c);
+    if (!ok) {
+        wf_free(&w->alloc, block, total, _Alignof(max_align_t));
+        *out_status = c.st;
+        return NULL;
+    }
     d->root = root;
     d->block = block;
     d->block_size = total;

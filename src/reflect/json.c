@@ -60,6 +60,24 @@ static int64_t load_int(weft_kind k, const uint8_t *p)
 
 static void jw_type(wf_jw *o, const wf_rtype *t, const uint8_t *p);
 
+/* A float with the digits that read back the same value: -0.0 keeps its
+ * sign and a fraction ("-0.0": a reader takes "-0" for the integer 0).
+ * NaN and the infinities have no JSON number: they are written as the
+ * strings "NaN", "Infinity" and "-Infinity", which the reader takes back
+ * (docs/reflection.md; any NaN reads back as the quiet NaN). */
+static void jw_float(wf_jw *o, double v, int digits)
+{
+    if (isnan(v) || isinf(v)) {
+        wf_jw_lit(o, isnan(v) ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+        return;
+    }
+    if (v == 0 && signbit(v)) {
+        wf_jw_lit(o, "-0.0");
+        return;
+    }
+    wf_jw_fmt(o, "%.*g", digits, v);
+}
+
 static void jw_elem(wf_jw *o, const wf_rfield *f, const uint8_t *p)
 {
     switch (f->kind) {
@@ -85,26 +103,23 @@ static void jw_elem(wf_jw *o, const wf_rfield *f, const uint8_t *p)
     case WEFT_KIND_F32: {
         float v;
         memcpy(&v, p, 4);
-        if (isfinite(v)) {
-            wf_jw_fmt(o, "%.9g", (double)v);
-        } else {
-            wf_jw_lit(o, "null");
-        }
+        jw_float(o, (double)v, 9);
         break;
     }
     case WEFT_KIND_F64: {
         double v;
         memcpy(&v, p, 8);
-        if (isfinite(v)) {
-            wf_jw_fmt(o, "%.17g", v);
-        } else {
-            wf_jw_lit(o, "null");
+        jw_float(o, v, 17);
+        break;
+    }
+    case WEFT_KIND_STRING: {
+        bool was = o->bad;
+        wf_jw_str(o, (const char *)p, f->elem_size);
+        if (o->bad && !was && !o->bad_field) {
+            o->bad_field = f->name;
         }
         break;
     }
-    case WEFT_KIND_STRING:
-        wf_jw_str(o, (const char *)p, f->elem_size);
-        break;
     case WEFT_KIND_STRUCT:
         jw_type(o, f->sub, p);
         break;
@@ -125,8 +140,82 @@ static void jw_elem(wf_jw *o, const wf_rfield *f, const uint8_t *p)
     }
 }
 
+/* One field's value: its element, or the array of its elements. */
+static void jw_value(wf_jw *o, const wf_rfield *f, const uint8_t *p)
+{
+    if (f->count > 1) {
+        wf_jw_raw(o, "[", 1);
+        for (uint32_t k = 0; k < f->count; k++) {
+            if (k) {
+                wf_jw_raw(o, ",", 1);
+            }
+            jw_elem(o, f, p + f->offset + (size_t)k * f->elem_size);
+        }
+        wf_jw_raw(o, "]", 1);
+    } else {
+        jw_elem(o, f, p + f->offset);
+    }
+}
+
+/* The payload field of variant `name` of a WEFT_SHAPE_ENUM type (NULL: a
+ * unit variant). */
+static const wf_rfield *variant_payload(const wf_rtype *t, const char *name)
+{
+    for (uint32_t i = 1; i < t->field_count; i++) {
+        if (strcmp(t->fields[i].name, name) == 0) {
+            return &t->fields[i];
+        }
+    }
+    return NULL;
+}
+
 static void jw_type(wf_jw *o, const wf_rtype *t, const uint8_t *p)
 {
+    switch (t->shape) {
+    case WEFT_SHAPE_NEWTYPE:
+        jw_value(o, &t->fields[0], p);
+        return;
+    case WEFT_SHAPE_OPTION:
+        if (p[t->fields[0].offset]) {
+            jw_value(o, &t->fields[1], p);
+        } else {
+            wf_jw_lit(o, "null");
+        }
+        return;
+    case WEFT_SHAPE_ENUM: {
+        const wf_rfield *tag = &t->fields[0];
+        int64_t v = load_int(tag->base, p + tag->offset);
+        for (uint32_t i = 0; i < tag->enum_count; i++) {
+            if (tag->enums[i].value == v) {
+                const wf_rfield *pay = variant_payload(t, tag->enums[i].name);
+                if (!pay) {
+                    wf_jw_str(o, tag->enums[i].name, SIZE_MAX); /* a unit variant */
+                    return;
+                }
+                wf_jw_raw(o, "{", 1);
+                wf_jw_str(o, tag->enums[i].name, SIZE_MAX);
+                wf_jw_raw(o, ":", 1);
+                jw_value(o, pay, p);
+                wf_jw_raw(o, "}", 1);
+                return;
+            }
+        }
+        wf_jw_fmt(o, "%lld", (long long)v); /* a tag without a name */
+        return;
+    }
+    case WEFT_SHAPE_TUPLE:
+        wf_jw_raw(o, "[", 1);
+        for (uint32_t i = 0; i < t->field_count; i++) {
+            if (i) {
+                wf_jw_raw(o, ",", 1);
+            }
+            jw_value(o, &t->fields[i], p);
+        }
+        wf_jw_raw(o, "]", 1);
+        return;
+    default:
+        break;
+    }
     wf_jw_raw(o, "{", 1);
     for (uint32_t i = 0; i < t->field_count; i++) {
         const wf_rfield *f = &t->fields[i];
@@ -135,18 +224,7 @@ static void jw_type(wf_jw *o, const wf_rtype *t, const uint8_t *p)
         }
         wf_jw_str(o, f->name, SIZE_MAX);
         wf_jw_raw(o, ":", 1);
-        if (f->count > 1) {
-            wf_jw_raw(o, "[", 1);
-            for (uint32_t k = 0; k < f->count; k++) {
-                if (k) {
-                    wf_jw_raw(o, ",", 1);
-                }
-                jw_elem(o, f, p + f->offset + (size_t)k * f->elem_size);
-            }
-            wf_jw_raw(o, "]", 1);
-        } else {
-            jw_elem(o, f, p + f->offset);
-        }
+        jw_value(o, f, p);
     }
     wf_jw_raw(o, "}", 1);
 }
@@ -189,7 +267,7 @@ static void jw_entity(wf_jw *o, const weft_world *w, weft_entity e, const wf_rec
             memcpy(&target, value_of(w, rec, e, ti), sizeof target);
             wf_jw_fmt(o, "{\"target\":%llu}", (unsigned long long)target);
         } else {
-            wf_jw_raw(o, "{}", 2);
+            wf_jw_lit(o, "null"); /* a tag: a unit struct */
         }
     }
     wf_jw_raw(o, "}}", 2);
@@ -202,9 +280,15 @@ typedef void (*jw_emit_fn)(wf_jw *o, const void *ctx);
 static weft_status jw_run(const weft_world *w, jw_emit_fn emit, const void *ctx, char *buf,
                           size_t cap, size_t *out_len, const char *fn)
 {
-    wf_jw m = {NULL, 0, 0};
+    wf_jw m = {NULL, 0, 0, false, NULL};
     emit(&m, ctx);
     *out_len = m.len + 1;
+    if (m.bad) {
+        *out_len = 0;
+        return wf_error(w, WEFT_ERR_BAD_FORMAT,
+                        "%s: field '%s' holds a string that is not valid UTF-8", fn,
+                        m.bad_field ? m.bad_field : "(a name)");
+    }
     if (!buf) {
         return WEFT_ERR_CAPACITY;
     }
@@ -212,7 +296,7 @@ static weft_status jw_run(const weft_world *w, jw_emit_fn emit, const void *ctx,
         return wf_error(w, WEFT_ERR_CAPACITY, "%s: needs %zu bytes, the buffer has %zu", fn,
                         m.len + 1, cap);
     }
-    wf_jw o = {buf, cap, 0};
+    wf_jw o = {buf, cap, 0, false, NULL};
     emit(&o, ctx);
     o.buf[o.len] = '\0';
     return WEFT_OK;
@@ -256,7 +340,7 @@ weft_status wf_json_write_component(const weft_world *w, weft_entity e, weft_com
 static void jw_emit_empty(wf_jw *o, const void *ctx)
 {
     (void)ctx;
-    wf_jw_raw(o, "{}", 2);
+    wf_jw_lit(o, "null"); /* a tag resource: a unit struct */
 }
 
 weft_status wf_json_write_resource(const weft_world *w, weft_component r, char *buf, size_t cap,
@@ -533,14 +617,23 @@ static bool jr_elem(jr *r, const wf_rfield *f, const json_t *v, uint8_t *p)
     case WEFT_KIND_F64: {
         double x;
         if (json_is_null(v)) {
-            x = (double)NAN;
+            x = (double)NAN; /* what weft wrote for NaN before */
         } else if (json_is_number(v)) {
             x = json_number_value(v);
+        } else if (json_is_string(v) && strcmp(json_string_value(v), "NaN") == 0) {
+            x = (double)NAN;
+        } else if (json_is_string(v) && strcmp(json_string_value(v), "Infinity") == 0) {
+            x = (double)INFINITY;
+        } else if (json_is_string(v) && strcmp(json_string_value(v), "-Infinity") == 0) {
+            x = -(double)INFINITY;
         } else {
             return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected a number, got %s", jr_kind(v));
         }
         if (f->kind == WEFT_KIND_F32) {
-            if (isfinite(x) && fabs(x) > 3.4028234663852886e38) {
+            /* doubles below FLT_MAX plus half its ulp round to a finite
+             * float (the shortest text of FLT_MAX, 3.40282347e38, is
+             * above FLT_MAX itself) */
+            if (isfinite(x) && fabs(x) >= 0x1.ffffffp127) {
                 return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "%g does not fit an f32", x);
             }
             float y = (float)x;
@@ -608,8 +701,115 @@ static const wf_rfield *jr_field(const wf_rtype *t, const char *name)
     return NULL;
 }
 
+/* One field's value: its element, or the array of exactly its count. */
+static bool jr_value(jr *r, const wf_rfield *f, const json_t *v, uint8_t *p)
+{
+    if (f->count > 1) {
+        if (!json_is_array(v) || json_array_size(v) != f->count) {
+            return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected an array of %u, got %s",
+                           f->count, jr_kind(v));
+        }
+        for (uint32_t k = 0; k < f->count; k++) {
+            size_t o2 = jr_push(r, "[%u]", k);
+            if (!jr_elem(r, f, json_array_get(v, k), p + f->offset + (size_t)k * f->elem_size)) {
+                return false;
+            }
+            jr_pop(r, o2);
+        }
+        return true;
+    }
+    return jr_elem(r, f, v, p + f->offset);
+}
+
+static uint32_t field_bytes(const wf_rfield *f)
+{
+    return f->count * f->elem_size;
+}
+
+/* A WEFT_SHAPE_ENUM value: "Unit" or {"Variant": payload}. */
+static bool jr_variant(jr *r, const wf_rtype *t, const json_t *v, uint8_t *p)
+{
+    const wf_rfield *tag = &t->fields[0];
+    const char *name = NULL;
+    const json_t *payload = NULL;
+    if (json_is_string(v)) {
+        name = json_string_value(v);
+    } else if (json_is_object(v) && json_object_size(v) == 1) {
+        void *it = json_object_iter((json_t *)v);
+        name = json_object_iter_key(it);
+        payload = json_object_iter_value(it);
+    } else {
+        return jr_fail(r, WEFT_ERR_TYPE_MISMATCH,
+                       "expected a variant name or {\"Variant\": value}, got %s", jr_kind(v));
+    }
+    const wf_renum *var = NULL;
+    for (uint32_t i = 0; i < tag->enum_count && !var; i++) {
+        if (strcmp(tag->enums[i].name, name) == 0) {
+            var = &tag->enums[i];
+        }
+    }
+    if (!var) {
+        return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "'%s' is not a variant of '%s'", name,
+                       t->name[0] ? t->name : tag->name);
+    }
+    const wf_rfield *pay = variant_payload(t, var->name);
+    if (!pay && payload) {
+        return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "'%s' is a unit variant: write \"%s\"",
+                       var->name, var->name);
+    }
+    if (pay && !payload) {
+        return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "variant '%s' holds a value: write "
+                       "{\"%s\": value}", var->name, var->name);
+    }
+    if (load_int(tag->base, p + tag->offset) != var->value) {
+        /* another variant: its payload starts from zero bytes */
+        for (uint32_t i = 1; i < t->field_count; i++) {
+            memset(p + t->fields[i].offset, 0, field_bytes(&t->fields[i]));
+        }
+    }
+    store_int(tag->base, p + tag->offset, var->value);
+    if (!pay) {
+        return true;
+    }
+    size_t old = jr_push(r, ".%s", var->name);
+    if (!jr_value(r, pay, payload, p)) {
+        return false;
+    }
+    jr_pop(r, old);
+    return true;
+}
+
 static bool jr_type(jr *r, const wf_rtype *t, const json_t *obj, uint8_t *p)
 {
+    switch (t->shape) {
+    case WEFT_SHAPE_NEWTYPE:
+        return jr_value(r, &t->fields[0], obj, p);
+    case WEFT_SHAPE_OPTION:
+        if (json_is_null(obj)) {
+            p[t->fields[0].offset] = 0;
+            memset(p + t->fields[1].offset, 0, field_bytes(&t->fields[1]));
+            return true;
+        }
+        p[t->fields[0].offset] = 1;
+        return jr_value(r, &t->fields[1], obj, p);
+    case WEFT_SHAPE_ENUM:
+        return jr_variant(r, t, obj, p);
+    case WEFT_SHAPE_TUPLE:
+        if (!json_is_array(obj) || json_array_size(obj) != t->field_count) {
+            return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected an array of %u, got %s",
+                           t->field_count, jr_kind(obj));
+        }
+        for (uint32_t i = 0; i < t->field_count; i++) {
+            size_t old = jr_push(r, "[%u]", i);
+            if (!jr_value(r, &t->fields[i], json_array_get(obj, i), p)) {
+                return false;
+            }
+            jr_pop(r, old);
+        }
+        return true;
+    default:
+        break;
+    }
     if (!json_is_object(obj)) {
         return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected an object, got %s", jr_kind(obj));
     }
@@ -621,19 +821,7 @@ static bool jr_type(jr *r, const wf_rtype *t, const json_t *obj, uint8_t *p)
         if (!f) {
             return jr_fail(r, WEFT_ERR_NOT_FOUND, "unknown field");
         }
-        if (f->count > 1) {
-            if (!json_is_array(v) || json_array_size(v) != f->count) {
-                return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "expected an array of %u, got %s",
-                               f->count, jr_kind(v));
-            }
-            for (uint32_t k = 0; k < f->count; k++) {
-                size_t o2 = jr_push(r, "[%u]", k);
-                if (!jr_elem(r, f, json_array_get(v, k), p + f->offset + (size_t)k * f->elem_size)) {
-                    return false;
-                }
-                jr_pop(r, o2);
-            }
-        } else if (!jr_elem(r, f, v, p + f->offset)) {
+        if (!jr_value(r, f, v, p)) {
             return false;
         }
         jr_pop(r, old);
@@ -643,8 +831,16 @@ static bool jr_type(jr *r, const wf_rtype *t, const json_t *obj, uint8_t *p)
 
 static json_t *jr_parse(jr *r, const char *text, size_t len)
 {
+    /* JSON text holds no NUL byte (RFC 8259: control characters only
+     * escaped inside strings); a parser stopping at one would read a
+     * prefix as the whole */
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        jr_fail(r, WEFT_ERR_BAD_FORMAT, "byte %zu of %zu is a NUL", (size_t)(nul - text), len);
+        return NULL;
+    }
     json_error_t err;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES,
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
                               &err);
     if (!root) {
         jr_fail(r, WEFT_ERR_BAD_FORMAT, "line %d column %d: %s", err.line, err.column,
@@ -682,8 +878,9 @@ static bool jr_component(jr *r, weft_entity e, const wf_type_info *ti, const jso
                        ti->name);
     }
     if (!ti->size) {
-        if (!json_is_object(val) || json_object_size(val) != 0) {
-            return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "a tag takes {}, got %s", jr_kind(val));
+        /* a tag is a unit struct: null (weft wrote {} before; still read) */
+        if (!json_is_null(val) && (!json_is_object(val) || json_object_size(val) != 0)) {
+            return jr_fail(r, WEFT_ERR_TYPE_MISMATCH, "a tag takes null, got %s", jr_kind(val));
         }
         return true;
     }
@@ -901,9 +1098,11 @@ weft_status wf_json_read_resource(weft_world *w, weft_component res, const char 
         return r.st;
     }
     if (!ti->size) {
-        bool empty = json_is_object(root) && json_object_size(root) == 0;
+        /* a unit struct: null ({} as weft wrote it before is still read) */
+        bool empty = json_is_null(root) ||
+                     (json_is_object(root) && json_object_size(root) == 0);
         if (!empty) {
-            jr_fail(&r, WEFT_ERR_TYPE_MISMATCH, "a tag takes {}, got %s", jr_kind(root));
+            jr_fail(&r, WEFT_ERR_TYPE_MISMATCH, "a tag takes null, got %s", jr_kind(root));
         }
         json_decref(root);
         return empty ? wf_resource_insert(w, ti, NULL) : r.st;

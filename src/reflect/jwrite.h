@@ -10,6 +10,7 @@
 #ifndef WF_JWRITE_H
 #define WF_JWRITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ typedef struct wf_jw {
     char *buf;  /* NULL while measuring */
     size_t cap;
     size_t len; /* bytes written or that would have been */
+    bool bad;   /* a string was not valid UTF-8 (U+FFFD was written instead) */
+    const char *bad_field; /* the field the first bad string was in */
 } wf_jw;
 
 static inline void wf_jw_raw(wf_jw *o, const char *s, size_t n)
@@ -39,7 +42,11 @@ __attribute__((format(printf, 2, 3)))
 void wf_jw_fmt(wf_jw *o, const char *fmt, ...);
 
 /* A JSON string from at most `max` bytes of s, stopping at NUL: quotes and
- * backslashes escaped, control characters as \u00XX. */
+ * backslashes escaped, control characters as \u00XX. Only valid UTF-8 is
+ * written: a byte sequence that is not (a stray continuation byte, an
+ * overlong form, a surrogate, past U+10FFFF, cut short) sets o->bad and is
+ * written as U+FFFD, so the text stays valid whatever the caller does with
+ * the flag. */
 void wf_jw_str(wf_jw *o, const char *s, size_t max);
 
 #endif

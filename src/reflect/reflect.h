@@ -50,8 +50,10 @@ struct wf_rtype {
     const char *name;         /* "" when unnamed */
     uint32_t size;
     uint32_t align;
-    const wf_rfield *fields;  /* [field_count], in description order */
+    const wf_rfield *fields;  /* [field_count], in description order
+                                 (WEFT_KIND_SHAPE fields left out) */
     uint32_t field_count;
+    weft_shape shape;         /* how JSON shows it (WEFT_SHAPE_STRUCT: an object) */
 };
 
 /* One compiled description: everything lives in `block`. */

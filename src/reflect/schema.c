@@ -20,6 +20,12 @@ static void sw_type(wf_jw *o, const wf_rtype *t)
 {
     wf_jw_raw(o, "{\"name\":", 8);
     wf_jw_str(o, t->name ? t->name : "", SIZE_MAX);
+    static const char *const shapes[WEFT_SHAPE_NUM] = {"struct", "tuple", "newtype", "option",
+                                                       "enum"};
+    if (t->shape != WEFT_SHAPE_STRUCT && (unsigned)t->shape < (unsigned)WEFT_SHAPE_NUM) {
+        wf_jw_raw(o, ",\"shape\":", 9);
+        wf_jw_str(o, shapes[t->shape], SIZE_MAX);
+    }
     wf_jw_fmt(o, ",\"size\":%u,\"fields\":[", (unsigned)t->size);
     for (uint32_t i = 0; i < t->field_count; i++) {
         const wf_rfield *f = &t->fields[i];
@@ -66,7 +72,7 @@ weft_status wf_json_write_schema(const weft_world *w, weft_component c, char *bu
     if (!d) {
         return wf_error(w, WEFT_ERR_NOT_FOUND, "component '%s' has no description", ti->name);
     }
-    wf_jw m = {NULL, 0, 0};
+    wf_jw m = {NULL, 0, 0, false, NULL};
     sw_type(&m, d->root);
     *out_len = m.len + 1;
     if (!buf) {
@@ -77,7 +83,7 @@ weft_status wf_json_write_schema(const weft_world *w, weft_component c, char *bu
                         "weft_json_write_schema: needs %zu bytes, the buffer has %zu", m.len + 1,
                         cap);
     }
-    wf_jw o = {buf, cap, 0};
+    wf_jw o = {buf, cap, 0, false, NULL};
     sw_type(&o, d->root);
     o.buf[o.len] = '\0';
     return WEFT_OK;

@@ -299,13 +299,63 @@ json_t *wi_states(weft_remote *r, json_t *params, wr_err *err)
         uint32_t value = WEFT_STATE_VALUE_NONE;
         weft_state_get(r->world, st, &value);
         bool exists = value != WEFT_STATE_VALUE_NONE;
+        /* the state's value names, for a client offering the next one
+         * (values are numbered from 0; the first without a name ends them) */
+        json_t *values = json_array();
+        for (uint32_t v = 0; v < 256; v++) {
+            const char *vn = weft_state_value_name(r->world, st, v);
+            if (!vn) {
+                break;
+            }
+            json_array_append_new(values, json_string(vn));
+        }
         json_array_append_new(
-            out, json_pack("{s:s,s:b,s:o,s:o}", "name", name, "exists", exists, "value",
+            out, json_pack("{s:s,s:b,s:o,s:o,s:o}", "name", name, "exists", exists, "value",
                            exists ? json_integer((json_int_t)value) : json_null(), "value_name",
                            exists ? json_string(weft_state_value_name(r->world, st, value))
-                                  : json_null()));
+                                  : json_null(),
+                           "values", values));
     }
     return out;
+}
+
+/* Queues a state's next value: {state, value: name or number}. */
+json_t *wi_set_state(weft_remote *r, json_t *params, wr_err *err)
+{
+    json_t *sv = json_is_object(params) ? json_object_get(params, "state") : NULL;
+    json_t *vv = json_is_object(params) ? json_object_get(params, "value") : NULL;
+    if (!json_is_string(sv) || (!json_is_string(vv) && !json_is_integer(vv))) {
+        return wi_params_error(err, "params must be {state: name, value: name or number}");
+    }
+    weft_state st = weft_state_lookup(r->world, json_string_value(sv));
+    if (!st) {
+        return wi_weft_error(err, WEFT_ERR_NOT_FOUND, "no state '%s'", json_string_value(sv));
+    }
+    uint32_t value = UINT32_MAX;
+    if (json_is_integer(vv)) {
+        json_int_t x = json_integer_value(vv);
+        value = x >= 0 && x < 256 ? (uint32_t)x : UINT32_MAX;
+    } else {
+        for (uint32_t v = 0; v < 256; v++) {
+            const char *vn = weft_state_value_name(r->world, st, v);
+            if (!vn) {
+                break;
+            }
+            if (strcmp(vn, json_string_value(vv)) == 0) {
+                value = v;
+                break;
+            }
+        }
+    }
+    if (value == UINT32_MAX) {
+        return wi_weft_error(err, WEFT_ERR_INVALID_ARG, "'%s' has no such value",
+                             json_string_value(sv));
+    }
+    weft_status rs = weft_state_set_next(r->world, st, value);
+    if (rs != WEFT_OK) {
+        return wi_weft_error(err, rs, "%s", weft_last_error(r->world));
+    }
+    return json_null();
 }
 
 /* Stepping control: {schedule, action: "on"|"off"|"step"|"continue"}. */

@@ -177,6 +177,7 @@ static bool wr_answer(weft_remote *r, wr_request *q, bool fresh)
         q->response_len = rlen;
         q->state = WR_REQ_DONE;
         pthread_cond_broadcast(&r->cond);
+        wr_http_wake(r);
     }
     pthread_mutex_unlock(&r->lock);
     return !hold;
@@ -196,7 +197,7 @@ void wr_stream_free(wr_stream *st)
 {
     free(st->body);
     free(st->pending);
-    free(st->sending);
+    free(st->watch.prev_ids);
     free(st);
 }
 
@@ -262,6 +263,7 @@ static int32_t wr_poll_streams(weft_remote *r)
         st->finished = ends;
         st->events += text != NULL;
         pthread_cond_broadcast(&r->cond);
+        wr_http_wake(r);
         pthread_mutex_unlock(&r->lock);
         events += text != NULL;
     }

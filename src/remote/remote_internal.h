@@ -21,10 +21,12 @@
 
 #include "weft_remote.h"
 
-struct MHD_Connection;
-
 #define WR_MAGIC 0x57524d54u /* "WRMT" */
 #define WR_TOKEN_MAX 256
+/* A request must be complete this long after its connection was accepted
+ * (http.c); a client that stops reading an answer is dropped after as
+ * long without progress. */
+#define WR_REQUEST_DEADLINE_MS 10000
 
 typedef enum wr_req_state {
     WR_REQ_QUEUED = 0,  /* on the queue, owned by the waiter */
@@ -44,6 +46,13 @@ typedef struct wr_watch {
     uint32_t since;
     uint64_t shape;
     uint64_t hash;
+    /* bevy_remote's watches (world.get_components+watch,
+     * world.list_components+watch): what the previous answer saw present,
+     * to report removals */
+    bool failed;              /* the previous answer was an error (hash: its hash) */
+    uint64_t present_bits;    /* get_components: the names present, by index (64 first) */
+    uint32_t *prev_ids;       /* list_components: the components present (malloc'ed) */
+    int32_t prev_n;
 } wr_watch;
 
 /* One HTTP request waiting for the driver. Allocated and freed by its
@@ -72,16 +81,13 @@ typedef struct wr_stream {
     bool finished;        /* an answer that ends the stream is pending */
     char *pending;        /* the newest unsent event (older ones are replaced) */
     size_t pending_len;
-    char *sending;        /* the event being written, from offset `sent` */
-    size_t sending_len, sent;
-    uint64_t next_keepalive; /* monotonic ns */
+    uint64_t next_keepalive; /* monotonic ns, server thread only */
     uint64_t events;      /* events queued so far */
     wr_watch watch;       /* driver only */
     struct weft_remote *remote;
-    struct MHD_Connection *conn;
 } wr_stream;
 
-struct MHD_Daemon;
+struct wr_server;
 
 struct weft_remote {
     uint32_t magic;
@@ -108,7 +114,7 @@ struct weft_remote {
     int32_t stream_count;
     int stopping;
 
-    struct MHD_Daemon *daemon;
+    struct wr_server *server; /* http.c */
 
     /* driver only */
     char *last_response;      /* what weft_remote_handle returned */
@@ -123,6 +129,7 @@ struct weft_remote {
     int64_t stream_events;    /* events queued on streams */
     int32_t eval_left;        /* re-evaluations of held watches left this poll */
     int32_t stream_rr;        /* streams: where the next poll starts checking */
+    bool in_batch;            /* answering a batch's requests */
 };
 
 /* rpc.c: answers `text`; returns a malloc'ed response (NULL: nothing to
@@ -147,9 +154,12 @@ uint32_t wr_watch_since(weft_remote *r);
  * for bodies it refuses before parsing); malloc'ed, NULL on OOM. */
 char *wr_rpc_error_text(int code, const char *message, size_t *out_len);
 
-/* http.c */
+/* http.c: starts the server thread; stops it (every connection closed,
+ * waiting requests answered 503); wakes it after the driver answered a
+ * request or queued a stream event (any thread, lock held or not). */
 weft_status wr_http_start(weft_remote *r);
 void wr_http_stop(weft_remote *r);
+void wr_http_wake(weft_remote *r);
 
 /* remote.c: records an error in the remote's slot. */
 void wr_fail(weft_remote *r, weft_status status, const char *fmt, ...)

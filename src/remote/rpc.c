@@ -89,6 +89,33 @@ static bool wr_get_entity(weft_remote *r, json_t *v, const char *what, weft_enti
     return true;
 }
 
+/* Bevy's type paths of the built-in hierarchy (bevy_ecs 0.16 and later):
+ * ChildOf is a newtype of the parent entity, Children a list of entities.
+ * They name weft's ChildOf and its target list, shown in Bevy's shapes. */
+#define WR_BEVY_CHILD_OF "bevy_ecs::hierarchy::ChildOf"
+#define WR_BEVY_CHILDREN "bevy_ecs::hierarchy::Children"
+
+enum { WR_ALIAS_NONE = 0, WR_ALIAS_CHILD_OF = 1, WR_ALIAS_CHILDREN = 2 };
+
+/* A component by name, Bevy's hierarchy paths included (0: unknown);
+ * *alias (may be NULL) says which shape the name asks for. */
+static weft_component wr_lookup(weft_remote *r, const char *name, int *alias)
+{
+    if (alias) {
+        *alias = WR_ALIAS_NONE;
+    }
+    if (strcmp(name, WR_BEVY_CHILD_OF) == 0 || strcmp(name, WR_BEVY_CHILDREN) == 0) {
+        weft_component child_of = weft_child_of(r->world);
+        bool kids = name[sizeof "bevy_ecs::hierarchy::" - 1] == 'C' &&
+                    strcmp(name, WR_BEVY_CHILDREN) == 0;
+        if (alias) {
+            *alias = kids ? WR_ALIAS_CHILDREN : WR_ALIAS_CHILD_OF;
+        }
+        return kids ? weft_relationship_targets(r->world, child_of) : child_of;
+    }
+    return weft_component_lookup(r->world, name);
+}
+
 static bool wr_get_component(weft_remote *r, json_t *v, const char *what, weft_component *out,
                              wr_err *err)
 {
@@ -97,7 +124,7 @@ static bool wr_get_component(weft_remote *r, json_t *v, const char *what, weft_c
                      what);
         return false;
     }
-    weft_component c = weft_component_lookup(r->world, json_string_value(v));
+    weft_component c = wr_lookup(r, json_string_value(v), NULL);
     if (!c) {
         wr_fail_weft(err, WEFT_ERR_UNKNOWN_COMPONENT, "unknown component '%s'",
                      json_string_value(v));
@@ -163,8 +190,15 @@ static const char *wr_component_name(weft_remote *r, weft_component c)
     return weft_component_info_get(r->world, c, &info) == WEFT_OK ? info.name : "?";
 }
 
-/* Component c of e as JSON: {} for a tag, the description's JSON
- * otherwise. NULL with err set when e lacks c or c is not described. */
+static weft_component wr_list_relationship(weft_remote *r, weft_component c);
+static void wr_bevy_code(wr_err *err, const char *method);
+static json_t *wr_value_as(weft_remote *r, weft_entity e, weft_component c, int alias,
+                           wr_err *err);
+
+/* Component c of e as JSON: null for a tag (a unit struct), the sources
+ * for a relationship's target list (an array of entities), the
+ * description's JSON otherwise. NULL with err set when e lacks c or c is
+ * not described. */
 static json_t *wr_component_value(weft_remote *r, weft_entity e, weft_component c, wr_err *err)
 {
     weft_component_info info;
@@ -177,8 +211,20 @@ static json_t *wr_component_value(weft_remote *r, weft_entity e, weft_component 
                             (unsigned long long)e, info.name);
     }
     if (info.size == 0) {
-        json_t *o = json_object();
-        return o ? o : wr_oom(err);
+        return json_null();
+    }
+    weft_component rel = wr_list_relationship(r, c);
+    if (rel) {
+        int32_t n = 0;
+        const weft_entity *src = weft_related_sources(r->world, e, rel, &n);
+        json_t *a = json_array();
+        for (int32_t i = 0; a && i < n; i++) {
+            if (json_array_append_new(a, json_integer((json_int_t)src[i])) != 0) {
+                json_decref(a);
+                a = NULL;
+            }
+        }
+        return a ? a : wr_oom(err);
     }
     if (weft_relationship_targets(r->world, c)) {
         /* a relationship source (ChildOf...): its target, as
@@ -329,7 +375,9 @@ static json_t *m_get_components(weft_remote *r, json_t *params, wr_err *err)
         json_t *v = NULL;
         wr_err one = {0};
         if (wr_get_component(r, n, "component", &c, &one)) {
-            v = wr_component_value(r, e, c, &one);
+            int alias = 0;
+            wr_lookup(r, json_string_value(n), &alias);
+            v = wr_value_as(r, e, c, alias, &one);
         }
         if (v) {
             json_object_set_new(comps, json_string_value(n), v);
@@ -340,23 +388,52 @@ static json_t *m_get_components(weft_remote *r, json_t *params, wr_err *err)
             json_decref(result);
             return NULL;
         }
+        wr_bevy_code(&one, "world.get_components");
         json_object_set_new(errors, json_string_value(n), wr_error_object(&one));
+    }
+    if (strict) {
+        /* bevy_remote: a strict answer is the map itself */
+        json_t *bare = json_incref(comps);
+        json_decref(result);
+        return bare;
     }
     return result;
 }
 
-static bool wr_is_relationship_list(weft_remote *r, weft_component c)
+/* The relationship whose target list c is (0: c is not one). */
+static weft_component wr_list_relationship(weft_remote *r, weft_component c)
 {
     weft_world_stats stats;
     if (weft_world_get_stats(r->world, &stats) != WEFT_OK) {
-        return false;
+        return 0;
     }
     for (int32_t id = 1; id <= stats.components; id++) {
         if (weft_relationship_targets(r->world, (weft_component)id) == c) {
-            return true;
+            return (weft_component)id;
         }
     }
-    return false;
+    return 0;
+}
+
+static bool wr_is_relationship_list(weft_remote *r, weft_component c)
+{
+    return wr_list_relationship(r, c) != 0;
+}
+
+/* Component c of e as JSON in the shape its name asks for: Bevy's ChildOf
+ * is the parent entity itself (weft's is {"target": e}). */
+static json_t *wr_value_as(weft_remote *r, weft_entity e, weft_component c, int alias,
+                           wr_err *err)
+{
+    if (alias == WR_ALIAS_CHILD_OF) {
+        weft_entity parent = weft_parent(r->world, e);
+        if (!parent) {
+            return wr_fail_weft(err, WEFT_ERR_NOT_FOUND, "entity %llu has no component '%s'",
+                                (unsigned long long)e, WR_BEVY_CHILD_OF);
+        }
+        return json_integer((json_int_t)parent);
+    }
+    return wr_component_value(r, e, c, err);
 }
 
 /* Every component of e that can be written as JSON, by name. */
@@ -433,7 +510,7 @@ static bool wr_query_plan(weft_remote *r, json_t *params, wr_qplan *p, wr_err *e
         size_t i;
         json_t *n;
         json_array_foreach(lists[l], i, n) {
-            weft_component c = weft_component_lookup(r->world, json_string_value(n));
+            weft_component c = wr_lookup(r, json_string_value(n), NULL);
             if (!c) {
                 if (p->strict) {
                     wr_fail_weft(err, WEFT_ERR_UNKNOWN_COMPONENT, "unknown component '%s'",
@@ -461,7 +538,7 @@ static bool wr_query_plan(weft_remote *r, json_t *params, wr_qplan *p, wr_err *e
         size_t i;
         json_t *n;
         json_array_foreach(lists2[l], i, n) {
-            if (p->strict && !weft_component_lookup(r->world, json_string_value(n))) {
+            if (p->strict && !wr_lookup(r, json_string_value(n), NULL)) {
                 wr_fail_weft(err, WEFT_ERR_UNKNOWN_COMPONENT, "unknown component '%s'",
                              json_string_value(n));
                 return false;
@@ -586,12 +663,13 @@ static json_t *m_query(weft_remote *r, json_t *params, wr_err *err)
             size_t i;
             json_t *n;
             json_array_foreach(wanted[l], i, n) {
-                weft_component c = weft_component_lookup(r->world, json_string_value(n));
+                int alias = 0;
+                weft_component c = wr_lookup(r, json_string_value(n), &alias);
                 if (!c || !weft_has(r->world, e, c)) {
                     continue;
                 }
                 wr_err one = {0};
-                json_t *v = wr_component_value(r, e, c, &one);
+                json_t *v = wr_value_as(r, e, c, alias, &one);
                 if (!v) {
                     if (strict || one.code == WEFT_REMOTE_INTERNAL_ERROR) {
                         *err = one;
@@ -608,7 +686,7 @@ static json_t *m_query(weft_remote *r, json_t *params, wr_err *err)
             size_t i;
             json_t *n;
             json_array_foreach(has, i, n) {
-                weft_component c = weft_component_lookup(r->world, json_string_value(n));
+                weft_component c = wr_lookup(r, json_string_value(n), NULL);
                 json_object_set_new(hv, json_string_value(n),
                                     json_boolean(c && weft_has(r->world, e, c)));
             }
@@ -643,21 +721,155 @@ static bool wr_get_components_object(json_t *params, json_t **out, wr_err *err)
     return true;
 }
 
+/* Bevy's hierarchy in a components object (bevy_ecs::hierarchy::ChildOf:
+ * the parent entity; ::Children: the children, in order). They are taken
+ * out of the object (the rest goes to weft's JSON reader), checked before
+ * anything changes, and applied after the rest was read. */
+typedef struct wr_hier {
+    bool set_parent, set_children;
+    weft_entity parent;
+    weft_entity *kids;
+    size_t nkids;
+} wr_hier;
+
+static void wr_hier_free(wr_hier *h)
+{
+    free(h->kids);
+    h->kids = NULL;
+}
+
+/* *rest: comps without Bevy's hierarchy names (a new reference). e: the
+ * entity written (0: one about to be spawned). */
+static bool wr_hier_take(weft_remote *r, weft_entity e, json_t *comps, json_t **rest,
+                         wr_hier *h, wr_err *err)
+{
+    memset(h, 0, sizeof *h);
+    json_t *cv = json_object_get(comps, WR_BEVY_CHILD_OF);
+    json_t *kv = json_object_get(comps, WR_BEVY_CHILDREN);
+    if (!cv && !kv) {
+        *rest = json_incref(comps);
+        return true;
+    }
+    if (cv && !wr_get_entity(r, cv, WR_BEVY_CHILD_OF, &h->parent, err)) {
+        return false;
+    }
+    h->set_parent = cv != NULL;
+    if (kv) {
+        if (!json_is_array(kv)) {
+            wr_fail_weft(err, WEFT_ERR_TYPE_MISMATCH, "%s: expected an array of entities",
+                         WR_BEVY_CHILDREN);
+            return false;
+        }
+        h->set_children = true;
+        h->nkids = json_array_size(kv);
+        h->kids = calloc(h->nkids ? h->nkids : 1, sizeof *h->kids);
+        if (!h->kids) {
+            wr_oom(err);
+            return false;
+        }
+        for (size_t i = 0; i < h->nkids; i++) {
+            if (!wr_get_entity(r, json_array_get(kv, i), WR_BEVY_CHILDREN, &h->kids[i], err)) {
+                wr_hier_free(h);
+                return false;
+            }
+        }
+    }
+    /* no cycle: e's parent is not e nor below it; no child is e, the new
+     * parent, or above it */
+    weft_component child_of = weft_child_of(r->world);
+    weft_entity top = h->set_parent ? h->parent : (e ? weft_parent(r->world, e) : 0);
+    int32_t na = top ? weft_ancestors(r->world, top, child_of, NULL, 0) : 0;
+    weft_entity *anc = calloc((size_t)(na > 0 ? na : 0) + 1, sizeof *anc);
+    if (!anc) {
+        wr_hier_free(h);
+        wr_oom(err);
+        return false;
+    }
+    if (na > 0) {
+        weft_ancestors(r->world, top, child_of, anc, na);
+    }
+    bool bad = false;
+    for (int32_t k = 0; k < na && h->set_parent && e && !bad; k++) {
+        bad = anc[k] == e;
+    }
+    bad |= h->set_parent && e && h->parent == e;
+    for (size_t i = 0; i < h->nkids && !bad; i++) {
+        bad = h->kids[i] == e || (top && h->kids[i] == top);
+        for (int32_t k = 0; k < na && !bad; k++) {
+            bad = anc[k] == h->kids[i];
+        }
+    }
+    free(anc);
+    if (bad) {
+        wr_hier_free(h);
+        wr_fail_weft(err, WEFT_ERR_RELATIONSHIP,
+                     "the hierarchy asked for would make an entity its own ancestor");
+        return false;
+    }
+    *rest = json_copy(comps);
+    if (!*rest) {
+        wr_hier_free(h);
+        wr_oom(err);
+        return false;
+    }
+    json_object_del(*rest, WR_BEVY_CHILD_OF);
+    json_object_del(*rest, WR_BEVY_CHILDREN);
+    return true;
+}
+
+static json_t *wr_hier_apply(weft_remote *r, weft_entity e, wr_hier *h, wr_err *err)
+{
+    weft_status st = WEFT_OK;
+    if (h->set_parent) {
+        st = weft_set_parent(r->world, e, h->parent);
+    }
+    if (st == WEFT_OK && h->set_children) {
+        /* the list becomes e's children, in its order */
+        int32_t n = 0;
+        const weft_entity *cur = weft_children(r->world, e, &n);
+        weft_entity *old = calloc((size_t)n + 1, sizeof *old);
+        if (!old) {
+            wr_hier_free(h);
+            return wr_oom(err);
+        }
+        if (n) {
+            memcpy(old, cur, (size_t)n * sizeof *old);
+        }
+        for (int32_t i = 0; i < n && st == WEFT_OK; i++) {
+            st = weft_remove_parent(r->world, old[i]);
+        }
+        free(old);
+        for (size_t i = 0; i < h->nkids && st == WEFT_OK; i++) {
+            st = weft_set_parent(r->world, h->kids[i], e);
+        }
+    }
+    wr_hier_free(h);
+    return st == WEFT_OK ? json_null() : wr_fail_world(r, err, st);
+}
+
 static json_t *m_spawn_entity(weft_remote *r, json_t *params, wr_err *err)
 {
-    json_t *comps;
-    if (!wr_require_object(params, err) || !wr_get_components_object(params, &comps, err)) {
+    json_t *comps, *rest;
+    wr_hier h;
+    if (!wr_require_object(params, err) || !wr_get_components_object(params, &comps, err) ||
+        !wr_hier_take(r, 0, comps, &rest, &h, err)) {
         return NULL;
     }
     size_t len = 0;
-    char *text = wr_entity_text(comps, &len);
+    char *text = wr_entity_text(rest, &len);
+    json_decref(rest);
     if (!text) {
+        wr_hier_free(&h);
         return wr_oom(err);
     }
     weft_entity e = weft_json_spawn(r->world, text, len);
     free(text);
     if (!e) {
+        wr_hier_free(&h);
         return wr_fail_world(r, err, weft_last_status(r->world));
+    }
+    if (!wr_hier_apply(r, e, &h, err)) {
+        return NULL;
     }
     json_t *res = json_pack("{s:I}", "entity", (json_int_t)e);
     return res ? res : wr_oom(err);
@@ -666,20 +878,28 @@ static json_t *m_spawn_entity(weft_remote *r, json_t *params, wr_err *err)
 static json_t *m_insert_components(weft_remote *r, json_t *params, wr_err *err)
 {
     weft_entity e;
-    json_t *comps;
+    json_t *comps, *rest;
+    wr_hier h;
     if (!wr_require_object(params, err) ||
         !wr_get_entity(r, json_object_get(params, "entity"), "entity", &e, err) ||
-        !wr_get_components_object(params, &comps, err)) {
+        !wr_get_components_object(params, &comps, err) ||
+        !wr_hier_take(r, e, comps, &rest, &h, err)) {
         return NULL;
     }
     size_t len = 0;
-    char *text = wr_entity_text(comps, &len);
+    char *text = wr_entity_text(rest, &len);
+    json_decref(rest);
     if (!text) {
+        wr_hier_free(&h);
         return wr_oom(err);
     }
     weft_status st = weft_json_read_entity(r->world, e, text, len);
     free(text);
-    return st == WEFT_OK ? json_null() : wr_fail_world(r, err, st);
+    if (st != WEFT_OK) {
+        wr_hier_free(&h);
+        return wr_fail_world(r, err, st);
+    }
+    return wr_hier_apply(r, e, &h, err);
 }
 
 static json_t *m_remove_components(weft_remote *r, json_t *params, wr_err *err)
@@ -705,7 +925,8 @@ static json_t *m_remove_components(weft_remote *r, json_t *params, wr_err *err)
             free(ids);
             return NULL;
         }
-        if (wr_is_relationship_list(r, ids[i])) {
+        if (wr_is_relationship_list(r, ids[i]) &&
+            strcmp(json_string_value(json_array_get(names, i)), WR_BEVY_CHILDREN) != 0) {
             free(ids);
             return wr_fail_weft(err, WEFT_ERR_RELATIONSHIP,
                                 "'%s' is a relationship's target list, kept by weft",
@@ -713,7 +934,26 @@ static json_t *m_remove_components(weft_remote *r, json_t *params, wr_err *err)
         }
     }
     for (size_t i = 0; i < n; i++) {
-        weft_status st = weft_remove(r->world, e, ids[i]);
+        weft_status st = WEFT_OK;
+        if (strcmp(json_string_value(json_array_get(names, i)), WR_BEVY_CHILDREN) == 0) {
+            /* Bevy's Children removed: the children lose their parent */
+            int32_t nk = 0;
+            const weft_entity *cur = weft_children(r->world, e, &nk);
+            weft_entity *old = calloc((size_t)nk + 1, sizeof *old);
+            if (!old) {
+                free(ids);
+                return wr_oom(err);
+            }
+            if (nk) {
+                memcpy(old, cur, (size_t)nk * sizeof *old);
+            }
+            for (int32_t k = 0; k < nk && st == WEFT_OK; k++) {
+                st = weft_remove_parent(r->world, old[k]);
+            }
+            free(old);
+        } else if (weft_has(r->world, e, ids[i])) {
+            st = weft_remove(r->world, e, ids[i]);
+        }
         if (st != WEFT_OK) {
             free(ids);
             return wr_fail_world(r, err, st);
@@ -1095,7 +1335,8 @@ static const wr_method wr_methods[] = {
      "{components?: [name]} -> {name: {name, size, fields: [{name, kind, count?, type?, "
      "values?}]}}"},
     {"weft.diagnostics", wi_diagnostics, false, "-> [{name, value, average, smoothed, ...}]"},
-    {"weft.states", wi_states, false, "-> [{name, exists, value, value_name}]"},
+    {"weft.states", wi_states, false, "-> [{name, exists, value, value_name, values}]"},
+    {"weft.set_state", wi_set_state, true, "{state, value: name or number} -> null"},
     {"weft.stepping", wi_stepping, true,
      "{schedule, action: on|off|step|continue} -> {stepping, cursor}"},
     {"rpc.discover", m_discover, false, "-> OpenRPC document"},
@@ -1127,13 +1368,34 @@ static json_t *m_discover(weft_remote *r, json_t *params, wr_err *err)
 
 /* ---- requests ---- */
 
-/* Nesting depth of JSON text, scanning brackets outside strings; stops
- * counting past `limit`. */
-static int wr_depth(const char *s, size_t len, int limit)
+/* What the text would build, found by one scan of its bytes before any of
+ * it is parsed (parsing builds a tree in memory: checking limits on the
+ * tree would come too late). Brackets and commas outside strings are
+ * counted: the nesting depth, the elements of a top-level array (the
+ * batch) and the cost of the values (a container weighs WR_COST_CONTAINER,
+ * any other value 1). The scan stops as soon as a limit is passed. */
+#define WR_COST_CONTAINER 4
+#define WR_COST_MAX (1 << 17)
+
+typedef struct wr_scan {
+    int depth;        /* deepest nesting seen (past the limit: stopped) */
+    size_t batch;     /* top-level array: its elements (0: empty or not an array) */
+    bool is_array;
+    size_t cost;
+} wr_scan;
+
+static void wr_prescan(const char *s, size_t len, int max_depth, size_t max_batch,
+                       wr_scan *out)
 {
-    int depth = 0, max = 0;
-    bool in_str = false;
-    for (size_t i = 0; i < len; i++) {
+    memset(out, 0, sizeof *out);
+    int depth = 0;
+    bool in_str = false, any = false; /* any: a value began in the current top array */
+    size_t i = 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) {
+        i++;
+    }
+    out->is_array = i < len && s[i] == '[';
+    for (; i < len; i++) {
         char ch = s[i];
         if (in_str) {
             if (ch == '\\') {
@@ -1141,20 +1403,58 @@ static int wr_depth(const char *s, size_t len, int limit)
             } else if (ch == '"') {
                 in_str = false;
             }
-        } else if (ch == '"') {
+            continue;
+        }
+        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+            continue;
+        }
+        if (depth == 1 && out->is_array && ch != ']' && ch != ',' && !any) {
+            any = true;
+            if (++out->batch > max_batch) {
+                return;
+            }
+        }
+        if (ch == ',' && depth == 1) {
+            any = false;
+        }
+        if (ch == '"') {
             in_str = true;
+            out->cost++;
         } else if (ch == '[' || ch == '{') {
-            if (++depth > max) {
-                max = depth;
-                if (max > limit) {
-                    return max;
+            out->cost += WR_COST_CONTAINER;
+            if (++depth > out->depth) {
+                out->depth = depth;
+                if (depth > max_depth) {
+                    return;
                 }
             }
         } else if (ch == ']' || ch == '}') {
             depth--;
+        } else if (ch == ',' || ch == ':') {
+            continue;
+        } else if (i == 0 || strchr(",:[{ \t\n\r", s[i - 1])) {
+            out->cost++; /* a number or a literal begins */
+        }
+        if (out->cost > WR_COST_MAX) {
+            return;
         }
     }
-    return max;
+}
+
+/* The scan's verdict: NULL, or the message refusing the text. */
+static const char *wr_scan_refusal(const weft_remote *r, const wr_scan *sc, char *msg, size_t cap)
+{
+    if (sc->depth > r->max_depth) {
+        snprintf(msg, cap, "JSON nested deeper than %d levels", (int)r->max_depth);
+    } else if (sc->is_array && sc->batch > (size_t)r->max_batch) {
+        snprintf(msg, cap, "a batch holds at most %d requests", (int)r->max_batch);
+    } else if (sc->cost > WR_COST_MAX) {
+        snprintf(msg, cap, "a request holds at most %d JSON values (%d per object or array)",
+                 WR_COST_MAX, WR_COST_CONTAINER);
+    } else {
+        return NULL;
+    }
+    return msg;
 }
 
 static json_t *wr_response_error(json_t *id, const wr_err *err)
@@ -1299,7 +1599,7 @@ static bool wr_probe_get_components(wr_probe *p, json_t *params)
     json_t *n;
     json_array_foreach(names, i, n) {
         weft_component c = json_is_string(n)
-                               ? weft_component_lookup(p->r->world, json_string_value(n))
+                               ? wr_lookup(p->r, json_string_value(n), NULL)
                                : 0;
         if (c && weft_has(p->r->world, e, c)) {
             wr_probe_value(p, e, c);
@@ -1334,7 +1634,7 @@ static bool wr_probe_query(wr_probe *p, json_t *params)
         size_t i;
         json_t *n;
         json_array_foreach(wanted[l], i, n) {
-            weft_component c = weft_component_lookup(p->r->world, json_string_value(n));
+            weft_component c = wr_lookup(p->r, json_string_value(n), NULL);
             if (c && nnamed < (int32_t)(sizeof named / sizeof named[0])) {
                 named[nnamed++] = c;
             } else if (c) {
@@ -1391,7 +1691,7 @@ static bool wr_probe_resources(wr_probe *p, json_t *params)
         if (!json_is_string(name)) {
             return false;
         }
-        if (weft_component_lookup(p->r->world, json_string_value(name)) != c) {
+        if (wr_lookup(p->r, json_string_value(name), NULL) != c) {
             continue;
         }
         weft_ticks t;
@@ -1492,6 +1792,200 @@ static bool wr_etag_parse(const char *s, wr_watch *w)
     return true;
 }
 
+/* ---- bevy_remote's watches ----
+ *
+ * world.get_components+watch and world.list_components+watch answer, as
+ * bevy_remote does, with what changed since the previous answer, streamed:
+ * get_components: {components: {name: value} (added or changed), removed:
+ * [name], errors: {name: error}} ({components, removed} when strict);
+ * list_components: {added: [name], removed: [name]}. Judged by change
+ * ticks as change detection judges them (a write of the same bytes is a
+ * change); nothing new: no answer. The first answer holds everything
+ * present. */
+
+static bool wr_newer(weft_remote *r, uint32_t tick, uint32_t since)
+{
+    return weft_tick_is_newer(tick, since, weft_world_change_tick(r->world));
+}
+
+static json_t *wr_watch_get_components(weft_remote *r, json_t *params, wr_watch *ws,
+                                       bool *nothing, wr_err *err)
+{
+    weft_entity e;
+    json_t *names;
+    bool strict;
+    if (!wr_require_object(params, err) ||
+        !wr_get_entity(r, json_object_get(params, "entity"), "entity", &e, err) ||
+        !wr_get_names(params, "components", &names, err) ||
+        !wr_get_bool(params, "strict", &strict, err)) {
+        return NULL;
+    }
+    if (!names) {
+        return wr_fail_code(err, WEFT_REMOTE_INVALID_PARAMS, "'components' is required");
+    }
+    json_t *comps = json_object(), *removed = json_array(), *errors = json_object();
+    json_t *result = strict ? json_pack("{s:O,s:O}", "components", comps, "removed", removed)
+                            : json_pack("{s:O,s:O,s:O}", "components", comps, "removed",
+                                        removed, "errors", errors);
+    json_decref(comps);
+    json_decref(removed);
+    json_decref(errors);
+    if (!result) {
+        return wr_oom(err);
+    }
+    uint64_t bits = 0;
+    size_t i;
+    json_t *n;
+    json_array_foreach(names, i, n) {
+        const char *name = json_string_value(n);
+        int alias = 0;
+        weft_component c = wr_lookup(r, name, &alias);
+        if (!c) {
+            wr_err one = {0};
+            wr_fail_weft(&one, WEFT_ERR_UNKNOWN_COMPONENT, "unknown component '%s'", name);
+            if (strict) {
+                json_decref(result);
+                *err = one;
+                return NULL;
+            }
+            wr_bevy_code(&one, "world.get_components");
+            json_object_set_new(errors, name, wr_error_object(&one));
+            continue;
+        }
+        bool present = alias == WR_ALIAS_CHILD_OF ? weft_parent(r->world, e) != 0
+                                                  : weft_has(r->world, e, c);
+        uint64_t bit = i < 64 ? 1ull << i : 0;
+        if (!present) {
+            if (ws->primed && (ws->present_bits & bit)) {
+                json_array_append_new(removed, json_string(name));
+            }
+            continue;
+        }
+        bits |= bit;
+        weft_ticks t;
+        bool changed = !ws->primed || !(ws->present_bits & bit) ||
+                       weft_get_ticks(r->world, e, c, &t) != WEFT_OK ||
+                       wr_newer(r, t.changed, ws->since) || wr_newer(r, t.added, ws->since);
+        if (!changed) {
+            continue;
+        }
+        wr_err one = {0};
+        json_t *v = wr_value_as(r, e, c, alias, &one);
+        if (!v) {
+            if (strict || one.code == WEFT_REMOTE_INTERNAL_ERROR) {
+                json_decref(result);
+                *err = one;
+                return NULL;
+            }
+            wr_bevy_code(&one, "world.get_components");
+            json_object_set_new(errors, name, wr_error_object(&one));
+            continue;
+        }
+        json_object_set_new(comps, name, v);
+    }
+    ws->present_bits = bits;
+    *nothing = json_object_size(comps) == 0 && json_array_size(removed) == 0;
+    return result;
+}
+
+static int wr_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static json_t *wr_watch_list_components(weft_remote *r, json_t *params, wr_watch *ws,
+                                        bool *nothing, wr_err *err)
+{
+    weft_entity e;
+    if (!wr_require_object(params, err) ||
+        !wr_get_entity(r, json_object_get(params, "entity"), "entity", &e, err)) {
+        return NULL;
+    }
+    json_t *added = json_array(), *removed = json_array();
+    json_t *result = json_pack("{s:O,s:O}", "added", added, "removed", removed);
+    json_decref(added);
+    json_decref(removed);
+    if (!result) {
+        return wr_oom(err);
+    }
+    weft_archetype_info ai;
+    memset(&ai, 0, sizeof ai);
+    int32_t arch = weft_entity_archetype(r->world, e);
+    int32_t n = 0;
+    if (arch >= 0 && weft_archetype_info_get(r->world, arch, &ai) == WEFT_OK) {
+        n = ai.component_count;
+    }
+    uint32_t *now = malloc(((size_t)n + 1) * sizeof *now);
+    if (!now) {
+        json_decref(result);
+        return wr_oom(err);
+    }
+    for (int32_t k = 0; k < n; k++) {
+        weft_component c = ai.components[k];
+        now[k] = (uint32_t)c;
+        weft_ticks t;
+        bool was = ws->primed && ws->prev_ids &&
+                   bsearch(&now[k], ws->prev_ids, (size_t)ws->prev_n, sizeof *now, wr_cmp_u32);
+        if (!was || (weft_get_ticks(r->world, e, c, &t) == WEFT_OK &&
+                     wr_newer(r, t.added, ws->since))) {
+            json_array_append_new(added, json_string(wr_component_name(r, c)));
+        }
+    }
+    qsort(now, (size_t)n, sizeof *now, wr_cmp_u32);
+    for (int32_t k = 0; ws->primed && k < ws->prev_n; k++) {
+        if (!bsearch(&ws->prev_ids[k], now, (size_t)n, sizeof *now, wr_cmp_u32)) {
+            json_array_append_new(
+                removed, json_string(wr_component_name(r, (weft_component)ws->prev_ids[k])));
+        }
+    }
+    free(ws->prev_ids);
+    ws->prev_ids = now;
+    ws->prev_n = n;
+    *nothing = json_array_size(added) == 0 && json_array_size(removed) == 0;
+    return result;
+}
+
+static bool wr_is_bevy_watch(const char *name)
+{
+    return strcmp(name, "world.get_components+watch") == 0 ||
+           strcmp(name, "world.list_components+watch") == 0;
+}
+
+/* bevy_remote's error codes for its world.* methods (data keeps weft's
+ * status): -23401 entity not found, -23402 component error, -23403
+ * component not present, -23404 self reparent, -23501 resource error,
+ * -23502 resource not present. A write to a read-only remote keeps weft's
+ * code. */
+static void wr_bevy_code(wr_err *err, const char *method)
+{
+    if (err->status == WEFT_OK || err->status == WEFT_ERR_ACCESS_VIOLATION) {
+        return;
+    }
+    bool res = strstr(method, "_resources") != NULL;
+    switch (err->status) {
+    case WEFT_ERR_STALE_ENTITY:
+    case WEFT_ERR_INVALID_ENTITY:
+        err->code = res ? -23501 : -23401;
+        break;
+    case WEFT_ERR_NOT_FOUND:
+        /* absent ("... has no ...", "... is not present") or a bad name
+         * inside a value or path (a component error) */
+        if (strstr(err->msg, " has no ") || strstr(err->msg, "not present")) {
+            err->code = res ? -23502 : -23403;
+        } else {
+            err->code = res ? -23501 : -23402;
+        }
+        break;
+    case WEFT_ERR_RELATIONSHIP:
+        err->code = strncmp(method, "world.reparent_entities", 23) == 0 ? -23404 : -23402;
+        break;
+    default:
+        err->code = res ? -23501 : -23402;
+        break;
+    }
+}
+
 /* Answers one request object; NULL for a notification (or OOM: *oom).
  * `ws` is the +watch state of a held request or a stream (NULL: read
  * from the etag param each time). */
@@ -1502,6 +1996,7 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
     json_t *id = NULL;
     json_t *out = NULL;
     wr_watch local = {0};
+    const char *called = NULL; /* the method asked for (error codes) */
     r->requests++;
     if (!json_is_object(req)) {
         wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST, "a request must be an object");
@@ -1533,15 +2028,29 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
      * given the etag of the previous answer, the request is held (long
      * poll, or a stream) until the value changes. */
     const char *mname = json_string_value(method);
+    called = mname;
     size_t mlen = strlen(mname);
     bool watch = mlen > 6 && strcmp(mname + mlen - 6, "+watch") == 0;
+    bool bevy_watch = watch && wr_is_bevy_watch(mname);
     if (watch) {
         mlen -= 6;
     }
+    /* weft's etag watches are weft.<method>+watch: weft's own reading
+     * methods, and world.<method> as weft.<method> (weft.query+watch);
+     * the world.*+watch names are bevy_remote's (two of them) */
+    char alias[64];
+    if (watch && !bevy_watch && strncmp(mname, "weft.", 5) == 0 && mlen - 5 < 40) {
+        snprintf(alias, sizeof alias, "world.%.*s", (int)(mlen - 5), mname + 5);
+    } else {
+        alias[0] = '\0';
+    }
     const wr_method *m = NULL;
     for (size_t i = 0; i < WR_METHOD_COUNT; i++) {
-        if (strlen(wr_methods[i].name) == mlen && strncmp(wr_methods[i].name, mname, mlen) == 0 &&
-            !(watch && wr_methods[i].writes)) {
+        const char *mn = wr_methods[i].name;
+        if (((strlen(mn) == mlen && strncmp(mn, mname, mlen) == 0) ||
+             (alias[0] && strcmp(mn, alias) == 0)) &&
+            !(watch && wr_methods[i].writes) &&
+            !(watch && !bevy_watch && strncmp(mname, "world.", 6) == 0)) {
             m = &wr_methods[i];
             break;
         }
@@ -1557,6 +2066,57 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
                      "(WEFT_REMOTE_ALLOW_WRITES)",
                      m->name);
         goto error;
+    }
+    if (bevy_watch) {
+        if (r->in_batch) {
+            wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST,
+                         "%s is a stream and cannot be part of a batch", mname);
+            goto error;
+        }
+        if (!ws) {
+            ws = &local;
+        }
+        uint32_t since = wr_watch_since(r);
+        bool nothing = false;
+        json_t *result = strcmp(mname, "world.get_components+watch") == 0
+                             ? wr_watch_get_components(r, params, ws, &nothing, &err)
+                             : wr_watch_list_components(r, params, ws, &nothing, &err);
+        free(local.prev_ids);
+        r->watch_evals++;
+        if (!result) {
+            /* an error is news once, until the answer changes */
+            json_t *eo = wr_error_object(&err);
+            uint64_t h = 0;
+            bool hashed = eo && wr_value_hash(eo, &h);
+            json_decref(eo);
+            bool again = ws->failed && hashed && h == ws->hash;
+            ws->failed = true;
+            ws->hash = h;
+            if (may_hold && again) {
+                r->requests--;
+                *hold = 1;
+                return NULL;
+            }
+            goto error;
+        }
+        ws->failed = false;
+        ws->since = since;
+        ws->primed = true;
+        if (may_hold && nothing) {
+            json_decref(result);
+            r->requests--;
+            *hold = 1;
+            return NULL;
+        }
+        if (notification) {
+            json_decref(result);
+            return NULL;
+        }
+        out = json_pack("{s:s,s:o,s:O}", "jsonrpc", "2.0", "result", result, "id", id);
+        if (!out) {
+            *oom = 1;
+        }
+        return out;
     }
     json_t *base_params = params;
     if (watch) {
@@ -1653,6 +2213,9 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
     return out;
 error:
     r->errors++;
+    if (called && strncmp(called, "world.", 6) == 0) {
+        wr_bevy_code(&err, called);
+    }
     if (id == NULL && json_is_object(req) && json_object_get(req, "id") == NULL &&
         err.code != WEFT_REMOTE_INVALID_REQUEST) {
         return NULL; /* a notification's error is not answered */
@@ -1686,12 +2249,21 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold,
         *oom = !s;
         return s;
     }
-    if (wr_depth(text, len, r->max_depth) > r->max_depth) {
+    if (memchr(text, '\0', len)) {
         r->requests++;
         r->errors++;
-        char msg[96];
-        snprintf(msg, sizeof msg, "JSON nested deeper than %d levels", (int)r->max_depth);
-        char *s = wr_rpc_error_text(WEFT_REMOTE_INVALID_REQUEST, msg, out_len);
+        char *s = wr_rpc_error_text(WEFT_REMOTE_PARSE_ERROR, "parse error: a NUL byte in the text",
+                                    out_len);
+        *oom = !s;
+        return s;
+    }
+    wr_scan sc;
+    wr_prescan(text, len, r->max_depth, (size_t)r->max_batch, &sc);
+    char why[128];
+    if (wr_scan_refusal(r, &sc, why, sizeof why)) {
+        r->requests++;
+        r->errors++;
+        char *s = wr_rpc_error_text(WEFT_REMOTE_INVALID_REQUEST, why, out_len);
         *oom = !s;
         return s;
     }
@@ -1727,6 +2299,7 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold,
             *oom = 1;
             return NULL;
         }
+        r->in_batch = true;
         for (size_t i = 0; i < n && !*oom; i++) {
             int ignore = 0;
             json_t *one = wr_one(r, json_array_get(doc, i), false, NULL, &ignore, oom);
@@ -1734,6 +2307,7 @@ char *wr_rpc_handle(weft_remote *r, const char *text, size_t len, bool may_hold,
                 json_array_append_new(out, one);
             }
         }
+        r->in_batch = false;
         if (json_array_size(out) == 0) {
             json_decref(out);
             out = NULL;
@@ -1760,8 +2334,11 @@ char *wr_rpc_stream(weft_remote *r, wr_stream *st, size_t *out_len, bool *ends, 
     *oom = 0;
     *out_len = 0;
     bool single_watch = false;
+    wr_scan sc;
+    char msg[128];
     if (st->len <= (size_t)r->max_request_bytes &&
-        wr_depth(st->body, st->len, r->max_depth) <= r->max_depth) {
+        (wr_prescan(st->body, st->len, r->max_depth, (size_t)r->max_batch, &sc),
+         !wr_scan_refusal(r, &sc, msg, sizeof msg))) {
         json_error_t jerr;
         json_t *doc = json_loadb(st->body, st->len, 0, &jerr);
         json_t *m = json_is_object(doc) ? json_object_get(doc, "method") : NULL;

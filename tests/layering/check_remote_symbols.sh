@@ -3,7 +3,7 @@
 # client of weft's public API: its objects may define only weft_remote_*
 # public functions, may call weft_* functions but never wf_* internals,
 # and the core library (weft_obj) must not reference anything of
-# libmicrohttpd (MHD_*) or of weft_remote, so weft keeps no network
+# an HTTP server library (MHD_*) or of weft_remote, so weft keeps no network
 # dependency.
 # SPDX-License-Identifier: MIT
 #

@@ -203,12 +203,13 @@ done:
     return NULL;
 }
 
-/* Opens a stream for `body`; NULL when the connection fails. */
-static inline rc_stream *rc_stream_open(int port, const char *body)
+/* Opens a stream for `body` sent with `accept` as its Accept header (NULL:
+ * none); NULL when the connection fails. */
+static inline rc_stream *rc_stream_open_as(int port, const char *body, const char *accept)
 {
     rc_stream *s = calloc(1, sizeof *s);
     s->fd = rc_connect(port);
-    if (s->fd < 0 || !rc_send_post(s->fd, body, "text/event-stream")) {
+    if (s->fd < 0 || !rc_send_post(s->fd, body, accept)) {
         if (s->fd >= 0) {
             close(s->fd);
         }
@@ -218,6 +219,12 @@ static inline rc_stream *rc_stream_open(int port, const char *body)
     pthread_mutex_init(&s->lock, NULL);
     pthread_create(&s->thread, NULL, rc_stream_main, s);
     return s;
+}
+
+/* Opens an event stream for `body` (Accept: text/event-stream). */
+static inline rc_stream *rc_stream_open(int port, const char *body)
+{
+    return rc_stream_open_as(port, body, "text/event-stream");
 }
 
 static inline int rc_stream_events(rc_stream *s)

@@ -90,6 +90,21 @@ static inline json_t *fx_call(weft_remote *r, const char *fmt, ...)
 }
 
 /* The error code of a response, 0 when it has none. */
+/* bevy_remote's error code for a weft status from a world.* method
+ * (docs/remote.md): the resource methods' or the others'. */
+static inline int fx_bevy_code(weft_status st, int resource)
+{
+    switch (st) {
+    case WEFT_ERR_STALE_ENTITY:
+    case WEFT_ERR_INVALID_ENTITY:
+        return resource ? -23501 : -23401;
+    case WEFT_ERR_NOT_FOUND:
+        return resource ? -23502 : -23403;
+    default:
+        return resource ? -23501 : -23402;
+    }
+}
+
 static inline int fx_code(json_t *resp)
 {
     json_t *e = json_object_get(resp, "error");

@@ -55,8 +55,8 @@ typedef struct browser_world {
     fx_world fx;
     weft_app *app;
     weft_remote *r;
-    weft_component look;
-    weft_entity d; /* has a Look */
+    weft_component look, name;
+    weft_entity d; /* has a Look and a Name; parent of fx.a */
 } browser_world;
 
 static void make_world(browser_world *bw)
@@ -75,10 +75,24 @@ static void make_world(browser_world *bw)
     };
     static const weft_type_desc desc = {.name = "Look", .fields = fields, .field_count = 3};
     assert_int_equal(weft_component_describe(bw->fx.w, bw->look, &desc), WEFT_OK);
+    /* a Name as Bevy has it: a newtype over a string */
+    cd.name = "bevy_ecs::name::Name";
+    cd.size = 32;
+    cd.align = 1;
+    bw->name = weft_component_register(bw->fx.w, &cd);
+    static const weft_field name_fields[] = {
+        {.name = "name", .kind = WEFT_KIND_STRING, .offset = 0, .count = 32},
+        {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_NEWTYPE},
+    };
+    static const weft_type_desc name_desc = {.name = "Name", .fields = name_fields,
+                                             .field_count = 2};
+    assert_int_equal(weft_component_describe(bw->fx.w, bw->name, &name_desc), WEFT_OK);
     look l = {0, "nobody", 1};
-    weft_value v = {bw->look, sizeof l, &l};
-    bw->d = weft_spawn_with(bw->fx.w, &v, 1);
+    char nm[32] = "Player One";
+    weft_value v[2] = {{bw->look, sizeof l, &l}, {bw->name, sizeof nm, nm}};
+    bw->d = weft_spawn_with(bw->fx.w, v, 2);
     assert_true(bw->d != 0);
+    assert_int_equal(weft_set_parent(bw->fx.w, bw->fx.a, bw->d), WEFT_OK);
 
     weft_app_desc ad = {0};
     ad.world = bw->fx.w;
@@ -157,7 +171,7 @@ static void cdp_start(cdp *c, browser_world *bw)
         char dir[128];
         snprintf(dir, sizeof dir, "--user-data-dir=%s", c->profile);
         execl(WEFT_CHROMIUM, "chromium", "--headless", "--no-sandbox", "--disable-gpu",
-              "--no-first-run", "--remote-debugging-pipe", "--window-size=1400,900", dir,
+              "--no-first-run", "--remote-debugging-pipe", "--window-size=1280,800", dir,
               "about:blank", (char *)NULL);
         _exit(127);
     }
@@ -467,7 +481,44 @@ static void test_inspector_in_chromium(void **state)
              (unsigned long long)bw.fx.a);
     wait_for(&c, js);
     wait_for(&c, "document.getElementById('status').textContent.includes('(streaming)')");
-    wait_for(&c, "[...document.querySelectorAll('#arch td')].some((t) => t.textContent === 'Position, Health, Tag')");
+    wait_for(&c, "[...document.querySelectorAll('#arch td')].some((t) => t.textContent === 'Position, Health, Tag, weft.ChildOf')");
+
+    /* entities are labelled by their Name; the hierarchy collapses and
+     * opens; the list filters by component */
+    snprintf(js, sizeof js,
+             "document.querySelector('#tree span[data-entity=\"%llu\"]').textContent === 'Player One'",
+             (unsigned long long)bw.d);
+    wait_for(&c, js);
+    snprintf(js, sizeof js,
+             "(() => { document.querySelector('#tree span[data-entity=\"%llu\"]').previousSibling.click();"
+             " return true; })()",
+             (unsigned long long)bw.d);
+    json_decref(eval(&c, js));
+    snprintf(js, sizeof js, "!document.querySelector('#tree span[data-entity=\"%llu\"]')",
+             (unsigned long long)bw.fx.a);
+    wait_for(&c, js); /* the child is hidden */
+    snprintf(js, sizeof js,
+             "(() => { document.querySelector('#tree span[data-entity=\"%llu\"]').previousSibling.click();"
+             " return true; })()",
+             (unsigned long long)bw.d);
+    json_decref(eval(&c, js));
+    snprintf(js, sizeof js, "!!document.querySelector('#tree span[data-entity=\"%llu\"]')",
+             (unsigned long long)bw.fx.a);
+    wait_for(&c, js); /* open again */
+    json_decref(eval(&c, "(() => { const f = document.getElementById('filter'); f.value = 'Look';"
+                         " f.dispatchEvent(new Event('change')); return true; })()"));
+    snprintf(js, sizeof js,
+             "!!document.querySelector('#tree span[data-entity=\"%llu\"]') &&"
+             " !document.querySelector('#tree span[data-entity=\"%llu\"]')",
+             (unsigned long long)bw.d, (unsigned long long)bw.fx.b);
+    wait_for(&c, js);
+    json_decref(eval(&c, "(() => { const f = document.getElementById('filter'); f.value = '';"
+                         " f.dispatchEvent(new Event('change')); return true; })()"));
+
+    /* the panels: a live plot of frame time and entity count, stepping */
+    wait_for(&c, "+document.getElementById('plot').dataset.samples >= 3 &&"
+                 " !!document.querySelector('#plot polyline.series-entities')");
+    wait_for(&c, "!!document.getElementById('st-step') && !!document.getElementById('states')");
 
     /* the schedule graph (Update: three systems, two edges, one set) and
      * the frame timeline (profiled runs of the main schedules) */

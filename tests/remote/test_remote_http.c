@@ -170,7 +170,7 @@ static void test_post_and_poll(void **state)
     http_do(c);
     assert_int_equal(c->status, 200);
     assert_non_null(strstr(c->resp, "<title>weft inspector</title>"));
-    assert_non_null(strstr(c->resp, "world.query"));
+    assert_non_null(strstr(c->resp, "weft.query+watch"));
     /* a Host other than the loopback (DNS rebinding) is refused */
     c->host = "evil.example:15702";
     http_do(c);
@@ -266,7 +266,7 @@ static void test_watch_long_poll(void **state)
     c->method = "POST";
     char body[512];
     snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components+watch\","
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.get_components+watch\","
              "\"params\":{\"entity\":%llu,\"components\":[\"Health\"]}}",
              (unsigned long long)fx.a);
     c->body = body;
@@ -279,7 +279,7 @@ static void test_watch_long_poll(void **state)
              json_string_value(json_object_get(json_object_get(j, "result"), "etag")));
     json_decref(j);
     snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.get_components+watch\","
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"weft.get_components+watch\","
              "\"params\":{\"entity\":%llu,\"components\":[\"Health\"],\"etag\":\"%s\"}}",
              (unsigned long long)fx.a, etag);
     /* unchanged: held across polls, then changed: answered */
@@ -309,7 +309,7 @@ static void test_watch_long_poll(void **state)
              json_string_value(json_object_get(json_object_get(j, "result"), "etag")));
     json_decref(j);
     snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"world.get_components+watch\","
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"weft.get_components+watch\","
              "\"params\":{\"entity\":%llu,\"components\":[\"Health\"],\"etag\":\"%s\"}}",
              (unsigned long long)fx.a, etag);
     http_while_polling(c, r, NULL);
@@ -363,7 +363,7 @@ static void test_app_plugin(void **state)
     c->body = body;
     http_while_polling(c, r, app);
     assert_int_equal(c->status, 200);
-    assert_int_equal(resp_code(c), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND);
+    assert_int_equal(resp_code(c), -23402); /* an unknown field: a component error */
     snprintf(body, sizeof body,
              "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"world.get_components\",\"params\":"
              "{\"entity\":%llu,\"components\":[\"Health\",\"Position\"]}}",

@@ -154,16 +154,16 @@ static void *client_main(void *arg)
             };
             static const int codes[] = {WEFT_REMOTE_PARSE_ERROR, WEFT_REMOTE_INVALID_REQUEST,
                                         WEFT_REMOTE_METHOD_NOT_FOUND, WEFT_REMOTE_INVALID_PARAMS,
-                                        WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_STALE_ENTITY,
+                                        -23401 /* bevy_remote: entity not found */,
                                         WEFT_REMOTE_INVALID_REQUEST,
-                                        WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_STALE_ENTITY};
+                                        -23401 /* bevy_remote: entity not found */};
             int k = c->requests % 7;
             j = call(c, bad[k], codes[k]);
             break;
         }
         case 5:
             snprintf(body, sizeof body,
-                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.query+watch\",\"params\":"
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.query+watch\",\"params\":"
                      "{\"data\":{\"components\":[\"Health\"]}%s%s%s}}",
                      etag[0] ? ",\"etag\":\"" : "", etag, etag[0] ? "\"" : "");
             j = call(c, body, 0);
@@ -174,7 +174,7 @@ static void *client_main(void *arg)
             break;
         case 6: {
             snprintf(body, sizeof body,
-                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components+watch\","
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.get_components+watch\","
                      "\"params\":{\"entity\":%llu,\"components\":[\"Position\"]}}",
                      (unsigned long long)c->a);
             uint64_t t0 = now_ns();

@@ -74,14 +74,15 @@ static void test_get_components(void **state)
     assert_true(json_number_value(json_object_get(pos, "x")) == 1.5);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(comps, "Health"), "hp")),
                      10);
-    assert_true(json_is_object(json_object_get(comps, "Tag")));
+    assert_true(json_is_null(json_object_get(comps, "Tag"))); /* a unit struct */
+    assert_non_null(json_object_get(comps, "Tag"));
     json_t *errors = json_object_get(res, "errors");
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(errors, "Nope"), "code")),
-        WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_UNKNOWN_COMPONENT);
+        fx_bevy_code(WEFT_ERR_UNKNOWN_COMPONENT, 0));
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(errors, "Opaque"), "code")),
-        WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND);
+        fx_bevy_code(WEFT_ERR_NOT_FOUND, 0));
     json_decref(resp);
 
     /* strict: the first failure fails the request */
@@ -90,7 +91,7 @@ static void test_get_components(void **state)
                    "\"params\":{\"entity\":%llu,\"components\":[\"Position\",\"Health\"],"
                    "\"strict\":true}}",
                    (unsigned long long)s->fx.b);
-    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND);
+    assert_int_equal(fx_code(resp), fx_bevy_code(WEFT_ERR_NOT_FOUND, 0));
     json_t *data = json_object_get(json_object_get(resp, "error"), "data");
     assert_string_equal(json_string_value(json_object_get(data, "status")), "WEFT_ERR_NOT_FOUND");
     assert_string_equal(json_string_value(json_object_get(resp, "id")), "s");
@@ -152,7 +153,7 @@ static void test_query(void **state)
     json_decref(resp);
     resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"world.query\","
                          "\"params\":{\"data\":{\"components\":[\"Nope\"]},\"strict\":true}}");
-    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_UNKNOWN_COMPONENT);
+    assert_int_equal(fx_code(resp), fx_bevy_code(WEFT_ERR_UNKNOWN_COMPONENT, 0));
     json_decref(resp);
     resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.query\","
                          "\"params\":{\"data\":{\"components\":\"Position\"}}}");
@@ -254,9 +255,9 @@ static void test_writes(void **state)
                    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.get_components\","
                    "\"params\":{\"entity\":%llu,\"components\":[\"weft.ChildOf\"],\"strict\":true}}",
                    (unsigned long long)s->fx.b);
+    /* strict: the map itself (bevy_remote's strict answer) */
     assert_true((weft_entity)json_integer_value(json_object_get(
-                    json_object_get(json_object_get(result_of(resp), "components"), "weft.ChildOf"),
-                    "target")) == e);
+                    json_object_get(result_of(resp), "weft.ChildOf"), "target")) == e);
     json_decref(resp);
     /* a cycle is refused, nothing changes */
     uint64_t before = weft_world_hash(w);
@@ -264,7 +265,7 @@ static void test_writes(void **state)
                    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"world.reparent_entities\","
                    "\"params\":{\"entities\":[%llu],\"parent\":%llu}}",
                    (unsigned long long)e, (unsigned long long)s->fx.b);
-    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_RELATIONSHIP);
+    assert_int_equal(fx_code(resp), -23404 /* bevy_remote: self reparent */);
     json_decref(resp);
     assert_true(weft_world_hash(w) == before);
     resp = fx_call(s->r,
@@ -288,7 +289,7 @@ static void test_writes(void **state)
                    "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"world.despawn_entity\","
                    "\"params\":{\"entity\":%llu}}",
                    (unsigned long long)e);
-    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_STALE_ENTITY);
+    assert_int_equal(fx_code(resp), fx_bevy_code(WEFT_ERR_STALE_ENTITY, 0));
     json_decref(resp);
 }
 
@@ -305,34 +306,34 @@ static void test_bad_input_changes_nothing(void **state)
     } cases[] = {
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.spawn_entity\",\"params\":"
          "{\"components\":{\"Position\":{\"x\":\"no\"}}}}",
-         WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_TYPE_MISMATCH},
+         fx_bevy_code(WEFT_ERR_TYPE_MISMATCH, 0)},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.spawn_entity\",\"params\":"
          "{\"components\":{\"Position\":{},\"Nope\":{}}}}",
-         WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_UNKNOWN_COMPONENT},
+         fx_bevy_code(WEFT_ERR_UNKNOWN_COMPONENT, 0)},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.spawn_entity\",\"params\":"
          "{\"components\":[]}}",
          WEFT_REMOTE_INVALID_PARAMS},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.insert_components\",\"params\":"
          "{\"entity\":%llu,\"components\":{\"Health\":{\"hp\":1,\"bogus\":2}}}}",
-         WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND},
+         -23402 /* an unknown field: a component error */},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.insert_components\",\"params\":"
          "{\"entity\":\"%llu\",\"components\":{}}}",
          WEFT_REMOTE_INVALID_PARAMS},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.remove_components\",\"params\":"
          "{\"entity\":%llu,\"components\":[\"Health\",\"Nope\"]}}",
-         WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_UNKNOWN_COMPONENT},
+         fx_bevy_code(WEFT_ERR_UNKNOWN_COMPONENT, 0)},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.mutate_components\",\"params\":"
          "{\"entity\":%llu,\"component\":\"Health\",\"path\":\"slots[3]\",\"value\":1}}",
-         WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_CAPACITY},
+         fx_bevy_code(WEFT_ERR_CAPACITY, 0)},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.mutate_components\",\"params\":"
          "{\"entity\":%llu,\"component\":\"Health\",\"path\":\"nope\",\"value\":1}}",
-         WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND},
+         -23402 /* no such field */},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.mutate_components\",\"params\":"
          "{\"entity\":%llu,\"component\":\"Health\",\"path\":\"hp\",\"value\":\"x\"}}",
-         WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_TYPE_MISMATCH},
+         fx_bevy_code(WEFT_ERR_TYPE_MISMATCH, 0)},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.despawn_entity\",\"params\":"
          "{\"entity\":123456789}}",
-         WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_STALE_ENTITY},
+         fx_bevy_code(WEFT_ERR_STALE_ENTITY, 0)},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.despawn_entity\",\"params\":[1]}",
          WEFT_REMOTE_INVALID_PARAMS},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.reparent_entities\",\"params\":"
@@ -384,7 +385,7 @@ static void test_resources(void **state)
     weft_world *w = s->fx.w;
     json_t *resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
                                  "\"world.get_resources\",\"params\":{\"resource\":\"Position\"}}");
-    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND); /* absent */
+    assert_int_equal(fx_code(resp), fx_bevy_code(WEFT_ERR_NOT_FOUND, 1)); /* absent */
     json_decref(resp);
     resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.insert_resources\","
                          "\"params\":{\"resource\":\"Position\",\"value\":{\"x\":2,\"y\":3}}}");
@@ -416,9 +417,9 @@ static void test_resources(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"world.mutate_resources\",\"params\":"
         "{\"resource\":\"Position\",\"path\":\"w\",\"value\":1}}",
     };
-    int codes[] = {WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_TYPE_MISMATCH,
-                   WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_UNKNOWN_COMPONENT, WEFT_REMOTE_INVALID_PARAMS,
-                   WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND};
+    int codes[] = {fx_bevy_code(WEFT_ERR_TYPE_MISMATCH, 1),
+                   fx_bevy_code(WEFT_ERR_UNKNOWN_COMPONENT, 1), WEFT_REMOTE_INVALID_PARAMS,
+                   -23501 /* no such field in the resource */};
     for (int i = 0; i < 4; i++) {
         resp = fx_call(s->r, "%s", bad[i]);
         assert_int_equal(fx_code(resp), codes[i]);
@@ -437,7 +438,7 @@ static void test_watch_in_process(void **state)
 {
     fx_state *s = *state;
     json_t *resp = fx_call(s->r,
-                           "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components+watch\","
+                           "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.get_components+watch\","
                            "\"params\":{\"entity\":%llu,\"components\":[\"Position\"]}}",
                            (unsigned long long)s->fx.a);
     json_t *res = result_of(resp);
@@ -449,7 +450,7 @@ static void test_watch_in_process(void **state)
     json_decref(resp);
     /* same value: same etag, answered at once (no hold without the server) */
     resp = fx_call(s->r,
-                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.get_components+watch\","
+                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"weft.get_components+watch\","
                    "\"params\":{\"entity\":%llu,\"components\":[\"Position\"],\"etag\":\"%s\"}}",
                    (unsigned long long)s->fx.a, etag);
     /* the value's hash (the etag's last part) is the same; its tick moved */
@@ -459,13 +460,13 @@ static void test_watch_in_process(void **state)
     fx_pos p = {-5.0f, 5.0f};
     assert_int_equal(weft_insert(s->fx.w, s->fx.a, s->fx.pos, &p, sizeof p), WEFT_OK);
     resp = fx_call(s->r,
-                   "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"world.get_components+watch\","
+                   "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"weft.get_components+watch\","
                    "\"params\":{\"entity\":%llu,\"components\":[\"Position\"],\"etag\":\"%s\"}}",
                    (unsigned long long)s->fx.a, etag);
     assert_string_not_equal(json_string_value(json_object_get(result_of(resp), "etag")) + 26,
                             etag + 26);
     json_decref(resp);
-    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"world.list_components+watch\","
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"weft.list_components+watch\","
                          "\"params\":{\"etag\":\"0\"}}");
     assert_int_equal(json_array_size(json_object_get(result_of(resp), "value")), 4);
     json_decref(resp);
@@ -474,7 +475,7 @@ static void test_watch_in_process(void **state)
                          "\"params\":{\"components\":{}}}");
     assert_int_equal(fx_code(resp), WEFT_REMOTE_METHOD_NOT_FOUND);
     json_decref(resp);
-    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"world.list_components+watch\","
+    resp = fx_call(s->r, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"weft.list_components+watch\","
                          "\"params\":{\"etag\":7}}");
     assert_int_equal(fx_code(resp), WEFT_REMOTE_INVALID_PARAMS);
     json_decref(resp);

@@ -62,7 +62,7 @@ static void test_stream_get_components(void **state)
     weft_remote *r = start(&fx, 0);
     char body[256];
     snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"world.get_components+watch\","
+             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"weft.get_components+watch\","
              "\"params\":{\"entity\":%llu,\"components\":[\"Health\"]}}",
              (unsigned long long)fx.a);
     rc_stream *s = rc_stream_open(weft_remote_port(r), body);
@@ -144,7 +144,7 @@ static void test_stream_query(void **state)
     fx_world fx;
     weft_remote *r = start(&fx, 0);
     rc_stream *s = rc_stream_open(
-        weft_remote_port(r), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.query+watch\","
+        weft_remote_port(r), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.query+watch\","
                              "\"params\":{\"data\":{\"components\":[\"Position\"]}}}");
     assert_non_null(s);
     poll_until_events(r, s, 1);
@@ -192,7 +192,7 @@ static void test_long_poll_by_ticks(void **state)
     weft_remote *r = start(&fx, 4000);
     char body[512];
     snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components+watch\","
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.get_components+watch\","
              "\"params\":{\"entity\":%llu,\"components\":[\"Position\"]}}",
              (unsigned long long)fx.a);
     const char *resp = weft_remote_handle(r, body, strlen(body), NULL);
@@ -204,7 +204,7 @@ static void test_long_poll_by_ticks(void **state)
              json_string_value(json_object_get(json_object_get(j, "result"), "etag")));
     json_decref(j);
     snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"world.get_components+watch\","
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"weft.get_components+watch\","
              "\"params\":{\"entity\":%llu,\"components\":[\"Position\"],\"etag\":\"%s\"}}",
              (unsigned long long)fx.a, etag);
     rc_stream *s = rc_stream_open(weft_remote_port(r), body); /* as a stream: resumes */
@@ -233,7 +233,7 @@ static void test_stream_disconnect(void **state)
         weft_value v = {fx.pos, sizeof p, &p};
         weft_spawn_with(fx.w, &v, 1);
     }
-    const char *qbody = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.query+watch\","
+    const char *qbody = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.query+watch\","
                         "\"params\":{\"data\":{\"components\":[\"Position\"]}}}";
     rc_stream *s = rc_stream_open(weft_remote_port(r), qbody);
     assert_non_null(s);
@@ -289,9 +289,9 @@ static void test_stream_not_watch(void **state)
     weft_remote *r = start(&fx, 0);
     static const char *const bodies[] = {
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.list_components\"}",
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.get_components+watch\","
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.get_components+watch\","
         "\"params\":{\"entity\":\"x\"}}",
-        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"world.list_components+watch\"}]",
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.list_components+watch\"}]",
         "not json",
         "",
     };
