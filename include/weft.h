@@ -3628,8 +3628,10 @@ typedef struct weft_module_reloads {
  *  after weft_app_setup or before; not during an update, a plugin callback
  *  or a schedule run. Returns the module or NULL; errors in the app
  *  world's slot: INVALID_HANDLE, INVALID_ARG (path NULL or empty),
- *  NOT_FOUND (no such file), BAD_FORMAT (not a loadable shared library,
- *  e.g. truncated; no WEFT_MODULE_ENTRY_NAME; no build), UNSUPPORTED
+ *  NOT_FOUND (no such file, or a symlink loop), BAD_FORMAT (not a
+ *  regular file: a directory, FIFO or device is refused without blocking;
+ *  above 1 GiB; not a loadable shared library, e.g. truncated; no
+ *  WEFT_MODULE_ENTRY_NAME; no build), UNSUPPORTED
  *  (another WEFT_MODULE_ABI_VERSION; or weft was built without modules,
  *  CMake -DWEFT_MODULES=OFF, the default off Linux), WRONG_PHASE, ALREADY_EXISTS (the
  *  build added two systems of one name to one schedule), whatever the

@@ -31,6 +31,9 @@
  * (weft_snapshot_set_limit): a compressed blob that announces or produces
  * more is refused before or while decompressing. */
 #define WF_SNAPSHOT_MAX_DEFAULT (256ull << 20)
+/* Largest module file weft_module_load copies (a shared library bigger
+ * than this is refused as BAD_FORMAT). */
+#define WF_MODULE_MAX_BYTES (1ull << 30)
 /* First output buffer of a streaming decompression; it doubles as the
  * output arrives, never beyond the announced size. */
 #define WF_SNAPSHOT_INFLATE_FIRST (256u << 10)

@@ -75,11 +75,30 @@ weft_status wf_module_safe_point(weft_app *a, const char *fn)
 static weft_status copy_to_temp(weft_world *w, const char *path, char *tmp, size_t cap,
                                 const char *fn)
 {
-    int in = open(path, O_RDONLY);
+    /* non-blocking: opening a FIFO must not wait for a writer; the type
+     * is checked on the open descriptor (no race with a rename) */
+    int in = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (in < 0) {
-        return wf_error(w, errno == ENOENT ? WEFT_ERR_NOT_FOUND : WEFT_ERR_INVALID_ARG,
-                        "%s: cannot open '%s': %s", fn, path, strerror(errno));
+        int err = errno;
+        bool missing = err == ENOENT || err == ENOTDIR || err == ELOOP || err == ENAMETOOLONG;
+        return wf_error(w, missing ? WEFT_ERR_NOT_FOUND : WEFT_ERR_BAD_FORMAT,
+                        "%s: cannot open '%s': %s", fn, path, strerror(err));
     }
+    struct stat sb;
+    if (fstat(in, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(in);
+        return wf_error(w, WEFT_ERR_BAD_FORMAT,
+                        "%s: '%s' is not a regular file (a directory, FIFO, device or "
+                        "socket cannot be a module)",
+                        fn, path);
+    }
+    if ((uint64_t)sb.st_size > WF_MODULE_MAX_BYTES) {
+        close(in);
+        return wf_error(w, WEFT_ERR_BAD_FORMAT,
+                        "%s: '%s' is %lld bytes, above the %llu a module may have", fn, path,
+                        (long long)sb.st_size, (unsigned long long)WF_MODULE_MAX_BYTES);
+    }
+    uint64_t copied = 0;
     const char *dir = getenv("TMPDIR");
     if (!dir || !dir[0]) {
         dir = "/tmp";
@@ -108,6 +127,13 @@ static weft_status copy_to_temp(weft_world *w, const char *path, char *tmp, size
             }
             st = wf_error(w, WEFT_ERR_INVALID_ARG, "%s: reading '%s': %s", fn, path,
                           strerror(errno));
+            break;
+        }
+        copied += (uint64_t)n;
+        if (copied > WF_MODULE_MAX_BYTES) { /* it grew while being copied */
+            st = wf_error(w, WEFT_ERR_BAD_FORMAT, "%s: '%s' grew past the %llu a module may "
+                          "have while being copied", fn, path,
+                          (unsigned long long)WF_MODULE_MAX_BYTES);
             break;
         }
         for (ssize_t off = 0; off < n && st == WEFT_OK;) {

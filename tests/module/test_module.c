@@ -9,12 +9,15 @@
 // untouched, the reload signals, unloading, and 100 reloads in a row with
 // every old copy unmapped.
 // SPDX-License-Identifier: MIT
+#define _DEFAULT_SOURCE // symlink, mkfifo
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -327,6 +330,40 @@ static void load_failures(void **state)
     }
     assert_null(weft_module_load(e.app, ""));
     tw_expect_error(e.f, WEFT_ERR_INVALID_ARG, "path");
+    // paths that are not module files: each refused at once with its
+    // documented status (a FIFO blocked forever in open, /dev/zero was
+    // copied without end, a directory and a symlink loop gave INVALID_ARG)
+    char fifo[600], loop[600], dir[600];
+    snprintf(fifo, sizeof fifo, "%s/hostile.fifo", MOD_WORK_DIR);
+    snprintf(loop, sizeof loop, "%s/hostile.loop", MOD_WORK_DIR);
+    snprintf(dir, sizeof dir, "%s/hostile.dir", MOD_WORK_DIR);
+    unlink(fifo);
+    unlink(loop);
+    rmdir(dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(symlink(loop, loop), 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    const struct {
+        const char *path;
+        weft_status want;
+    } hostile[] = {
+        {fifo, WEFT_ERR_BAD_FORMAT},
+        {"/dev/zero", WEFT_ERR_BAD_FORMAT},
+        {dir, WEFT_ERR_BAD_FORMAT},
+        {loop, WEFT_ERR_NOT_FOUND},
+        {MOD_WORK_DIR "/no-such-module.so", WEFT_ERR_NOT_FOUND},
+    };
+    for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
+        assert_null(weft_module_load(e.app, hostile[k].path));
+        if (weft_last_status(e.f->w) != hostile[k].want) {
+            fail_msg("%s: %s (%s)", hostile[k].path, weft_status_name(weft_last_status(e.f->w)),
+                     weft_last_error(e.f->w));
+        }
+        tw_snap_expect_same_content(e.f->w, &snap);
+    }
+    unlink(fifo);
+    unlink(loop);
+    rmdir(dir);
     env_fini(&e);
 }
 
