@@ -127,27 +127,27 @@ static weft_status check_iter_depth(weft_world *w)
     return WEFT_OK;
 }
 
-/* INV-9: the free stack and the later-free list hold dead, distinct
+/* INV-12: the free stack and the later-free list hold dead, distinct
  * indices; marks them in on_free. */
 static weft_status check_free_lists(weft_world *w, uint8_t *on_free)
 {
     const wf_entity_index *ix = &w->entities;
     CHECK(ix->free_len <= ix->count && ix->count <= ix->cap,
-          "INV-9: free stack %u / records %u / capacity %u out of order", ix->free_len,
+          "INV-12: free stack %u / records %u / capacity %u out of order", ix->free_len,
           ix->count, ix->cap);
     for (uint32_t k = 0; k < ix->free_len; k++) {
         uint32_t idx = ix->free_stack[k];
-        CHECK(idx < ix->count, "INV-9: free stack entry %u holds index %u >= %u", k, idx,
+        CHECK(idx < ix->count, "INV-12: free stack entry %u holds index %u >= %u", k, idx,
               ix->count);
-        CHECK(!on_free[idx], "INV-9: index %u is on the free stack twice", idx);
+        CHECK(!on_free[idx], "INV-12: index %u is on the free stack twice", idx);
         CHECK(ix->records[idx].arch == WF_ARCH_DEAD,
-              "INV-9: index %u is on the free stack but alive", idx);
+              "INV-12: index %u is on the free stack but alive", idx);
         on_free[idx] = 1;
     }
     for (uint32_t k = 0; k < ix->later_len; k++) {
         uint32_t idx = ix->later[k];
         CHECK(idx < ix->count && !on_free[idx] && ix->records[idx].arch == WF_ARCH_DEAD,
-              "INV-9: later-free entry %u (index %u) is wrong", k, idx);
+              "INV-12: later-free entry %u (index %u) is wrong", k, idx);
         on_free[idx] = 1;
     }
     return WEFT_OK;
@@ -190,7 +190,7 @@ static weft_status check_records(weft_world *w, const uint8_t *on_free, int32_t 
         }
     }
     CHECK(retired == ix->retired,
-          "INV-9: %u dead indices are not on the free stack, %u were retired", retired,
+          "INV-12: %u dead indices are not on the free stack, %u were retired", retired,
           ix->retired);
     CHECK(live == ix->live, "INV-6: %lld live records but the counter says %lld",
           (long long)live, (long long)ix->live);
@@ -368,7 +368,7 @@ static weft_status check_sparse_sets(weft_world *w)
     return WEFT_OK;
 }
 
-/* INV-9: relationships agree from both sides and linked ones form no
+/* INV-12: relationships agree from both sides and linked ones form no
  * cycle. For every source entity S of relationship R naming T: T is live,
  * holds R's target list, and the list names S once; every list item names
  * the list's owner back; and following a LINKED_DESPAWN relationship from
@@ -399,7 +399,7 @@ static weft_status check_relationships(weft_world *w, uint8_t *colour)
                     seen += l->items[k] == e;
                 }
                 CHECK(seen == 1,
-                      "INV-9: entity %u has '%s' naming %u:%u, whose list names it %d times "
+                      "INV-12: entity %u has '%s' naming %u:%u, whose list names it %d times "
                       "(or the target is dead)",
                       i, rel->name, (uint32_t)t, (uint32_t)(t >> 32), (int)seen);
             }
@@ -408,14 +408,14 @@ static weft_status check_relationships(weft_world *w, uint8_t *colour)
                 for (int32_t k = 0; l && k < l->count; k++) {
                     weft_entity src = l->items[k];
                     CHECK(wf_entity_live(w, src) && wf_rel_target(w, src, rel) == e,
-                          "INV-9: the '%s' list of entity %u names %u:%u, which does not "
+                          "INV-12: the '%s' list of entity %u names %u:%u, which does not "
                           "name it back",
                           rel->name, i, (uint32_t)src, (uint32_t)(src >> 32));
                 }
                 items += l ? l->count : 0;
             }
         }
-        CHECK(items == sources, "INV-9: '%s' has %lld sources but its lists hold %lld items",
+        CHECK(items == sources, "INV-12: '%s' has %lld sources but its lists hold %lld items",
               rel->name, (long long)sources, (long long)items);
         if (!(rel->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN) || !colour) {
             continue;
@@ -429,7 +429,7 @@ static weft_status check_relationships(weft_world *w, uint8_t *colour)
                 colour[at] = 1;
                 at = (uint32_t)wf_rel_target(w, wf_make_entity(at, ix->records[at].gen), rel);
             }
-            CHECK(colour[at] != 1, "INV-9: '%s' forms a cycle through entity %u", rel->name,
+            CHECK(colour[at] != 1, "INV-12: '%s' forms a cycle through entity %u", rel->name,
                   at);
             for (uint32_t k = i; colour[k] == 1;) {
                 colour[k] = 2;

@@ -426,7 +426,7 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
             }
             return wf_error(w, WEFT_ERR_RELATIONSHIP,
                             "despawn of entity %u:%u: a linked relationship forms a cycle "
-                            "(weft_world_check names it)",
+                            "(weft_world_check, INV-12, names it)",
                             (uint32_t)e, (uint32_t)(e >> 32));
         }
         node = q[next++];
