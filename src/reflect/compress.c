@@ -114,34 +114,6 @@ weft_status wf_zstd_check_size(weft_world *w, uint64_t n, const void *src, size_
     return WEFT_OK;
 }
 
-weft_status wf_zstd_decompress(weft_world *w, void *dst, size_t n, const void *src, size_t m)
-{
-    weft_status st = wf_zstd_check_size(w, n, src, m);
-    if (st != WEFT_OK) {
-        return st;
-    }
-    ZSTD_customMem mem = {zalloc, zfree, &w->alloc};
-    ZSTD_DCtx *dx = ZSTD_createDCtx_advanced(mem);
-    if (!dx) {
-        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory for zstd");
-    }
-    size_t r = ZSTD_decompressDCtx(dx, dst, n, src, m);
-    ZSTD_freeDCtx(dx);
-    if (ZSTD_isError(r)) {
-        if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation) {
-            return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "snapshot: out of memory for zstd");
-        }
-        return wf_error(w, WEFT_ERR_BAD_FORMAT, "snapshot: the compressed payload is corrupt "
-                        "(zstd: %s)", ZSTD_getErrorName(r));
-    }
-    if (r != n) {
-        return wf_error(w, WEFT_ERR_BAD_FORMAT,
-                        "snapshot: the compressed payload holds %zu bytes, the header records "
-                        "%zu", r, n);
-    }
-    return WEFT_OK;
-}
-
 /* Grows *buf (16-aligned, *cap bytes, `used` of them kept) to `want`. */
 static bool inflate_grow(weft_world *w, uint8_t **buf, size_t *cap, size_t used, size_t want)
 {
@@ -255,15 +227,6 @@ weft_status wf_zstd_compress(weft_world *w, void *dst, size_t cap, const void *s
 
 weft_status wf_zstd_check_size(weft_world *w, uint64_t n, const void *src, size_t m)
 {
-    (void)n;
-    (void)src;
-    (void)m;
-    return wf_error(w, WEFT_ERR_UNSUPPORTED, "snapshot: weft was built without zstd");
-}
-
-weft_status wf_zstd_decompress(weft_world *w, void *dst, size_t n, const void *src, size_t m)
-{
-    (void)dst;
     (void)n;
     (void)src;
     (void)m;

@@ -156,9 +156,6 @@ weft_status wf_zstd_compress(weft_world *w, void *dst, size_t cap, const void *s
 /* Checks, before anything is allocated, that a frame of m bytes announces
  * exactly n plain bytes and could hold them (BAD_FORMAT, recorded). */
 weft_status wf_zstd_check_size(weft_world *w, uint64_t n, const void *src, size_t m);
-/* Decompresses a frame of m bytes that must hold exactly n bytes.
- * BAD_FORMAT or OUT_OF_MEMORY, recorded. */
-weft_status wf_zstd_decompress(weft_world *w, void *dst, size_t n, const void *src, size_t m);
 /* Decompresses the m bytes at src, which announce n plain bytes, into a
  * buffer it allocates (*out, 16-aligned, exactly n bytes on success): the
  * output buffer starts small and doubles as output arrives, so a frame
