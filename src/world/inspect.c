@@ -29,6 +29,7 @@
  *   INV-11 the world's iteration depth counts exactly the hook, observer
  *         and trigger dispatches running and the open iterations that
  *         hold it (a wrong depth defers structural calls forever)
+ *   INV-12 relationships agree from both sides; linked ones form no cycle
  */
 #include "world/inspect.h"
 
@@ -127,27 +128,27 @@ static weft_status check_iter_depth(weft_world *w)
     return WEFT_OK;
 }
 
-/* INV-12: the free stack and the later-free list hold dead, distinct
+/* INV-9: the free stack and the later-free list hold dead, distinct
  * indices; marks them in on_free. */
 static weft_status check_free_lists(weft_world *w, uint8_t *on_free)
 {
     const wf_entity_index *ix = &w->entities;
     CHECK(ix->free_len <= ix->count && ix->count <= ix->cap,
-          "INV-12: free stack %u / records %u / capacity %u out of order", ix->free_len,
+          "INV-9: free stack %u / records %u / capacity %u out of order", ix->free_len,
           ix->count, ix->cap);
     for (uint32_t k = 0; k < ix->free_len; k++) {
         uint32_t idx = ix->free_stack[k];
-        CHECK(idx < ix->count, "INV-12: free stack entry %u holds index %u >= %u", k, idx,
+        CHECK(idx < ix->count, "INV-9: free stack entry %u holds index %u >= %u", k, idx,
               ix->count);
-        CHECK(!on_free[idx], "INV-12: index %u is on the free stack twice", idx);
+        CHECK(!on_free[idx], "INV-9: index %u is on the free stack twice", idx);
         CHECK(ix->records[idx].arch == WF_ARCH_DEAD,
-              "INV-12: index %u is on the free stack but alive", idx);
+              "INV-9: index %u is on the free stack but alive", idx);
         on_free[idx] = 1;
     }
     for (uint32_t k = 0; k < ix->later_len; k++) {
         uint32_t idx = ix->later[k];
         CHECK(idx < ix->count && !on_free[idx] && ix->records[idx].arch == WF_ARCH_DEAD,
-              "INV-12: later-free entry %u (index %u) is wrong", k, idx);
+              "INV-9: later-free entry %u (index %u) is wrong", k, idx);
         on_free[idx] = 1;
     }
     return WEFT_OK;
@@ -190,7 +191,7 @@ static weft_status check_records(weft_world *w, const uint8_t *on_free, int32_t 
         }
     }
     CHECK(retired == ix->retired,
-          "INV-12: %u dead indices are not on the free stack, %u were retired", retired,
+          "INV-9: %u dead indices are not on the free stack, %u were retired", retired,
           ix->retired);
     CHECK(live == ix->live, "INV-6: %lld live records but the counter says %lld",
           (long long)live, (long long)ix->live);
