@@ -2277,8 +2277,8 @@ WEFT_API bool weft_snapshot_zstd_available(void);
  *  a compressed payload that does not decompress to its recorded size),
  *  UNSUPPORTED (compressed with zstd, and this build has no zstd),
  *  UNKNOWN_COMPONENT / NOT_FOUND (a saved component, message type,
- *  schedule or system the world lacks), SIZE_MISMATCH, CAPACITY (a
- *  compressed payload above weft_snapshot_limit), OUT_OF_MEMORY (also for
+ *  schedule or system the world lacks), SIZE_MISMATCH, BAD_FORMAT also for
+ *  a compressed payload above weft_snapshot_limit, OUT_OF_MEMORY (also for
  *  the scratch copy a compressed snapshot is decompressed into). Besides
  *  the structure, the meaning is checked before anything changes: the
  *  relationships agree from both sides (every source listed once by its
@@ -2290,9 +2290,11 @@ WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, 
 
 /** Bounds the decompressed size of the compressed snapshots and deltas
  *  this world restores and merges: a blob announcing more is refused with
- *  CAPACITY before anything is allocated, and the output buffer grows only
+ *  BAD_FORMAT (naming the limit; CAPACITY stays the answer of a merge's
+ *  size query) before anything is allocated, and the output buffer grows only
  *  as decompressed bytes arrive (a blob producing more or fewer than it
- *  announces is BAD_FORMAT). `max_bytes` 0 restores the default, 256 MiB.
+ *  announces is BAD_FORMAT too). `max_bytes` 0 restores the default,
+ *  256 MiB.
  *  Plain (uncompressed) blobs are read in place and need no bound.
  *  Thread: driver. Errors: INVALID_HANDLE. */
 WEFT_API weft_status weft_snapshot_set_limit(weft_world *world, uint64_t max_bytes);

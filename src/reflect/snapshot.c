@@ -2456,7 +2456,7 @@ static weft_status payload_open(weft_world *w, const uint8_t *b, size_t len,
     }
     uint64_t max = w->snapshot_max ? w->snapshot_max : WF_SNAPSHOT_MAX_DEFAULT;
     if (plain > max || (uint64_t)(size_t)plain != plain) {
-        return wf_error(w, WEFT_ERR_CAPACITY,
+        return wf_error(w, WEFT_ERR_BAD_FORMAT,
                         "snapshot: the compressed payload announces %llu bytes, above this "
                         "world's limit of %llu (weft_snapshot_set_limit)",
                         (unsigned long long)plain, (unsigned long long)max);
