@@ -680,8 +680,10 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 
 /* Relationship values among `values`: each target's list gets room for
  * one more source before anything moves (the source hook appends into it
- * and cannot fail then). Undone on failure, so the world is unchanged.
- * What the hook refuses (dead target, self, cycle) is left to it. */
+ * and cannot fail then). A failing preparation undoes itself; earlier ones
+ * stay (room reserved, or an empty list component added to their target),
+ * which breaks no invariant but is a visible change after an OOM. What the
+ * hook refuses (dead target, self, cycle) is left to it. */
 static weft_status commit_rel_prepare(weft_world *w, const weft_value *values, int32_t count)
 {
     for (int32_t i = 0; i < count; i++) {
@@ -695,7 +697,7 @@ static weft_status commit_rel_prepare(weft_world *w, const weft_value *values, i
         weft_status st = wf_entity_live(w, t) ? wf_rel_prepare_relate(w, ti, t, &added)
                                               : WEFT_OK;
         if (st != WEFT_OK) {
-            return st; /* earlier preparations only reserved room: harmless */
+            return st;
         }
     }
     return WEFT_OK;
