@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "needs_threads.h"
 #include "weft.h"
 
 // ---- the probe: what each callback does ----
@@ -537,6 +538,7 @@ static void case_local_fini(void) { case_local(true); }
 
 static void case_job_system(void)
 {
+    NEEDS_THREADS("a host job system runs systems on other threads");
     weft_world *w = weft_world_create(NULL);
     assert_non_null(w);
     weft_job_system js = {0};
@@ -798,6 +800,7 @@ static void sys_noop2(weft_system_ctx *ctx, void *user)
 // broadcast) count without probing.
 static void case_os(int which)
 {
+    NEEDS_THREADS("the thread, mutex and condition entries are NULL without threads");
     weft_os_api_defaults(&g_def);
     weft_os_api api = g_def;
     api.thread_create = os_thread_create;
