@@ -1293,7 +1293,12 @@ typedef struct weft_relationship_desc {
 } weft_relationship_desc;
 
 /** Registers a relationship; returns the source component id (its value is
- *  a weft_entity, immutable: change it with weft_relate). The target
+ *  a weft_entity, immutable: change it with weft_relate). A source value
+ *  stored by any call (weft_insert, weft_insert_many, weft_spawn_with,
+ *  weft_spawn_bulk, commands, JSON, scenes) is checked first like
+ *  weft_relate's: a target that is 0, dead, the entity itself or one of
+ *  its descendants is refused with RELATIONSHIP and the call changes
+ *  nothing (a refused command is reported by its apply). The target
  *  component id is weft_relationship_targets(world, rel). The target
  *  component belongs to weft: inserting, removing or requiring it by hand
  *  (entity calls, commands, resources) is refused with RELATIONSHIP; it

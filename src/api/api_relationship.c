@@ -99,7 +99,7 @@ WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_com
     /* The target's list and the hooks' records are reserved first, so the
      * relationship lands in both directions or not at all. */
     bool added = false;
-    st = wf_rel_prepare_relate(world, ti, target, &added);
+    st = wf_rel_prepare_relate(world, ti, target, 1, &added);
     if (st != WEFT_OK) {
         return st;
     }

@@ -16,6 +16,7 @@
 #include "world/relationship.h"
 #include "world/require.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static weft_status commit_oom(weft_world *w, const char *what)
@@ -678,39 +679,68 @@ weft_status wf_commit_despawn(weft_world *w, weft_entity e, wf_record *rec)
 
 /* ---- entry points: requirements expanded, then the single-move paths ---- */
 
-/* Relationship values among `values`: each target's list gets room for
- * one more source before anything moves (the source hook appends into it
- * and cannot fail then). A failing preparation undoes itself; earlier ones
- * stay (room reserved, or an empty list component added to their target),
- * which breaks no invariant but is a visible change after an OOM. What the
- * hook refuses (dead target, self, cycle) is left to it. */
-static weft_status commit_rel_prepare(weft_world *w, const weft_value *values, int32_t count)
+/* After a failed commit (or preparation) of values[0..count): the lists
+ * the preparation gave their targets go again where they are still empty
+ * (an empty list is never kept: the hooks prune it). */
+static void commit_rel_undo(weft_world *w, const weft_value *values, int32_t count)
 {
-    for (int32_t i = 0; i < count; i++) {
+    for (int32_t i = count; i-- > 0;) {
         const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
         if (WF_LIKELY(!ti->rel_targets) || !values[i].ptr) {
             continue;
         }
         weft_entity t;
         memcpy(&t, values[i].ptr, sizeof t);
-        bool added = false;
-        weft_status st = wf_entity_live(w, t) ? wf_rel_prepare_relate(w, ti, t, &added)
-                                              : WEFT_OK;
+        if (wf_entity_live(w, t)) {
+            wf_rel_unprepare_relate(w, ti, t, true);
+        }
+    }
+}
+
+/* Relationship values among `values` (for entity e; 0 for a spawn): each
+ * is admitted first (a live target, not e, no cycle: wf_rel_admit), then
+ * each target's list gets room for one more source before anything moves,
+ * so the source hook appends and cannot fail. A refusal or a failure
+ * leaves nothing changed. */
+static weft_status commit_rel_prepare(weft_world *w, weft_entity e, const weft_value *values,
+                                      int32_t count)
+{
+    bool any = false;
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+        if (WF_LIKELY(!ti->rel_targets)) {
+            continue;
+        }
+        weft_entity t = 0;
+        if (values[i].ptr) {
+            memcpy(&t, values[i].ptr, sizeof t);
+        }
+        weft_status st = wf_rel_admit(w, e, ti, t);
         if (st != WEFT_OK) {
+            return st;
+        }
+        any = true;
+    }
+    for (int32_t i = 0; any && i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, values[i].id);
+        if (WF_LIKELY(!ti->rel_targets)) {
+            continue;
+        }
+        weft_entity t;
+        memcpy(&t, values[i].ptr, sizeof t);
+        bool added = false;
+        weft_status st = wf_rel_prepare_relate(w, ti, t, 1, &added);
+        if (st != WEFT_OK) {
+            commit_rel_undo(w, values, i);
             return st;
         }
     }
     return WEFT_OK;
 }
 
-weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
-                            weft_entity *out)
+static weft_status commit_spawn_values(weft_world *w, const weft_value *values, int32_t count,
+                                      weft_entity *out)
 {
-    wf_journal_structural(w); /* rows move: deltas since before this scan */
-    weft_status pst = commit_rel_prepare(w, values, count);
-    if (pst != WEFT_OK) {
-        return pst;
-    }
     if (WF_LIKELY(!w->req_gen)) {
         return commit_spawn_raw(w, values, count, out);
     }
@@ -725,6 +755,83 @@ weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t cou
     return st;
 }
 
+weft_status wf_commit_spawn(weft_world *w, const weft_value *values, int32_t count,
+                            weft_entity *out)
+{
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
+    weft_status st = commit_rel_prepare(w, 0, values, count);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    st = commit_spawn_values(w, values, count, out);
+    if (WF_UNLIKELY(st != WEFT_OK)) {
+        commit_rel_undo(w, values, count);
+    }
+    return st;
+}
+
+static int commit_entity_cmp(const void *a, const void *b)
+{
+    weft_entity x = *(const weft_entity *)a, y = *(const weft_entity *)b;
+    return (x > y) - (x < y);
+}
+
+/* commit_rel_undo over the n rows of each relationship column. */
+static void commit_rel_undo_bulk(weft_world *w, const weft_value *columns, int32_t count,
+                                 uint32_t n)
+{
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, columns[i].id);
+        for (uint32_t k = 0; ti->rel_targets && columns[i].ptr && k < n; k++) {
+            weft_value v = {ti->id, ti->size, (const uint8_t *)columns[i].ptr + (size_t)k * 8};
+            commit_rel_undo(w, &v, 1);
+        }
+    }
+}
+
+/* commit_rel_prepare for a bulk spawn of n rows: every row's target is
+ * admitted, then each distinct target gets room for all the rows naming
+ * it (targets sorted in a scratch copy: O(n log n)). */
+static weft_status commit_rel_prepare_bulk(weft_world *w, const weft_value *columns,
+                                           int32_t count, uint32_t n)
+{
+    for (int32_t i = 0; i < count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, columns[i].id);
+        if (WF_LIKELY(!ti->rel_targets) || n == 0) {
+            continue;
+        }
+        const uint8_t *src = columns[i].ptr;
+        weft_entity *t = wf_alloc(&w->alloc, (size_t)n * sizeof *t, _Alignof(weft_entity));
+        if (!t) {
+            commit_rel_undo_bulk(w, columns, i, n);
+            return commit_oom(w, "sorting the targets of a bulk spawn");
+        }
+        weft_status st = WEFT_OK;
+        for (uint32_t k = 0; k < n && st == WEFT_OK; k++) {
+            t[k] = 0;
+            if (src) {
+                memcpy(&t[k], src + (size_t)k * sizeof t[k], sizeof t[k]);
+            }
+            st = wf_rel_admit(w, 0, ti, t[k]);
+        }
+        if (st == WEFT_OK) {
+            qsort(t, n, sizeof *t, commit_entity_cmp);
+        }
+        for (uint32_t k = 0, run; k < n && st == WEFT_OK; k += run) {
+            for (run = 1; k + run < n && t[k + run] == t[k]; run++) {
+            }
+            bool added;
+            st = wf_rel_prepare_relate(w, ti, t[k], run, &added);
+        }
+        wf_free(&w->alloc, t, (size_t)n * sizeof *t, _Alignof(weft_entity));
+        if (st != WEFT_OK) {
+            commit_rel_undo_bulk(w, columns, i + 1, n);
+            return st;
+        }
+    }
+    return WEFT_OK;
+}
+
 weft_status wf_commit_spawn_cached(weft_world *w, const weft_value *values, int32_t count,
                                    weft_entity *out)
 {
@@ -736,32 +843,31 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns, int32
                                  uint32_t n, weft_entity *out)
 {
     wf_journal_structural(w); /* rows move: deltas since before this scan */
+    weft_status st = commit_rel_prepare_bulk(w, columns, count, n);
+    if (st != WEFT_OK) {
+        return st;
+    }
     if (WF_LIKELY(!w->req_gen)) {
-        return commit_spawn_bulk_raw(w, columns, count, count, n, out);
+        st = commit_spawn_bulk_raw(w, columns, count, count, n, out);
+    } else {
+        wf_req_scratch s;
+        const weft_value *v;
+        int32_t k;
+        st = wf_require_expand(w, w->graph.archetypes[0], columns, count, &s, &v, &k);
+        if (st == WEFT_OK) {
+            st = commit_spawn_bulk_raw(w, v, k, count, n, out);
+        }
+        wf_require_done(w, &s);
     }
-    wf_req_scratch s;
-    const weft_value *v;
-    int32_t k;
-    weft_status st = wf_require_expand(w, w->graph.archetypes[0], columns, count, &s, &v, &k);
-    if (st == WEFT_OK) {
-        st = commit_spawn_bulk_raw(w, v, k, count, n, out);
+    if (WF_UNLIKELY(st != WEFT_OK)) {
+        commit_rel_undo_bulk(w, columns, count, n);
     }
-    wf_require_done(w, &s);
     return st;
 }
 
-weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
-                             const weft_value *values, int32_t count)
+static weft_status commit_insert_values(weft_world *w, weft_entity e, wf_record *rec,
+                                       const weft_value *values, int32_t count)
 {
-    wf_journal_structural(w); /* rows move: deltas since before this scan */
-    weft_status pst = commit_rel_prepare(w, values, count);
-    if (pst != WEFT_OK) {
-        return pst;
-    }
-    rec = wf_entity_live(w, e); /* a preparation may have moved e (its own list) */
-    if (!rec) {
-        return WEFT_ERR_STALE_ENTITY;
-    }
     if (WF_LIKELY(!w->req_gen)) {
         return commit_insert_raw(w, e, rec, values, count);
     }
@@ -774,5 +880,24 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
         st = commit_insert_raw(w, e, rec, v, n);
     }
     wf_require_done(w, &s);
+    return st;
+}
+
+weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
+                             const weft_value *values, int32_t count)
+{
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
+    weft_status st = commit_rel_prepare(w, e, values, count);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    rec = wf_entity_live(w, e); /* a preparation may have moved e (its own list) */
+    if (!rec) {
+        return WEFT_ERR_STALE_ENTITY;
+    }
+    st = commit_insert_values(w, e, rec, values, count);
+    if (WF_UNLIKELY(st != WEFT_OK)) {
+        commit_rel_undo(w, values, count);
+    }
     return st;
 }

@@ -391,14 +391,7 @@ static weft_status check_relationships(weft_world *w, uint8_t *colour)
             }
             weft_entity e = wf_make_entity(i, r->gen);
             const wf_archetype *a = g->archetypes[r->arch];
-            if (wf_archetype_has(a, id) && wf_entity_live(w, wf_rel_target(w, e, rel))) {
-                /* A source naming no live entity (0, or a dead one) is not
-                 * checked yet: the source hook refuses such a value and
-                 * defers its removal, and fuzz_ops has found sequences
-                 * after which that removal never lands (kept under
-                 * tests/fuzz/regressions/fuzz_ops/child-of-*). Until that
-                 * is fixed such a source is left out here; it is listed by
-                 * no live target, so the count below stays exact. */
+            if (wf_archetype_has(a, id)) {
                 sources++;
                 weft_entity t = wf_rel_target(w, e, rel);
                 const wf_rel_list *l = wf_entity_live(w, t) ? wf_rel_list_of(w, t, rel) : NULL;

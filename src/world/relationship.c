@@ -60,15 +60,15 @@ bool wf_rel_would_cycle(const weft_world *w, weft_entity source, const wf_type_i
 
 /* ---- list editing ---- */
 
-/* Room for one more source without allocating at append time. */
-static bool rel_list_reserve_one(weft_world *w, wf_rel_list *l)
+/* Room for `more` sources without allocating at append time. */
+static bool rel_list_reserve(weft_world *w, wf_rel_list *l, uint32_t more)
 {
-    if (l->count < l->cap) {
+    uint64_t need = (uint64_t)l->count + more;
+    if (need <= (uint64_t)l->cap) {
         return true;
     }
     /* int32_t counts: the growth is limited to INT32_MAX */
-    uint32_t cap = wf_grow_cap((uint32_t)l->cap, (uint64_t)l->count + 1, 4, INT32_MAX,
-                               sizeof(weft_entity));
+    uint32_t cap = wf_grow_cap((uint32_t)l->cap, need, 4, INT32_MAX, sizeof(weft_entity));
     if (cap == 0) {
         return false;
     }
@@ -94,7 +94,7 @@ static bool rel_list_append(weft_world *w, wf_rel_list *l, weft_entity e, bool d
             return true;
         }
     }
-    if (!rel_list_reserve_one(w, l)) {
+    if (!rel_list_reserve(w, l, 1)) {
         return false;
     }
     l->items[l->count++] = e;
@@ -218,9 +218,12 @@ static void rel_on_insert(weft_world *w, weft_entity e, weft_component c, void *
     weft_entity target = wf_rel_target(w, e, rel);
     if (target == e || !wf_entity_live(w, target) ||
         wf_rel_would_cycle(w, e, rel, target)) {
-        wf_error(w, WEFT_ERR_RELATIONSHIP,
-                 "relationship '%s' of entity %u:%u to %u:%u is refused (self, dead target "
-                 "or cycle); it is removed",
+        /* Every path that stores a relationship value admits it first
+         * (wf_rel_admit, from the commit's preparation), so this is a
+         * bug: report it and take the value out again. */
+        wf_error(w, WEFT_ERR_INTERNAL,
+                 "relationship '%s' of entity %u:%u to %u:%u reached storage unchecked "
+                 "(self, dead target or cycle); it is removed",
                  rel->name, (uint32_t)e, (uint32_t)(e >> 32), (uint32_t)target,
                  (uint32_t)(target >> 32));
         wf_defer_push(w, WF_CMD_REMOVE, e, c, NULL, 0, NULL);
@@ -319,12 +322,31 @@ static void rel_on_despawn(weft_world *w, weft_entity t, weft_component c, void 
 /* Bytes of a deferred relationship step (a custom record of a rel_step). */
 #define REL_STEP_BYTES 128u
 
+weft_status wf_rel_admit(weft_world *w, weft_entity source, const wf_type_info *rel,
+                         weft_entity target)
+{
+    const char *why = NULL;
+    if (!wf_entity_live(w, target)) {
+        why = "the target is not a live entity";
+    } else if (target == source) {
+        why = "an entity cannot name itself";
+    } else if (source && wf_rel_would_cycle(w, source, rel, target)) {
+        why = "the source is an ancestor of the target: it would close a cycle";
+    }
+    if (!why) {
+        return WEFT_OK;
+    }
+    return wf_error(w, WEFT_ERR_RELATIONSHIP,
+                    "relationship '%s' of entity %u:%u to %u:%u is refused: %s", rel->name,
+                    (uint32_t)source, (uint32_t)(source >> 32), (uint32_t)target,
+                    (uint32_t)(target >> 32), why);
+}
+
 weft_status wf_rel_prepare_relate(weft_world *w, const wf_type_info *rel, weft_entity target,
-                                  bool *added)
+                                  uint32_t more, bool *added)
 {
     *added = false;
-    /* on_replace of an old target may queue a prune; the refusal path a
-     * remove (both small records) */
+    /* on_replace of an old target may queue a prune (a small record) */
     if (!wf_cmds_reserve(&w->cmds, 2, REL_STEP_BYTES)) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory preparing a relationship");
     }
@@ -339,7 +361,7 @@ weft_status wf_rel_prepare_relate(weft_world *w, const wf_type_info *rel, weft_e
         *added = true;
         l = (wf_rel_list *)wf_rel_list_of(w, target, rel);
     }
-    if (!rel_list_reserve_one(w, l)) {
+    if (!rel_list_reserve(w, l, more)) {
         wf_rel_unprepare_relate(w, rel, target, *added);
         *added = false;
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory listing a relationship source");

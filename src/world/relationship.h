@@ -40,12 +40,17 @@ const wf_rel_list *wf_rel_list_of(const weft_world *w, weft_entity target,
 bool wf_rel_would_cycle(const weft_world *w, weft_entity source, const wf_type_info *rel,
                         weft_entity target);
 
-/* Before relating a source to `target` (not deferred): gives the target
- * its list (*added tells) with room for one more source, and the world
- * buffer room for the hooks' deferred steps, so the hooks of the insert
- * that follows cannot fail for memory. OUT_OF_MEMORY: nothing changed. */
+/* Is source -> target admissible: target live, not source itself, and no
+ * cycle (source 0: a spawn, which has no descendants yet)? RELATIONSHIP
+ * with a message naming both when not; nothing changes either way. */
+weft_status wf_rel_admit(weft_world *w, weft_entity source, const wf_type_info *rel,
+                         weft_entity target);
+/* Before relating `more` sources to `target` (not deferred): gives the
+ * target its list (*added tells) with room for them, and the world buffer
+ * room for the hooks' deferred steps, so the hooks of the insert that
+ * follows cannot fail for memory. OUT_OF_MEMORY: nothing changed. */
 weft_status wf_rel_prepare_relate(weft_world *w, const wf_type_info *rel, weft_entity target,
-                                  bool *added);
+                                  uint32_t more, bool *added);
 /* Undoes wf_rel_prepare_relate after the insert failed (the list is still
  * empty): removes the list again when it was added. */
 void wf_rel_unprepare_relate(weft_world *w, const wf_type_info *rel, weft_entity target,
