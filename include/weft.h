@@ -442,7 +442,8 @@ typedef struct weft_component_desc {
  *  storage, unknown flag bits, canary), BAD_ALIGNMENT (align not a power of
  *  two, above 4096, or size not a multiple of align), ALREADY_EXISTS
  *  (name taken), CAPACITY (too many components), UNKNOWN_COMPONENT,
- *  SIZE_MISMATCH, DUPLICATE_COMPONENT (requirements), OUT_OF_MEMORY.
+ *  SIZE_MISMATCH, DUPLICATE_COMPONENT, RELATIONSHIP (requirements),
+ *  OUT_OF_MEMORY.
  *  In a reloadable module's build (weft_module_load, weft_module_reload):
  *  type hooks are refused (UNSUPPORTED), and registering again a component
  *  an earlier build of the same module registered returns its id and
@@ -458,8 +459,9 @@ WEFT_API weft_component weft_component_register(weft_world *world,
  *  Thread: driver. Errors: INVALID_HANDLE, UNKNOWN_COMPONENT (c or a
  *  required id), INVALID_ARG (reqs NULL with count > 0, c requiring
  *  itself), SIZE_MISMATCH (default value size), DUPLICATE_COMPONENT (the
- *  same id required twice), OUT_OF_MEMORY; the component is unchanged on
- *  error. */
+ *  same id required twice), RELATIONSHIP (a relationship's source or
+ *  target component: each source names its own target), OUT_OF_MEMORY;
+ *  the component is unchanged on error. */
 WEFT_API weft_status weft_component_require(weft_world *world, weft_component c,
                                            const weft_require *reqs, int32_t count);
 

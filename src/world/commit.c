@@ -456,7 +456,7 @@ weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
                                  const wf_type_info *ti, const void *value)
 {
     wf_journal_structural(w); /* rows move: deltas since before this scan */
-    if (WF_UNLIKELY((ti->req_count && w->req_gen) || (ti->rel_targets && value))) {
+    if (WF_UNLIKELY((ti->req_count && w->req_gen) || ti->rel_targets)) {
         weft_value v = {ti->id, ti->size, value};
         return wf_commit_insert(w, e, rec, &v, 1);
     }

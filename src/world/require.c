@@ -23,6 +23,14 @@ weft_status wf_require_check(weft_world *w, weft_component self, const char *nam
         if (wf_type_managed(ri)) {
             return wf_managed_refuse(w, ri, "weft_component_require");
         }
+        if (ri->rel_targets) {
+            /* one default for every entity cannot name each one's target */
+            return wf_error(w, WEFT_ERR_RELATIONSHIP,
+                            "component '%s' requires relationship '%s': a relationship "
+                            "cannot be required (each source names its own target; "
+                            "use weft_relate)",
+                            name, ri->name);
+        }
         if (self && reqs[i].id == self) {
             return wf_error(w, WEFT_ERR_INVALID_ARG, "component '%s' requires itself", name);
         }

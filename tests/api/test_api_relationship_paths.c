@@ -11,7 +11,9 @@
 //     and weft_world_check (INV-12) passes;
 //   - with the n-th allocation failing, for every n until the call gets
 //     through, the world either holds the relationship from both sides
-//     or is as before, and INV-12 holds.
+//     or is as before, and INV-12 holds;
+// and a requirement, which would give every entity the same target, is
+// refused for relationships.
 // SPDX-License-Identifier: MIT
 #include <setjmp.h>
 #include <stdarg.h>
@@ -322,12 +324,53 @@ static void allocation_failures_land_whole_or_not_at_all(void **state)
     }
 }
 
+// A requirement gives every entity one default: it cannot name each
+// source's own target, so requiring a relationship is refused, at
+// registration and afterwards, for a user relationship as well.
+static void relationships_cannot_be_required(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_relationship_desc rd;
+    memset(&rd, 0, sizeof rd);
+    rd.name = "Likes";
+    weft_component rels[2] = {weft_child_of(w), weft_relationship_register(w, &rd)};
+    weft_component needy = tw_comp(w, "Needy", 4, 4, WEFT_STORAGE_TABLE, 0);
+    for (int i = 0; i < 2; i++) {
+        weft_entity t = weft_spawn(w);
+        weft_require req;
+        memset(&req, 0, sizeof req);
+        req.id = rels[i];
+        req.value = &t;
+        req.size = sizeof t;
+        weft_component_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = i ? "NeedsLikes" : "NeedsParent";
+        d.size = 4;
+        d.align = 4;
+        d.required = &req;
+        d.required_count = 1;
+        assert_int_equal(weft_component_register(w, &d), 0);
+        tw_expect_error(f, WEFT_ERR_RELATIONSHIP, "cannot be required");
+        assert_int_equal(weft_component_require(w, needy, &req, 1), WEFT_ERR_RELATIONSHIP);
+        req.value = NULL;
+        req.size = 0;
+        assert_int_equal(weft_component_require(w, needy, &req, 1), WEFT_ERR_RELATIONSHIP);
+    }
+    uint32_t v = 7;
+    weft_entity e = weft_spawn_with(w, &(weft_value){needy, sizeof v, &v}, 1);
+    assert_true(e != 0);
+    assert_int_equal(weft_parent(w, e), 0);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(refused_values_change_nothing, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(allocation_failures_land_whole_or_not_at_all, tw_setup,
                                         tw_teardown),
+        cmocka_unit_test_setup_teardown(relationships_cannot_be_required, tw_setup, tw_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

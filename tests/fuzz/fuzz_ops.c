@@ -105,7 +105,7 @@ typedef struct state {
 } state;
 
 static state *g_st; // for hooks, which get no state pointer of ours
-static int g_trace = -1; // FZ_TRACE=1 in the environment: print every step
+static int g_trace = -1; // FZ_TRACE=1: print every step; FZ_TRACE=2: also check after each
 
 #define TRACE(...)                                                     \
     do {                                                               \
@@ -1522,8 +1522,8 @@ static void op_run(state *st, fz_in *in)
         break;
     }
     }
-    if (st->depth == 0 && st->ops % 64 == 0) {
-        check_world(st, "every 64 operations");
+    if (st->depth == 0 && (st->ops % 64 == 0 || g_trace > 1)) {
+        check_world(st, "every 64 operations (or each, with FZ_TRACE=2)");
     }
 }
 
@@ -1578,7 +1578,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     g_st = &st;
     if (g_trace < 0) {
-        g_trace = getenv("FZ_TRACE") != NULL;
+        g_trace = getenv("FZ_TRACE") ? atoi(getenv("FZ_TRACE")) : 0;
     }
     setup(&st);
     fz_in in = {data, size};
