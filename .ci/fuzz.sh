@@ -14,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 weft_ensure_fuzz_deps
 secs=${1:-60}
 # fuzz_remote needs the weft_remote library (jansson: deps.sh)
-targets=(fuzz_ops fuzz_schedule fuzz_snapshot fuzz_json fuzz_remote)
+targets=(fuzz_ops fuzz_schedule fuzz_snapshot fuzz_json fuzz_relations fuzz_remote)
 
 # clang's own warnings about stb_ds's header macros are not this step's
 # business: the -Werror builds are gcc's (.ci/test.sh).

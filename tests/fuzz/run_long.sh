@@ -21,7 +21,7 @@ secs=${1:?usage: run_long.sh SECONDS_PER_TARGET [JOBS] [TARGET...]}
 jobs=${2:-1}
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_ops fuzz_schedule fuzz_snapshot fuzz_json)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_ops fuzz_schedule fuzz_snapshot fuzz_json fuzz_relations)
 build=${WEFT_FUZZ_BUILD:-build/fuzz}
 work=${WEFT_FUZZ_WORK:-build/fuzz-work}
 
