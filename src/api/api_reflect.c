@@ -7,6 +7,7 @@
 #include "module/module.h"
 #include "reflect/reflect.h"
 #include "schedule/schedule.h"
+#include "world/inspect.h"
 #include "world/messages.h"
 
 WEFT_API weft_status weft_component_describe(weft_world *world, weft_component c,
@@ -152,7 +153,16 @@ WEFT_API weft_status weft_snapshot_restore(weft_world *world, const void *data, 
     if (!data) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_snapshot_restore: data is NULL");
     }
-    return wf_snapshot_restore(world, data, len);
+    weft_status st = wf_snapshot_restore(world, data, len);
+#ifndef NDEBUG
+    /* The restore validated the blob's meaning before changing anything:
+     * a restored world failing weft_world_check is weft's bug, so a debug
+     * build stops there (the fuzzers run debug builds). */
+    if (st == WEFT_OK && wf_world_check(world) != WEFT_OK) {
+        wf_assert_fail(world->last_error, __FILE__, __LINE__);
+    }
+#endif
+    return st;
 }
 
 WEFT_API weft_status weft_snapshot_delta_write(weft_world *world, uint32_t since, void *buf,

@@ -1787,6 +1787,11 @@ static bool parse_res(restore *r, rd *s)
             if (!x->val || !rd_pad(s)) {
                 return TRUNC(r, "resource value");
             }
+            const char *why = x->ti->value_check ? x->ti->value_check(x->val, x->ti->check_user)
+                                                 : NULL;
+            if (why) {
+                return bad(r, WEFT_ERR_BAD_FORMAT, "resource '%s': %s", x->ti->name, why);
+            }
         }
     }
     return section_done(r, s, SEC_RESO);

@@ -319,6 +319,15 @@ static wf_state_type *type_build(weft_world *w, const weft_state_desc *d)
 
 /* Registers one derived component (the caller checked the name is free
  * and that the registry has room). */
+/* State<S>'s domain: one of S's values (a restore must not bring another). */
+static const char *state_value_check(const void *value, const void *user)
+{
+    const wf_state_type *t = user;
+    uint32_t v;
+    memcpy(&v, value, sizeof v);
+    return wf_state_value_index(t, v) < 0 ? "the value is none of the state's values" : NULL;
+}
+
 static weft_component add_component(weft_world *w, const char *name, size_t size,
                                     size_t align, uint32_t flags)
 {
@@ -380,6 +389,11 @@ weft_state wf_state_register(weft_world *w, const weft_state_desc *d)
         goto oom;
     }
     added++;
+    {
+        wf_type_info *rti = wf_registry_get(&w->registry, t->res_state);
+        rti->value_check = state_value_check;
+        rti->check_user = t;
+    }
     if (mutable_state) {
         t->res_next = add_component(w, names[1], sizeof(weft_next_state),
                                     _Alignof(weft_next_state), 0);

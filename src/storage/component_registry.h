@@ -35,6 +35,10 @@ typedef void (*wf_hash_feed_fn)(void *state, const void *bytes, size_t n);
  * pointers): feeds its contents through `feed`. */
 typedef void (*wf_value_hash_fn)(const void *value, wf_hash_feed_fn feed, void *state);
 
+/* Checks a value against its type's domain: NULL when it is valid, else a
+ * reason (static text). */
+typedef const char *(*wf_value_check_fn)(const void *value, const void *user);
+
 typedef struct wf_type_info {
     weft_component id;
     uint32_t size;          /* bytes; 0 = tag */
@@ -73,6 +77,12 @@ typedef struct wf_type_info {
                                     else the contents (set by the owner of a
                                     value holding pointers, e.g. an instance
                                     map resource) */
+    wf_value_check_fn value_check; /* NULL: every value of the size is valid;
+                                      else the domain (set by the type's owner,
+                                      e.g. a State resource: one of the state's
+                                      values), checked by snapshot restore and
+                                      weft_world_check (INV-13) */
+    const void *check_user;
     bool save_zeroed;       /* snapshots store its value as zeros (its bytes
                                are pointers into memory a snapshot cannot
                                carry, e.g. an instance map, rebuilt by the

@@ -30,6 +30,8 @@
  *         and trigger dispatches running and the open iterations that
  *         hold it (a wrong depth defers structural calls forever)
  *   INV-12 relationships agree from both sides; linked ones form no cycle
+ *   INV-13 every present resource whose type has a domain check passes it
+ *          (a State resource holds one of its state's values)
  */
 #include "world/inspect.h"
 
@@ -369,6 +371,19 @@ static weft_status check_sparse_sets(weft_world *w)
     return WEFT_OK;
 }
 
+/* INV-13: every present resource with a domain check passes it. */
+static weft_status check_resource_domains(weft_world *w)
+{
+    for (uint32_t id = 1; id <= w->registry.count; id++) {
+        const wf_type_info *ti = w->registry.infos[id];
+        const char *why = ti->res_present && ti->res_value && ti->value_check
+                              ? ti->value_check(ti->res_value, ti->check_user)
+                              : NULL;
+        CHECK(!why, "INV-13: resource '%s': %s", ti->name, why);
+    }
+    return WEFT_OK;
+}
+
 /* INV-12: relationships agree from both sides and linked ones form no
  * cycle. For every source entity S of relationship R naming T: T is live,
  * holds R's target list, and the list names S once; every list item names
@@ -494,6 +509,9 @@ weft_status wf_world_check(weft_world *w)
     }
     if (st == WEFT_OK) {
         st = check_relationships(w, on_free); /* on_free is free scratch now */
+    }
+    if (st == WEFT_OK) {
+        st = check_resource_domains(w);
     }
     wf_ds_free(arch_counts);
     wf_ds_free(on_free);

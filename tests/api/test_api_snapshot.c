@@ -611,6 +611,67 @@ static size_t find_u64(const uint8_t *b, size_t len, size_t from, uint64_t v)
     return SIZE_MAX;
 }
 
+// A State resource restored with a value that is none of its state's
+// values, under a valid checksum: refused (BAD_FORMAT naming the resource)
+// before anything changes; before, the world took it and ran transitions
+// from a value the state does not have.
+static weft_state register_screen(weft_world *w)
+{
+    static const weft_state_value vals[2] = {{0x5EED0001u, "Menu"}, {0x5EED0002u, "Game"}};
+    weft_state_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "Screen";
+    d.values = vals;
+    d.value_count = 2;
+    d.initial = 0x5EED0001u;
+    weft_state s = weft_state_register(w, &d);
+    assert_true(s != 0);
+    return s;
+}
+
+static void snapshot_refuses_state_value_outside_its_state(void **state)
+{
+    (void)state;
+    tw_fixture *src = second_fixture();
+    weft_state s = register_screen(src->w);
+    assert_int_equal(weft_state_transition(src->w), WEFT_OK);
+    size_t len;
+    uint8_t *blob = take_snapshot(src->w, &len);
+    uint32_t menu = 0x5EED0001u, other = 0x5EED0003u;
+    size_t at = SIZE_MAX;
+    for (size_t i = 64; i + 4 <= len && at == SIZE_MAX; i++) {
+        if (memcmp(blob + i, &menu, 4) == 0) {
+            at = i; // the resources come before the transition message
+        }
+    }
+    assert_true(at != SIZE_MAX);
+    memcpy(blob + at, &other, 4);
+    rechecksum(blob, len);
+    tw_fixture *dst = second_fixture();
+    weft_state ds = register_screen(dst->w);
+    tw_snap before = tw_snap_take(dst->w);
+    weft_status rst = weft_snapshot_restore(dst->w, blob, len);
+    if (rst != WEFT_ERR_BAD_FORMAT) {
+        fail_msg("restore: %s: %s", weft_status_name(rst), weft_last_error(dst->w));
+    }
+    assert_non_null(strstr(weft_last_error(dst->w), "State<Screen>"));
+    tw_snap_expect_same(dst->w, &before);
+    tw_fixture_free(dst);
+    // unpatched, the same blob restores with the state where it was
+    memcpy(blob + at, &menu, 4);
+    rechecksum(blob, len);
+    dst = second_fixture();
+    ds = register_screen(dst->w);
+    assert_int_equal(weft_snapshot_restore(dst->w, blob, len), WEFT_OK);
+    uint32_t cur = 0;
+    assert_int_equal(weft_state_get(dst->w, ds, &cur), WEFT_OK);
+    assert_int_equal(cur, menu);
+    (void)s;
+    tw_fixture_free(dst);
+    tw_fixture_free(src);
+    free(blob);
+}
+
 // A target list that disagrees with its sources, under a valid checksum:
 // p's children list [x, y] patched to [x, z] (z has no parent). Before,
 // the restore accepted it: weft_children(p) named z, weft_parent(z) was 0,
@@ -1419,6 +1480,7 @@ int main(void)
         cmocka_unit_test(snapshot_rejects_corrupt_input),
         cmocka_unit_test(snapshot_survives_lies_with_valid_checksum),
         cmocka_unit_test(snapshot_refuses_disagreeing_relationships),
+        cmocka_unit_test(snapshot_refuses_state_value_outside_its_state),
         cmocka_unit_test(snapshot_refuses_unknown_component_without_values),
         cmocka_unit_test(snapshot_refuses_child_of_cycle),
         cmocka_unit_test(snapshot_zstd_bounded_by_limit),

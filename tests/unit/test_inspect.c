@@ -76,6 +76,33 @@ static void check_detects_wrong_iter_depth(void **state)
     assert_int_equal(weft_query_destroy(f->w, q), WEFT_OK);
 }
 
+// INV-13: a State resource holding none of its state's values (what a
+// restore of a forged snapshot left before restore checked the domain).
+static void check_detects_state_value_outside_its_state(void **state)
+{
+    fx *f = *state;
+    weft_state_value vals[2] = {{10, "Menu"}, {20, "Game"}};
+    weft_state_desc d = {0};
+    d.name = "Screen";
+    d.values = vals;
+    d.value_count = 2;
+    d.initial = 10;
+    weft_state s = weft_state_register(f->w, &d);
+    assert_true(s != 0);
+    assert_int_equal(weft_world_check(f->w), WEFT_OK); // no State resource yet
+    assert_int_equal(weft_state_transition(f->w), WEFT_OK);
+    assert_int_equal(weft_world_check(f->w), WEFT_OK);
+    wf_type_info *ti = wf_registry_get(&f->w->registry, weft_state_resource(f->w, s));
+    uint32_t bad = 30, good;
+    memcpy(&good, ti->res_value, sizeof good);
+    assert_int_equal(good, 10);
+    memcpy(ti->res_value, &bad, sizeof bad);
+    expect_corrupt(f, "INV-13");
+    assert_non_null(strstr(weft_last_error(f->w), "State<Screen>"));
+    memcpy(ti->res_value, &good, sizeof good);
+    assert_int_equal(weft_world_check(f->w), WEFT_OK);
+}
+
 static void check_detects_wrong_row(void **state)
 {
     fx *f = *state;
@@ -178,6 +205,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(check_detects_dead_index_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(check_detects_wrong_edge, setup, teardown),
         cmocka_unit_test_setup_teardown(check_detects_wrong_iter_depth, setup, teardown),
+        cmocka_unit_test_setup_teardown(check_detects_state_value_outside_its_state, setup,
+                                        teardown),
         cmocka_unit_test(hash_ignores_row_and_archetype_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
