@@ -82,6 +82,15 @@ static void names_insert(weft_app *a, uint32_t i)
     }
 }
 
+/* Lists every current record again in the (cleared) index. */
+static void names_relist(weft_app *a)
+{
+    memset(a->name_slots, 0, (size_t)a->name_cap * sizeof *a->name_slots);
+    for (uint32_t i = 0; i < a->nplugins; i++) {
+        names_insert(a, i);
+    }
+}
+
 /* Rebuilds the index over the current records with `cap` slots. */
 static bool names_rebuild(weft_app *a, uint32_t cap)
 {
@@ -92,9 +101,7 @@ static bool names_rebuild(weft_app *a, uint32_t cap)
     wf_free(&a->alloc, a->name_slots, (size_t)a->name_cap * sizeof *slots, PLUGIN_ALIGN);
     a->name_slots = slots;
     a->name_cap = cap;
-    for (uint32_t i = 0; i < a->nplugins; i++) {
-        names_insert(a, i);
-    }
+    names_relist(a);
     return true;
 }
 
@@ -638,12 +645,8 @@ static void sort_by_rank(weft_app *a)
         qsort(a->plugins, a->nplugins, sizeof *a->plugins, rank_cmp);
     }
     /* the index names records by position: list them again in place */
-    if (!a->name_cap) {
-        return;
-    }
-    memset(a->name_slots, 0, (size_t)a->name_cap * sizeof *a->name_slots);
-    for (uint32_t i = 0; i < a->nplugins; i++) {
-        names_insert(a, i);
+    if (a->name_cap) {
+        names_relist(a);
     }
 }
 
