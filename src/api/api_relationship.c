@@ -91,21 +91,29 @@ WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_com
     if (world->iter_depth) {
         return weft_insert(world, source, rel, &target, sizeof target); /* deferred */
     }
+    if (wf_world_refuse_shared(world, "weft_relate")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
     wf_record *srec;
     st = wf_entity_check(world, source, &srec);
     if (st != WEFT_OK) {
         return st;
     }
     /* The target's list and the hooks' records are reserved first, so the
-     * relationship lands in both directions or not at all. */
+     * relationship lands in both directions or not at all; admitted and
+     * prepared here, the insert does not do either again. */
     bool added = false;
     st = wf_rel_prepare_relate(world, ti, target, 1, &added);
     if (st != WEFT_OK) {
         return st;
     }
-    st = weft_insert(world, source, rel, &target, sizeof target);
+    weft_value v = {rel, sizeof target, &target};
+    st = wf_commit_insert_admitted(world, source, &v, 1);
     if (st != WEFT_OK) {
         wf_rel_unprepare_relate(world, ti, target, added);
+    }
+    if (WF_UNLIKELY(world->cmds.count || world->events.has_dead)) {
+        wf_world_settle(world); /* what the hooks deferred (as every structural call) */
     }
     return st;
 }

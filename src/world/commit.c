@@ -901,3 +901,14 @@ weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
     }
     return st;
 }
+
+weft_status wf_commit_insert_admitted(weft_world *w, weft_entity e, const weft_value *values,
+                                      int32_t count)
+{
+    wf_journal_structural(w); /* rows move: deltas since before this scan */
+    wf_record *rec = wf_entity_live(w, e); /* the preparation may have moved e */
+    if (!rec) {
+        return WEFT_ERR_STALE_ENTITY;
+    }
+    return commit_insert_values(w, e, rec, values, count);
+}

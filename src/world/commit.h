@@ -50,6 +50,11 @@ weft_status wf_commit_spawn_bulk(weft_world *w, const weft_value *columns,
 /* Inserts or replaces `values` on a live entity with at most one move. */
 weft_status wf_commit_insert(weft_world *w, weft_entity e, wf_record *rec,
                              const weft_value *values, int32_t count);
+/* wf_commit_insert for values whose relationship values the caller has
+ * admitted and prepared already (weft_relate: wf_rel_admit's checks and
+ * wf_rel_prepare_relate): the same placement without doing that again. */
+weft_status wf_commit_insert_admitted(weft_world *w, weft_entity e, const weft_value *values,
+                                      int32_t count);
 /* Inserts or replaces one component (validated) on a live entity. */
 weft_status wf_commit_insert_one(weft_world *w, weft_entity e, wf_record *rec,
                                  const wf_type_info *ti, const void *value);
