@@ -26,5 +26,7 @@ json_t *wi_states(weft_remote *r, json_t *params, wr_err *err);
 json_t *wi_stepping(weft_remote *r, json_t *params, wr_err *err);
 json_t *wi_set_state(weft_remote *r, json_t *params, wr_err *err);
 json_t *wi_schema(weft_remote *r, json_t *params, wr_err *err);
+/* schema.c */
+json_t *wi_registry_schema(weft_remote *r, json_t *params, wr_err *err);
 
 #endif

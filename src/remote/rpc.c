@@ -1339,6 +1339,8 @@ static const wr_method wr_methods[] = {
     {"weft.set_state", wi_set_state, true, "{state, value: name or number} -> null"},
     {"weft.stepping", wi_stepping, true,
      "{schedule, action: on|off|step|continue} -> {stepping, cursor}"},
+    {"registry.schema", wi_registry_schema, false,
+     "{with_crates?, without_crates?, type_limit?: {with?, without?}} -> {typePath: schema}"},
     {"rpc.discover", m_discover, false, "-> OpenRPC document"},
 };
 #define WR_METHOD_COUNT (sizeof wr_methods / sizeof wr_methods[0])

@@ -37,11 +37,34 @@ typedef struct bv_xform {
     float scale;
 } bv_xform;
 
+/* A component with Bevy's other shapes: an enum with data (a unit
+ * variant, a newtype variant, a struct variant), an option, a nested
+ * named struct and a tuple struct. */
+typedef struct bv_vec2 {
+    float x, y;
+} bv_vec2;
+
+typedef struct bv_opt {
+    bool some;
+    float value;
+} bv_opt;
+
+typedef struct bv_motion {
+    int32_t tag; /* 0 Idle, 1 Speed, 2 Towards */
+    union {
+        float speed;
+        bv_vec2 towards;
+    } u;
+    bv_opt limit;
+    bv_vec2 at;
+    int8_t level;
+} bv_motion;
+
 typedef struct bevy_world {
     weft_world *w;
     weft_remote *r;
     int port;
-    weft_component name, shape, marker, xform;
+    weft_component name, shape, marker, xform, motion, pair;
     weft_entity parent, child, lone;
 } bevy_world;
 
@@ -67,6 +90,51 @@ static const weft_field xform_fields[] = {
 static const weft_type_desc xform_desc = {.name = "Transform", .fields = xform_fields,
                                           .field_count = 2};
 
+static const weft_field vec2_fields[] = {
+    {.name = "x", .kind = WEFT_KIND_F32, .offset = offsetof(bv_vec2, x)},
+    {.name = "y", .kind = WEFT_KIND_F32, .offset = offsetof(bv_vec2, y)},
+};
+static const weft_type_desc vec2_desc = {.name = "glam::Vec2", .size = sizeof(bv_vec2), .align = 4,
+                                         .fields = vec2_fields, .field_count = 2};
+static const weft_field opt_fields[] = {
+    {.name = "some", .kind = WEFT_KIND_BOOL, .offset = offsetof(bv_opt, some)},
+    {.name = "value", .kind = WEFT_KIND_F32, .offset = offsetof(bv_opt, value)},
+    {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_OPTION},
+};
+static const weft_type_desc opt_desc = {.size = sizeof(bv_opt), .align = 4, .fields = opt_fields,
+                                        .field_count = 3};
+static const weft_enum_value variants[] = {{"Idle", 0}, {"Speed", 1}, {"Towards", 2}};
+static const weft_field motion_kind_fields[] = {
+    {.name = "kind", .kind = WEFT_KIND_ENUM, .offset = offsetof(bv_motion, tag),
+     .enum_values = variants, .enum_count = 3},
+    {.name = "Speed", .kind = WEFT_KIND_F32, .offset = offsetof(bv_motion, u.speed)},
+    {.name = "Towards", .kind = WEFT_KIND_STRUCT, .offset = offsetof(bv_motion, u.towards),
+     .type = &vec2_desc},
+    {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_ENUM},
+};
+static const weft_type_desc motion_kind_desc = {.name = "game::MotionKind",
+                                                .size = offsetof(bv_motion, limit),
+                                                .fields = motion_kind_fields, .field_count = 4};
+static const weft_enum_value levels[] = {{"Low", 0}, {"High", 1}};
+static const weft_field motion_fields[] = {
+    {.name = "kind", .kind = WEFT_KIND_STRUCT, .offset = 0, .type = &motion_kind_desc},
+    {.name = "limit", .kind = WEFT_KIND_STRUCT, .offset = offsetof(bv_motion, limit),
+     .type = &opt_desc},
+    {.name = "at", .kind = WEFT_KIND_STRUCT, .offset = offsetof(bv_motion, at),
+     .type = &vec2_desc},
+    {.name = "level", .kind = WEFT_KIND_ENUM, .offset = offsetof(bv_motion, level),
+     .enum_base = WEFT_KIND_I8, .enum_values = levels, .enum_count = 2},
+};
+static const weft_type_desc motion_desc = {.name = "Motion", .fields = motion_fields,
+                                           .field_count = 4};
+static const weft_field pair_fields[] = {
+    {.name = "a", .kind = WEFT_KIND_U64, .offset = 0},
+    {.name = "b", .kind = WEFT_KIND_ENTITY, .offset = 8},
+    {.name = "_shape", .kind = WEFT_KIND_SHAPE, .count = WEFT_SHAPE_TUPLE},
+};
+static const weft_type_desc pair_desc = {.name = "Pair", .fields = pair_fields,
+                                         .field_count = 3};
+
 static weft_component reg(weft_world *w, const char *name, size_t size, size_t align)
 {
     weft_component_desc d = {0};
@@ -88,6 +156,12 @@ static int setup(void **state)
     assert_int_equal(weft_component_describe(b->w, b->name, &name_desc), WEFT_OK);
     assert_int_equal(weft_component_describe(b->w, b->shape, &shape_desc), WEFT_OK);
     assert_int_equal(weft_component_describe(b->w, b->xform, &xform_desc), WEFT_OK);
+    b->motion = reg(b->w, "game::Motion", sizeof(bv_motion), _Alignof(bv_motion));
+    b->pair = reg(b->w, "other_crate::Pair", 16, 8);
+    if (weft_component_describe(b->w, b->motion, &motion_desc) != WEFT_OK) {
+        fail_msg("%s", weft_last_error(b->w));
+    }
+    assert_int_equal(weft_component_describe(b->w, b->pair, &pair_desc), WEFT_OK);
     bv_name n = {"Parent Node"};
     int32_t circle = 0;
     bv_xform x = {{1, 2, 3}, 1};
@@ -466,6 +540,178 @@ static void test_watch(void **state)
     json_decref(r);
 }
 
+/* registry.schema (bevy_remote 0.17's export_registry_types): every
+ * described type in JsonSchemaBevyType's shape, keyed by type path, with
+ * the types its fields refer to; the crate and reflect-type filters. */
+static void test_registry_schema(void **state)
+{
+    bevy_world *b = *state;
+    json_t *r = brp(b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"registry.schema\"}");
+    json_t *all = result(r);
+#define RT_COMP "\"reflectTypes\":[\"Component\",\"Default\",\"Serialize\",\"Deserialize\"]"
+#define RT_VALUE "\"reflectTypes\":[\"Default\",\"Serialize\",\"Deserialize\"]"
+#define REF(p) "{\"type\":{\"$ref\":\"#/$defs/" p "\"}}"
+    expect_json(json_object_get(all, "bevy_transform::components::transform::Transform"),
+                "{\"shortPath\":\"Transform\",\"typePath\":"
+                "\"bevy_transform::components::transform::Transform\",\"modulePath\":"
+                "\"bevy_transform::components::transform\",\"crateName\":\"bevy_transform\"," RT_COMP
+                ",\"kind\":\"Struct\",\"type\":\"object\",\"additionalProperties\":false,"
+                "\"properties\":{\"translation\":" REF("[f32; 3]") ",\"scale\":" REF("f32") "},"
+                "\"required\":[\"translation\",\"scale\"]}");
+    expect_json(json_object_get(all, "[f32; 3]"),
+                "{\"shortPath\":\"[f32; 3]\",\"typePath\":\"[f32; 3]\"," RT_VALUE
+                ",\"kind\":\"Array\",\"type\":\"array\",\"items\":" REF("f32") "}");
+    expect_json(json_object_get(all, "f32"), "{\"shortPath\":\"f32\",\"typePath\":\"f32\"," RT_VALUE
+                                             ",\"kind\":\"Value\",\"type\":\"float\"}");
+    /* a newtype is a TupleStruct in Bevy's schema (serde writes it bare) */
+    expect_json(json_object_get(all, "bevy_ecs::name::Name"),
+                "{\"shortPath\":\"Name\",\"typePath\":\"bevy_ecs::name::Name\",\"modulePath\":"
+                "\"bevy_ecs::name\",\"crateName\":\"bevy_ecs\"," RT_COMP
+                ",\"kind\":\"TupleStruct\",\"type\":\"array\",\"prefixItems\":["
+                REF("alloc::string::String") "],\"items\":false}");
+    expect_json(json_object_get(all, "alloc::string::String"),
+                "{\"shortPath\":\"String\",\"typePath\":\"alloc::string::String\",\"modulePath\":"
+                "\"alloc::string\",\"crateName\":\"alloc\"," RT_VALUE
+                ",\"kind\":\"Value\",\"type\":\"string\"}");
+    /* a newtype over a C enum: a unit-only enum */
+    expect_json(json_object_get(all, "game::Shape"),
+                "{\"shortPath\":\"Shape\",\"typePath\":\"game::Shape\",\"modulePath\":\"game\","
+                "\"crateName\":\"game\"," RT_COMP ",\"kind\":\"Enum\",\"type\":\"string\","
+                "\"oneOf\":[\"Circle\",\"Square\"]}");
+    /* a tag: a unit struct */
+    expect_json(json_object_get(all, "game::Player"),
+                "{\"shortPath\":\"Player\",\"typePath\":\"game::Player\",\"modulePath\":\"game\","
+                "\"crateName\":\"game\"," RT_COMP ",\"kind\":\"Struct\",\"type\":\"object\","
+                "\"additionalProperties\":false}");
+    /* an option field is not required; nested types have entries */
+    expect_json(json_object_get(all, "game::Motion"),
+                "{\"shortPath\":\"Motion\",\"typePath\":\"game::Motion\",\"modulePath\":\"game\","
+                "\"crateName\":\"game\"," RT_COMP ",\"kind\":\"Struct\",\"type\":\"object\","
+                "\"additionalProperties\":false,\"properties\":{\"kind\":" REF("game::MotionKind")
+                ",\"limit\":" REF("core::option::Option<f32>") ",\"at\":" REF("glam::Vec2")
+                ",\"level\":" REF("game::Motion::level") "},"
+                "\"required\":[\"kind\",\"at\",\"level\"]}");
+    expect_json(json_object_get(all, "game::MotionKind"),
+                "{\"shortPath\":\"MotionKind\",\"typePath\":\"game::MotionKind\",\"modulePath\":"
+                "\"game\",\"crateName\":\"game\"," RT_VALUE ",\"kind\":\"Enum\",\"type\":\"object\","
+                "\"oneOf\":[{\"typePath\":\"game::MotionKind::Idle\",\"shortPath\":\"Idle\"},"
+                "{\"type\":\"array\",\"kind\":\"Tuple\",\"typePath\":\"game::MotionKind::Speed\","
+                "\"shortPath\":\"Speed\",\"prefixItems\":[" REF("f32") "],\"items\":false},"
+                "{\"type\":\"object\",\"kind\":\"Struct\",\"typePath\":\"game::MotionKind::Towards\","
+                "\"shortPath\":\"Towards\",\"properties\":{"
+                "\"x\":{\"type\":{\"$ref\":\"#/$defs/f32\"},\"typePath\":\"x\"},"
+                "\"y\":{\"type\":{\"$ref\":\"#/$defs/f32\"},\"typePath\":\"y\"}},"
+                "\"additionalProperties\":false,\"required\":[\"x\",\"y\"]}]}");
+    expect_json(json_object_get(all, "core::option::Option<f32>"),
+                "{\"shortPath\":\"Option<f32>\",\"typePath\":\"core::option::Option<f32>\","
+                "\"modulePath\":\"core::option\",\"crateName\":\"core\"," RT_VALUE
+                ",\"kind\":\"Enum\",\"type\":\"object\",\"oneOf\":["
+                "{\"typePath\":\"core::option::Option<f32>::None\",\"shortPath\":\"None\"},"
+                "{\"type\":\"array\",\"kind\":\"Tuple\",\"typePath\":"
+                "\"core::option::Option<f32>::Some\",\"shortPath\":\"Some\",\"prefixItems\":["
+                REF("f32") "],\"items\":false}]}");
+    expect_json(json_object_get(all, "game::Motion::level"),
+                "{\"shortPath\":\"level\",\"typePath\":\"game::Motion::level\",\"modulePath\":"
+                "\"game::Motion\",\"crateName\":\"game\"," RT_VALUE
+                ",\"kind\":\"Enum\",\"type\":\"string\",\"oneOf\":[\"Low\",\"High\"]}");
+    expect_json(json_object_get(all, "other_crate::Pair"),
+                "{\"shortPath\":\"Pair\",\"typePath\":\"other_crate::Pair\",\"modulePath\":"
+                "\"other_crate\",\"crateName\":\"other_crate\"," RT_COMP
+                ",\"kind\":\"TupleStruct\",\"type\":\"array\",\"prefixItems\":[" REF("u64") ","
+                REF("bevy_ecs::entity::Entity") "],\"items\":false}");
+    /* Bevy maps an opaque type that is not a primitive to "object" */
+    expect_json(json_object_get(all, "bevy_ecs::entity::Entity"),
+                "{\"shortPath\":\"Entity\",\"typePath\":\"bevy_ecs::entity::Entity\","
+                "\"modulePath\":\"bevy_ecs::entity\",\"crateName\":\"bevy_ecs\","
+                "\"reflectTypes\":[\"Serialize\",\"Deserialize\"],\"kind\":\"Value\","
+                "\"type\":\"object\"}");
+    /* every entry is keyed by its typePath, and every $ref resolves */
+    const char *key;
+    json_t *e;
+    json_object_foreach(all, key, e) {
+        assert_string_equal(json_string_value(json_object_get(e, "typePath")), key);
+        char *text = json_dumps(e, 0);
+        for (char *p = strstr(text, "#/$defs/"); p; p = strstr(p + 1, "#/$defs/")) {
+            char target[256];
+            size_t n = strcspn(p + 8, "\"");
+            snprintf(target, sizeof target, "%.*s", (int)n, p + 8);
+            if (!json_object_get(all, target)) {
+                fail_msg("%s refers to %s, which is not in the answer", key, target);
+            }
+        }
+        free(text);
+    }
+    /* an undescribed component with bytes cannot be read or written: left out */
+    weft_component opaque = reg(b->w, "game::Opaque", 4, 4);
+    assert_true(opaque != 0);
+    json_t *r2 = brp(b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"registry.schema\"}");
+    assert_null(json_object_get(result(r2), "game::Opaque"));
+    assert_int_equal(json_object_size(result(r2)), json_object_size(all));
+    json_decref(r2);
+
+    /* the crate filters: a type without a crate passes them, as in Bevy */
+    json_t *f = brp(b, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"registry.schema\",\"params\":"
+                       "{\"with_crates\":[\"game\",\"glam\"]}}");
+    size_t want = 0;
+    json_object_foreach(all, key, e) {
+        json_t *crate = json_object_get(e, "crateName");
+        bool in = !crate || strcmp(json_string_value(crate), "game") == 0 ||
+                  strcmp(json_string_value(crate), "glam") == 0;
+        want += in;
+        assert_true((json_object_get(result(f), key) != NULL) == in);
+    }
+    assert_int_equal(json_object_size(result(f)), want);
+    assert_non_null(json_object_get(result(f), "game::Motion"));
+    assert_non_null(json_object_get(result(f), "f32"));
+    assert_null(json_object_get(result(f), "bevy_ecs::name::Name"));
+    json_decref(f);
+    f = brp(b, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"registry.schema\",\"params\":"
+               "{\"without_crates\":[\"game\"]}}");
+    assert_null(json_object_get(result(f), "game::Motion"));
+    assert_null(json_object_get(result(f), "game::MotionKind"));
+    assert_non_null(json_object_get(result(f), "glam::Vec2"));
+    assert_non_null(json_object_get(result(f), "bevy_ecs::name::Name"));
+    json_decref(f);
+
+    /* type_limit: the reflect types; a type is a Resource while one is
+     * present */
+    bv_xform x = {{0, 0, 0}, 2};
+    assert_int_equal(weft_resource_insert(b->w, b->xform, &x, sizeof x), WEFT_OK);
+    f = brp(b, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"registry.schema\",\"params\":"
+               "{\"type_limit\":{\"with\":[\"Resource\"]}}}");
+    expect_json(json_object_get(json_object_get(result(f),
+                                                "bevy_transform::components::transform::Transform"),
+                                "reflectTypes"),
+                "[\"Component\",\"Resource\",\"Default\",\"Serialize\",\"Deserialize\"]");
+    assert_int_equal(json_object_size(result(f)), 1);
+    json_decref(f);
+    f = brp(b, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"registry.schema\",\"params\":"
+               "{\"type_limit\":{\"with\":[\"Component\"],\"without\":[\"Resource\"]},"
+               "\"with_crates\":[\"game\"]}}");
+    json_t *keys = json_array();
+    json_object_foreach(result(f), key, e) {
+        json_array_append_new(keys, json_string(key));
+    }
+    /* jansson keeps insertion order: components in registration order */
+    expect_json(keys, "[\"game::Shape\",\"game::Player\",\"game::Motion\",\"weft.ChildOf\"]");
+    json_decref(keys);
+    json_decref(f);
+
+    /* bad params: -32602, as serde refuses them in bevy_remote */
+    static const char *const bad[] = {
+        "[1]", "{\"with_crates\":\"game\"}", "{\"without_crates\":[1]}",
+        "{\"type_limit\":3}", "{\"type_limit\":{\"with\":\"Component\"}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *br = brp(b, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"registry.schema\","
+                            "\"params\":%s}",
+                         bad[i]);
+        assert_int_equal(fx_code(br), WEFT_REMOTE_INVALID_PARAMS);
+        json_decref(br);
+    }
+    json_decref(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +719,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_query_and_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_registry_schema, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
