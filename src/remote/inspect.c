@@ -387,6 +387,141 @@ json_t *wi_stepping(weft_remote *r, json_t *params, wr_err *err)
                      (int)weft_schedule_step_cursor(s));
 }
 
+/* ---- breakpoints: per-system step behaviors ---- */
+
+static const char *const wi_behaviors[] = {"default", "always_run", "never_run", "break"};
+
+static wr_step_mark *wi_step_mark(weft_remote *r, const char *schedule, weft_node node)
+{
+    for (int32_t i = 0; i < r->step_mark_count; i++) {
+        if (r->step_marks[i].node == node && strcmp(r->step_marks[i].schedule, schedule) == 0) {
+            return &r->step_marks[i];
+        }
+    }
+    return NULL;
+}
+
+/* {stepping, cursor, systems: [{node, name, position, behavior}]} in
+ * built order (nodes not yet built last, by node). */
+static json_t *wi_step_list(weft_remote *r, weft_schedule *s, const char *sname)
+{
+    int32_t n = weft_schedule_node_count(s);
+    json_t *systems = json_array();
+    if (!systems) {
+        return NULL;
+    }
+    /* built order: position 0.., then the unbuilt (-1) */
+    for (int32_t pass = 0; pass < 2; pass++) {
+        for (int32_t pos = 0; pos < (pass ? 1 : n); pos++) {
+            for (weft_node a = 1; a <= (weft_node)n; a++) {
+                int32_t p = weft_schedule_position(s, a);
+                if (pass ? p >= 0 : p != pos) {
+                    continue;
+                }
+                const wr_step_mark *m = wi_step_mark(r, sname, a);
+                json_array_append_new(
+                    systems, json_pack("{s:i,s:s?,s:i,s:s}", "node", (int)a, "name",
+                                       weft_schedule_node_name(s, a), "position", (int)p,
+                                       "behavior", wi_behaviors[m ? m->behavior : 0]));
+            }
+        }
+    }
+    return json_pack("{s:b,s:i,s:o}", "stepping", weft_schedule_is_stepping(s), "cursor",
+                     (int)weft_schedule_step_cursor(s), "systems", systems);
+}
+
+/* weft.step_systems: {schedule} -> the systems with the step behaviors
+ * set through weft.set_step_behavior ("default" for the others). */
+json_t *wi_step_systems(weft_remote *r, json_t *params, wr_err *err)
+{
+    weft_schedule *s = wi_schedule(r, params, err);
+    if (!s) {
+        return NULL;
+    }
+    return wi_step_list(r, s, json_string_value(json_object_get(params, "schedule")));
+}
+
+/* weft.set_step_behavior: {schedule, system: node or name, behavior:
+ * "default" | "always_run" | "never_run" | "break"} ->
+ * as weft.step_systems. weft_schedule_set_step_behavior checks the node
+ * (a system of this schedule) and the phase; nothing changes on error. */
+json_t *wi_set_step_behavior(weft_remote *r, json_t *params, wr_err *err)
+{
+    weft_schedule *s = wi_schedule(r, params, err);
+    if (!s) {
+        return NULL;
+    }
+    const char *sname = json_string_value(json_object_get(params, "schedule"));
+    if (strlen(sname) >= sizeof r->step_marks[0].schedule) {
+        return wi_params_error(err, "'schedule': the name is too long");
+    }
+    json_t *sys = json_object_get(params, "system");
+    weft_node node = 0;
+    int32_t n = weft_schedule_node_count(s);
+    if (json_is_integer(sys)) {
+        json_int_t v = json_integer_value(sys);
+        if (v < 1 || v > n) {
+            char num[32];
+            snprintf(num, sizeof num, "%lld", (long long)v);
+            return wi_weft_error(err, WEFT_ERR_INVALID_ARG, "no node %s in this schedule", num);
+        }
+        node = (weft_node)v;
+    } else if (json_is_string(sys)) {
+        for (weft_node a = 1; a <= (weft_node)n && !node; a++) {
+            const char *nm = weft_schedule_node_name(s, a);
+            if (nm && strcmp(nm, json_string_value(sys)) == 0) {
+                node = a;
+            }
+        }
+        if (!node) {
+            return wi_weft_error(err, WEFT_ERR_NOT_FOUND, "no system '%s' in this schedule",
+                                 json_string_value(sys));
+        }
+    } else {
+        return wi_params_error(err, "'system' must be a node number or a system name");
+    }
+    json_t *bv = json_object_get(params, "behavior");
+    int32_t behavior = -1;
+    for (int32_t i = 0; json_is_string(bv) && i < 4; i++) {
+        if (strcmp(json_string_value(bv), wi_behaviors[i]) == 0) {
+            behavior = i;
+        }
+    }
+    if (behavior < 0) {
+        return wi_params_error(
+            err, "'behavior' must be \"default\", \"always_run\", \"never_run\" or \"break\"");
+    }
+    wr_step_mark *m = wi_step_mark(r, sname, node);
+    if (!m && behavior != 0 && r->step_mark_count == r->step_mark_cap) {
+        /* room first, so that a failure to record changes nothing */
+        int32_t cap = r->step_mark_cap ? r->step_mark_cap * 2 : 8;
+        wr_step_mark *grown = realloc(r->step_marks, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            err->code = WEFT_REMOTE_INTERNAL_ERROR;
+            err->status = WEFT_OK;
+            snprintf(err->msg, sizeof err->msg, "out of memory");
+            return NULL;
+        }
+        r->step_marks = grown;
+        r->step_mark_cap = cap;
+    }
+    weft_status st = weft_schedule_set_step_behavior(s, node, (weft_step_behavior)behavior);
+    if (st != WEFT_OK) {
+        return wi_weft_error(err, st, "%s", weft_last_error(r->world));
+    }
+    if (m && behavior == 0) {
+        *m = r->step_marks[--r->step_mark_count];
+    } else if (m) {
+        m->behavior = behavior;
+    } else if (behavior != 0) {
+        m = &r->step_marks[r->step_mark_count++];
+        snprintf(m->schedule, sizeof m->schedule, "%s", sname);
+        m->node = node;
+        m->behavior = behavior;
+    }
+    return wi_step_list(r, s, sname);
+}
+
 /* Type descriptions of components, for editors: {name: schema} for the
  * named components (params.components) or every described one. A tag's
  * schema is {"tag": true}; a relationship source's a "target" entity

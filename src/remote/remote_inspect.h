@@ -24,6 +24,8 @@ json_t *wi_trace(weft_remote *r, json_t *params, wr_err *err);
 json_t *wi_diagnostics(weft_remote *r, json_t *params, wr_err *err);
 json_t *wi_states(weft_remote *r, json_t *params, wr_err *err);
 json_t *wi_stepping(weft_remote *r, json_t *params, wr_err *err);
+json_t *wi_step_systems(weft_remote *r, json_t *params, wr_err *err);
+json_t *wi_set_step_behavior(weft_remote *r, json_t *params, wr_err *err);
 json_t *wi_set_state(weft_remote *r, json_t *params, wr_err *err);
 json_t *wi_schema(weft_remote *r, json_t *params, wr_err *err);
 /* schema.c */

@@ -1339,6 +1339,11 @@ static const wr_method wr_methods[] = {
     {"weft.set_state", wi_set_state, true, "{state, value: name or number} -> null"},
     {"weft.stepping", wi_stepping, true,
      "{schedule, action: on|off|step|continue} -> {stepping, cursor}"},
+    {"weft.step_systems", wi_step_systems, false,
+     "{schedule} -> {stepping, cursor, systems: [{node, name, position, behavior}]}"},
+    {"weft.set_step_behavior", wi_set_step_behavior, true,
+     "{schedule, system: node or name, behavior: default|always_run|never_run|break} -> "
+     "as weft.step_systems"},
     {"registry.schema", wi_registry_schema, false,
      "{with_crates?, without_crates?, type_limit?: {with?, without?}} -> {typePath: schema}"},
     {"rpc.discover", m_discover, false, "-> OpenRPC document"},

@@ -30,6 +30,15 @@ static void sys_b(weft_system_ctx *ctx, void *user)
     runs_b++;
 }
 
+static int runs_c;
+
+static void sys_c(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    (void)user;
+    runs_c++;
+}
+
 static json_t *ok(json_t *resp)
 {
     assert_non_null(resp);
@@ -239,6 +248,153 @@ static void test_stepping_needs_writes(void **state)
     weft_world_destroy(fx.w);
 }
 
+/* Breakpoints: weft.step_systems lists the systems in built order with
+ * their step behaviors, weft.set_step_behavior sets and clears one, and
+ * continue stops before a breakpoint; refusals change nothing. */
+static void test_breakpoints(void **state)
+{
+    (void)state;
+    fx_world fx;
+    fx_make(&fx);
+    weft_app_desc ad = {0};
+    ad.world = fx.w;
+    weft_app *app = weft_app_create(&ad);
+    weft_system_desc sd = {0};
+    sd.name = "a";
+    sd.fn = sys_a;
+    weft_node na = weft_app_add_system(app, WEFT_APP_UPDATE, &sd);
+    sd.name = "b";
+    sd.fn = sys_b;
+    weft_node nb = weft_app_add_system(app, WEFT_APP_UPDATE, &sd);
+    sd.name = "c";
+    sd.fn = sys_c;
+    weft_node nc = weft_app_add_system(app, WEFT_APP_UPDATE, &sd);
+    weft_schedule *upd = weft_schedule_lookup(fx.w, WEFT_APP_UPDATE);
+    /* built order c, a, b (declared order differs from node order) */
+    assert_int_equal(weft_schedule_add_order(upd, nc, na, 0), WEFT_OK);
+    assert_int_equal(weft_schedule_add_order(upd, na, nb, 0), WEFT_OK);
+    weft_remote_desc d = {0};
+    d.flags = WEFT_REMOTE_NO_SERVER | WEFT_REMOTE_ALLOW_WRITES;
+    weft_remote *r = NULL;
+    assert_int_equal(weft_remote_add_plugin(app, &d, &r), WEFT_OK);
+    assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    char want[512];
+
+    json_t *resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.step_systems\","
+                              "\"params\":{\"schedule\":\"Update\"}}");
+    snprintf(want, sizeof want,
+             "{\"stepping\":false,\"cursor\":0,\"systems\":["
+             "{\"node\":%u,\"name\":\"c\",\"position\":0,\"behavior\":\"default\"},"
+             "{\"node\":%u,\"name\":\"a\",\"position\":1,\"behavior\":\"default\"},"
+             "{\"node\":%u,\"name\":\"b\",\"position\":2,\"behavior\":\"default\"}]}",
+             nc, na, nb);
+    json_error_t jerr;
+    json_t *w = json_loads(want, 0, &jerr);
+    assert_true(json_equal(ok(resp), w));
+    json_decref(w);
+    json_decref(resp);
+
+    /* a breakpoint on b, by name */
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.set_step_behavior\","
+                      "\"params\":{\"schedule\":\"Update\",\"system\":\"b\",\"behavior\":\"break\"}}");
+    json_t *sys = json_object_get(ok(resp), "systems");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(sys, 2), "behavior")),
+                        "break");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(sys, 0), "behavior")),
+                        "default");
+    json_decref(resp);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                      "\"params\":{\"schedule\":\"Update\",\"action\":\"on\"}}");
+    ok(resp);
+    json_decref(resp);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                      "\"params\":{\"schedule\":\"Update\",\"action\":\"continue\"}}");
+    ok(resp);
+    json_decref(resp);
+    int a0 = runs_a, b0 = runs_b, c0 = runs_c;
+    assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    /* continue ran c and a, and stopped before b */
+    assert_int_equal(runs_c - c0, 1);
+    assert_int_equal(runs_a - a0, 1);
+    assert_int_equal(runs_b - b0, 0);
+    assert_int_equal(weft_schedule_step_cursor(upd), nb);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.step_systems\","
+                      "\"params\":{\"schedule\":\"Update\"}}");
+    assert_int_equal(json_integer_value(json_object_get(ok(resp), "cursor")), (json_int_t)nb);
+    assert_true(json_is_true(json_object_get(ok(resp), "stepping")));
+    json_decref(resp);
+
+    /* refused: unknown system, node, behavior; read-only. Nothing changes */
+    static const char *const bad[] = {
+        "{\"schedule\":\"Update\",\"system\":\"zz\",\"behavior\":\"break\"}",
+        "{\"schedule\":\"Update\",\"system\":99,\"behavior\":\"break\"}",
+        "{\"schedule\":\"Update\",\"system\":\"a\",\"behavior\":\"stop\"}",
+        "{\"schedule\":\"Update\",\"system\":true,\"behavior\":\"break\"}",
+        "{\"schedule\":\"Nope\",\"system\":\"a\",\"behavior\":\"break\"}",
+    };
+    static const int codes[] = {
+        WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND, WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_INVALID_ARG,
+        WEFT_REMOTE_INVALID_PARAMS, WEFT_REMOTE_INVALID_PARAMS,
+        WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_NOT_FOUND,
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.set_step_behavior\","
+                          "\"params\":%s}",
+                       bad[i]);
+        assert_int_equal(fx_code(resp), codes[i]);
+        json_decref(resp);
+    }
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.step_systems\","
+                      "\"params\":{\"schedule\":\"Update\"}}");
+    sys = json_object_get(ok(resp), "systems");
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(json_string_value(json_object_get(json_array_get(sys, i), "behavior")),
+                            i == 2 ? "break" : "default");
+    }
+    json_decref(resp);
+
+    /* continue at the breakpoint runs it, to the end */
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                      "\"params\":{\"schedule\":\"Update\",\"action\":\"continue\"}}");
+    ok(resp);
+    json_decref(resp);
+    b0 = runs_b;
+    assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(runs_b - b0, 1);
+    /* cleared, by node: continue runs all three */
+    char req[256];
+    snprintf(req, sizeof req,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.set_step_behavior\","
+             "\"params\":{\"schedule\":\"Update\",\"system\":%u,\"behavior\":\"default\"}}",
+             nb);
+    resp = fx_call(r, "%s", req);
+    sys = json_object_get(ok(resp), "systems");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(sys, 2), "behavior")),
+                        "default");
+    json_decref(resp);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.stepping\","
+                      "\"params\":{\"schedule\":\"Update\",\"action\":\"continue\"}}");
+    ok(resp);
+    json_decref(resp);
+    a0 = runs_a, b0 = runs_b, c0 = runs_c;
+    assert_int_equal(weft_app_update(app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(runs_a - a0 + runs_b - b0 + runs_c - c0, 3);
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
+
+    /* read-only: refused */
+    weft_remote_desc ro = {0};
+    ro.world = fx.w;
+    ro.flags = WEFT_REMOTE_NO_SERVER;
+    assert_non_null(weft_schedule_create(fx.w, "S"));
+    assert_int_equal(weft_remote_create(&ro, &r), WEFT_OK);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.set_step_behavior\","
+                      "\"params\":{\"schedule\":\"S\",\"system\":1,\"behavior\":\"break\"}}");
+    assert_int_equal(fx_code(resp), WEFT_REMOTE_WEFT_ERROR - WEFT_ERR_ACCESS_VIOLATION);
+    json_decref(resp);
+    weft_remote_destroy(r);
+    weft_world_destroy(fx.w);
+}
+
 /* weft.schema: type descriptions for editors. */
 static void test_schema(void **state)
 {
@@ -283,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_inspect_app),
         cmocka_unit_test(test_schema),
         cmocka_unit_test(test_stepping_needs_writes),
+        cmocka_unit_test(test_breakpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
