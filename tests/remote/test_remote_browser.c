@@ -57,6 +57,8 @@ typedef struct browser_world {
     weft_remote *r;
     weft_component look, name;
     weft_entity d; /* has a Look and a Name; parent of fx.a */
+    weft_node physics, animate, render_prep; /* Update, in this order */
+    int64_t physics_runs, prep_runs;         /* when stepping was turned on */
 } browser_world;
 
 static void make_world(browser_world *bw)
@@ -120,6 +122,9 @@ static void make_world(browser_world *bw)
     assert_int_equal(weft_schedule_add_to_set(upd, b, set), WEFT_OK);
     assert_int_equal(weft_schedule_add_order(upd, a, b, 0), WEFT_OK);
     assert_int_equal(weft_schedule_add_order(upd, b, c, 0), WEFT_OK);
+    bw->physics = a;
+    bw->animate = b;
+    bw->render_prep = c;
     weft_remote_desc d = {0};
     d.port = WEFT_REMOTE_ANY_PORT;
     d.flags = WEFT_REMOTE_ALLOW_WRITES;
@@ -359,6 +364,27 @@ static void wait_world(cdp *c, bool (*done)(browser_world *bw), const char *what
     }
 }
 
+static int64_t runs_of(browser_world *bw, weft_node n)
+{
+    weft_system_stats st;
+    memset(&st, 0, sizeof st);
+    weft_schedule_system_stats(weft_schedule_lookup(bw->fx.w, WEFT_APP_UPDATE), n, &st);
+    return st.runs;
+}
+
+/* continue ran physics and animate and stopped before the breakpoint */
+static bool stopped_at_render_prep(browser_world *bw)
+{
+    return weft_schedule_step_cursor(weft_schedule_lookup(bw->fx.w, WEFT_APP_UPDATE)) ==
+               bw->render_prep &&
+           runs_of(bw, bw->physics) > bw->physics_runs && runs_of(bw, bw->animate) > 0;
+}
+
+static bool is_stepping(browser_world *bw)
+{
+    return weft_schedule_is_stepping(weft_schedule_lookup(bw->fx.w, WEFT_APP_UPDATE));
+}
+
 static bool hp_is_42(browser_world *bw)
 {
     const fx_health *h = weft_get(bw->fx.w, bw->fx.a, bw->fx.health, sizeof *h);
@@ -527,6 +553,31 @@ static void test_inspector_in_chromium(void **state)
                  " [...document.querySelectorAll('#graph g.set text')].some((t) => t.textContent === 'gameplay')");
     wait_for(&c, "document.querySelectorAll('#timeline rect.sys').length >= 3 &&"
                  " [...document.querySelectorAll('#timeline rect.sys title')].some((t) => t.textContent.includes('physics'))");
+
+    /* a breakpoint from the page: ticked on render_prep, stepping on,
+     * continue: the schedule runs physics and animate and stops there */
+    wait_for(&c, "!!document.querySelector('#st-systems input[data-system=\"render_prep\"]')");
+    mouse_click(&c, "#st-systems input[data-system=\"render_prep\"]");
+    wait_for(&c, "document.getElementById('status').textContent === 'breakpoint at render_prep' &&"
+                 " document.querySelector('#st-systems input[data-system=\"render_prep\"]').checked");
+    mouse_click(&c, "#st-on");
+    wait_world(&c, is_stepping, "stepping on");
+    wait_for(&c, "document.getElementById('st-state').textContent.includes('stepping')");
+    bw.physics_runs = runs_of(&bw, bw.physics);
+    bw.prep_runs = runs_of(&bw, bw.render_prep);
+    for (int i = 0; i < 3; i++) {
+        frame(&c); /* stepping: nothing runs unasked */
+    }
+    assert_int_equal(runs_of(&bw, bw.physics), bw.physics_runs);
+    mouse_click(&c, "#st-cont");
+    wait_world(&c, stopped_at_render_prep, "the schedule stopped before render_prep");
+    for (int i = 0; i < 3; i++) {
+        frame(&c);
+    }
+    assert_int_equal(runs_of(&bw, bw.render_prep), bw.prep_runs);
+    assert_int_equal(runs_of(&bw, bw.physics), bw.physics_runs + 1);
+    /* the page shows the cursor at the breakpoint */
+    wait_for(&c, "document.getElementById('st-systems').dataset.cursor === 'render_prep'");
 
     /* edit fields through the page: select the entity, type into inputs */
     snprintf(js, sizeof js, "#tree span[data-entity=\"%llu\"]", (unsigned long long)bw.fx.a);
