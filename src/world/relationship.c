@@ -385,10 +385,63 @@ void wf_rel_unprepare_relate(weft_world *w, const wf_type_info *rel, weft_entity
     }
 }
 
+/* An entity set for the walk below: open addressing over a power-of-two
+ * array in the world's allocator, 0 for an empty slot, at most half full. */
+typedef struct rel_seen {
+    weft_entity *slots;
+    uint32_t cap, used;
+} rel_seen;
+
+static void rel_seen_free(weft_world *w, rel_seen *set)
+{
+    wf_free(&w->alloc, set->slots, (size_t)set->cap * sizeof *set->slots,
+            _Alignof(weft_entity));
+    set->slots = NULL;
+    set->cap = set->used = 0;
+}
+
+/* Puts e in the set: 1 when it was not there, 0 when it was, -1 out of
+ * memory. */
+static int rel_seen_add(weft_world *w, rel_seen *set, weft_entity e)
+{
+    if ((uint64_t)(set->used + 1) * 2 > set->cap) {
+        uint32_t cap = wf_grow_cap_pow2(set->cap, (uint64_t)(set->used + 1) * 2, 64,
+                                        sizeof(weft_entity));
+        weft_entity *n = cap ? wf_calloc(&w->alloc, (size_t)cap * sizeof *n,
+                                         _Alignof(weft_entity))
+                             : NULL;
+        if (!n) {
+            return -1;
+        }
+        rel_seen old = *set;
+        set->slots = n;
+        set->cap = cap;
+        set->used = 0;
+        for (uint32_t i = 0; i < old.cap; i++) {
+            if (old.slots[i]) {
+                (void)rel_seen_add(w, set, old.slots[i]); /* room: cannot fail */
+            }
+        }
+        rel_seen_free(w, &old);
+    }
+    uint32_t mask = set->cap - 1;
+    for (uint32_t h = (uint32_t)((e * 0x9E3779B97F4A7C15ull) >> 32) & mask;; h = (h + 1) & mask) {
+        if (set->slots[h] == e) {
+            return 0;
+        }
+        if (set->slots[h] == 0) {
+            set->slots[h] = e;
+            set->used++;
+            return 1;
+        }
+    }
+}
+
 /* Appends the sources in `l` to the scratch queue (grown in the world's
- * allocator). */
+ * allocator). With `seen` (several linked relationships: an entity may be
+ * reached along more than one), those already queued are left out. */
 static bool rel_queue_push(weft_world *w, weft_entity **q, uint32_t *cap, uint32_t *len,
-                           const wf_rel_list *l)
+                           const wf_rel_list *l, rel_seen *seen)
 {
     if ((uint64_t)*len + (uint64_t)l->count > UINT32_MAX) {
         return false;
@@ -397,9 +450,32 @@ static bool rel_queue_push(weft_world *w, weft_entity **q, uint32_t *cap, uint32
                  _Alignof(weft_entity))) {
         return false;
     }
-    memcpy(*q + *len, l->items, (size_t)l->count * sizeof **q);
-    *len += (uint32_t)l->count;
+    if (!seen) {
+        memcpy(*q + *len, l->items, (size_t)l->count * sizeof **q);
+        *len += (uint32_t)l->count;
+        return true;
+    }
+    for (int32_t i = 0; i < l->count; i++) {
+        int fresh = rel_seen_add(w, seen, l->items[i]);
+        if (fresh < 0) {
+            return false;
+        }
+        if (fresh) {
+            (*q)[(*len)++] = l->items[i];
+        }
+    }
     return true;
+}
+
+/* How many LINKED_DESPAWN relationships the world has, up to 2. */
+static int rel_linked_kinds(const weft_world *w)
+{
+    int n = 0;
+    for (uint32_t id = 1; id <= w->registry.count && n < 2; id++) {
+        const wf_type_info *ti = w->registry.infos[id];
+        n += ti->rel_targets && (ti->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN);
+    }
+    return n;
 }
 
 weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archetype *arch)
@@ -414,6 +490,15 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
     uint32_t cap = 0;
     uint32_t len = 0;
     bool ok = true;
+    /* With one linked relationship the subtree is a tree: every node is
+     * reached once. With several, a node can be reached along each (a
+     * child that its parent also owns): a set keeps it queued once, else
+     * such shapes would be walked once per path. */
+    rel_seen seen = {NULL, 0, 0};
+    bool dedupe = rel_linked_kinds(w) > 1;
+    if (dedupe && rel_seen_add(w, &seen, e) < 0) {
+        ok = false;
+    }
     weft_entity node = e;
     const wf_archetype *na = arch;
     for (uint32_t next = 0; ok;) {
@@ -434,7 +519,7 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
                     records -= (uint64_t)l->count; /* a cascade member */
                     continue;
                 }
-                ok = rel_queue_push(w, &q, &cap, &len, l);
+                ok = rel_queue_push(w, &q, &cap, &len, l, dedupe ? &seen : NULL);
             }
         }
         if (next == len) {
@@ -446,6 +531,7 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
             if (q) {
                 wf_free(&w->alloc, q, (size_t)cap * sizeof *q, _Alignof(weft_entity));
             }
+            rel_seen_free(w, &seen);
             return wf_error(w, WEFT_ERR_RELATIONSHIP,
                             "despawn of entity %u:%u: a linked relationship forms a cycle "
                             "(weft_world_check, INV-12, names it)",
@@ -458,6 +544,7 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
     if (q) {
         wf_free(&w->alloc, q, (size_t)cap * sizeof *q, _Alignof(weft_entity));
     }
+    rel_seen_free(w, &seen);
     if (!ok || (records && !wf_cmds_reserve(&w->cmds, records, WF_CMD_PLAIN_BYTES))) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY,
                         "out of memory preparing the despawn of entity %u:%u (relationship "

@@ -172,6 +172,38 @@ static void rel_direct_insert_refused(void **state)
     expect_children(w, p, (weft_entity[]){c}, 1);
 }
 
+// Two linked relationships over the same entities (children that their
+// parent also owns): the despawn reaches each child along both, which is
+// not a cycle. Before, the despawn's preparation queued every child once
+// per path, counted more cascade members than live entities and refused
+// the despawn as a cycle (fuzz_relations).
+static void rel_two_linked_relationships_share_a_subtree(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_relationship_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "Owns";
+    d.flags = WEFT_RELATIONSHIP_LINKED_DESPAWN;
+    weft_component owns = weft_relationship_register(w, &d);
+    assert_true(owns != 0);
+    weft_entity p = weft_spawn(w);
+    weft_entity kids[8];
+    for (int i = 0; i < 8; i++) {
+        kids[i] = weft_spawn(w);
+        assert_int_equal(weft_set_parent(w, kids[i], p), WEFT_OK);
+        assert_int_equal(weft_relate(w, kids[i], owns, i ? kids[i - 1] : p), WEFT_OK);
+    }
+    weft_entity bystander = weft_spawn(w);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+    assert_int_equal(weft_despawn(w, p), WEFT_OK);
+    for (int i = 0; i < 8; i++) {
+        assert_false(weft_is_alive(w, kids[i]));
+    }
+    assert_true(weft_is_alive(w, bystander));
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 static void rel_misuse(void **state)
 {
     tw_fixture *f = *state;
@@ -599,6 +631,7 @@ int main(void)
         T(rel_same_parent_again),
         T(rel_cycles_refused),
         T(rel_direct_insert_refused),
+        T(rel_two_linked_relationships_share_a_subtree),
         T(rel_misuse),
         T(rel_despawn_subtree),
         T(rel_despawn_long_chain),

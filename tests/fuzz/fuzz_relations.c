@@ -55,6 +55,9 @@ typedef struct state {
     int parent[SLOTS]; // slot of the ChildOf target, -1 none
     bool model_ok;     // false after an allocation failure until rebuilt
     int ops;
+    // spawns of a buffer whose flush ran out of memory: their ids stay
+    // reserved and a later flush makes them entities (weft_commands_apply)
+    weft_entity pending[16];
 } state;
 
 static bool rworld_new(rworld *r, fz_alloc *alloc)
@@ -317,6 +320,29 @@ static void op_snapshot(state *st, fz_in *in)
 
 // ---- operations ----
 
+// Live entities among `es` (and the pending reservations that a later
+// flush made live) go into free slots, or are despawned when none is free.
+static void adopt(state *st, fz_in *in, weft_entity *es, int n)
+{
+    weft_world *w = st->r.w;
+    for (int i = 0; i < n + 16; i++) {
+        weft_entity *e = i < n ? &es[i] : &st->pending[i - n];
+        if (!*e || !weft_is_alive(w, *e) || slot_of(st, *e) >= 0) {
+            continue;
+        }
+        int f = free_slot(st, in);
+        if (f >= 0) {
+            st->ids[f] = *e;
+        } else {
+            (void)weft_despawn(w, *e);
+        }
+        if (i >= n) {
+            *e = 0;
+        }
+        st->model_ok = false; // rebuilt from the world
+    }
+}
+
 static void op_commands(state *st, fz_in *in)
 {
     weft_world *w = st->r.w;
@@ -353,17 +379,24 @@ static void op_commands(state *st, fz_in *in)
         }
     }
     (void)weft_commands_apply(w, cb);
+    for (int i = 0; i < nmade; i++) {
+        made[i] = weft_commands_resolve(cb, made[i]); // a buffer's spawn may be provisional
+    }
     weft_commands_destroy(cb);
     for (int i = 0; i < nmade; i++) {
-        if (weft_is_alive(w, made[i])) {
-            int f = free_slot(st, in);
-            if (f >= 0) {
-                st->ids[f] = made[i];
-            } else {
-                (void)weft_despawn(w, made[i]);
+        if (!made[i]) {
+            continue;
+        }
+        if (!weft_is_alive(w, made[i])) {
+            for (int k = 0; k < 16; k++) {
+                if (!st->pending[k]) {
+                    st->pending[k] = made[i];
+                    break;
+                }
             }
         }
     }
+    adopt(st, in, made, nmade);
     st->model_ok = false; // the buffer's outcome is rebuilt from the world
 }
 
@@ -523,7 +556,18 @@ static void op_run(state *st, fz_in *in)
     }
     fz_alloc_disarm(&st->alloc);
     check(st, w, "after an operation");
+    adopt(st, in, NULL, 0);
     model_sweep(st);
+    // every live entity sits in a slot (the restore checks depend on it)
+    weft_world_stats ws;
+    int64_t tracked = 0;
+    for (int i = 0; i < SLOTS; i++) {
+        tracked += st->ids[i] != 0;
+    }
+    if (weft_world_get_stats(w, &ws) == WEFT_OK && ws.live_entities != tracked) {
+        FZ_FAIL("op %d (%d): %lld live entities, %lld in slots", st->ops, op,
+                (long long)ws.live_entities, (long long)tracked);
+    }
     if (!st->model_ok) {
         model_rebuild(st);
     }
