@@ -1749,6 +1749,15 @@ WEFT_API weft_status weft_schedule_continue(weft_schedule *schedule);
 WEFT_API weft_status weft_schedule_set_step_behavior(weft_schedule *schedule, weft_node node,
                                                      weft_step_behavior behavior);
 
+/** How node `node` behaves while stepping: for a system, as last set with
+ *  weft_schedule_set_step_behavior (WEFT_STEP_DEFAULT when never set); for
+ *  an apply point, WEFT_STEP_ALWAYS_RUN (apply points always run).
+ *  Errors (WEFT_STEP_DEFAULT returned, the status recorded):
+ *  INVALID_HANDLE, INVALID_ARG (no such node: 0, a set, out of range).
+ *  Thread: driver. */
+WEFT_API weft_step_behavior weft_schedule_step_behavior(const weft_schedule *schedule,
+                                                        weft_node node);
+
 /** The system the next step would run (the first steppable system at or
  *  after the cursor), or 0 when stepping is off, the schedule is not built
  *  or no steppable system is left before the end. A rebuild (after a

@@ -666,6 +666,22 @@ WEFT_API weft_status weft_schedule_set_step_behavior(weft_schedule *schedule, we
     return WEFT_OK;
 }
 
+WEFT_API weft_step_behavior weft_schedule_step_behavior(const weft_schedule *schedule,
+                                                        weft_node node)
+{
+    if (!sched_ok(schedule)) {
+        return WEFT_STEP_DEFAULT;
+    }
+    if (!wf_schedule_node_ok(schedule, node, false)) {
+        wf_error(schedule->world, WEFT_ERR_INVALID_ARG,
+                 "weft_schedule_step_behavior: node 0x%x is not a node of '%s'", node,
+                 schedule->name);
+        return WEFT_STEP_DEFAULT;
+    }
+    const wf_decl_node *n = &schedule->nodes[node - 1];
+    return n->sys ? (weft_step_behavior)n->step : WEFT_STEP_ALWAYS_RUN;
+}
+
 WEFT_API weft_node weft_schedule_step_cursor(const weft_schedule *schedule)
 {
     if (!sched_ok(schedule) || !schedule->stepping || !schedule->built || schedule->dirty) {

@@ -391,54 +391,65 @@ json_t *wi_stepping(weft_remote *r, json_t *params, wr_err *err)
 
 static const char *const wi_behaviors[] = {"default", "always_run", "never_run", "break"};
 
-static wr_step_mark *wi_step_mark(weft_remote *r, const char *schedule, weft_node node)
+/* A system and its place in the built order, for sorting. */
+typedef struct wi_placed {
+    int32_t pos; /* -1: not built (sorted last) */
+    weft_node node;
+} wi_placed;
+
+static int wi_placed_cmp(const void *x, const void *y)
 {
-    for (int32_t i = 0; i < r->step_mark_count; i++) {
-        if (r->step_marks[i].node == node && strcmp(r->step_marks[i].schedule, schedule) == 0) {
-            return &r->step_marks[i];
-        }
+    const wi_placed *a = x, *b = y;
+    uint32_t pa = (uint32_t)a->pos, pb = (uint32_t)b->pos; /* -1 sorts last */
+    if (pa != pb) {
+        return pa < pb ? -1 : 1;
     }
-    return NULL;
+    return (a->node > b->node) - (a->node < b->node);
 }
 
 /* {stepping, cursor, systems: [{node, name, position, behavior}]} in
  * built order (nodes not yet built last, by node). */
-static json_t *wi_step_list(weft_remote *r, weft_schedule *s, const char *sname)
+static json_t *wi_step_list(weft_remote *r, weft_schedule *s)
 {
+    (void)r;
     int32_t n = weft_schedule_node_count(s);
     json_t *systems = json_array();
-    if (!systems) {
+    wi_placed *order = n > 0 ? malloc((size_t)n * sizeof *order) : NULL;
+    if (!systems || (n > 0 && !order)) {
+        json_decref(systems);
+        free(order);
         return NULL;
     }
-    /* built order: position 0.., then the unbuilt (-1) */
-    for (int32_t pass = 0; pass < 2; pass++) {
-        for (int32_t pos = 0; pos < (pass ? 1 : n); pos++) {
-            for (weft_node a = 1; a <= (weft_node)n; a++) {
-                int32_t p = weft_schedule_position(s, a);
-                if (pass ? p >= 0 : p != pos) {
-                    continue;
-                }
-                const wr_step_mark *m = wi_step_mark(r, sname, a);
-                json_array_append_new(
-                    systems, json_pack("{s:i,s:s?,s:i,s:s}", "node", (int)a, "name",
-                                       weft_schedule_node_name(s, a), "position", (int)p,
-                                       "behavior", wi_behaviors[m ? m->behavior : 0]));
-            }
-        }
+    int32_t k = 0;
+    for (weft_node a = 1; a <= (weft_node)n; a++) {
+        order[k].pos = weft_schedule_position(s, a);
+        order[k++].node = a;
     }
+    if (k > 1) {
+        qsort(order, (size_t)k, sizeof *order, wi_placed_cmp);
+    }
+    for (int32_t i = 0; i < k; i++) {
+        weft_node a = order[i].node;
+        weft_step_behavior b = weft_schedule_step_behavior(s, a);
+        json_array_append_new(systems,
+                              json_pack("{s:i,s:s?,s:i,s:s}", "node", (int)a, "name",
+                                        weft_schedule_node_name(s, a), "position",
+                                        (int)order[i].pos, "behavior", wi_behaviors[b]));
+    }
+    free(order);
     return json_pack("{s:b,s:i,s:o}", "stepping", weft_schedule_is_stepping(s), "cursor",
                      (int)weft_schedule_step_cursor(s), "systems", systems);
 }
 
-/* weft.step_systems: {schedule} -> the systems with the step behaviors
- * set through weft.set_step_behavior ("default" for the others). */
+/* weft.step_systems: {schedule} -> the nodes with their step behaviors
+ * (weft_schedule_step_behavior: apply points "always_run"). */
 json_t *wi_step_systems(weft_remote *r, json_t *params, wr_err *err)
 {
     weft_schedule *s = wi_schedule(r, params, err);
     if (!s) {
         return NULL;
     }
-    return wi_step_list(r, s, json_string_value(json_object_get(params, "schedule")));
+    return wi_step_list(r, s);
 }
 
 /* weft.set_step_behavior: {schedule, system: node or name, behavior:
@@ -450,10 +461,6 @@ json_t *wi_set_step_behavior(weft_remote *r, json_t *params, wr_err *err)
     weft_schedule *s = wi_schedule(r, params, err);
     if (!s) {
         return NULL;
-    }
-    const char *sname = json_string_value(json_object_get(params, "schedule"));
-    if (strlen(sname) >= sizeof r->step_marks[0].schedule) {
-        return wi_params_error(err, "'schedule': the name is too long");
     }
     json_t *sys = json_object_get(params, "system");
     weft_node node = 0;
@@ -491,35 +498,11 @@ json_t *wi_set_step_behavior(weft_remote *r, json_t *params, wr_err *err)
         return wi_params_error(
             err, "'behavior' must be \"default\", \"always_run\", \"never_run\" or \"break\"");
     }
-    wr_step_mark *m = wi_step_mark(r, sname, node);
-    if (!m && behavior != 0 && r->step_mark_count == r->step_mark_cap) {
-        /* room first, so that a failure to record changes nothing */
-        int32_t cap = r->step_mark_cap ? r->step_mark_cap * 2 : 8;
-        wr_step_mark *grown = realloc(r->step_marks, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            err->code = WEFT_REMOTE_INTERNAL_ERROR;
-            err->status = WEFT_OK;
-            snprintf(err->msg, sizeof err->msg, "out of memory");
-            return NULL;
-        }
-        r->step_marks = grown;
-        r->step_mark_cap = cap;
-    }
     weft_status st = weft_schedule_set_step_behavior(s, node, (weft_step_behavior)behavior);
     if (st != WEFT_OK) {
         return wi_weft_error(err, st, "%s", weft_last_error(r->world));
     }
-    if (m && behavior == 0) {
-        *m = r->step_marks[--r->step_mark_count];
-    } else if (m) {
-        m->behavior = behavior;
-    } else if (behavior != 0) {
-        m = &r->step_marks[r->step_mark_count++];
-        snprintf(m->schedule, sizeof m->schedule, "%s", sname);
-        m->node = node;
-        m->behavior = behavior;
-    }
-    return wi_step_list(r, s, sname);
+    return wi_step_list(r, s);
 }
 
 /* Type descriptions of components, for editors: {name: schema} for the

@@ -131,7 +131,6 @@ WEFT_API weft_status weft_remote_destroy(weft_remote *remote)
     pthread_mutex_destroy(&r->lock);
     free(r->last_response);
     free(r->scratch);
-    free(r->step_marks);
     r->magic = 0;
     free(r);
     return WEFT_OK;

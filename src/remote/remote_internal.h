@@ -89,14 +89,6 @@ typedef struct wr_stream {
 
 struct wr_server;
 
-/* A step behavior set through weft.set_step_behavior (weft.h can set a
- * system's behavior but not read it back, so the remote keeps what it
- * set; WEFT_STEP_DEFAULT removes the entry). */
-typedef struct wr_step_mark {
-    char schedule[128];
-    uint32_t node;
-    int32_t behavior;
-} wr_step_mark;
 
 struct weft_remote {
     uint32_t magic;
@@ -139,8 +131,6 @@ struct weft_remote {
     int32_t eval_left;        /* re-evaluations of held watches left this poll */
     int32_t stream_rr;        /* streams: where the next poll starts checking */
     bool in_batch;            /* answering a batch's requests */
-    wr_step_mark *step_marks; /* weft.set_step_behavior's, malloc'ed */
-    int32_t step_mark_count, step_mark_cap;
 };
 
 /* rpc.c: answers `text`; returns a malloc'ed response (NULL: nothing to

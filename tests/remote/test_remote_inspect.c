@@ -294,6 +294,21 @@ static void test_breakpoints(void **state)
     json_decref(w);
     json_decref(resp);
 
+    /* a behavior set through the C API shows too (read back with
+     * weft_schedule_step_behavior), and clears the same way */
+    assert_int_equal(weft_schedule_set_step_behavior(upd, na, WEFT_STEP_NEVER_RUN), WEFT_OK);
+    assert_int_equal(weft_schedule_step_behavior(upd, na), WEFT_STEP_NEVER_RUN);
+    resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.step_systems\","
+                      "\"params\":{\"schedule\":\"Update\"}}");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(ok(resp), "systems"), 1), "behavior")),
+                        "never_run");
+    json_decref(resp);
+    assert_int_equal(weft_schedule_set_step_behavior(upd, na, WEFT_STEP_DEFAULT), WEFT_OK);
+    weft_clear_error(fx.w);
+    assert_int_equal(weft_schedule_step_behavior(upd, 0), WEFT_STEP_DEFAULT);
+    assert_int_equal(weft_last_status(fx.w), WEFT_ERR_INVALID_ARG);
+
     /* a breakpoint on b, by name */
     resp = fx_call(r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"weft.set_step_behavior\","
                       "\"params\":{\"schedule\":\"Update\",\"system\":\"b\",\"behavior\":\"break\"}}");
