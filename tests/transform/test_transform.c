@@ -1,0 +1,647 @@
+/* tests/transform/test_transform.c - the transform plugin (weft_transform,
+ * include/weft_transform.h): math, propagation against a double-precision
+ * reference, change skipping, reparenting, despawn, bad input, a
+ * 100,000-deep chain, on-demand propagation, the app plugin.
+ * SPDX-License-Identifier: MIT */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft_transform.h"
+
+/* Tolerance against the double reference: absolute, scaled by the value's
+ * magnitude (float has 24 bits; a depth-8 product of unit-ish matrices
+ * keeps the error a few ulps per level). */
+#define XF_TOL 1e-4
+
+typedef struct fixture {
+    weft_world *w;
+    weft_schedule *s;
+    weft_transform_ids ids;
+} fixture;
+
+static void fx_init(fixture *f, int32_t threads)
+{
+    f->w = weft_world_create(NULL);
+    assert_non_null(f->w);
+    assert_int_equal(weft_world_set_threads(f->w, threads), WEFT_OK);
+    f->s = weft_schedule_create(f->w, "post");
+    assert_non_null(f->s);
+    assert_int_equal(weft_transform_add_systems(f->w, f->s, NULL), WEFT_OK);
+    assert_int_equal(weft_transform_register(f->w, &f->ids), WEFT_OK);
+}
+
+static void fx_fini(fixture *f)
+{
+    assert_int_equal(weft_world_destroy(f->w), WEFT_OK);
+}
+
+static void fx_run(fixture *f)
+{
+    weft_status st = weft_schedule_run(f->s, 0.0);
+    if (st != WEFT_OK) {
+        print_error("run: %s: %s\n", weft_status_name(st), weft_last_error(f->w));
+    }
+    assert_int_equal(st, WEFT_OK);
+}
+
+static weft_entity spawn_xf(fixture *f, const weft_transform *t, weft_entity parent)
+{
+    weft_value v = {f->ids.transform, sizeof *t, t};
+    weft_entity e = weft_spawn_with(f->w, &v, 1);
+    assert_true(e != 0);
+    if (parent) {
+        assert_int_equal(weft_set_parent(f->w, e, parent), WEFT_OK);
+    }
+    return e;
+}
+
+static const weft_affine *global_of(fixture *f, weft_entity e)
+{
+    const weft_affine *g = weft_get(f->w, e, f->ids.global, sizeof(weft_affine));
+    assert_non_null(g);
+    return g;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static float rnd(uint64_t *s, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((rng_next(s) >> 11) * (1.0 / 9007199254740992.0));
+}
+
+static weft_transform random_xf(uint64_t *s)
+{
+    weft_transform t;
+    for (int i = 0; i < 3; i++) {
+        t.translation[i] = rnd(s, -5.0f, 5.0f);
+        t.scale[i] = rnd(s, 0.5f, 1.5f);
+    }
+    float n = 0;
+    for (int i = 0; i < 4; i++) {
+        t.rotation[i] = rnd(s, -1.0f, 1.0f);
+        n += t.rotation[i] * t.rotation[i];
+    }
+    n = sqrtf(n);
+    for (int i = 0; i < 4; i++) {
+        t.rotation[i] /= n;
+    }
+    return t;
+}
+
+/* ---- double-precision reference ---- */
+
+typedef struct dmat {
+    double m[12];
+} dmat;
+
+static dmat d_local(const weft_transform *t)
+{
+    double x = t->rotation[0], y = t->rotation[1], z = t->rotation[2], w = t->rotation[3];
+    double n = sqrt(x * x + y * y + z * z + w * w);
+    x /= n, y /= n, z /= n, w /= n;
+    double r[9] = {1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y),
+                   2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x),
+                   2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)};
+    dmat d;
+    for (int i = 0; i < 3; i++) {
+        d.m[i] = r[i] * t->scale[0];
+        d.m[3 + i] = r[3 + i] * t->scale[1];
+        d.m[6 + i] = r[6 + i] * t->scale[2];
+        d.m[9 + i] = t->translation[i];
+    }
+    return d;
+}
+
+static dmat d_mul(const dmat *a, const dmat *b)
+{
+    dmat r;
+    for (int col = 0; col < 4; col++) {
+        for (int row = 0; row < 3; row++) {
+            double v = a->m[row] * b->m[col * 3] + a->m[3 + row] * b->m[col * 3 + 1] +
+                       a->m[6 + row] * b->m[col * 3 + 2];
+            if (col == 3) {
+                v += a->m[9 + row];
+            }
+            r.m[col * 3 + row] = v;
+        }
+    }
+    return r;
+}
+
+static void assert_close(const weft_affine *g, const dmat *ref)
+{
+    for (int i = 0; i < 12; i++) {
+        double tol = XF_TOL * (1.0 + fabs(ref->m[i]));
+        if (!(fabs(g->m[i] - ref->m[i]) <= tol)) {
+            print_error("element %d: %.9g vs reference %.9g\n", i, (double)g->m[i], ref->m[i]);
+            fail();
+        }
+    }
+}
+
+/* ---- math ---- */
+
+static void test_math(void **state)
+{
+    (void)state;
+    uint64_t s = 7;
+    for (int k = 0; k < 200; k++) {
+        weft_transform t = random_xf(&s);
+        weft_affine a, inv, id;
+        weft_transform_to_affine(&t, &a);
+        dmat ref = d_local(&t);
+        assert_close(&a, &ref);
+        assert_int_equal(weft_affine_inverse(&a, &inv), WEFT_OK);
+        weft_affine_mul(&a, &inv, &id);
+        weft_affine e = weft_affine_identity();
+        for (int i = 0; i < 12; i++) {
+            assert_true(fabsf(id.m[i] - e.m[i]) < 1e-4f);
+        }
+        float p[3] = {1, 2, 3}, q[3], back[3];
+        weft_affine_mul_point(&a, p, q);
+        weft_affine_mul_point(&inv, q, back);
+        for (int i = 0; i < 3; i++) {
+            assert_true(fabsf(back[i] - p[i]) < 1e-4f);
+        }
+        float m4[16];
+        weft_affine b;
+        weft_affine_to_mat4(&a, m4);
+        assert_true(m4[3] == 0 && m4[7] == 0 && m4[11] == 0 && m4[15] == 1);
+        assert_int_equal(weft_affine_from_mat4(m4, &b), WEFT_OK);
+        assert_memory_equal(&a, &b, sizeof a);
+        weft_transform t2;
+        assert_int_equal(weft_affine_to_transform(&a, &t2), WEFT_OK);
+        weft_affine a2;
+        weft_transform_to_affine(&t2, &a2);
+        for (int i = 0; i < 12; i++) {
+            assert_true(fabsf(a2.m[i] - a.m[i]) < 1e-4f * (1 + fabsf(a.m[i])));
+        }
+    }
+    /* a projective 4x4 is refused, *out untouched */
+    float proj[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 1};
+    weft_affine keep = weft_affine_identity(), before = keep;
+    assert_int_equal(weft_affine_from_mat4(proj, &keep), WEFT_ERR_INVALID_ARG);
+    assert_memory_equal(&keep, &before, sizeof keep);
+    /* look_at: forward (-Z) towards the target, up kept */
+    weft_transform t = weft_transform_identity();
+    t.translation[0] = 1;
+    float target[3] = {1, 0, -10}, up[3] = {0, 1, 0}, fwd_local[3] = {0, 0, -1}, fwd[3];
+    assert_int_equal(weft_transform_look_at(&t, target, up), WEFT_OK);
+    weft_affine a;
+    weft_transform_to_affine(&t, &a);
+    weft_affine_mul_vector(&a, fwd_local, fwd);
+    assert_true(fabsf(fwd[2] + 1) < 1e-5f && fabsf(fwd[0]) < 1e-5f);
+    float target2[3] = {4, 0, 1}; /* to +X from (1, 0, 1)... */
+    t.translation[2] = 1;
+    assert_int_equal(weft_transform_look_at(&t, target2, up), WEFT_OK);
+    weft_transform_to_affine(&t, &a);
+    weft_affine_mul_vector(&a, fwd_local, fwd);
+    assert_true(fabsf(fwd[0] - 1) < 1e-5f && fabsf(fwd[1]) < 1e-5f);
+    /* degenerate look_at: target at the eye, up parallel: refused, unchanged */
+    weft_transform keep_t = t;
+    assert_int_equal(weft_transform_look_at(&t, t.translation, up), WEFT_ERR_INVALID_ARG);
+    float above[3] = {1, 5, 1};
+    assert_int_equal(weft_transform_look_at(&t, above, up), WEFT_ERR_INVALID_ARG);
+    assert_memory_equal(&t, &keep_t, sizeof t);
+    assert_int_equal(weft_affine_inverse(NULL, &a), WEFT_ERR_INVALID_ARG);
+}
+
+static void test_validate_and_bad_math(void **state)
+{
+    (void)state;
+    const char *why = NULL;
+    weft_transform t = weft_transform_identity();
+    assert_int_equal(weft_transform_validate(&t, &why), WEFT_OK);
+    t.scale[1] = 0;
+    assert_int_equal(weft_transform_validate(&t, &why), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(why, "zero"));
+    weft_affine a, inv;
+    weft_transform_to_affine(&t, &a);
+    assert_int_equal(weft_affine_inverse(&a, &inv), WEFT_ERR_INVALID_ARG);
+    t = weft_transform_identity();
+    t.scale[0] = NAN;
+    assert_int_equal(weft_transform_validate(&t, &why), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(why, "scale"));
+    t = weft_transform_identity();
+    t.rotation[3] = 2.0f;
+    assert_int_equal(weft_transform_validate(&t, &why), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(why, "unit"));
+    /* used normalized: (0, 0, 0, 2) is the identity rotation */
+    weft_transform_to_affine(&t, &a);
+    weft_affine id = weft_affine_identity();
+    assert_memory_equal(&a, &id, sizeof a);
+    /* a zero quaternion is replaced by the identity */
+    t.rotation[3] = 0.0f;
+    weft_transform_to_affine(&t, &a);
+    assert_memory_equal(&a, &id, sizeof a);
+    assert_int_equal(weft_transform_validate(NULL, &why), WEFT_ERR_INVALID_ARG);
+}
+
+/* ---- propagation ---- */
+
+/* A random forest: node k > 0 has parent (k - 1) / branching or none. */
+typedef struct forest {
+    int32_t n;
+    weft_entity *e;
+    int32_t *parent;
+    weft_transform *t;
+} forest;
+
+static void forest_make(fixture *f, forest *fo, int32_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    fo->n = n;
+    fo->e = calloc((size_t)n, sizeof *fo->e);
+    fo->parent = calloc((size_t)n, sizeof *fo->parent);
+    fo->t = calloc((size_t)n, sizeof *fo->t);
+    for (int32_t k = 0; k < n; k++) {
+        fo->t[k] = random_xf(&s);
+        /* every 50th node starts a new tree; others hang under an earlier one */
+        fo->parent[k] = (k % 50 == 0) ? -1 : (int32_t)(rng_next(&s) % (uint64_t)k);
+        fo->e[k] = spawn_xf(f, &fo->t[k], fo->parent[k] >= 0 ? fo->e[fo->parent[k]] : 0);
+    }
+}
+
+static void forest_free(forest *fo)
+{
+    free(fo->e);
+    free(fo->parent);
+    free(fo->t);
+}
+
+static void forest_check(fixture *f, const forest *fo)
+{
+    dmat *ref = calloc((size_t)fo->n, sizeof *ref);
+    for (int32_t k = 0; k < fo->n; k++) { /* parents come first */
+        dmat l = d_local(&fo->t[k]);
+        ref[k] = fo->parent[k] >= 0 ? d_mul(&ref[fo->parent[k]], &l) : l;
+        assert_close(global_of(f, fo->e[k]), &ref[k]);
+    }
+    free(ref);
+}
+
+static void test_matches_reference(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_init(&f, 2);
+    forest fo;
+    forest_make(&f, &fo, 3000, 11);
+    fx_run(&f);
+    forest_check(&f, &fo);
+    /* move 30 nodes (roots and inner ones), run, check everything again */
+    uint64_t s = 99;
+    for (int k = 0; k < 30; k++) {
+        int32_t i = (int32_t)(rng_next(&s) % (uint64_t)fo.n);
+        fo.t[i] = random_xf(&s);
+        weft_transform *t = weft_get_mut(f.w, fo.e[i], f.ids.transform, sizeof *t);
+        assert_non_null(t);
+        *t = fo.t[i];
+    }
+    fx_run(&f);
+    forest_check(&f, &fo);
+    forest_free(&fo);
+    fx_fini(&f);
+}
+
+/* The same frames on 1, 2 and 4 threads: the same world hash each frame. */
+static uint64_t run_frames(int32_t threads, uint64_t *hashes, int frames)
+{
+    fixture f;
+    fx_init(&f, threads);
+    forest fo;
+    forest_make(&f, &fo, 20000, 5);
+    uint64_t s = 1234;
+    for (int fr = 0; fr < frames; fr++) {
+        int moves = fr == 0 ? 0 : (fr % 2 ? 2000 : 20);
+        for (int k = 0; k < moves; k++) {
+            int32_t i = (int32_t)(rng_next(&s) % (uint64_t)fo.n);
+            weft_transform *t = weft_get_mut(f.w, fo.e[i], f.ids.transform, sizeof *t);
+            *t = random_xf(&s);
+        }
+        if (fr == 3) { /* reparent a few nodes to earlier ones */
+            for (int k = 0; k < 10; k++) {
+                int32_t i = 100 + k * 97;
+                assert_int_equal(weft_set_parent(f.w, fo.e[i], fo.e[i % 50 == 0 ? 1 : 0]),
+                                 WEFT_OK);
+            }
+        }
+        fx_run(&f);
+        hashes[fr] = weft_world_hash(f.w);
+    }
+    uint64_t h = weft_world_hash(f.w);
+    forest_free(&fo);
+    fx_fini(&f);
+    return h;
+}
+
+static void test_same_hash_any_thread_count(void **state)
+{
+    (void)state;
+    enum { FRAMES = 6 };
+    uint64_t h1[FRAMES], h2[FRAMES], h4[FRAMES];
+    run_frames(1, h1, FRAMES);
+#if !defined(WEFT_THREADS) || WEFT_THREADS
+    run_frames(2, h2, FRAMES);
+    run_frames(4, h4, FRAMES);
+    for (int k = 0; k < FRAMES; k++) {
+        assert_true(h1[k] == h2[k]);
+        assert_true(h1[k] == h4[k]);
+    }
+#else
+    (void)h2;
+    (void)h4;
+#endif
+    for (int k = 1; k < FRAMES; k++) {
+        assert_true(h1[k] != h1[k - 1]); /* every frame moved something */
+    }
+}
+
+/* Nothing moved: no GlobalTransform is written (changed ticks stay). One
+ * leaf moved: only it is written. */
+static void test_static_skips(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_init(&f, 2);
+    weft_transform t = weft_transform_identity();
+    t.translation[0] = 1;
+    weft_entity root = spawn_xf(&f, &t, 0);
+    weft_entity a = spawn_xf(&f, &t, root);
+    weft_entity b = spawn_xf(&f, &t, root);
+    weft_entity a1 = spawn_xf(&f, &t, a);
+    weft_entity b1 = spawn_xf(&f, &t, b);
+    fx_run(&f);
+    assert_true(global_of(&f, a1)->m[9] == 3.0f);
+    weft_entity all[5] = {root, a, b, a1, b1};
+    weft_ticks before[5], after[5];
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(weft_get_ticks(f.w, all[k], f.ids.global, &before[k]), WEFT_OK);
+    }
+    fx_run(&f);
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(weft_get_ticks(f.w, all[k], f.ids.global, &after[k]), WEFT_OK);
+        assert_int_equal(after[k].changed, before[k].changed);
+    }
+    weft_transform *tm = weft_get_mut(f.w, b1, f.ids.transform, sizeof *tm);
+    tm->translation[1] = 5;
+    fx_run(&f);
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(weft_get_ticks(f.w, all[k], f.ids.global, &after[k]), WEFT_OK);
+        if (all[k] == b1) {
+            assert_true(after[k].changed != before[k].changed);
+        } else {
+            assert_int_equal(after[k].changed, before[k].changed);
+        }
+    }
+    assert_true(global_of(&f, b1)->m[10] == 5.0f && global_of(&f, b1)->m[9] == 3.0f);
+    /* moving an inner node moves its subtree only */
+    tm = weft_get_mut(f.w, a, f.ids.transform, sizeof *tm);
+    tm->translation[2] = 2;
+    fx_run(&f);
+    assert_true(global_of(&f, a1)->m[11] == 2.0f);
+    assert_true(global_of(&f, b1)->m[11] == 0.0f);
+    fx_fini(&f);
+}
+
+static void test_reparent_orphan_despawn(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_init(&f, 2);
+    weft_transform t = weft_transform_identity();
+    t.translation[0] = 10;
+    weft_entity p1 = spawn_xf(&f, &t, 0);
+    t.translation[0] = 0;
+    t.translation[1] = 20;
+    weft_entity p2 = spawn_xf(&f, &t, 0);
+    t.translation[1] = 0;
+    t.translation[2] = 1;
+    weft_entity c = spawn_xf(&f, &t, p1);
+    weft_entity gc = spawn_xf(&f, &t, c);
+    fx_run(&f);
+    assert_true(global_of(&f, gc)->m[9] == 10.0f && global_of(&f, gc)->m[11] == 2.0f);
+    /* reparent between frames: c and its subtree follow p2 */
+    assert_int_equal(weft_set_parent(f.w, c, p2), WEFT_OK);
+    fx_run(&f);
+    assert_true(global_of(&f, gc)->m[9] == 0.0f && global_of(&f, gc)->m[10] == 20.0f);
+    /* orphan: c becomes a root; its global is its own transform */
+    assert_int_equal(weft_remove_parent(f.w, c), WEFT_OK);
+    fx_run(&f);
+    assert_true(global_of(&f, c)->m[10] == 0.0f && global_of(&f, c)->m[11] == 1.0f);
+    assert_true(global_of(&f, gc)->m[11] == 2.0f && global_of(&f, gc)->m[10] == 0.0f);
+    /* despawn a subtree: c and gc go, the rest keeps propagating */
+    assert_int_equal(weft_set_parent(f.w, c, p1), WEFT_OK);
+    fx_run(&f);
+    assert_int_equal(weft_despawn(f.w, p1), WEFT_OK);
+    assert_false(weft_is_alive(f.w, gc));
+    weft_transform *tm = weft_get_mut(f.w, p2, f.ids.transform, sizeof *tm);
+    tm->translation[1] = 21;
+    fx_run(&f);
+    assert_true(global_of(&f, p2)->m[10] == 21.0f);
+    assert_int_equal(weft_world_check(f.w), WEFT_OK);
+    fx_fini(&f);
+}
+
+/* Reparenting from a system mid-frame (commands applied before PostUpdate)
+ * is seen by the same frame's propagation. */
+typedef struct reparent_ctx {
+    weft_entity child, parent;
+    bool done;
+} reparent_ctx;
+
+static void reparent_sys(weft_system_ctx *ctx, void *user)
+{
+    reparent_ctx *r = user;
+    if (r->done) {
+        return;
+    }
+    weft_component child_of = 0;
+    weft_world *w = weft_system_world(ctx);
+    child_of = weft_child_of(w);
+    weft_value v = {child_of, sizeof r->parent, &r->parent};
+    assert_int_equal(weft_cmd_insert_many(weft_system_commands(ctx), r->child, &v, 1),
+                     WEFT_OK);
+    r->done = true;
+}
+
+static void test_app_plugin_reparent_mid_frame(void **state)
+{
+    (void)state;
+    weft_app *app = weft_app_create(NULL);
+    assert_non_null(app);
+    weft_world *w = weft_app_world(app);
+    assert_int_equal(weft_world_set_threads(w, 2), WEFT_OK);
+    assert_int_equal(weft_transform_add_plugin(app), WEFT_OK);
+    assert_int_equal(weft_app_setup(app), WEFT_OK);
+    assert_true(weft_app_has_plugin(app, WEFT_TRANSFORM_PLUGIN));
+    weft_transform_ids ids;
+    assert_int_equal(weft_transform_register(w, &ids), WEFT_OK);
+    weft_transform t = weft_transform_identity();
+    t.translation[0] = 3;
+    weft_value v = {ids.transform, sizeof t, &t};
+    weft_entity p = weft_spawn_with(w, &v, 1);
+    weft_entity c = weft_spawn_with(w, &v, 1);
+    assert_int_equal(weft_app_update(app, 0.01), WEFT_OK);
+    const weft_affine *g = weft_get(w, c, ids.global, sizeof *g);
+    assert_true(g->m[9] == 3.0f);
+    reparent_ctx r = {c, p, false};
+    weft_system_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "reparent";
+    d.fn = reparent_sys;
+    d.user = &r;
+    d.flags = WEFT_SYSTEM_EXCLUSIVE;
+    assert_true(weft_app_add_system(app, WEFT_APP_UPDATE, &d) != 0);
+    assert_int_equal(weft_app_update(app, 0.01), WEFT_OK);
+    assert_true(r.done);
+    g = weft_get(w, c, ids.global, sizeof *g);
+    assert_true(g->m[9] == 6.0f);
+    /* the set is in PostUpdate and can be ordered against */
+    weft_schedule *post = weft_app_schedule(app, WEFT_APP_POST_UPDATE);
+    weft_node set = weft_schedule_ensure_set(post, WEFT_TRANSFORM_SET_PROPAGATE);
+    assert_true(weft_schedule_members(post, set, NULL, 0) == 2);
+    assert_int_equal(weft_transform_add_systems(w, post, NULL), WEFT_ERR_ALREADY_EXISTS);
+    assert_int_equal(weft_app_destroy(app), WEFT_OK);
+}
+
+static void test_bad_input_propagates_safely(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_init(&f, 2);
+    weft_transform t = weft_transform_identity();
+    weft_entity root = spawn_xf(&f, &t, 0);
+    weft_transform z = t;
+    z.scale[0] = 0;
+    weft_entity zero = spawn_xf(&f, &z, root);
+    weft_transform nn = t;
+    nn.scale[1] = NAN;
+    weft_entity nan_e = spawn_xf(&f, &nn, root);
+    t.translation[0] = 1;
+    weft_entity under_zero = spawn_xf(&f, &t, zero);
+    weft_entity under_nan = spawn_xf(&f, &t, nan_e);
+    weft_transform un = t;
+    un.rotation[3] = 3.0f; /* not normalized: used normalized */
+    weft_entity unnorm = spawn_xf(&f, &un, root);
+    weft_entity sibling = spawn_xf(&f, &t, root);
+    fx_run(&f);
+    /* zero scale: the child's x collapses to 0, singular (inverse refused) */
+    const weft_affine *g = global_of(&f, under_zero);
+    assert_true(g->m[9] == 0.0f);
+    weft_affine inv;
+    assert_int_equal(weft_affine_inverse(g, &inv), WEFT_ERR_INVALID_ARG);
+    /* NaN scale: NaN in the subtree, nowhere else */
+    assert_true(isnan(global_of(&f, under_nan)->m[4]));
+    assert_false(isnan(global_of(&f, sibling)->m[4]));
+    assert_true(global_of(&f, sibling)->m[9] == 1.0f);
+    /* the non-normalized rotation: the identity rotation */
+    const weft_affine *gu = global_of(&f, unnorm);
+    assert_true(gu->m[0] == 1.0f && gu->m[4] == 1.0f && gu->m[8] == 1.0f);
+    fx_run(&f); /* and the next frame runs as well */
+    fx_fini(&f);
+}
+
+static void test_deep_chain_100k(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_init(&f, 2);
+    enum { DEPTH = 100000 };
+    weft_transform t = weft_transform_identity();
+    t.translation[0] = 1;
+    weft_entity *e = malloc(DEPTH * sizeof *e);
+    for (int32_t k = 0; k < DEPTH; k++) {
+        e[k] = spawn_xf(&f, &t, k ? e[k - 1] : 0);
+    }
+    fx_run(&f);
+    assert_true(global_of(&f, e[DEPTH - 1])->m[9] == (float)DEPTH);
+    /* move the root: the whole chain follows */
+    weft_transform *tm = weft_get_mut(f.w, e[0], f.ids.transform, sizeof *tm);
+    tm->translation[1] = 2;
+    fx_run(&f);
+    assert_true(global_of(&f, e[DEPTH - 1])->m[10] == 2.0f);
+    /* move the leaf: marking walks 100,000 ancestors, iteratively */
+    tm = weft_get_mut(f.w, e[DEPTH - 1], f.ids.transform, sizeof *tm);
+    tm->translation[2] = 7;
+    fx_run(&f);
+    assert_true(global_of(&f, e[DEPTH - 1])->m[11] == 7.0f);
+    weft_affine out;
+    assert_int_equal(weft_transform_compute_global(f.w, e[DEPTH - 1], &out), WEFT_OK);
+    assert_memory_equal(&out, global_of(&f, e[DEPTH - 1]), sizeof out);
+    free(e);
+    fx_fini(&f);
+}
+
+static void test_on_demand(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_init(&f, 1);
+    uint64_t s = 3;
+    weft_transform t[4];
+    weft_entity e[4];
+    for (int k = 0; k < 4; k++) {
+        t[k] = random_xf(&s);
+        e[k] = spawn_xf(&f, &t[k], k ? e[k - 1] : 0);
+    }
+    fx_run(&f);
+    /* change the root and read the leaf fresh without running the schedule */
+    t[0] = random_xf(&s);
+    weft_transform *tm = weft_get_mut(f.w, e[0], f.ids.transform, sizeof *tm);
+    *tm = t[0];
+    weft_affine fresh;
+    assert_int_equal(weft_transform_compute_global(f.w, e[3], &fresh), WEFT_OK);
+    dmat ref = d_local(&t[0]);
+    for (int k = 1; k < 4; k++) {
+        dmat l = d_local(&t[k]);
+        ref = d_mul(&ref, &l);
+    }
+    assert_close(&fresh, &ref);
+    assert_false(memcmp(&fresh, global_of(&f, e[3]), sizeof fresh) == 0);
+    assert_int_equal(weft_transform_propagate_for(f.w, e[3]), WEFT_OK);
+    assert_memory_equal(&fresh, global_of(&f, e[3]), sizeof fresh);
+    /* then the schedule gives the same bits */
+    fx_run(&f);
+    assert_memory_equal(&fresh, global_of(&f, e[3]), sizeof fresh);
+    /* errors */
+    weft_entity plain = weft_spawn(f.w);
+    assert_int_equal(weft_transform_compute_global(f.w, plain, &fresh), WEFT_ERR_NOT_FOUND);
+    assert_int_equal(weft_despawn(f.w, plain), WEFT_OK);
+    assert_int_equal(weft_transform_compute_global(f.w, plain, &fresh), WEFT_ERR_STALE_ENTITY);
+    assert_int_equal(weft_transform_compute_global(f.w, e[0], NULL), WEFT_ERR_INVALID_ARG);
+    assert_int_equal(weft_transform_compute_global(NULL, e[0], &fresh),
+                     WEFT_ERR_INVALID_HANDLE);
+    assert_int_equal(weft_transform_register(f.w, NULL), WEFT_ERR_INVALID_ARG);
+    fx_fini(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_math),
+        cmocka_unit_test(test_validate_and_bad_math),
+        cmocka_unit_test(test_matches_reference),
+        cmocka_unit_test(test_same_hash_any_thread_count),
+        cmocka_unit_test(test_static_skips),
+        cmocka_unit_test(test_reparent_orphan_despawn),
+        cmocka_unit_test(test_app_plugin_reparent_mid_frame),
+        cmocka_unit_test(test_bad_input_propagates_safely),
+        cmocka_unit_test(test_deep_chain_100k),
+        cmocka_unit_test(test_on_demand),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
