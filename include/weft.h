@@ -514,7 +514,8 @@ WEFT_API weft_entity weft_spawn(weft_world *world);
  *  Thread: driver. Returns the entity or 0 (world unchanged).
  *  Errors: INVALID_HANDLE, INVALID_ARG (values NULL with count > 0, count
  *  < 0), UNKNOWN_COMPONENT, SIZE_MISMATCH, DUPLICATE_COMPONENT, CAPACITY,
- *  OUT_OF_MEMORY. */
+ *  RELATIONSHIP (a relationship value naming 0 or a dead entity; see
+ *  weft_relationship_register), OUT_OF_MEMORY. */
 WEFT_API weft_entity weft_spawn_with(weft_world *world, const weft_value *values,
                                      int32_t count);
 
@@ -568,7 +569,9 @@ WEFT_API weft_status weft_entity_flush(weft_world *world);
  *  the entity's row; adding a sparse one moves nothing. Allowed for
  *  immutable components. Thread: driver.
  *  Errors: INVALID_HANDLE, INVALID_ENTITY, STALE_ENTITY, UNKNOWN_COMPONENT,
- *  SIZE_MISMATCH, OUT_OF_MEMORY (world unchanged on every error). */
+ *  SIZE_MISMATCH, RELATIONSHIP (a relationship value naming 0, a dead
+ *  entity, e itself or a descendant of e; see weft_relationship_register),
+ *  OUT_OF_MEMORY (world unchanged on every error). */
 WEFT_API weft_status weft_insert(weft_world *world, weft_entity e, weft_component c,
                                  const void *value, size_t size);
 
