@@ -289,6 +289,11 @@ typedef struct bench_scenario {
     void (*run)(const bench_cfg *cfg, const bench_data *data);
 } bench_scenario;
 
+/* bench/scenarios_transform.c (built when WEFT_TRANSFORM is on) */
+#ifdef WEFT_BENCH_TRANSFORM
+void bench_transform(const bench_cfg *cfg, const bench_data *data);
+#endif
+
 static const bench_scenario g_scenarios[] = {
     {"spawn", "spawn one by one with Position+Velocity", bench_spawn},
     {"bulk", "spawn all N in one weft_spawn_bulk call", bench_spawn_bulk},
@@ -360,6 +365,10 @@ static const bench_scenario g_scenarios[] = {
      bench_subapp_pipeline},
     {"extract_entity", "component extraction into a sub-world per entity vs memcpy",
      bench_subapp_extract},
+#ifdef WEFT_BENCH_TRANSFORM
+    {"transform", "transform propagation (wide, humanoids, large static/1%, chains) vs plain C",
+     bench_transform},
+#endif
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };
 

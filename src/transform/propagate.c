@@ -52,7 +52,7 @@ typedef struct xf_ctx {
     weft_component targets; /* ChildOf.targets */
     uint32_t epoch;         /* mark run counter (never 0 after the first) */
     int32_t cap;            /* entries of the arrays below */
-    uint32_t *tree_epoch;   /* == epoch: the entity or a descendant changed */
+    _Atomic uint32_t *tree_epoch; /* == epoch: the entity or a descendant changed */
     uint32_t *self_epoch;   /* == epoch: its Transform/ChildOf changed */
     uint32_t *stamp;        /* == epoch: res holds a new value to write */
     weft_affine *res;       /* new GlobalTransforms */
@@ -65,6 +65,9 @@ typedef struct xf_ctx {
     _Atomic int64_t visited;  /* nodes walked this run (bounded by cap) */
     _Atomic int32_t corrupt;  /* the walk passed its bound */
     _Atomic int32_t oom;      /* a task's stack could not grow */
+    weft_entity *roots;       /* marked roots to stamp (cap) */
+    _Atomic int32_t nroots;
+    _Atomic int32_t mark_bad; /* a parallel mark walk passed its bound */
 } xf_ctx;
 
 /* ---- registration ---- */
@@ -146,7 +149,8 @@ WEFT_API weft_status weft_transform_register(weft_world *world, weft_transform_i
 
 static void ctx_free(xf_ctx *c)
 {
-    free(c->tree_epoch);
+    free((void *)c->tree_epoch);
+    free(c->roots);
     free(c->self_epoch);
     free(c->stamp);
     free(c->res);
@@ -173,13 +177,13 @@ static bool ctx_reserve(xf_ctx *c)
     }
     void *p;
 #define XF_GROW(field, zero)                                                             \
-    p = realloc(c->field, (size_t)cap * sizeof *c->field);                               \
+    p = realloc((void *)c->field, (size_t)cap * sizeof *c->field);                               \
     if (!p) {                                                                            \
         return false;                                                                    \
     }                                                                                    \
     c->field = p;                                                                        \
     if (zero) {                                                                          \
-        memset(c->field + c->cap, 0, (size_t)(cap - c->cap) * sizeof *c->field);         \
+        memset((void *)(c->field + c->cap), 0, (size_t)(cap - c->cap) * sizeof *c->field); \
     }
     XF_GROW(tree_epoch, 1)
     XF_GROW(self_epoch, 1)
@@ -188,6 +192,7 @@ static bool ctx_reserve(xf_ctx *c)
     XF_GROW(changed, 0)
     XF_GROW(items, 0)
     XF_GROW(next, 0)
+    XF_GROW(roots, 0)
 #undef XF_GROW
     c->cap = cap;
     return true;
@@ -203,7 +208,7 @@ static inline uint32_t eidx(weft_entity e)
 enum { MQ_TRANSFORM_CHANGED, MQ_PARENT_CHANGED, MQ_TREE, MQ_PARENT };
 
 /* Marks e (its own input changed) and walks up marking its ancestors. */
-static bool mark_from(weft_system_ctx *sys, xf_ctx *c, weft_entity e, int64_t bound)
+static bool mark_from(xf_ctx *c, weft_entity e, int64_t bound)
 {
     uint32_t i = eidx(e);
     if (i >= (uint32_t)c->cap) {
@@ -221,17 +226,40 @@ static bool mark_from(weft_system_ctx *sys, xf_ctx *c, weft_entity e, int64_t bo
         if (xi >= (uint32_t)c->cap || steps > bound) {
             return steps <= bound;
         }
-        if (c->tree_epoch[xi] == c->epoch) {
-            return true; /* this path is marked already */
+        if (atomic_load_explicit(&c->tree_epoch[xi], memory_order_relaxed) == c->epoch ||
+            atomic_exchange_explicit(&c->tree_epoch[xi], c->epoch, memory_order_relaxed) ==
+                c->epoch) {
+            return true; /* this path is marked already (by this task or another) */
         }
-        c->tree_epoch[xi] = c->epoch;
         const weft_entity *p = weft_get(c->world, x, c->ids.child_of, sizeof(weft_entity));
         if (!p || !*p) {
-            /* a root: its TransformTreeChanged is what propagate looks for */
-            weft_system_get_mut(sys, MQ_TREE, x, 0, 1);
+            /* a root, reached once (the exchange above): its
+             * TransformTreeChanged is stamped after the walks, on the
+             * system's thread, and is what propagate looks for */
+            int32_t k = atomic_fetch_add_explicit(&c->nroots, 1, memory_order_relaxed);
+            if (k < c->cap) {
+                c->roots[k] = x;
+            }
             return true;
         }
         x = *p;
+    }
+}
+
+/* A pool task of the marks: the chunk's entities whose Transform changed. */
+static void mark_chunk(weft_iter *it, weft_commands *cmds, void *user)
+{
+    (void)cmds;
+    xf_ctx *c = user;
+    int64_t bound = c->cap;
+    while (weft_iter_next(it)) {
+        const weft_entity *ents = weft_iter_entities(it);
+        int32_t n = weft_iter_count(it);
+        for (int32_t r = 0; r < n; r++) {
+            if (!mark_from(c, ents[r], bound)) {
+                atomic_store(&c->mark_bad, 1);
+            }
+        }
     }
 }
 
@@ -244,14 +272,21 @@ static void mark_system(weft_system_ctx *sys, void *user)
         return;
     }
     if (++c->epoch == 0) { /* wrapped: old marks could alias the new epoch */
-        memset(c->tree_epoch, 0, (size_t)c->cap * sizeof *c->tree_epoch);
+        memset((void *)c->tree_epoch, 0, (size_t)c->cap * sizeof *c->tree_epoch);
         memset(c->self_epoch, 0, (size_t)c->cap * sizeof *c->self_epoch);
         memset(c->stamp, 0, (size_t)c->cap * sizeof *c->stamp);
         c->epoch = 1;
     }
     int64_t bound = c->cap;
-    bool ok = true;
-    for (int q = MQ_TRANSFORM_CHANGED; q <= MQ_PARENT_CHANGED; q++) {
+    atomic_store(&c->nroots, 0);
+    atomic_store(&c->mark_bad, 0);
+    weft_status pst = weft_system_par_each(sys, MQ_TRANSFORM_CHANGED, mark_chunk, c, 4096);
+    if (pst != WEFT_OK) {
+        weft_system_fail(sys, pst, "weft.transform.mark_dirty_trees: cannot iterate");
+        return;
+    }
+    bool ok = !atomic_load(&c->mark_bad);
+    for (int q = MQ_PARENT_CHANGED; q <= MQ_PARENT_CHANGED; q++) {
         weft_iter it;
         if (weft_system_iter(sys, q, &it) != WEFT_OK) {
             weft_system_fail(sys, WEFT_ERR_OUT_OF_MEMORY,
@@ -262,15 +297,19 @@ static void mark_system(weft_system_ctx *sys, void *user)
             const weft_entity *ents = weft_iter_entities(&it);
             int32_t n = weft_iter_count(&it);
             for (int32_t r = 0; r < n; r++) {
-                ok = mark_from(sys, c, ents[r], bound) && ok;
+                ok = mark_from(c, ents[r], bound) && ok;
             }
         }
     }
     /* Orphans (ChildOf removed): now roots, recomputed by propagate. */
     for (weft_entity e; (e = weft_system_removed_read(sys, c->ids.child_of)) != 0;) {
         if (weft_is_alive(c->world, e) && weft_has(c->world, e, c->ids.transform)) {
-            ok = mark_from(sys, c, e, bound) && ok;
+            ok = mark_from(c, e, bound) && ok;
         }
+    }
+    int32_t nroots = atomic_load(&c->nroots);
+    for (int32_t k = 0; k < nroots && k < c->cap; k++) {
+        weft_system_get_mut(sys, MQ_TREE, c->roots[k], 0, 1);
     }
     if (!ok) {
         weft_system_fail(sys, WEFT_ERR_RELATIONSHIP,
@@ -289,9 +328,29 @@ static void mark_fini(void *local, void *user)
 
 enum { PQ_ROOT_CHANGED, PQ_ROOT, PQ_DIRTY_ROOT, PQ_CHILD, PQ_READS };
 
+/* Entities with a new value, gathered per task and published in blocks
+ * (one atomic add per block instead of per node). */
+typedef struct xf_batch {
+    int32_t n;
+    weft_entity e[256];
+} xf_batch;
+
+static void batch_flush(xf_ctx *c, xf_batch *b)
+{
+    if (b->n == 0) {
+        return;
+    }
+    int32_t k = atomic_fetch_add_explicit(&c->nchanged, b->n, memory_order_relaxed);
+    for (int32_t j = 0; j < b->n && k + j < c->cap; j++) {
+        c->changed[k + j] = b->e[j];
+    }
+    b->n = 0;
+}
+
 /* Visits one node: recomputes it when its parent was recomputed or its own
  * input changed, then hands out the children that need a visit. */
-static inline void visit(xf_ctx *c, const xf_item *it, xf_item *out, int32_t *nout)
+static inline void visit(xf_ctx *c, const xf_item *it, xf_item *out, int32_t *nout,
+                         xf_batch *b)
 {
     weft_world *w = c->world;
     weft_entity e = it->e;
@@ -309,10 +368,10 @@ static inline void visit(xf_ctx *c, const xf_item *it, xf_item *out, int32_t *no
         wxf_mul(it->parent, &local, &c->res[i]);
         if (memcmp(&c->res[i], old, sizeof *old) != 0) {
             c->stamp[i] = c->epoch;
-            int32_t k = atomic_fetch_add_explicit(&c->nchanged, 1, memory_order_relaxed);
-            if (k < c->cap) {
-                c->changed[k] = e;
+            if (b->n == (int32_t)(sizeof b->e / sizeof b->e[0])) {
+                batch_flush(c, b);
             }
+            b->e[b->n++] = e;
         }
         mine = &c->res[i];
     }
@@ -320,7 +379,7 @@ static inline void visit(xf_ctx *c, const xf_item *it, xf_item *out, int32_t *no
     const weft_entity *ch = weft_children(w, e, &n);
     for (int32_t k = 0; k < n; k++) {
         uint32_t ci = eidx(ch[k]);
-        if (recompute || (ci < (uint32_t)c->cap && c->tree_epoch[ci] == c->epoch)) {
+        if (recompute || (ci < (uint32_t)c->cap && atomic_load_explicit(&c->tree_epoch[ci], memory_order_relaxed) == c->epoch)) {
             xf_item *o = &out[(*nout)++];
             o->e = ch[k];
             o->parent = mine;
@@ -340,6 +399,8 @@ static void walk_chunk(weft_iter *it, weft_commands *cmds, void *user)
     }
     xf_item *stack = NULL;
     int32_t cap = 0;
+    xf_batch batch;
+    batch.n = 0;
     const int32_t grab = 16;
     for (;;) {
         int32_t first = atomic_fetch_add_explicit(&c->cursor, grab, memory_order_relaxed);
@@ -353,6 +414,7 @@ static void walk_chunk(weft_iter *it, weft_commands *cmds, void *user)
                 cap = 256;
                 stack = malloc((size_t)cap * sizeof *stack);
                 if (!stack) {
+                    batch_flush(c, &batch);
                     atomic_store(&c->oom, 1);
                     return;
                 }
@@ -372,13 +434,14 @@ static void walk_chunk(weft_iter *it, weft_commands *cmds, void *user)
                     xf_item *ns = realloc(stack, (size_t)nc * sizeof *stack);
                     if (!ns) {
                         free(stack);
+                        batch_flush(c, &batch);
                         atomic_store(&c->oom, 1);
                         return;
                     }
                     stack = ns;
                     cap = nc;
                 }
-                visit(c, &cur, stack, &top);
+                visit(c, &cur, stack, &top, &batch);
                 if (++walked > (int64_t)c->cap) {
                     break; /* more nodes than entities: a cycle */
                 }
@@ -387,11 +450,13 @@ static void walk_chunk(weft_iter *it, weft_commands *cmds, void *user)
             if (v + walked > (int64_t)c->cap) {
                 atomic_store(&c->corrupt, 1);
                 free(stack);
+                batch_flush(c, &batch);
                 return;
             }
         }
     }
     free(stack);
+    batch_flush(c, &batch);
 }
 
 /* Write-back task: copies the new values of this chunk's rows, stamped. */
@@ -493,7 +558,7 @@ static void propagate_system(weft_system_ctx *sys, void *user)
             const weft_entity *ch = weft_children(w, e, &nc);
             for (int32_t k = 0; k < nc; k++) {
                 uint32_t ci = eidx(ch[k]);
-                if (self || (ci < (uint32_t)c->cap && c->tree_epoch[ci] == c->epoch)) {
+                if (self || (ci < (uint32_t)c->cap && atomic_load_explicit(&c->tree_epoch[ci], memory_order_relaxed) == c->epoch)) {
                     if (c->nitems >= c->cap) {
                         weft_iter_fini(&it);
                         weft_system_fail(sys, WEFT_ERR_RELATIONSHIP,
@@ -513,6 +578,8 @@ static void propagate_system(weft_system_ctx *sys, void *user)
     int32_t threads = weft_world_threads(w);
     int32_t want = (threads > 1 ? threads : 1) * XF_ITEMS_PER_WORKER;
     int64_t walked = 0;
+    xf_batch batch;
+    batch.n = 0;
     for (int lvl = 0; lvl < XF_EXPAND_LEVELS && c->nitems > 0 && c->nitems < want; lvl++) {
         int32_t nn = 0;
         for (int32_t k = 0; k < c->nitems; k++) {
@@ -524,7 +591,7 @@ static void propagate_system(weft_system_ctx *sys, void *user)
                                  "entities (corrupted hierarchy)");
                 return;
             }
-            visit(c, &c->items[k], c->next, &nn);
+            visit(c, &c->items[k], c->next, &nn, &batch);
         }
         walked += c->nitems;
         xf_item *tmp = c->items;
@@ -532,6 +599,7 @@ static void propagate_system(weft_system_ctx *sys, void *user)
         c->next = tmp;
         c->nitems = nn;
     }
+    batch_flush(c, &batch);
     atomic_store(&c->visited, walked);
     if (c->nitems > 0) {
         atomic_store(&c->cursor, 0);
