@@ -32,16 +32,6 @@ static bool grow(weft_world *w, void **v, uint32_t *cap, uint32_t need, size_t e
     return wf_grow(&w->alloc, v, cap, need, elem, SCHED_ALIGN);
 }
 
-static char *dup_str(weft_world *w, const char *s)
-{
-    size_t n = strlen(s);
-    char *p = wf_alloc(&w->alloc, n + 1, 1);
-    if (p) {
-        memcpy(p, s, n + 1);
-    }
-    return p;
-}
-
 /* ---- schedules ---- */
 
 WEFT_API weft_schedule *weft_schedule_create(weft_world *world, const char *name)
@@ -157,7 +147,7 @@ WEFT_API weft_node weft_schedule_ensure_set(weft_schedule *schedule, const char 
     }
     wf_decl_set *d = &schedule->sets[schedule->nsets];
     memset(d, 0, sizeof *d);
-    d->name = dup_str(w, name);
+    d->name = wf_strdup(&w->alloc, name, NULL);
     if (!d->name) {
         wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory adding set '%s'", name);
         return 0;

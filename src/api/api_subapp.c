@@ -48,17 +48,6 @@ static wf_sub *sub_record(const weft_app *sub)
     return NULL;
 }
 
-static char *dup_name(wf_allocator *a, const char *s, size_t *out_len)
-{
-    size_t n = strlen(s) + 1;
-    char *d = wf_alloc(a, n, 1);
-    if (d) {
-        memcpy(d, s, n);
-    }
-    *out_len = n;
-    return d;
-}
-
 static bool grow_entities(wf_allocator *a, weft_entity **v, uint32_t *cap, uint64_t need)
 {
     if (need <= *cap) {
@@ -396,7 +385,7 @@ static void sub_free(wf_sub *s)
     }
     wf_free(&parent->alloc, s->dead, (size_t)s->cap_dead * sizeof *s->dead, SUB_ALIGN);
     if (s->name) {
-        wf_free(&parent->alloc, s->name, strlen(s->name) + 1, 1);
+        wf_strfree(&parent->alloc, s->name);
     }
     wf_cond_fini(&s->cv);
     wf_mutex_fini(&s->mu);
@@ -561,8 +550,7 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
     s->sub_entity = sub_entity;
     s->clear = desc->clear_every_frame;
     s->pipelined = desc->pipelined;
-    size_t nl;
-    s->name = dup_name(&app->alloc, desc->name, &nl);
+    s->name = wf_strdup(&app->alloc, desc->name, NULL);
     weft_app_desc ad;
     memset(&ad, 0, sizeof ad);
     ad.world_desc = *wd;

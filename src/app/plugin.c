@@ -24,19 +24,12 @@
 
 static char *dup_name(weft_app *a, const char *s)
 {
-    size_t n = strlen(s);
-    char *p = wf_alloc(&a->alloc, n + 1, 1);
-    if (p) {
-        memcpy(p, s, n + 1);
-    }
-    return p;
+    return wf_strdup(&a->alloc, s, NULL);
 }
 
 static void free_name(weft_app *a, char *s)
 {
-    if (s) {
-        wf_free(&a->alloc, s, strlen(s) + 1, 1);
-    }
+    wf_strfree(&a->alloc, s);
 }
 
 /* ---- the name index: O(1) lookups, so adding n plugins is O(n) ---- */

@@ -293,7 +293,16 @@ char *wf_strdup(wf_allocator *a, const char *s, size_t *out_len)
     char *copy = wf_alloc(a, len + 1, 1);
     if (copy) {
         memcpy(copy, s, len + 1);
-        *out_len = len;
+        if (out_len) {
+            *out_len = len;
+        }
     }
     return copy;
+}
+
+void wf_strfree(wf_allocator *a, char *s)
+{
+    if (s) {
+        wf_free(a, s, strlen(s) + 1, 1);
+    }
 }

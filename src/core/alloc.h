@@ -92,7 +92,10 @@ static inline int64_t wf_alloc_live(const wf_allocator *a)
     return wf_atomic_load_relaxed_i64(&a->live_bytes);
 }
 
-/* Copy of a NUL-terminated string, or NULL. Free with wf_free(len + 1, 1). */
+/* Copy of a NUL-terminated string, or NULL; *out_len (when not NULL) gets
+ * its length. Free with wf_strfree (or wf_free(len + 1, 1)). */
 char *wf_strdup(wf_allocator *a, const char *s, size_t *out_len);
+/* Frees a wf_strdup copy (NULL: nothing). */
+void wf_strfree(wf_allocator *a, char *s);
 
 #endif

@@ -12,24 +12,10 @@
 
 #define DIAG_ALIGN _Alignof(double)
 
-static char *dup_str(weft_world *w, const char *s)
-{
-    size_t n = strlen(s);
-    char *p = wf_alloc(&w->alloc, n + 1, 1);
-    if (p) {
-        memcpy(p, s, n + 1);
-    }
-    return p;
-}
-
 static void entry_fini(weft_world *w, wf_diag_entry *e)
 {
-    if (e->name) {
-        wf_free(&w->alloc, e->name, strlen(e->name) + 1, 1);
-    }
-    if (e->suffix) {
-        wf_free(&w->alloc, e->suffix, strlen(e->suffix) + 1, 1);
-    }
+    wf_strfree(&w->alloc, e->name);
+    wf_strfree(&w->alloc, e->suffix);
     wf_free(&w->alloc, e->ring, (size_t)e->cap * sizeof *e->ring, DIAG_ALIGN);
 }
 
@@ -88,8 +74,8 @@ int32_t wf_diag_add(weft_world *w, const char *name, const char *suffix, int32_t
     d->cap = cap;
     wf_diag_entry e;
     memset(&e, 0, sizeof e);
-    e.name = dup_str(w, name);
-    e.suffix = dup_str(w, suffix ? suffix : "");
+    e.name = wf_strdup(&w->alloc, name, NULL);
+    e.suffix = wf_strdup(&w->alloc, suffix ? suffix : "", NULL);
     e.cap = history_len;
     e.ring = wf_alloc(&w->alloc, (size_t)history_len * sizeof *e.ring, DIAG_ALIGN);
     if (!e.name || !e.suffix || !e.ring) {

@@ -38,23 +38,6 @@ typedef Elf32_Phdr mod_phdr;
 static const char MSG_NAME[] = "weft.ModuleReloaded";
 static const char RES_NAME[] = "weft.ModuleReloads";
 
-static char *dup_str(wf_allocator *al, const char *s)
-{
-    size_t n = strlen(s);
-    char *p = wf_alloc(al, n + 1, 1);
-    if (p) {
-        memcpy(p, s, n + 1);
-    }
-    return p;
-}
-
-static void free_str(wf_allocator *al, char *s)
-{
-    if (s) {
-        wf_free(al, s, strlen(s) + 1, 1);
-    }
-}
-
 weft_status wf_module_safe_point(weft_app *a, const char *fn)
 {
     weft_world *w = a->world;
@@ -1581,8 +1564,8 @@ static void module_free(weft_module *m)
     if (m->msgs) {
         wf_free(&w->alloc, m->msgs, m->cap_msgs * sizeof *m->msgs, MOD_ALIGN);
     }
-    free_str(al, m->path);
-    free_str(al, m->name);
+    wf_strfree(al, m->path);
+    wf_strfree(al, m->name);
     m->magic = 0;
     wf_free(al, m, sizeof *m, _Alignof(weft_module));
 }
@@ -1655,8 +1638,8 @@ weft_module *wf_module_load(weft_app *a, const char *path)
     if (m) {
         m->app = a;
         m->wd_fd = -1;
-        m->path = dup_str(&a->alloc, path);
-        m->name = dup_str(&a->alloc, path);
+        m->path = wf_strdup(&a->alloc, path, NULL);
+        m->name = wf_strdup(&a->alloc, path, NULL);
     }
     if (!m || !m->path || !m->name ||
         !wf_grow(&a->alloc, (void **)&ms->v, &ms->cap, (uint64_t)ms->n + 1, sizeof *ms->v,
@@ -1675,14 +1658,14 @@ weft_module *wf_module_load(weft_app *a, const char *path)
         return NULL;
     }
     if (def->name && def->name[0]) {
-        char *nm = dup_str(&a->alloc, def->name);
+        char *nm = wf_strdup(&a->alloc, def->name, NULL);
         if (!nm) {
             dlclose(h);
             module_free(m);
             wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
             return NULL;
         }
-        free_str(&a->alloc, m->name);
+        wf_strfree(&a->alloc, m->name);
         m->name = nm;
     }
     mod_stage g;
@@ -1919,7 +1902,7 @@ static void watch_stop(weft_module *m)
         close(m->wd_fd);
     }
     m->wd_fd = -1;
-    free_str(&m->app->alloc, m->base);
+    wf_strfree(&m->app->alloc, m->base);
     m->base = NULL;
     m->watched = false;
     m->pending = false;
@@ -1931,7 +1914,7 @@ weft_status wf_module_watch(weft_module *m, bool on, bool polling)
     watch_stop(m);
     if (on) {
         const char *slash = strrchr(m->path, '/');
-        m->base = dup_str(&a->alloc, slash ? slash + 1 : m->path);
+        m->base = wf_strdup(&a->alloc, slash ? slash + 1 : m->path, NULL);
         if (!m->base) {
             poll_hook_update(a);
             return wf_error(a->world, WEFT_ERR_OUT_OF_MEMORY, "weft_module_watch: out of memory");

@@ -289,17 +289,6 @@ static weft_status sys_check_queries(weft_world *w, const sys_args *a, weft_quer
     return WEFT_OK;
 }
 
-static char *str_dup(weft_world *w, const char *s, size_t *len)
-{
-    size_t n = strlen(s);
-    char *p = wf_alloc(&w->alloc, n + 1, 1);
-    if (p) {
-        memcpy(p, s, n + 1);
-        *len = n;
-    }
-    return p;
-}
-
 static size_t local_align(const weft_local_desc *l)
 {
     return l->align ? l->align : 16;
@@ -621,7 +610,7 @@ wf_system *wf_system_create(weft_world *w, weft_schedule *s, const weft_system_d
     sys->cond_fn = cdesc ? cdesc->fn : NULL;
     sys->user = desc ? desc->user : cdesc->user;
     sys->local_desc = a.local;
-    sys->name = str_dup(w, a.name, &sys->name_len);
+    sys->name = wf_strdup(&w->alloc, a.name, &sys->name_len);
     sys_step step = sys->name ? SYS_DONE : SYS_OOM;
     if (step == SYS_DONE) {
         step = sys_add_queries(w, sys, &a);

@@ -25,7 +25,7 @@ dirs=("$@")
 b=${WEFT_COV_BUILD:-build/fuzz-cov}
 flags="-fprofile-instr-generate -fcoverage-mapping"
 
-CC=clang cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=OFF \
+CC=clang CXX=clang++ cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=OFF \
     -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_BENCH=OFF -DWEFT_BUILD_EXAMPLES=OFF \
     -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
     -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
