@@ -513,7 +513,7 @@ static void test_app_plugin_reparent_mid_frame(void **state)
     /* the set is in PostUpdate and can be ordered against */
     weft_schedule *post = weft_app_schedule(app, WEFT_APP_POST_UPDATE);
     weft_node set = weft_schedule_ensure_set(post, WEFT_TRANSFORM_SET_PROPAGATE);
-    assert_true(weft_schedule_members(post, set, NULL, 0) == 2);
+    assert_true(weft_schedule_members(post, set, NULL, 0) == 1);
     assert_int_equal(weft_transform_add_systems(w, post, NULL), WEFT_ERR_ALREADY_EXISTS);
     assert_int_equal(weft_app_destroy(app), WEFT_OK);
 }
@@ -629,6 +629,185 @@ static void test_on_demand(void **state)
     fx_fini(&f);
 }
 
+/* The plugin keeps the hierarchy flattened between frames and patches or
+ * rebuilds it on structural changes (src/transform/propagate.c). Random
+ * frames of every such change: new roots (appended), new children,
+ * despawned leaves and subtrees (holes), reparenting, orphaning, Disabled
+ * added and removed, Transform removed and inserted again. After each
+ * frame every entity whose ancestors all have Transform and none is
+ * disabled holds exactly the bits weft_transform_compute_global gives. */
+typedef struct churn {
+    weft_entity *e;
+    int32_t n, cap;
+} churn;
+
+static void churn_add(churn *c, weft_entity e)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 256;
+        c->e = realloc(c->e, (size_t)c->cap * sizeof *c->e);
+        assert_non_null(c->e);
+    }
+    c->e[c->n++] = e;
+}
+
+/* True when e and all its ancestors have Transform and none is disabled. */
+static bool propagated(fixture *f, weft_entity e)
+{
+    weft_component dis = weft_disabled(f->w);
+    for (weft_entity x = e; x; x = weft_parent(f->w, x)) {
+        if (!weft_has(f->w, x, f->ids.transform) || !weft_has(f->w, x, f->ids.global) ||
+            weft_has(f->w, x, dis)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int32_t churn_check(fixture *f, churn *c)
+{
+    int32_t checked = 0;
+    for (int32_t k = 0; k < c->n; k++) {
+        weft_entity e = c->e[k];
+        if (!weft_is_alive(f->w, e) || !propagated(f, e)) {
+            continue;
+        }
+        weft_affine want;
+        assert_int_equal(weft_transform_compute_global(f->w, e, &want), WEFT_OK);
+        const weft_affine *g = global_of(f, e);
+        if (memcmp(g, &want, sizeof want) != 0) {
+            print_error("entity %d (parent %d): m[9..11] %g %g %g, want %g %g %g\n", (int)(uint32_t)e,
+                        (int)(uint32_t)weft_parent(f->w, e), (double)g->m[9], (double)g->m[10],
+                        (double)g->m[11], (double)want.m[9], (double)want.m[10],
+                        (double)want.m[11]);
+            fail();
+        }
+        checked++;
+    }
+    return checked;
+}
+
+static uint64_t churn_run(int32_t threads)
+{
+    fixture f;
+    fx_init(&f, threads);
+    churn c = {NULL, 0, 0};
+    uint64_t s = 77;
+    weft_component dis = weft_disabled(f.w);
+    for (int32_t k = 0; k < 2000; k++) {
+        weft_transform t = random_xf(&s);
+        weft_entity parent = k >= 10 && rng_next(&s) % 8 ? c.e[rng_next(&s) % (uint64_t)c.n] : 0;
+        churn_add(&c, spawn_xf(&f, &t, parent));
+    }
+    fx_run(&f);
+    assert_true(churn_check(&f, &c) > 1000);
+    for (int frame = 0; frame < 40; frame++) {
+        int kind = frame % 8;
+        for (int k = 0; k < 1 + (int)(rng_next(&s) % 6); k++) {
+            weft_entity e = c.e[rng_next(&s) % (uint64_t)c.n];
+            weft_entity o = c.e[rng_next(&s) % (uint64_t)c.n];
+            if (!weft_is_alive(f.w, e)) {
+                continue;
+            }
+            weft_transform t = random_xf(&s);
+            switch (kind) {
+            case 0: /* new childless roots: appended to the cache */
+                churn_add(&c, spawn_xf(&f, &t, 0));
+                break;
+            case 1: /* new children */
+                churn_add(&c, spawn_xf(&f, &t, e));
+                break;
+            case 2: /* despawn (a leaf or a whole subtree) */
+                assert_int_equal(weft_despawn(f.w, e), WEFT_OK);
+                break;
+            case 3: /* reparent, unless o is in e's subtree */
+                if (weft_is_alive(f.w, o) && o != e) {
+                    bool below = false;
+                    for (weft_entity x = o; x && !below; x = weft_parent(f.w, x)) {
+                        below = x == e;
+                    }
+                    if (!below) {
+                        assert_int_equal(weft_set_parent(f.w, e, o), WEFT_OK);
+                    }
+                }
+                break;
+            case 4: /* orphan */
+                assert_int_equal(weft_remove_parent(f.w, e), WEFT_OK);
+                break;
+            case 5: /* disable, or enable again */
+                if (weft_has(f.w, e, dis)) {
+                    assert_int_equal(weft_remove(f.w, e, dis), WEFT_OK);
+                } else {
+                    assert_int_equal(weft_insert(f.w, e, dis, NULL, 0), WEFT_OK);
+                }
+                break;
+            case 6: /* Transform removed, or inserted again */
+                if (weft_has(f.w, e, f.ids.transform)) {
+                    assert_int_equal(weft_remove(f.w, e, f.ids.transform), WEFT_OK);
+                } else {
+                    assert_int_equal(weft_insert(f.w, e, f.ids.transform, &t, sizeof t),
+                                     WEFT_OK);
+                }
+                break;
+            default: { /* moves only */
+                weft_transform *tm = weft_get_mut(f.w, e, f.ids.transform, sizeof *tm);
+                if (tm) {
+                    *tm = t;
+                }
+                break;
+            }
+            }
+        }
+        /* and some moves every frame */
+        for (int k = 0; k < 20; k++) {
+            weft_entity e = c.e[rng_next(&s) % (uint64_t)c.n];
+            weft_transform *tm = weft_is_alive(f.w, e)
+                                     ? weft_get_mut(f.w, e, f.ids.transform, sizeof *tm)
+                                     : NULL;
+            if (tm) {
+                *tm = random_xf(&s);
+            }
+        }
+        fx_run(&f);
+        assert_true(churn_check(&f, &c) > 100);
+    }
+    /* despawn most of the roots' subtrees at once: holes, then a compaction */
+    int32_t gone = 0;
+    for (int32_t k = 0; k < c.n && gone < 1500; k++) {
+        if (weft_is_alive(f.w, c.e[k]) && !weft_parent(f.w, c.e[k]) && k % 5 != 0) {
+            assert_int_equal(weft_despawn(f.w, c.e[k]), WEFT_OK);
+            gone++;
+        }
+    }
+    fx_run(&f);
+    churn_check(&f, &c);
+    for (int32_t k = 0; k < c.n; k++) {
+        weft_transform *tm = weft_is_alive(f.w, c.e[k])
+                                 ? weft_get_mut(f.w, c.e[k], f.ids.transform, sizeof *tm)
+                                 : NULL;
+        if (tm) {
+            tm->translation[0] += 1.0f;
+        }
+    }
+    fx_run(&f);
+    churn_check(&f, &c);
+    assert_int_equal(weft_world_check(f.w), WEFT_OK);
+    uint64_t h = weft_world_hash(f.w);
+    free(c.e);
+    fx_fini(&f);
+    return h;
+}
+
+static void test_structural_churn(void **state)
+{
+    (void)state;
+    uint64_t h1 = churn_run(1);
+#if !defined(WEFT_THREADS) || WEFT_THREADS
+    assert_true(churn_run(2) == h1);
+    assert_true(churn_run(4) == h1);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -642,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_propagates_safely),
         cmocka_unit_test(test_deep_chain_100k),
         cmocka_unit_test(test_on_demand),
+        cmocka_unit_test(test_structural_churn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
