@@ -5,8 +5,7 @@
  * The model is Bevy's bevy_transform (crates/bevy_transform/src/systems.rs:
  * mark_dirty_trees, sync_simple_transforms, propagate_parent_transforms):
  * users write Transform, the plugin writes GlobalTransform in PostUpdate,
- * and a dirty bit marked upward (TransformTreeChanged) lets propagation
- * skip every subtree in which nothing moved. The library is built on the
+ * and only the subtrees below a changed Transform are recomputed. The library is built on the
  * public API of weft.h only.
  *
  * Conventions (all single precision, plain C, no dependency):
@@ -141,15 +140,19 @@ WEFT_API weft_status weft_transform_look_at(weft_transform *t, const float targe
  *  weft_component_register's. */
 WEFT_API weft_status weft_transform_register(weft_world *world, weft_transform_ids *out);
 
-/** Adds the propagation systems to `schedule` in the set
- *  WEFT_TRANSFORM_SET_PROPAGATE (returned in *out_set, may be NULL):
- *  mark_dirty_trees, then propagate (roots in parallel chunks, then the
- *  dirty parts of hierarchies in parallel, skipping clean subtrees). Use
- *  it without an app; weft_transform_add_plugin calls it for PostStartup
- *  and PostUpdate. Registers the components. Thread: driver, not while
- *  the schedule runs. Errors: INVALID_HANDLE (schedule or world),
- *  ALREADY_EXISTS (the set is already in the schedule), and those of
- *  weft_schedule_add_system / weft_transform_register. */
+/** Adds the propagation system (weft.transform.propagate) to `schedule`
+ *  in the set WEFT_TRANSFORM_SET_PROPAGATE (returned in *out_set, may be
+ *  NULL). It keeps the hierarchy flattened between runs (rebuilt only when
+ *  ChildOf, Disabled or the transform components change structurally) and
+ *  recomputes only the subtrees below a changed Transform, in parallel
+ *  subtree runs (docs/transform.md). Use it without an app;
+ *  weft_transform_add_plugin calls it for PostStartup and PostUpdate.
+ *  Registers the components. Thread: driver, not while the schedule runs.
+ *  Errors: INVALID_HANDLE (schedule or world), ALREADY_EXISTS (the set is
+ *  already in the schedule), and those of weft_schedule_add_system /
+ *  weft_transform_register. At run time the system fails the run with
+ *  OUT_OF_MEMORY, or RELATIONSHIP when an entity is reached twice from
+ *  the roots (a corrupted hierarchy; nothing is propagated then). */
 WEFT_API weft_status weft_transform_add_systems(weft_world *world, weft_schedule *schedule,
                                                 weft_node *out_set);
 
