@@ -45,7 +45,7 @@
  * SPDX-License-Identifier: MIT */
 #include "transform_internal.h"
 
-#include <stdatomic.h>
+#include "core/atomic.h" /* header-only wrappers: no link to weft internals */
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +80,7 @@ typedef struct xf_ctx {
     weft_affine *gl;          /* last computed GlobalTransform */
     uint32_t *dirty;          /* == epoch: local recomputed this frame */
     uint32_t *out;            /* == epoch: global recomputed this frame */
-    _Atomic uint32_t *touched; /* roots: == epoch: something in the tree changed */
+    wf_atomic_u32 *touched;   /* roots: == epoch: something in the tree changed */
     int32_t *tops;            /* the parallel scan's ancestors, in order */
     xf_range *ranges;         /* the parallel scan's subtree runs */
     int32_t ntops, nranges;
@@ -89,9 +89,9 @@ typedef struct xf_ctx {
     int32_t *stack_p;
     int32_t scap;
     /* per frame */
-    _Atomic int32_t ndirty;   /* entries of list reserved this frame */
+    wf_atomic_u32 ndirty;     /* entries of list reserved this frame */
     int32_t list_limit;       /* past it, chunks are no longer listed */
-    _Atomic int32_t cursor;
+    wf_atomic_u32 cursor;
 } xf_ctx;
 
 /* ---- registration ---- */
@@ -493,8 +493,8 @@ static void local_chunk(weft_iter *it, weft_commands *cmds, void *user)
         /* listed only while few (the sparse pass); past the limit the
          * scan of every position takes over and the list is not read */
         int32_t *slot = NULL;
-        if (atomic_load_explicit(&c->ndirty, memory_order_relaxed) <= c->list_limit) {
-            slot = c->list + atomic_fetch_add_explicit(&c->ndirty, n, memory_order_relaxed);
+        if ((int32_t)wf_atomic_load_relaxed_u32(&c->ndirty) <= c->list_limit) {
+            slot = c->list + (int32_t)wf_atomic_fetch_add_relaxed_u32(&c->ndirty, (uint32_t)n);
         }
         for (int32_t r = 0; r < n; r++) {
             uint32_t i = eidx(ents[r]);
@@ -507,9 +507,9 @@ static void local_chunk(weft_iter *it, weft_commands *cmds, void *user)
             }
             wxf_to_affine(&t[r], &c->local[p]);
             c->dirty[p] = ep;
-            _Atomic uint32_t *tr = &c->touched[c->root[p]];
-            if (atomic_load_explicit(tr, memory_order_relaxed) != ep) {
-                atomic_store_explicit(tr, ep, memory_order_relaxed);
+            wf_atomic_u32 *tr = &c->touched[c->root[p]];
+            if (wf_atomic_load_relaxed_u32(tr) != ep) {
+                wf_atomic_store_relaxed_u32(tr, ep);
             }
         }
     }
@@ -562,7 +562,7 @@ static void scan_subtree(xf_ctx *c, int32_t a)
 static void take_ranges(xf_ctx *c)
 {
     for (;;) {
-        int32_t k = atomic_fetch_add_explicit(&c->cursor, 1, memory_order_relaxed);
+        int32_t k = (int32_t)wf_atomic_fetch_add_relaxed_u32(&c->cursor, 1);
         if (k >= c->nranges) {
             break;
         }
@@ -701,7 +701,7 @@ static bool stamp_trees(xf_ctx *c, weft_system_ctx *sys)
         for (int32_t r = 0; r < n; r++) {
             int32_t p = pos_of(c, ents[r]);
             if (p >= 0 && c->size[p] > 1 &&
-                atomic_load_explicit(&c->touched[p], memory_order_relaxed) == ep) {
+                wf_atomic_load_relaxed_u32(&c->touched[p]) == ep) {
                 weft_iter_mark(&it, 0, r);
             }
         }
@@ -837,7 +837,7 @@ static void propagate_system(weft_system_ctx *sys, void *user)
     }
     /* Pass 1: local matrices. */
     int32_t threads = weft_world_threads(c->world);
-    atomic_store_explicit(&c->ndirty, nlisted, memory_order_relaxed);
+    wf_atomic_store_relaxed_u32(&c->ndirty, (uint32_t)nlisted);
     c->list_limit = pass1 == Q_ALL ? -1 : c->n / 32;
     weft_status st = weft_system_par_each(sys, pass1, local_chunk, c,
                                           threads > 1 ? task_rows(sys, pass1, threads)
@@ -846,7 +846,7 @@ static void propagate_system(weft_system_ctx *sys, void *user)
         fail_with(sys, c, XF_ITER, "weft.transform.propagate: cannot iterate (local)");
         return;
     }
-    int32_t nd = 0, listed = atomic_load(&c->ndirty);
+    int32_t nd = 0, listed = (int32_t)wf_atomic_load_relaxed_u32(&c->ndirty);
     bool many = pass1 == Q_ALL || listed > c->list_limit;
     for (int32_t k = 0; !many && k < listed; k++) {
         if (c->list[k] >= 0) {
@@ -864,9 +864,9 @@ static void propagate_system(weft_system_ctx *sys, void *user)
             for (int32_t k = 0; k < c->ntops; k++) {
                 scan(c, c->tops[k], c->tops[k] + 1);
             }
-            atomic_store_explicit(&c->cursor, 0, memory_order_relaxed);
+            wf_atomic_store_relaxed_u32(&c->cursor, 0);
             st = weft_system_par_each(sys, Q_ALL, scan_task, c, task_rows(sys, Q_ALL, threads));
-            if (st == WEFT_OK && atomic_load(&c->cursor) < c->nranges) {
+            if (st == WEFT_OK && (int32_t)wf_atomic_load_relaxed_u32(&c->cursor) < c->nranges) {
                 take_ranges(c); /* no task ran (no rows): finish here */
             }
         } else {
