@@ -209,6 +209,8 @@ static void put(state *st, int s, weft_entity e, int parent_slot)
     }
 }
 
+static void adopt(state *st, fz_in *in, weft_entity *es, int n);
+
 // ---- snapshots ----
 
 static uint8_t *snap_take(weft_world *w, size_t *len)
@@ -266,6 +268,12 @@ static void op_snapshot(state *st, fz_in *in)
     uint8_t k = fz_u8(in);
     size_t len = 0;
     fz_alloc_disarm(&st->alloc);
+    // a snapshot refuses reserved ids that are not entities yet (what an
+    // out-of-memory flush leaves): make them entities first
+    if (weft_entity_flush(st->r.w) != WEFT_OK) {
+        FZ_FAIL("op %d: flush failed: %s", st->ops, weft_last_error(st->r.w));
+    }
+    adopt(st, in, NULL, 0);
     uint8_t *b = snap_take(st->r.w, &len);
     if (!b) {
         FZ_FAIL("op %d: snapshot write failed: %s", st->ops, weft_last_error(st->r.w));
