@@ -211,6 +211,22 @@ static void put(state *st, int s, weft_entity e, int parent_slot)
 
 static void adopt(state *st, fz_in *in, weft_entity *es, int n);
 
+// An entity that finds no slot goes again; when that fails (an allocation
+// failure armed for this operation), it waits in `pending` for adopt().
+static void drop_entity(state *st, weft_entity e)
+{
+    if (weft_despawn(st->r.w, e) == WEFT_OK) {
+        return;
+    }
+    for (int k = 0; k < 16; k++) {
+        if (!st->pending[k]) {
+            st->pending[k] = e;
+            return;
+        }
+    }
+    FZ_FAIL("op %d: more than 16 entities wait for a slot", st->ops);
+}
+
 // ---- snapshots ----
 
 static uint8_t *snap_take(weft_world *w, size_t *len)
@@ -342,7 +358,7 @@ static void adopt(state *st, fz_in *in, weft_entity *es, int n)
         if (f >= 0) {
             st->ids[f] = *e;
         } else {
-            (void)weft_despawn(w, *e);
+            drop_entity(st, *e);
         }
         if (i >= n) {
             *e = 0;
@@ -435,7 +451,7 @@ static void op_run(state *st, fz_in *in)
         if (e && s >= 0) {
             put(st, s, e, b);
         } else if (e) {
-            (void)weft_despawn(w, e);
+            drop_entity(st, e);
         }
         break;
     }
@@ -456,7 +472,7 @@ static void op_run(state *st, fz_in *in)
             if (f >= 0) {
                 put(st, f, out[i], i & 1 ? b : a);
             } else {
-                (void)weft_despawn(w, out[i]);
+                drop_entity(st, out[i]);
             }
         }
         break;
@@ -564,7 +580,18 @@ static void op_run(state *st, fz_in *in)
     }
     fz_alloc_disarm(&st->alloc);
     check(st, w, "after an operation");
+    // reserved ids left by an out-of-memory flush become entities here,
+    // then everything pending finds a slot or goes; what is still not
+    // alive after that is gone for good
+    if (weft_entity_flush(w) != WEFT_OK) {
+        FZ_FAIL("op %d: flush failed: %s", st->ops, weft_last_error(w));
+    }
     adopt(st, in, NULL, 0);
+    for (int k = 0; k < 16; k++) {
+        if (st->pending[k] && !weft_is_alive(w, st->pending[k])) {
+            st->pending[k] = 0;
+        }
+    }
     model_sweep(st);
     // every live entity sits in a slot (the restore checks depend on it)
     weft_world_stats ws;
