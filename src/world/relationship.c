@@ -478,13 +478,36 @@ static int rel_linked_kinds(const weft_world *w)
     return n;
 }
 
+/* Is e part of a cascade: does one of its linked relationships name a
+ * dead target (whose despawn queued e's)? In a consistent world a live
+ * source names a dead linked target only then. */
+static bool rel_cascade_member(const weft_world *w, weft_entity e, const wf_archetype *arch)
+{
+    for (uint32_t i = 0; arch && i < arch->id_count; i++) {
+        const wf_type_info *ti = wf_registry_get(&w->registry, arch->ids[i]);
+        if (ti->rel_targets && (ti->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN)) {
+            weft_entity t = wf_rel_target(w, e, ti);
+            if (t && !wf_entity_live(w, t)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archetype *arch)
 {
     /* Records the target hooks will queue: a try-remove per source of a
      * plain relationship, a try-despawn per node of a linked subtree (and
-     * the try-removes of the subtree's own plain lists). A node whose
-     * linked parent is already dead belongs to a cascade whose root
-     * reserved for it. Walked breadth first with a scratch queue. */
+     * the try-removes of the subtree's own plain lists), over every linked
+     * relationship of every node reached. A cascade member's despawn
+     * needs nothing: the cascade's root reserved for its whole subtree,
+     * and the member must not fail now (an allocation here could, and
+     * would leave it naming its dead parent). Walked breadth first with a
+     * scratch queue. */
+    if (rel_cascade_member(w, e, arch)) {
+        return WEFT_OK;
+    }
     uint64_t records = 0;
     weft_entity *q = NULL;
     uint32_t cap = 0;
@@ -496,9 +519,6 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
      * such shapes would be walked once per path. */
     rel_seen seen = {NULL, 0, 0};
     bool dedupe = rel_linked_kinds(w) > 1;
-    if (dedupe && rel_seen_add(w, &seen, e) < 0) {
-        ok = false;
-    }
     weft_entity node = e;
     const wf_archetype *na = arch;
     for (uint32_t next = 0; ok;) {
@@ -514,12 +534,9 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
             }
             records += (uint64_t)l->count;
             if (rel->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN) {
-                weft_entity parent = wf_rel_target(w, node, rel);
-                if (node == e && parent && !wf_entity_live(w, parent)) {
-                    records -= (uint64_t)l->count; /* a cascade member */
-                    continue;
-                }
-                ok = rel_queue_push(w, &q, &cap, &len, l, dedupe ? &seen : NULL);
+                /* the set starts with the root, at the first push */
+                ok = !dedupe || seen.used > 0 || rel_seen_add(w, &seen, e) > 0;
+                ok = ok && rel_queue_push(w, &q, &cap, &len, l, dedupe ? &seen : NULL);
             }
         }
         if (next == len) {

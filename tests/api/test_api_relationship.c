@@ -204,6 +204,56 @@ static void rel_two_linked_relationships_share_a_subtree(void **state)
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
 
+// A cascade's members are despawned by records their root queued and
+// reserved for; a member's own despawn must not need memory then. With the
+// n-th allocation failing, for every n, despawning a root whose children
+// own entities through a second linked relationship either takes the whole
+// cascade or leaves everything, and no child is left naming a dead parent
+// (before, a member's despawn could fail for memory halfway through).
+static void rel_cascade_members_do_not_fail(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_relationship_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "Owns";
+    d.flags = WEFT_RELATIONSHIP_LINKED_DESPAWN;
+    weft_component owns = weft_relationship_register(w, &d);
+    assert_true(owns != 0);
+    bool whole = false;
+    for (int64_t n = 1; n < 400 && !whole; n++) {
+        weft_entity p = weft_spawn(w);
+        weft_entity kids[4], owned[4];
+        for (int i = 0; i < 4; i++) {
+            kids[i] = weft_spawn(w);
+            owned[i] = weft_spawn(w);
+            assert_int_equal(weft_set_parent(w, kids[i], p), WEFT_OK);
+            assert_int_equal(weft_relate(w, owned[i], owns, kids[i]), WEFT_OK);
+        }
+        tw_alloc_fail_nth(&f->alloc, n, false);
+        weft_status st = weft_despawn(w, p);
+        tw_alloc_disarm(&f->alloc);
+        weft_clear_error(w);
+        if (weft_world_check(w) != WEFT_OK) {
+            fail_msg("allocation %lld failing: %s", (long long)n, weft_last_error(w));
+        }
+        int alive = weft_is_alive(w, p);
+        for (int i = 0; i < 4; i++) {
+            alive += weft_is_alive(w, kids[i]) + weft_is_alive(w, owned[i]);
+        }
+        if (alive != 0 && alive != 9) {
+            fail_msg("allocation %lld failing (%s): %d of 9 entities left", (long long)n,
+                     weft_status_name(st), alive);
+        }
+        whole = st == WEFT_OK && tw_alloc_injected(&f->alloc) == 0;
+        if (alive) {
+            assert_int_equal(weft_despawn(w, p), WEFT_OK);
+        }
+    }
+    assert_true(whole);
+    assert_int_equal(weft_world_check(w), WEFT_OK);
+}
+
 static void rel_misuse(void **state)
 {
     tw_fixture *f = *state;
@@ -632,6 +682,7 @@ int main(void)
         T(rel_cycles_refused),
         T(rel_direct_insert_refused),
         T(rel_two_linked_relationships_share_a_subtree),
+        T(rel_cascade_members_do_not_fail),
         T(rel_misuse),
         T(rel_despawn_subtree),
         T(rel_despawn_long_chain),

@@ -429,6 +429,9 @@ static void op_run(state *st, fz_in *in)
     weft_world *w = st->r.w;
     st->ops++;
     uint8_t op = fz_u8(in) % 16;
+    if (getenv("FZ_TRACE")) {
+        fprintf(stderr, "op %d: %d\n", st->ops, op);
+    }
     int a, b;
     switch (op) {
     case 0: { // plain spawn
