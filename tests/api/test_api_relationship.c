@@ -172,6 +172,18 @@ static void rel_direct_insert_refused(void **state)
     expect_children(w, p, (weft_entity[]){c}, 1);
 }
 
+// Registers a user relationship with LINKED_DESPAWN.
+static weft_component register_linked(weft_world *w, const char *name)
+{
+    weft_relationship_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.flags = WEFT_RELATIONSHIP_LINKED_DESPAWN;
+    weft_component rel = weft_relationship_register(w, &d);
+    assert_true(rel != 0);
+    return rel;
+}
+
 // Two linked relationships over the same entities (children that their
 // parent also owns): the despawn reaches each child along both, which is
 // not a cycle. Before, the despawn's preparation queued every child once
@@ -181,12 +193,7 @@ static void rel_two_linked_relationships_share_a_subtree(void **state)
 {
     tw_fixture *f = *state;
     weft_world *w = f->w;
-    weft_relationship_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "Owns";
-    d.flags = WEFT_RELATIONSHIP_LINKED_DESPAWN;
-    weft_component owns = weft_relationship_register(w, &d);
-    assert_true(owns != 0);
+    weft_component owns = register_linked(w, "Owns");
     weft_entity p = weft_spawn(w);
     weft_entity kids[8];
     for (int i = 0; i < 8; i++) {
@@ -214,12 +221,7 @@ static void rel_cascade_members_do_not_fail(void **state)
 {
     tw_fixture *f = *state;
     weft_world *w = f->w;
-    weft_relationship_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "Owns";
-    d.flags = WEFT_RELATIONSHIP_LINKED_DESPAWN;
-    weft_component owns = weft_relationship_register(w, &d);
-    assert_true(owns != 0);
+    weft_component owns = register_linked(w, "Owns");
     bool whole = false;
     for (int64_t n = 1; n < 400 && !whole; n++) {
         weft_entity p = weft_spawn(w);
@@ -457,11 +459,7 @@ static void rel_user_linked(void **state)
 {
     tw_fixture *f = *state;
     weft_world *w = f->w;
-    weft_relationship_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = "OwnedBy";
-    d.flags = WEFT_RELATIONSHIP_LINKED_DESPAWN;
-    weft_component owned = weft_relationship_register(w, &d);
+    weft_component owned = register_linked(w, "OwnedBy");
     weft_entity owner = weft_spawn(w), item = weft_spawn(w), gem = weft_spawn(w);
     weft_entity p = weft_spawn(w);
     assert_int_equal(weft_relate(w, item, owned, owner), WEFT_OK);
