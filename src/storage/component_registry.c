@@ -141,6 +141,9 @@ void wf_registry_pop(wf_registry *r, wf_allocator *a)
     wf_type_info *ti = r->infos[r->count];
     r->infos[r->count] = NULL;
     r->count--;
+    if (ti->rel_targets && (ti->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN)) {
+        r->linked_rels--;
+    }
     /* rebuild the probe sequence without the entry (cannot fail: same size) */
     memset(r->name_slots, 0, r->name_cap * sizeof(uint32_t));
     for (uint32_t id = 1; id <= r->count; id++) {
@@ -149,6 +152,12 @@ void wf_registry_pop(wf_registry *r, wf_allocator *a)
     }
     wf_free(a, ti->name, ti->name_len + 1, 1);
     wf_free(a, ti, sizeof *ti, _Alignof(wf_type_info));
+}
+
+void wf_registry_mark_linked(wf_registry *r, wf_type_info *src)
+{
+    src->rel_flags |= WEFT_RELATIONSHIP_LINKED_DESPAWN;
+    r->linked_rels++;
 }
 
 void wf_type_construct(const wf_type_info *ti, void *dst, const void *src,

@@ -99,6 +99,8 @@ typedef struct wf_registry {
     uint32_t *name_slots;  /* open addressing: component id or 0 */
     uint32_t name_cap;     /* power of two, or 0 */
     int32_t resources;     /* resources currently present */
+    uint32_t linked_rels;  /* relationships with LINKED_DESPAWN (kept by
+                              wf_registry_mark_linked and wf_registry_pop) */
 } wf_registry;
 
 void wf_registry_init(wf_registry *r);
@@ -121,6 +123,10 @@ wf_type_info *wf_registry_add(wf_registry *r, wf_allocator *a,
 /* Unregisters the newest entry (undo of a registration whose later step
  * failed). */
 void wf_registry_pop(wf_registry *r, wf_allocator *a);
+/* Records that relationship source `src` despawns its sources with their
+ * target (WEFT_RELATIONSHIP_LINKED_DESPAWN), so a despawn learns how many
+ * such relationships exist without scanning the registry. */
+void wf_registry_mark_linked(wf_registry *r, wf_type_info *src);
 
 /* ---- value helpers honouring the type hooks ---- */
 

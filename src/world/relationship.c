@@ -468,16 +468,6 @@ static bool rel_queue_push(weft_world *w, weft_entity **q, uint32_t *cap, uint32
 }
 
 /* How many LINKED_DESPAWN relationships the world has, up to 2. */
-static int rel_linked_kinds(const weft_world *w)
-{
-    int n = 0;
-    for (uint32_t id = 1; id <= w->registry.count && n < 2; id++) {
-        const wf_type_info *ti = w->registry.infos[id];
-        n += ti->rel_targets && (ti->rel_flags & WEFT_RELATIONSHIP_LINKED_DESPAWN);
-    }
-    return n;
-}
-
 /* Is e part of a cascade: does one of its linked relationships name a
  * dead target (whose despawn queued e's)? In a consistent world a live
  * source names a dead linked target only then. */
@@ -518,7 +508,7 @@ weft_status wf_rel_prepare_despawn(weft_world *w, weft_entity e, const wf_archet
      * child that its parent also owns): a set keeps it queued once, else
      * such shapes would be walked once per path. */
     rel_seen seen = {NULL, 0, 0};
-    bool dedupe = rel_linked_kinds(w) > 1;
+    bool dedupe = w->registry.linked_rels > 1;
     weft_entity node = e;
     const wf_archetype *na = arch;
     for (uint32_t next = 0; ok;) {
@@ -627,7 +617,10 @@ weft_component wf_relationship_register(weft_world *w, const char *name, uint32_
         return 0;
     }
     src->rel_targets = tgt->id;
-    src->rel_flags = flags;
+    src->rel_flags = flags & ~(uint32_t)WEFT_RELATIONSHIP_LINKED_DESPAWN;
+    if (flags & WEFT_RELATIONSHIP_LINKED_DESPAWN) {
+        wf_registry_mark_linked(&w->registry, src);
+    }
     tgt->rel_source = src->id;
     return src->id;
 }
