@@ -783,7 +783,8 @@ static void commit_rel_undo_bulk(weft_world *w, const weft_value *columns, int32
     for (int32_t i = 0; i < count; i++) {
         const wf_type_info *ti = wf_registry_get(&w->registry, columns[i].id);
         for (uint32_t k = 0; ti->rel_targets && columns[i].ptr && k < n; k++) {
-            weft_value v = {ti->id, ti->size, (const uint8_t *)columns[i].ptr + (size_t)k * 8};
+            const uint8_t *row = (const uint8_t *)columns[i].ptr + (size_t)k * ti->size;
+            weft_value v = {ti->id, ti->size, row};
             commit_rel_undo(w, &v, 1);
         }
     }
