@@ -242,6 +242,21 @@ static void disarm_and_check(void)
     assert_int_equal(weft_world_check(g_world), WEFT_OK);
 }
 
+static weft_world *world_new(void)
+{
+    weft_world *w = weft_world_create(NULL);
+    assert_non_null(w);
+    return w;
+}
+
+// Ends a case: the probes made while armed were all refused as they
+// should be, then the world goes.
+static void world_done(weft_world *w)
+{
+    disarm_and_check();
+    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+}
+
 static weft_component comp_i32(weft_world *w, const char *name, const weft_type_hooks *hooks,
                                const weft_lifecycle_hooks *lc)
 {
@@ -300,8 +315,7 @@ static void case_allocator_alloc(void)
     for (int i = 0; i < 100; i++) {
         spawn1(w, c, i);
     }
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 
 static void case_allocator_free(void)
@@ -318,8 +332,7 @@ static void case_allocator_free(void)
     arm(w, NULL);
     weft_commands_destroy(cb); // frees the buffer through the hook
     assert_int_equal(weft_despawn(w, e), WEFT_OK);
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 
 static void case_logger(void)
@@ -330,14 +343,12 @@ static void case_logger(void)
     assert_non_null(w);
     arm(w, NULL);
     assert_int_not_equal(weft_insert(w, 12345, 999, NULL, 0), WEFT_OK); // logged
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 
 static void case_type_hook(const char *which)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_type_hooks h = {0};
     if (!strcmp(which, "ctor")) {
         h.ctor = cb_ctor;
@@ -357,8 +368,7 @@ static void case_type_hook(const char *which)
     assert_int_equal(weft_insert(w, e, c, &v, sizeof v), WEFT_OK); // copy + dtor
     assert_int_equal(weft_insert(w, e, other, &v, sizeof v), WEFT_OK); // move
     assert_int_equal(weft_remove(w, e, c), WEFT_OK); // dtor
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 static void case_type_ctor(void) { case_type_hook("ctor"); }
 static void case_type_dtor(void) { case_type_hook("dtor"); }
@@ -367,8 +377,7 @@ static void case_type_copy(void) { case_type_hook("copy"); }
 
 static void case_lifecycle_hook(void)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_lifecycle_hooks lc = {0};
     lc.on_add = cb_hook;
     lc.on_insert = cb_hook;
@@ -379,14 +388,12 @@ static void case_lifecycle_hook(void)
     arm(w, NULL);
     weft_entity e = spawn1(w, c, 1);
     assert_int_equal(weft_despawn(w, e), WEFT_OK);
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 
 static void case_require_ctor(void)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_component b = comp_i32(w, "B", NULL, NULL);
     weft_component a = comp_i32(w, "A", NULL, NULL);
     weft_require r = {0};
@@ -395,14 +402,12 @@ static void case_require_ctor(void)
     assert_int_equal(weft_component_require(w, a, &r, 1), WEFT_OK);
     arm(w, NULL);
     spawn1(w, a, 1);
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 
 static void case_observer(bool free_user)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_component c = comp_i32(w, "C", NULL, NULL);
     weft_observer_desc od = {0};
     od.event = WEFT_EVENT_ADD;
@@ -418,16 +423,14 @@ static void case_observer(bool free_user)
     } else {
         spawn1(w, c, 1);
     }
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 static void case_observer_fn(void) { case_observer(false); }
 static void case_observer_free_user(void) { case_observer(true); }
 
 static void case_command(bool drop_only)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_commands *cb = weft_commands_create(w);
     assert_non_null(cb);
     int payload = 1;
@@ -441,16 +444,14 @@ static void case_command(bool drop_only)
         assert_int_equal(weft_commands_apply(w, cb), WEFT_OK);
         weft_commands_destroy(cb);
     }
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 static void case_command_fn(void) { case_command(false); }
 static void case_command_drop(void) { case_command(true); }
 
 static void case_message_drop(void)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_message_desc md = {0};
     md.name = "M";
     md.size = sizeof(int32_t);
@@ -462,40 +463,24 @@ static void case_message_drop(void)
     arm(w, NULL);
     weft_messages_update(w);
     weft_messages_update(w); // expires it: drop
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 
-static void case_system(void)
+static void case_system_with(weft_system_fn fn, weft_condition_fn cond)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_system_desc d = {0};
     d.name = "sys";
-    d.fn = cb_system;
-    run_system(w, &d, NULL);
-    g_armed = true;
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    d.fn = fn;
+    run_system(w, &d, cond);
+    world_done(w);
 }
-
-static void case_condition(void)
-{
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
-    weft_system_desc d = {0};
-    d.name = "sys";
-    d.fn = cb_system_noop;
-    run_system(w, &d, cb_condition);
-    g_armed = true;
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
-}
+static void case_system(void) { case_system_with(cb_system, NULL); }
+static void case_condition(void) { case_system_with(cb_system_noop, cb_condition); }
 
 static void case_chunk(void)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_component c = comp_i32(w, "C", NULL, NULL);
     for (int i = 0; i < 64; i++) {
         spawn1(w, c, i);
@@ -510,15 +495,12 @@ static void case_chunk(void)
     d.queries = &q;
     d.query_count = 1;
     run_system(w, &d, NULL);
-    g_armed = true;
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 
 static void case_local(bool fini)
 {
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_system_desc d = {0};
     d.name = "local";
     d.fn = cb_system_noop;
@@ -530,8 +512,7 @@ static void case_local(bool fini)
     arm(w, NULL);
     assert_int_not_equal(weft_schedule_add_system(s, &d), 0); // init
     assert_int_equal(weft_schedule_destroy(s), WEFT_OK);      // fini
-    disarm_and_check();
-    assert_int_equal(weft_world_destroy(w), WEFT_OK);
+    world_done(w);
 }
 static void case_local_init(void) { case_local(false); }
 static void case_local_fini(void) { case_local(true); }
@@ -539,8 +520,7 @@ static void case_local_fini(void) { case_local(true); }
 static void case_job_system(void)
 {
     NEEDS_THREADS("a host job system runs systems on other threads");
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     weft_job_system js = {0};
     js.workers = 2;
     js.submit = cb_submit;
@@ -713,56 +693,37 @@ static void os_hit(int i)
     g_os_hits[i]++;
     probe();
 }
+// A wrapper that counts and probes, then forwards to the built-in entry.
+#define OS_FWD(idx, name, params, args)                                                          \
+    static void os_##name params                                                                 \
+    {                                                                                            \
+        os_hit(idx);                                                                             \
+        g_def.name args;                                                                         \
+    }
+#define OS_FWD_R(idx, ret, name, params, args)                                                   \
+    static ret os_##name params                                                                  \
+    {                                                                                            \
+        os_hit(idx);                                                                             \
+        return g_def.name args;                                                                  \
+    }
 static bool os_thread_create(weft_os_object *t, void (*fn)(void *), void *arg, void *u)
 {
     os_hit(OS_THREAD_CREATE);
     return g_def.thread_create(t, fn, arg, u);
 }
-static void os_thread_join(weft_os_object *t, void *u)
-{
-    os_hit(OS_THREAD_JOIN);
-    g_def.thread_join(t, u);
-}
-static void os_thread_yield(void *u)
-{
-    os_hit(OS_THREAD_YIELD);
-    g_def.thread_yield(u);
-}
-static uint32_t os_cpu_count(void *u)
-{
-    os_hit(OS_CPU_COUNT);
-    return g_def.cpu_count(u);
-}
-static bool os_mutex_init(weft_os_object *m, void *u)
-{
-    os_hit(OS_MUTEX_INIT);
-    return g_def.mutex_init(m, u);
-}
-static void os_mutex_fini(weft_os_object *m, void *u)
-{
-    os_hit(OS_MUTEX_FINI);
-    g_def.mutex_fini(m, u);
-}
-static void os_mutex_lock(weft_os_object *m, void *u)
-{
-    os_hit(OS_MUTEX_LOCK);
-    g_def.mutex_lock(m, u);
-}
+OS_FWD(OS_THREAD_JOIN, thread_join, (weft_os_object *t, void *u), (t, u))
+OS_FWD(OS_THREAD_YIELD, thread_yield, (void *u), (u))
+OS_FWD_R(OS_CPU_COUNT, uint32_t, cpu_count, (void *u), (u))
+OS_FWD_R(OS_MUTEX_INIT, bool, mutex_init, (weft_os_object *m, void *u), (m, u))
+OS_FWD(OS_MUTEX_FINI, mutex_fini, (weft_os_object *m, void *u), (m, u))
+OS_FWD(OS_MUTEX_LOCK, mutex_lock, (weft_os_object *m, void *u), (m, u))
 static void os_mutex_unlock(weft_os_object *m, void *u)
 {
     g_def.mutex_unlock(m, u);
     os_hit(OS_MUTEX_UNLOCK);
 }
-static bool os_cond_init(weft_os_object *c, void *u)
-{
-    os_hit(OS_COND_INIT);
-    return g_def.cond_init(c, u);
-}
-static void os_cond_fini(weft_os_object *c, void *u)
-{
-    os_hit(OS_COND_FINI);
-    g_def.cond_fini(c, u);
-}
+OS_FWD_R(OS_COND_INIT, bool, cond_init, (weft_os_object *c, void *u), (c, u))
+OS_FWD(OS_COND_FINI, cond_fini, (weft_os_object *c, void *u), (c, u))
 static void os_cond_wait(weft_os_object *c, weft_os_object *m, void *u)
 {
     g_os_hits[OS_COND_WAIT]++; // holds the mutex: no probe that could log under it
@@ -778,11 +739,7 @@ static void os_cond_broadcast(weft_os_object *c, void *u)
     g_os_hits[OS_COND_BROADCAST]++;
     g_def.cond_broadcast(c, u);
 }
-static uint64_t os_now_ns(void *u)
-{
-    os_hit(OS_NOW_NS);
-    return g_def.now_ns(u);
-}
+OS_FWD_R(OS_NOW_NS, uint64_t, now_ns, (void *u), (u))
 static void os_log(weft_log_level level, const char *message, void *u)
 {
     (void)u, (void)level, (void)message;
@@ -820,8 +777,7 @@ static void case_os(int which)
     api.log = os_log;
     assert_int_equal(weft_set_os_api(&api), WEFT_OK);
     memset(g_os_hits, 0, sizeof g_os_hits);
-    weft_world *w = weft_world_create(NULL);
-    assert_non_null(w);
+    weft_world *w = world_new();
     arm(w, NULL);
     assert_int_equal(weft_set_os_api(&api), WEFT_ERR_WRONG_PHASE); // logged through log
     assert_int_equal(weft_world_set_threads(w, 0), WEFT_OK); // every CPU (cpu_count)
@@ -855,79 +811,69 @@ static void case_os(int which)
         assert_true(g_os_hits[which] > 0);
     }
 }
-static void case_os_thread_create(void) { case_os(OS_THREAD_CREATE); }
-static void case_os_thread_join(void) { case_os(OS_THREAD_JOIN); }
-static void case_os_thread_yield(void) { case_os(OS_THREAD_YIELD); }
-static void case_os_cpu_count(void) { case_os(OS_CPU_COUNT); }
-static void case_os_mutex_init(void) { case_os(OS_MUTEX_INIT); }
-static void case_os_mutex_fini(void) { case_os(OS_MUTEX_FINI); }
-static void case_os_mutex_lock(void) { case_os(OS_MUTEX_LOCK); }
-static void case_os_mutex_unlock(void) { case_os(OS_MUTEX_UNLOCK); }
-static void case_os_cond_init(void) { case_os(OS_COND_INIT); }
-static void case_os_cond_fini(void) { case_os(OS_COND_FINI); }
-static void case_os_cond_wait(void) { case_os(OS_COND_WAIT); }
-static void case_os_cond_signal(void) { case_os(OS_COND_SIGNAL); }
-static void case_os_cond_broadcast(void) { case_os(OS_COND_BROADCAST); }
-static void case_os_now_ns(void) { case_os(OS_NOW_NS); }
-static void case_os_log(void) { case_os(OS_LOG); }
 
 // ---- the table ----
 
 typedef struct guard_case {
     const char *kind; // as weft.h names it: a typedef, or struct.member
     void (*run)(void);
+    int os;           // without run: case_os of this entry
 } guard_case;
 
 static const guard_case cases[] = {
-    {"weft_allocator.alloc", case_allocator_alloc},
-    {"weft_allocator.free", case_allocator_free},
-    {"weft_logger.fn", case_logger},
-    {"weft_type_hooks.ctor", case_type_ctor},
-    {"weft_type_hooks.dtor", case_type_dtor},
-    {"weft_type_hooks.move", case_type_move},
-    {"weft_type_hooks.copy", case_type_copy},
-    {"weft_hook_fn", case_lifecycle_hook},
-    {"weft_require.ctor", case_require_ctor},
-    {"weft_observer_fn", case_observer_fn},
-    {"weft_observer_desc.free_user", case_observer_free_user},
-    {"weft_command_fn", case_command_fn},
-    {"weft_command_drop_fn", case_command_drop},
-    {"weft_message_desc.drop", case_message_drop},
-    {"weft_system_fn", case_system},
-    {"weft_condition_fn", case_condition},
-    {"weft_chunk_fn", case_chunk},
-    {"weft_local_desc.init", case_local_init},
-    {"weft_local_desc.fini", case_local_fini},
-    {"weft_job_system.submit", case_job_system},
-    {"weft_job_system.help", case_job_system},
-    {"weft_plugin_fn", case_plugin_build},
-    {"weft_plugin_desc.finish", case_plugin_finish},
-    {"weft_plugin_desc.cleanup", case_plugin_cleanup},
-    {"weft_plugin_desc.free_user", case_plugin_free_user},
-    {"weft_app_runner_fn", case_runner},
-    {"weft_state_compute_fn", case_state_compute},
-    {"weft_extract_fn", case_extract},
-    {"weft_os_api.thread_create", case_os_thread_create},
-    {"weft_os_api.thread_join", case_os_thread_join},
-    {"weft_os_api.thread_yield", case_os_thread_yield},
-    {"weft_os_api.cpu_count", case_os_cpu_count},
-    {"weft_os_api.mutex_init", case_os_mutex_init},
-    {"weft_os_api.mutex_fini", case_os_mutex_fini},
-    {"weft_os_api.mutex_lock", case_os_mutex_lock},
-    {"weft_os_api.mutex_unlock", case_os_mutex_unlock},
-    {"weft_os_api.cond_init", case_os_cond_init},
-    {"weft_os_api.cond_fini", case_os_cond_fini},
-    {"weft_os_api.cond_wait", case_os_cond_wait},
-    {"weft_os_api.cond_signal", case_os_cond_signal},
-    {"weft_os_api.cond_broadcast", case_os_cond_broadcast},
-    {"weft_os_api.now_ns", case_os_now_ns},
-    {"weft_os_api.log", case_os_log},
+    {"weft_allocator.alloc", case_allocator_alloc, 0},
+    {"weft_allocator.free", case_allocator_free, 0},
+    {"weft_logger.fn", case_logger, 0},
+    {"weft_type_hooks.ctor", case_type_ctor, 0},
+    {"weft_type_hooks.dtor", case_type_dtor, 0},
+    {"weft_type_hooks.move", case_type_move, 0},
+    {"weft_type_hooks.copy", case_type_copy, 0},
+    {"weft_hook_fn", case_lifecycle_hook, 0},
+    {"weft_require.ctor", case_require_ctor, 0},
+    {"weft_observer_fn", case_observer_fn, 0},
+    {"weft_observer_desc.free_user", case_observer_free_user, 0},
+    {"weft_command_fn", case_command_fn, 0},
+    {"weft_command_drop_fn", case_command_drop, 0},
+    {"weft_message_desc.drop", case_message_drop, 0},
+    {"weft_system_fn", case_system, 0},
+    {"weft_condition_fn", case_condition, 0},
+    {"weft_chunk_fn", case_chunk, 0},
+    {"weft_local_desc.init", case_local_init, 0},
+    {"weft_local_desc.fini", case_local_fini, 0},
+    {"weft_job_system.submit", case_job_system, 0},
+    {"weft_job_system.help", case_job_system, 0},
+    {"weft_plugin_fn", case_plugin_build, 0},
+    {"weft_plugin_desc.finish", case_plugin_finish, 0},
+    {"weft_plugin_desc.cleanup", case_plugin_cleanup, 0},
+    {"weft_plugin_desc.free_user", case_plugin_free_user, 0},
+    {"weft_app_runner_fn", case_runner, 0},
+    {"weft_state_compute_fn", case_state_compute, 0},
+    {"weft_extract_fn", case_extract, 0},
+    {"weft_os_api.thread_create", NULL, OS_THREAD_CREATE},
+    {"weft_os_api.thread_join", NULL, OS_THREAD_JOIN},
+    {"weft_os_api.thread_yield", NULL, OS_THREAD_YIELD},
+    {"weft_os_api.cpu_count", NULL, OS_CPU_COUNT},
+    {"weft_os_api.mutex_init", NULL, OS_MUTEX_INIT},
+    {"weft_os_api.mutex_fini", NULL, OS_MUTEX_FINI},
+    {"weft_os_api.mutex_lock", NULL, OS_MUTEX_LOCK},
+    {"weft_os_api.mutex_unlock", NULL, OS_MUTEX_UNLOCK},
+    {"weft_os_api.cond_init", NULL, OS_COND_INIT},
+    {"weft_os_api.cond_fini", NULL, OS_COND_FINI},
+    {"weft_os_api.cond_wait", NULL, OS_COND_WAIT},
+    {"weft_os_api.cond_signal", NULL, OS_COND_SIGNAL},
+    {"weft_os_api.cond_broadcast", NULL, OS_COND_BROADCAST},
+    {"weft_os_api.now_ns", NULL, OS_NOW_NS},
+    {"weft_os_api.log", NULL, OS_LOG},
 };
 
 static void run_case(void **state)
 {
     const guard_case *c = *state;
-    c->run();
+    if (c->run) {
+        c->run();
+    } else {
+        case_os(c->os);
+    }
 }
 
 int main(void)
