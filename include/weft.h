@@ -441,8 +441,10 @@ typedef struct weft_component_desc {
  *  Errors: INVALID_HANDLE, INVALID_ARG (desc/name NULL, empty name, bad
  *  storage, unknown flag bits, canary), BAD_ALIGNMENT (align not a power of
  *  two, above 4096, or size not a multiple of align), ALREADY_EXISTS
- *  (name taken), CAPACITY (too many components), UNKNOWN_COMPONENT,
- *  SIZE_MISMATCH, DUPLICATE_COMPONENT, RELATIONSHIP (requirements),
+ *  (name taken), CAPACITY (32,000 components, resources and relationship
+ *  halves registered, built-ins included: ids run from 1 to 32,000),
+ *  UNKNOWN_COMPONENT, SIZE_MISMATCH, DUPLICATE_COMPONENT, RELATIONSHIP
+ *  (requirements),
  *  OUT_OF_MEMORY.
  *  In a reloadable module's build (weft_module_load, weft_module_reload):
  *  type hooks are refused (UNSUPPORTED), and registering again a component

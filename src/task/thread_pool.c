@@ -285,6 +285,12 @@ static void pool_park(wf_thread_pool *p)
     wf_semaphore_wait(&p->wake);
 }
 
+uint32_t wf_thread_pool_parked(wf_thread_pool *pool)
+{
+    /* Acquire: a count read after the parkers' announcements. */
+    return wf_atomic_load_acquire_u32(&pool->parked);
+}
+
 static void worker_main(void *arg)
 {
     pool_worker *w = arg;

@@ -116,5 +116,8 @@ bool wf_thread_pool_help(wf_thread_pool *pool);
  * another thread) until group has no pending task. Everything the group's tasks wrote is visible on return. False at
  * once, without waiting, when the caller is not a worker of `pool`. */
 bool wf_thread_pool_wait(wf_thread_pool *pool, wf_task_group *group);
+/* Workers that announced they are going to sleep and were not woken since
+ * (a parked worker blocks on the pool's semaphore: it uses no CPU). */
+uint32_t wf_thread_pool_parked(wf_thread_pool *pool);
 
 #endif
