@@ -79,11 +79,12 @@ class _Lease:
 
     __slots__ = ("alive", "world", "what", "thread")
 
-    def __init__(self, world, what):
+    def __init__(self, world, what, thread=None):
         self.alive = True
         self.world = world
         self.what = what
-        self.thread = _thread_id()   # the thread iterating (World._p allowed it)
+        # the thread iterating (World._p, or the system's context, allowed it)
+        self.thread = _thread_id() if thread is None else thread
 
     def end(self):
         self.alive = False
@@ -136,8 +137,25 @@ def _dtype_of(np, comp):
     return dt
 
 
-def chunk_array(chunk, term, mark, dtype):
-    """Chunk.array's body (see there)."""
+def chunk_array(chunk: Any, term: int, mark: bool = True, dtype: Any = None) -> Any:
+    """Column of term `term` as a zero-copy numpy structured array whose
+    dtype is the component's ctypes structure (a["x"] is a field), or
+    None when an OPTIONAL/OR term is absent from this chunk.
+
+    READ terms give read-only arrays (writeable=False; writing raises
+    WeftError ACCESS_VIOLATION). WRITE terms give writable ones and, with
+    `mark` (default), stamp every row of the chunk changed when asked,
+    as weft_iter_field_mut does. `dtype` replaces the structure's dtype
+    (its itemsize must be the component's size: WeftError
+    SIZE_MISMATCH otherwise).
+
+    The array is a weft.ColumnArray, a numpy subclass that checks before
+    every use that the chunk is still current: once the iteration has
+    moved on or ended, using it (or any view of it) raises WeftError
+    INVALID_HANDLE instead of reading memory the world may have freed.
+    Copies (a.copy(), a["x"] * 2, np.sum(a["x"])) are plain arrays and
+    stay valid. Needs numpy: ImportError without it (column() gives the
+    same memory as a ctypes array)."""
     # The short path, for a system asking again what it asked in its
     # previous run (same term, dtype object and mark, the same memory):
     # one C call (which also stamps the change ticks), the lease, done.
@@ -147,7 +165,7 @@ def chunk_array(chunk, term, mark, dtype):
         lease = chunk._lease
         if not (lease.alive and lease.world._ptr and _thread_id() == lease.thread):
             lease.check()
-        ptr = ent[9](ctypes.byref(chunk._it), term, ent[10])
+        ptr = ent[9](chunk._ref, term, ent[10])
         arr = ent[4]
         if ptr == ent[0] and chunk.count == ent[1] and _shape_of(arr) == ent[6] \
                 and _dtype_get(arr) is ent[7]:
@@ -171,7 +189,7 @@ def chunk_array(chunk, term, mark, dtype):
                         "Chunk.array: term %d component '%s' has size %d but the dtype "
                         "has itemsize %d" % (term, comp.name, comp.size, dt.itemsize))
     q._clear()
-    it = ctypes.byref(chunk._it)
+    it = chunk._ref
     fast = _lib._weft_fast
     if t.access == ACCESS_WRITE:
         fn = fast["weft_iter_field_mut" if mark else "weft_iter_field_mut_nomark"]

@@ -86,13 +86,15 @@ class Chunk:
     the iteration moves to the next chunk or ends; the numpy arrays of
     array() check that before every use."""
 
-    __slots__ = ("_query", "_it", "count", "_lease")
+    __slots__ = ("_query", "_it", "_ref", "count", "_lease")
 
-    def __init__(self, query, it, ref=None):
+    def __init__(self, query, it, ref=None, thread=None):
         self._query = query
         self._it = it
-        self.count = _iter_count(ref if ref is not None else ctypes.byref(it))
-        self._lease = _Lease(query.world, "a chunk")
+        self._ref = ref = ref if ref is not None else ctypes.byref(it)   # for the C calls
+        self.count = _iter_count(ref)
+        # `thread`: the iterating thread, when the caller has just checked it
+        self._lease = _Lease(query.world, "a chunk", thread)
 
     def _live(self):
         """The lease of this chunk (its arrays, columns and views share it),
@@ -116,26 +118,9 @@ class Chunk:
         memory) that checks the chunk before every use."""
         return _LeasedView(obj, self._lease, what)
 
-    def array(self, term: int, mark: bool = True, dtype: Any = None) -> Any:
-        """Column of term `term` as a zero-copy numpy structured array whose
-        dtype is the component's ctypes structure (a["x"] is a field), or
-        None when an OPTIONAL/OR term is absent from this chunk.
-
-        READ terms give read-only arrays (writeable=False; writing raises
-        WeftError ACCESS_VIOLATION). WRITE terms give writable ones and, with
-        `mark` (default), stamp every row of the chunk changed when asked,
-        as weft_iter_field_mut does. `dtype` replaces the structure's dtype
-        (its itemsize must be the component's size: WeftError
-        SIZE_MISMATCH otherwise).
-
-        The array is a weft.ColumnArray, a numpy subclass that checks before
-        every use that the chunk is still current: once the iteration has
-        moved on or ended, using it (or any view of it) raises WeftError
-        INVALID_HANDLE instead of reading memory the world may have freed.
-        Copies (a.copy(), a["x"] * 2, np.sum(a["x"])) are plain arrays and
-        stay valid. Needs numpy: ImportError without it (column() gives the
-        same memory as a ctypes array)."""
-        return chunk_array(self, term, mark, dtype)
+    # Chunk.array(term, mark=True, dtype=None): the function itself, not a
+    # method calling it (one call less per column per chunk)
+    array = chunk_array
 
     def __len__(self) -> int:
         return self.count
@@ -151,12 +136,12 @@ class Chunk:
         self._live()
         if self.count == 0:
             return (c_entity * 0)()
-        p = _lib.weft_iter_entities(ctypes.byref(self._it))
+        p = _lib.weft_iter_entities(self._ref)
         return (c_entity * self.count).from_address(ctypes.addressof(p.contents))
 
     def has(self, term: int) -> bool:
         self._live()
-        return bool(_lib.weft_iter_has(ctypes.byref(self._it), term))
+        return bool(_lib.weft_iter_has(self._ref, term))
 
     def _term(self, term):
         terms = self._query.terms
@@ -186,7 +171,7 @@ class Chunk:
         self._live()
         q = self._query
         q._clear()
-        it = ctypes.byref(self._it)
+        it = self._ref
         if t.access == ACCESS_WRITE:
             fn = _lib.weft_iter_field_mut if mark else _lib.weft_iter_field_mut_nomark
             ptr = fn(it, term, comp.size)
@@ -212,7 +197,7 @@ class Chunk:
         self._live()
         q = self._query
         q._clear()
-        ptr = _lib.weft_iter_get(ctypes.byref(self._it), term, row, comp.size)
+        ptr = _lib.weft_iter_get(self._ref, term, row, comp.size)
         if not ptr:
             return q._absent(self, term, row)
         return _copy(comp.type, ptr)
@@ -224,14 +209,14 @@ class Chunk:
         self._live()
         q = self._query
         q._clear()
-        ptr = _lib.weft_iter_get_mut(ctypes.byref(self._it), term, row, comp.size)
+        ptr = _lib.weft_iter_get_mut(self._ref, term, row, comp.size)
         if not ptr:
             return q._absent(self, term, row)
         return self._leased(_view(comp.type, ptr), "term %d row %d of a chunk" % (term, row))
 
     def mark(self, term: int, row: int) -> None:
         self._live()
-        self._query._check(_lib.weft_iter_mark(ctypes.byref(self._it), term, row))
+        self._query._check(_lib.weft_iter_mark(self._ref, term, row))
 
     def set_if_neq(self, term: int, row: int, value: Any) -> bool:
         """Writes `value` if it differs from the row's; returns whether it did."""
@@ -240,7 +225,7 @@ class Chunk:
         value = _owned(value)
         changed = ctypes.c_bool(False)
         self._query._check(_lib.weft_iter_set_if_neq(
-            ctypes.byref(self._it), term, row, ctypes.addressof(value),
+            self._ref, term, row, ctypes.addressof(value),
             ctypes.sizeof(value), ctypes.byref(changed)))
         return changed.value
 

@@ -7,6 +7,7 @@ the executor."""
 from __future__ import annotations
 
 import ctypes
+from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ._typing import _WorldInternals
@@ -306,11 +307,15 @@ class Schedule:
         sched = self
 
         def tramp(ctx, user):
-            world._enter()
+            # World._enter/_leave inlined (this runs for every system run)
+            t = _thread_id()
+            world._depth += 1
+            cb = world._cb
+            cb[t] = cb.get(t, 0) + 1
             world._in_system += 1
             c = None
             try:
-                c = SystemContext(sched, info, ctx)
+                c = SystemContext(sched, info, ctx, t)
                 fn(c)
             except BaseException as exc:   # must not unwind into C
                 _fail_with(sched, info, ctx, exc)
@@ -321,7 +326,7 @@ class Schedule:
                 except BaseException as exc:
                     _fail_with(sched, info, ctx, exc)
                 world._in_system -= 1
-                world._leave()
+                world._leave_on(t)
         return tramp
 
     def _condition_trampoline(self, fn, info):

@@ -170,7 +170,32 @@ class _SystemChunks:
         self._done = False
 
     def __iter__(self):
-        return self
+        # A for loop steps a generator over the same state (cheaper per
+        # step than __next__); next(g) on this object still goes through
+        # __next__, which raises from a wrong thread without ending.
+        return self._steps()
+
+    def _steps(self):
+        ctx = self._ctx
+        sq = self._sq
+        it = self._it
+        ref = self._ref
+        while True:
+            if not ctx._ptr or _thread_id() != ctx._thread:
+                ctx._p()   # raises WRONG_PHASE / WRONG_THREAD
+            chunk = self._chunk
+            if chunk is not None:
+                chunk._lease.alive = False   # its arrays and views go stale
+                self._chunk = None
+            if self._done:
+                return
+            if _iter_next(ref):
+                chunk = self._chunk = Chunk(sq, it, ref, ctx._thread)
+                yield chunk
+                continue
+            self._done = True
+            sq._spare = (it, ref)   # see __next__
+            return
 
     def __next__(self):
         ctx = self._ctx
@@ -184,7 +209,7 @@ class _SystemChunks:
             raise StopIteration
         ref = self._ref
         if _iter_next(ref):
-            chunk = self._chunk = Chunk(self._sq, self._it, ref)
+            chunk = self._chunk = Chunk(self._sq, self._it, ref, ctx._thread)
             return chunk
         self._done = True
         # ended: its storage serves the query's next iteration (a chunk
@@ -212,13 +237,14 @@ class SystemContext:
 
     __slots__ = ("schedule", "_info", "_ptr", "_cmds", "_open", "_thread")
 
-    def __init__(self, schedule, info, ptr):
+    def __init__(self, schedule, info, ptr, thread=None):
         self.schedule = schedule
         self._info = info
         self._ptr = ptr
         self._cmds = None
         self._open = None
-        self._thread = _thread_id()   # the thread weft runs the system on
+        # the thread weft runs the system on (its trampoline passes it)
+        self._thread = _thread_id() if thread is None else thread
 
     def _p(self):
         if not self._ptr:

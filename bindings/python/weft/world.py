@@ -282,7 +282,10 @@ class World(_ComponentsWorld,
 
     def _leave(self, depth: bool = True):
         """The callback _enter() announced returns."""
-        t = _thread_id()
+        self._leave_on(_thread_id(), depth)
+
+    def _leave_on(self, t: int, depth: bool = True):
+        """_leave, given the calling thread's id `t`."""
         n = self._cb.get(t, 1) - 1
         if n:
             self._cb[t] = n
