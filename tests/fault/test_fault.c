@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "fault.h"
 #include "test_world.h"
 #include "weft.h"
 
@@ -513,78 +514,66 @@ static void verify_despawn(fx *x)
     }
 }
 
-// ---- driver ----
+// ---- driver (tests/support/fault.c) ----
 
-static void run_scenario(const scenario *sc, bool sticky)
+static void case_prepare(tw_fault *c)
 {
-    int64_t n = 1;
-    for (; n <= MAX_N; n++) {
-        fx *x = calloc(1, sizeof *x);
-        assert_non_null(x);
-        x->f = tw_fixture_new();
-        assert_non_null(x->f);
-        assert_non_null(x->f->w);
-        x->w = x->f->w;
-        x->scenario = sc->name;
-        x->n = n;
-        x->sticky = sticky;
-        sc->prepare(x);
-        weft_clear_error(x->w);
-
-        tw_alloc_fail_nth(&x->f->alloc, n, sticky);
-        weft_status st = sc->run(x);
-        int64_t injected = tw_alloc_injected(&x->f->alloc);
-        tw_alloc_disarm(&x->f->alloc);
-
-        if (st != WEFT_OK) {
-            if (st != WEFT_ERR_OUT_OF_MEMORY) {
-                fail_msg("%s: N=%lld%s: failed with %s (%s), expected OUT_OF_MEMORY",
-                         sc->name, (long long)n, sticky ? " sticky" : "",
-                         weft_status_name(st), weft_last_error(x->w));
-            }
-            if (injected == 0) {
-                fail_msg("%s: N=%lld: OUT_OF_MEMORY without an injected failure", sc->name,
-                         (long long)n);
-            }
-            assert_int_equal(weft_last_status(x->w), WEFT_ERR_OUT_OF_MEMORY);
-            assert_int_equal(x->f->log.last_status, WEFT_ERR_OUT_OF_MEMORY);
-            // Unchanged content, consistent storage.
-            uint64_t h = weft_world_hash(x->w);
-            weft_world_stats now;
-            assert_int_equal(weft_world_get_stats(x->w, &now), WEFT_OK);
-            if (h != x->pre.hash || now.live_entities != x->pre.stats.live_entities ||
-                now.pending_reserved != x->pre.stats.pending_reserved) {
-                fail_msg("%s: N=%lld%s: failed call changed the world (hash %016llx -> "
-                         "%016llx, live %lld -> %lld, pending %d -> %d)",
-                         sc->name, (long long)n, sticky ? " sticky" : "",
-                         (unsigned long long)x->pre.hash, (unsigned long long)h,
-                         (long long)x->pre.stats.live_entities, (long long)now.live_entities,
-                         x->pre.stats.pending_reserved, now.pending_reserved);
-            }
-            tw_snap_expect_same_content(x->w, &x->pre);
-            // The same calls succeed once memory is back.
-            weft_status again = sc->run(x);
-            if (again != WEFT_OK) {
-                fail_msg("%s: N=%lld: retry after OOM failed with %s (%s)", sc->name,
-                         (long long)n, weft_status_name(again), weft_last_error(x->w));
-            }
-        }
-        weft_status chk = weft_world_check(x->w);
-        if (chk != WEFT_OK) {
-            fail_msg("%s: N=%lld%s: weft_world_check: %s", sc->name, (long long)n,
-                     sticky ? " sticky" : "", weft_last_error(x->w));
-        }
-        sc->verify(x);
-        tw_fixture_free(x->f); // asserts zero live bytes and hook balance
-        free(x);
-        if (st == WEFT_OK && injected == 0) {
-            break; // ran to the end without reaching allocation N
-        }
-    }
-    if (n > MAX_N) {
-        fail_msg("%s: still hitting allocation failures after %d attempts", sc->name, MAX_N);
-    }
+    const scenario *sc = c->user;
+    fx *x = calloc(1, sizeof *x);
+    assert_non_null(x);
+    x->f = tw_fixture_new();
+    assert_non_null(x->f);
+    assert_non_null(x->f->w);
+    x->w = x->f->w;
+    x->scenario = sc->name;
+    x->n = c->n;
+    x->sticky = c->sticky;
+    sc->prepare(x);
+    c->f = x->f;
+    c->state = x;
 }
+
+static weft_status case_run(tw_fault *c)
+{
+    const scenario *sc = c->user;
+    return sc->run(c->state);
+}
+
+// A failed call reports OUT_OF_MEMORY and leaves the content and the
+// storage as they were.
+static void case_failed(tw_fault *c)
+{
+    fx *x = c->state;
+    assert_int_equal(weft_last_status(x->w), WEFT_ERR_OUT_OF_MEMORY);
+    assert_int_equal(x->f->log.last_status, WEFT_ERR_OUT_OF_MEMORY);
+    uint64_t h = weft_world_hash(x->w);
+    weft_world_stats now;
+    assert_int_equal(weft_world_get_stats(x->w, &now), WEFT_OK);
+    if (h != x->pre.hash || now.live_entities != x->pre.stats.live_entities ||
+        now.pending_reserved != x->pre.stats.pending_reserved) {
+        fail_msg("%s: N=%lld%s: failed call changed the world (hash %016llx -> "
+                 "%016llx, live %lld -> %lld, pending %d -> %d)",
+                 c->name, (long long)c->n, c->sticky ? " sticky" : "",
+                 (unsigned long long)x->pre.hash, (unsigned long long)h,
+                 (long long)x->pre.stats.live_entities, (long long)now.live_entities,
+                 x->pre.stats.pending_reserved, now.pending_reserved);
+    }
+    tw_snap_expect_same_content(x->w, &x->pre);
+}
+
+static void case_verify(tw_fault *c)
+{
+    const scenario *sc = c->user;
+    sc->verify(c->state);
+}
+
+static void case_finish(tw_fault *c)
+{
+    free(c->state);
+}
+
+static const tw_fault_ops case_ops = {case_prepare, case_run, case_failed, case_verify,
+                                      case_finish};
 
 static const scenario scenarios[] = {
     {"register", prep_none, run_register, verify_register},
@@ -604,8 +593,8 @@ static const scenario scenarios[] = {
 static void fault_scenario(void **state)
 {
     const scenario *sc = *state;
-    run_scenario(sc, false);
-    run_scenario(sc, true);
+    tw_fault_run(sc->name, &case_ops, (void *)sc, false, MAX_N);
+    tw_fault_run(sc->name, &case_ops, (void *)sc, true, MAX_N);
 }
 
 // create world: fail the Nth allocation inside weft_world_create.

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "fault.h"
 #include "test_world.h"
 #include "weft.h"
 
@@ -150,45 +151,58 @@ static weft_status sc_clone(fx *x, const fx *src)
     return c ? WEFT_OK : weft_last_status(x->w);
 }
 
+// ---- driver (tests/support/fault.c) ----
+
+typedef struct reflect_case {
+    scenario_fn fn;
+    bool describe, tree;
+    const fx *src;
+} reflect_case;
+
+typedef struct reflect_state {
+    fx x;
+    tw_snap before; // the world before the call
+} reflect_state;
+
+static void case_prepare(tw_fault *c)
+{
+    const reflect_case *rc = c->user;
+    reflect_state *st = calloc(1, sizeof *st);
+    assert_non_null(st);
+    st->x = fx_new(rc->describe, rc->tree);
+    tw_alloc_pause(&st->x.f->alloc, true);
+    st->before = tw_snap_take(st->x.w);
+    tw_alloc_pause(&st->x.f->alloc, false);
+    c->f = st->x.f;
+    c->state = st;
+}
+
+static weft_status case_run(tw_fault *c)
+{
+    const reflect_case *rc = c->user;
+    reflect_state *st = c->state;
+    return rc->fn(&st->x, rc->src);
+}
+
+static void case_failed(tw_fault *c)
+{
+    reflect_state *st = c->state;
+    tw_snap_expect_same_content(st->x.w, &st->before);
+}
+
+static void case_finish(tw_fault *c)
+{
+    free(c->state);
+}
+
+static const tw_fault_ops case_ops = {case_prepare, case_run, case_failed, NULL, case_finish};
+
 static void run_scenario(const char *name, scenario_fn fn, bool describe, bool tree,
                          const fx *src)
 {
-    for (int sticky = 0; sticky < 2; sticky++) {
-        int64_t n = 1;
-        for (; n < MAX_N; n++) {
-            fx x = fx_new(describe, tree);
-            tw_alloc_pause(&x.f->alloc, true);
-            tw_snap before = tw_snap_take(x.w);
-            tw_alloc_pause(&x.f->alloc, false);
-            tw_alloc_fail_nth(&x.f->alloc, n, sticky != 0);
-            weft_status st = fn(&x, src);
-            bool injected = tw_alloc_injected(&x.f->alloc) > 0;
-            tw_alloc_disarm(&x.f->alloc);
-            if (!injected) {
-                if (st != WEFT_OK) {
-                    fail_msg("%s: fails without injection: %s", name, weft_last_error(x.w));
-                }
-                tw_fixture_free(x.f);
-                break;
-            }
-            if (st != WEFT_OK) {
-                if (st != WEFT_ERR_OUT_OF_MEMORY) {
-                    fail_msg("%s n=%lld sticky=%d: %s (%s)", name, (long long)n, sticky,
-                             weft_status_name(st), weft_last_error(x.w));
-                }
-                tw_snap_expect_same_content(x.w, &before);
-                // memory is back: the same call succeeds
-                st = fn(&x, src);
-                if (st != WEFT_OK) {
-                    fail_msg("%s n=%lld: the retry fails: %s", name, (long long)n,
-                             weft_last_error(x.w));
-                }
-            }
-            assert_int_equal(weft_world_check(x.w), WEFT_OK);
-            tw_fixture_free(x.f); // asserts zero live bytes
-        }
-        assert_true(n < MAX_N);
-    }
+    reflect_case rc = {fn, describe, tree, src};
+    tw_fault_run(name, &case_ops, &rc, false, MAX_N);
+    tw_fault_run(name, &case_ops, &rc, true, MAX_N);
 }
 
 static void fault_describe(void **state)
