@@ -96,6 +96,16 @@ void wf_column_materialize(wf_column *c, uint32_t count, uint32_t now)
     c->bulk = false;
 }
 
+void wf_column_clear(wf_column *c, uint32_t count)
+{
+    if (c->data) {
+        wf_type_destroy(c->ti, c->data, (int32_t)count);
+    }
+    c->bulk = false;
+    c->bulk_tick = 0;
+    c->latest_change = 0;
+}
+
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count)
 {
     if (c->data) {

@@ -82,6 +82,9 @@ void wf_column_adopt_block(wf_column *c, wf_allocator *a, void *block, uint32_t 
 bool wf_column_grow(wf_column *c, wf_allocator *a, uint32_t count, uint32_t cap);
 /* Destroys `count` values and frees the blocks. */
 void wf_column_fini(wf_column *c, wf_allocator *a, uint32_t count);
+/* Destroys the first `count` values and forgets the change marks (bulk
+ * mark, latest change); the blocks stay for reuse. */
+void wf_column_clear(wf_column *c, uint32_t count);
 
 /* memcpy of one value. Small sizes copy two overlapping words, so the
  * only branch is on the size class (a libc call or a jump table would

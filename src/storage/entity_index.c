@@ -11,6 +11,16 @@ void wf_entities_init(wf_entity_index *ix)
     wf_atomic_init_i64(&ix->cursor, 0);
 }
 
+void wf_entities_clear(wf_entity_index *ix)
+{
+    ix->count = 0;
+    ix->free_len = 0;
+    ix->retired = 0;
+    ix->later_len = 0;
+    ix->live = 0;
+    wf_atomic_store_relaxed_i64(&ix->cursor, 0);
+}
+
 void wf_entities_fini(wf_entity_index *ix, wf_allocator *a)
 {
     wf_free(a, ix->records, (size_t)ix->cap * sizeof *ix->records, _Alignof(wf_record));

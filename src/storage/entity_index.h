@@ -67,6 +67,9 @@ static inline weft_entity wf_make_entity(uint32_t index, uint32_t gen)
 
 void wf_entities_init(wf_entity_index *ix);
 void wf_entities_fini(wf_entity_index *ix, wf_allocator *a);
+/* Forgets every index (no live entity, nothing free, nothing pending);
+ * the blocks stay. The caller has emptied the storage the records name. */
+void wf_entities_clear(wf_entity_index *ix);
 /* Ensures room for `extra` more fresh indices. False on OOM or CAPACITY. */
 bool wf_entities_reserve(wf_entity_index *ix, wf_allocator *a, uint32_t extra);
 /* Reserved ids not yet flushed: (free taken, fresh taken). */

@@ -28,6 +28,19 @@ void wf_sparse_destroy(wf_sparse_set *s, wf_allocator *a)
     wf_free(a, s, sizeof *s, _Alignof(wf_sparse_set));
 }
 
+void wf_sparse_clear(wf_sparse_set *s)
+{
+    if (!s) {
+        return;
+    }
+    for (uint32_t d = 0; d < s->count; d++) {
+        uint32_t idx = (uint32_t)s->owners[d];
+        s->pages[idx >> WF_SPARSE_PAGE_BITS][idx & (WF_SPARSE_PAGE_SIZE - 1)] = WF_SPARSE_EMPTY;
+    }
+    wf_column_clear(&s->dense, s->count);
+    s->count = 0;
+}
+
 bool wf_sparse_grow_pages(wf_sparse_set *s, wf_allocator *a, uint32_t idx)
 {
     uint32_t page = idx >> WF_SPARSE_PAGE_BITS;

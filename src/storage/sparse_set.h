@@ -31,6 +31,8 @@ struct wf_sparse_set {
 wf_sparse_set *wf_sparse_create(wf_allocator *a, const wf_type_info *ti);
 /* Destroys the values and frees everything. */
 void wf_sparse_destroy(wf_sparse_set *s, wf_allocator *a);
+/* Destroys every value and leaves the set empty; pages and blocks stay. */
+void wf_sparse_clear(wf_sparse_set *s);
 
 /* Dense slot of entity index idx, or WF_SPARSE_EMPTY. */
 static inline uint32_t wf_sparse_find(const wf_sparse_set *s, uint32_t idx)

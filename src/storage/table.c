@@ -73,6 +73,15 @@ void wf_table_destroy(wf_table *t, wf_allocator *a)
     wf_free(a, t, sizeof *t, _Alignof(wf_table));
 }
 
+void wf_table_clear(wf_table *t)
+{
+    for (uint32_t i = 0; i < t->col_count; i++) {
+        wf_column_clear(&t->cols[i], t->count);
+    }
+    wf_atomic_store_relaxed_u32(&t->bulk_any, 0);
+    t->count = 0;
+}
+
 /* Second step of growth: the columns whose values move through a hook
  * (`moving` of them) get every new block, then all move. */
 static bool table_grow_moving(wf_table *t, wf_allocator *a, uint32_t cap, uint32_t moving)

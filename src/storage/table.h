@@ -79,6 +79,8 @@ wf_table *wf_table_create(wf_allocator *a, const wf_registry *reg,
                           const weft_component *ids, uint32_t count, uint64_t hash);
 /* Destroys live values, frees everything. */
 void wf_table_destroy(wf_table *t, wf_allocator *a);
+/* Destroys live values and leaves no row; blocks and plans stay. */
+void wf_table_clear(wf_table *t);
 /* Makes room for at least `need` rows; false (table unchanged) on OOM. */
 bool wf_table_reserve(wf_table *t, wf_allocator *a, uint32_t need);
 /* Column of component id, or NULL. */

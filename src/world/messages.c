@@ -302,6 +302,33 @@ void wf_messages_update(weft_world *w)
     w->busy--;
 }
 
+static void stream_clear(wf_msg_stream *s)
+{
+    stream_drop_buf(s, &s->a);
+    stream_drop_buf(s, &s->b);
+    uint64_t next = s->b.first + s->b.count; /* the id the next message gets */
+    s->a.count = 0;
+    s->b.count = 0;
+    s->a.first = next;
+    s->b.first = next;
+}
+
+void wf_messages_clear(weft_world *w)
+{
+    wf_messages *m = w->messages;
+    if (!m) {
+        return;
+    }
+    w->busy++; /* drop callbacks cannot change the world under the loop */
+    for (uint32_t i = 0; i < m->type_count; i++) {
+        stream_clear(m->types[i]);
+    }
+    for (uint32_t i = 0; i < m->removed_count; i++) {
+        stream_clear(m->removed[i]);
+    }
+    w->busy--;
+}
+
 void wf_messages_fini(weft_world *w)
 {
     wf_messages *m = w->messages;

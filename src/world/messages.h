@@ -86,6 +86,9 @@ int64_t wf_stream_unread(const wf_msg_stream *s, const weft_message_cursor *curs
 
 /* Drops a's records and swaps the buffers of every stream. Never fails. */
 void wf_messages_update(weft_world *w);
+/* Empties every message queue and removal stream (drop callbacks run);
+ * ids go on from where they were. Blocks stay. */
+void wf_messages_clear(weft_world *w);
 
 /* Turns on removal tracking for registered component c (idempotent).
  * WEFT_OK or WEFT_ERR_OUT_OF_MEMORY (nothing recorded, world unchanged). */
