@@ -119,7 +119,7 @@ weft_status wf_field_get(const weft_world *w, weft_entity e, weft_component c,
 weft_status wf_field_set(weft_world *w, weft_entity e, weft_component c, const char *path,
                          weft_kind kind, const void *value, size_t size);
 
-/* ---- snapshot.c ---- */
+/* ---- snapshot_write.c, snapshot_merge.c, snapshot_restore.c ---- */
 
 /* Writes the world into buf (NULL or too small: *out_len = size needed,
  * CAPACITY). Allocates nothing. */

@@ -17,7 +17,7 @@
  * What the journal does not see is structural: spawn, despawn, insert
  * (including a replacing insert), remove, flush, restore. Those only
  * stamp `struct_tick`; a delta whose base tick is not strictly after it
- * is written by the full scan instead (src/reflect/snapshot.c). So a
+ * is written by the full scan instead (src/reflect/snapshot_write.c). So a
  * journal entry's (column, row) still names the same entity whenever the
  * journal is used: no row moved since the base.
  *
