@@ -635,13 +635,9 @@ static bool merge_write_patch(wf_sw *o, merge *m)
     return true;
 }
 
-static bool merge_write(wf_sw *o, merge *m)
+/* The delta's tables, each column's rows merged with its base's. */
+static bool merge_tables(wf_sw *o, merge *m)
 {
-    o->nsec = 0;
-    for (uint32_t k = 0; k < 3; k++) {
-        put_raw_section(o, sec_tags[k], &m->d.sec[k]);
-    }
-    /* tables */
     wf_sr s = m->d.sec[3];
     uint32_t n;
     uint32_t zero;
@@ -655,8 +651,8 @@ static bool merge_write(wf_sw *o, merge *m)
         uint32_t rows;
         uint32_t ncols;
         const uint8_t *ents;
-        if (!wf_sr_u32(&s, &rows) || !wf_sr_u32(&s, &ncols) || !(ents = wf_sr_array(&s, rows, 8)) ||
-            ncols > m->ncomps) {
+        if (!wf_sr_u32(&s, &rows) || !wf_sr_u32(&s, &ncols) ||
+            !(ents = wf_sr_array(&s, rows, 8)) || ncols > m->ncomps) {
             return WF_SNAP_TRUNC(&m->r, "delta table");
         }
         wf_sw_u32(o, rows);
@@ -677,8 +673,15 @@ static bool merge_write(wf_sw *o, merge *m)
         }
     }
     wf_sw_sec_end(o);
-    /* sparse sets */
-    s = m->d.sec[4];
+    return true;
+}
+
+/* The delta's sparse sets, each merged with the base's set. */
+static bool merge_sparse(wf_sw *o, merge *m)
+{
+    wf_sr s = m->d.sec[4];
+    uint32_t n;
+    uint32_t zero;
     if (!wf_sr_u32(&s, &n) || !wf_sr_u32(&s, &zero) || n > s.len / 16) {
         return WF_SNAP_TRUNC(&m->r, "delta sparse list");
     }
@@ -689,8 +692,9 @@ static bool merge_write(wf_sw *o, merge *m)
         uint32_t id;
         uint32_t cnt;
         const uint8_t *owners;
-        if (!wf_sr_u32(&s, &id) || !wf_sr_u32(&s, &cnt) || !(owners = wf_sr_array(&s, cnt, 8)) ||
-            !wf_sr_pad(&s) || id == 0 || id > m->ncomps || id > m->nb) {
+        if (!wf_sr_u32(&s, &id) || !wf_sr_u32(&s, &cnt) ||
+            !(owners = wf_sr_array(&s, cnt, 8)) || !wf_sr_pad(&s) || id == 0 ||
+            id > m->ncomps || id > m->nb) {
             return WF_SNAP_TRUNC(&m->r, "delta sparse set");
         }
         wf_sw_u32(o, id);
@@ -711,8 +715,50 @@ static bool merge_write(wf_sw *o, merge *m)
         }
     }
     wf_sw_sec_end(o);
-    /* resources */
-    s = m->d.sec[5];
+    return true;
+}
+
+/* The base's ticks and value of resource `id` of `size` bytes, which the
+ * delta keeps. */
+static bool base_resource(merge *m, uint32_t id, uint32_t size, const uint8_t **ticks,
+                          const uint8_t **val)
+{
+    wf_sr b = m->b.sec[5];
+    uint32_t bn;
+    uint32_t zero;
+    if (!wf_sr_u32(&b, &bn) || !wf_sr_u32(&b, &zero)) {
+        return WF_SNAP_TRUNC(&m->r, "base resources");
+    }
+    for (uint32_t j = 0; j < bn && !*ticks; j++) {
+        uint32_t bid;
+        uint32_t flag;
+        const uint8_t *bt;
+        if (!wf_sr_u32(&b, &bid) || !wf_sr_u32(&b, &flag) || flag != 0 || bid == 0 ||
+            bid > m->nb || !(bt = wf_sr_take(&b, sizeof(weft_ticks)))) {
+            return WF_SNAP_TRUNC(&m->r, "base resource");
+        }
+        const uint8_t *bv = m->bsize[bid] ? wf_sr_take(&b, m->bsize[bid]) : NULL;
+        if (m->bsize[bid] && (!bv || !wf_sr_pad(&b))) {
+            return WF_SNAP_TRUNC(&m->r, "base resource");
+        }
+        if (bid == id && m->bsize[bid] == size) {
+            *ticks = bt;
+            *val = bv;
+        }
+    }
+    if (!*ticks) {
+        return wf_snap_bad(&m->r, WEFT_ERR_BAD_FORMAT,
+                           "the delta keeps resource %u, which its base lacks", id);
+    }
+    return true;
+}
+
+/* The delta's resources; those it keeps (flag 1) come from the base. */
+static bool merge_resources(wf_sw *o, merge *m)
+{
+    wf_sr s = m->d.sec[5];
+    uint32_t n;
+    uint32_t zero;
     if (!wf_sr_u32(&s, &n) || !wf_sr_u32(&s, &zero) || n > s.len / 8) {
         return WF_SNAP_TRUNC(&m->r, "delta resources");
     }
@@ -734,33 +780,8 @@ static bool merge_write(wf_sw *o, merge *m)
             if (!ticks || (size && (!val || !wf_sr_pad(&s)))) {
                 return WF_SNAP_TRUNC(&m->r, "delta resource");
             }
-        } else {
-            wf_sr b = m->b.sec[5];
-            uint32_t bn;
-            if (!wf_sr_u32(&b, &bn) || !wf_sr_u32(&b, &zero)) {
-                return WF_SNAP_TRUNC(&m->r, "base resources");
-            }
-            for (uint32_t j = 0; j < bn && !ticks; j++) {
-                uint32_t bid;
-                uint32_t flag;
-                const uint8_t *bt;
-                if (!wf_sr_u32(&b, &bid) || !wf_sr_u32(&b, &flag) || flag != 0 || bid == 0 ||
-                    bid > m->nb || !(bt = wf_sr_take(&b, sizeof(weft_ticks)))) {
-                    return WF_SNAP_TRUNC(&m->r, "base resource");
-                }
-                const uint8_t *bv = m->bsize[bid] ? wf_sr_take(&b, m->bsize[bid]) : NULL;
-                if (m->bsize[bid] && (!bv || !wf_sr_pad(&b))) {
-                    return WF_SNAP_TRUNC(&m->r, "base resource");
-                }
-                if (bid == id && m->bsize[bid] == size) {
-                    ticks = bt;
-                    val = bv;
-                }
-            }
-            if (!ticks) {
-                return wf_snap_bad(&m->r, WEFT_ERR_BAD_FORMAT,
-                                   "the delta keeps resource %u, which its base lacks", id);
-            }
+        } else if (!base_resource(m, id, size, &ticks, &val)) {
+            return false;
         }
         wf_sw_u32(o, id);
         wf_sw_u32(o, 0);
@@ -771,6 +792,21 @@ static bool merge_write(wf_sw *o, merge *m)
         }
     }
     wf_sw_sec_end(o);
+    return true;
+}
+
+/* A full snapshot from a (non-patch) delta and its base: the delta's
+ * component, entity and archetype sections and those after the resources
+ * as they are; tables, sparse sets and resources merged. */
+static bool merge_write(wf_sw *o, merge *m)
+{
+    o->nsec = 0;
+    for (uint32_t k = 0; k < 3; k++) {
+        put_raw_section(o, sec_tags[k], &m->d.sec[k]);
+    }
+    if (!merge_tables(o, m) || !merge_sparse(o, m) || !merge_resources(o, m)) {
+        return false;
+    }
     for (uint32_t k = 6; k < WF_SNAP_SECTIONS; k++) {
         put_raw_section(o, sec_tags[k], &m->d.sec[k]);
     }

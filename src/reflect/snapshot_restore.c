@@ -190,9 +190,9 @@ static void fill_column(wf_restore *r, wf_column *c, const wf_stage_col *sc, uin
     }
 }
 
-static void commit(wf_restore *r)
+/* The entity index and the archetypes' live counts. */
+static void commit_entities(wf_restore *r)
 {
-    wf_journal_structural(r->w); /* the whole world arrives */
     weft_world *w = r->w;
     wf_entity_index *ix = &w->entities;
     w->change_tick = r->change_tick;
@@ -215,6 +215,12 @@ static void commit(wf_restore *r)
     for (uint32_t a = 0; a < r->narch; a++) {
         r->arch_dst[a]->entity_count += (int32_t)r->arch_live[a];
     }
+}
+
+/* Table rows and sparse sets, values and ticks; relationship lists take
+ * the reserved item arrays in order. */
+static void commit_rows(wf_restore *r)
+{
     uint32_t li = 0;
     for (uint32_t t = 0; t < r->ntables; t++) {
         const wf_stage_table *tb = &r->tables[t];
@@ -239,6 +245,11 @@ static void commit(wf_restore *r)
         wf_stage_col sc = {sp->ti, sp->vals, sp->ticks};
         fill_column(r, &set->dense, &sc, sp->count, &li);
     }
+}
+
+static void commit_resources(wf_restore *r)
+{
+    weft_world *w = r->w;
     for (uint32_t k = 0; k < r->nres; k++) {
         wf_stage_res *x = &r->res[k];
         if (x->ti->size) {
@@ -250,6 +261,11 @@ static void commit(wf_restore *r)
         x->ti->res_present = true;
         w->registry.resources++;
     }
+}
+
+static void commit_streams(wf_restore *r)
+{
+    weft_world *w = r->w;
     for (uint32_t k = 0; k < r->nstreams; k++) {
         wf_stage_stream *x = &r->streams[k];
         wf_msg_stream *s = x->dst;
@@ -272,6 +288,11 @@ static void commit(wf_restore *r)
         s->b.count = x->nb;
         s->b.first = x->first + x->na;
     }
+}
+
+static void commit_queries(wf_restore *r)
+{
+    weft_world *w = r->w;
     if (r->apply_queries) {
         wf_sr q = r->queries;
         for (weft_query *x = w->queries; x; x = x->next) {
@@ -281,7 +302,68 @@ static void commit(wf_restore *r)
             x->last_run = last;
         }
     }
-    wf_sys_world *sw = w->sys;
+}
+
+/* One saved schedule (validated: it exists, with as many systems and
+ * conditions): its systems' last runs and cursors, its conditions' state. */
+static void commit_schedule(wf_sys_world *sw, wf_sr *in)
+{
+    wf_sr s = *in;
+    const char *name = NULL;
+    uint32_t len = 0;
+    uint32_t nsys = 0;
+    uint32_t ncond = 0;
+    wf_sr_str(&s, &name, &len);
+    wf_sr_u32(&s, &nsys);
+    wf_sr_u32(&s, &ncond);
+    weft_schedule *sc = NULL;
+    for (weft_schedule *x = sw->schedules; x; x = x->next) {
+        if (strlen(x->name) == len && memcmp(x->name, name, len) == 0) {
+            sc = x;
+        }
+    }
+    uint32_t node = 0;
+    for (uint32_t i = 0; i < nsys; i++) {
+        const char *sname = NULL;
+        uint32_t slen = 0;
+        uint32_t f[4] = {0, 0, 0, 0};
+        wf_sr_str(&s, &sname, &slen);
+        for (int j = 0; j < 4; j++) {
+            wf_sr_u32(&s, &f[j]);
+        }
+        while (!sc->nodes[node].sys) {
+            node++;
+        }
+        wf_system *sys = sc->nodes[node++].sys;
+        sys->last_run = f[0];
+        const uint8_t *cur = wf_sr_take(&s, (size_t)f[1] * sizeof(weft_message_cursor));
+        if (f[1]) {
+            memcpy(sys->cursors, cur, (size_t)f[1] * sizeof(weft_message_cursor));
+        }
+        cur = wf_sr_take(&s, (size_t)f[2] * sizeof(weft_message_cursor));
+        if (f[2]) {
+            memcpy(sys->rcursors, cur, (size_t)f[2] * sizeof(weft_message_cursor));
+        }
+    }
+    weft_condition *c = sc->conds;
+    for (uint32_t i = 0; i < ncond; i++, c = c->next) {
+        uint32_t f[4] = {0, 0, 0, 0};
+        for (int j = 0; j < 4; j++) {
+            wf_sr_u32(&s, &f[j]);
+        }
+        c->fired = f[1] != 0;
+        c->last_run = f[2];
+        if (c->sys) {
+            c->sys->last_run = f[3];
+        }
+        memcpy(&c->cursor, wf_sr_take(&s, sizeof c->cursor), sizeof c->cursor);
+    }
+    *in = s;
+}
+
+static void commit_schedules(wf_restore *r)
+{
+    wf_sys_world *sw = r->w->sys;
     if (r->apply_scheds) {
         wf_sr s = r->scheds;
         uint32_t n = 0;
@@ -289,57 +371,20 @@ static void commit(wf_restore *r)
         wf_sr_take(&s, 12);
         sw->acc = r->acc;
         for (uint32_t k = 0; k < n; k++) {
-            const char *name = NULL;
-            uint32_t len = 0;
-            uint32_t nsys = 0;
-            uint32_t ncond = 0;
-            wf_sr_str(&s, &name, &len);
-            wf_sr_u32(&s, &nsys);
-            wf_sr_u32(&s, &ncond);
-            weft_schedule *sc = NULL;
-            for (weft_schedule *x = sw->schedules; x; x = x->next) {
-                if (strlen(x->name) == len && memcmp(x->name, name, len) == 0) {
-                    sc = x;
-                }
-            }
-            uint32_t node = 0;
-            for (uint32_t i = 0; i < nsys; i++) {
-                const char *sname = NULL;
-                uint32_t slen = 0;
-                uint32_t f[4] = {0, 0, 0, 0};
-                wf_sr_str(&s, &sname, &slen);
-                for (int j = 0; j < 4; j++) {
-                    wf_sr_u32(&s, &f[j]);
-                }
-                while (!sc->nodes[node].sys) {
-                    node++;
-                }
-                wf_system *sys = sc->nodes[node++].sys;
-                sys->last_run = f[0];
-                const uint8_t *cur = wf_sr_take(&s, (size_t)f[1] * sizeof(weft_message_cursor));
-                if (f[1]) {
-                    memcpy(sys->cursors, cur, (size_t)f[1] * sizeof(weft_message_cursor));
-                }
-                cur = wf_sr_take(&s, (size_t)f[2] * sizeof(weft_message_cursor));
-                if (f[2]) {
-                    memcpy(sys->rcursors, cur, (size_t)f[2] * sizeof(weft_message_cursor));
-                }
-            }
-            weft_condition *c = sc->conds;
-            for (uint32_t i = 0; i < ncond; i++, c = c->next) {
-                uint32_t f[4] = {0, 0, 0, 0};
-                for (int j = 0; j < 4; j++) {
-                    wf_sr_u32(&s, &f[j]);
-                }
-                c->fired = f[1] != 0;
-                c->last_run = f[2];
-                if (c->sys) {
-                    c->sys->last_run = f[3];
-                }
-                memcpy(&c->cursor, wf_sr_take(&s, sizeof c->cursor), sizeof c->cursor);
-            }
+            commit_schedule(sw, &s);
         }
     }
+}
+
+static void commit(wf_restore *r)
+{
+    wf_journal_structural(r->w); /* the whole world arrives */
+    commit_entities(r);
+    commit_rows(r);
+    commit_resources(r);
+    commit_streams(r);
+    commit_queries(r);
+    commit_schedules(r);
 }
 
 static void restore_free(wf_restore *r)

@@ -357,14 +357,9 @@ uint32_t wf_snap_count_conds(const weft_schedule *s)
     return n;
 }
 
-static void write_all(weft_world *w, wf_sw *o)
+static void write_comps(const weft_world *w, wf_sw *o)
 {
     const wf_registry *reg = &w->registry;
-    const wf_entity_index *ix = &w->entities;
-    const wf_graph *g = &w->graph;
-    uint32_t now = w->change_tick;
-    o->nsec = 0;
-
     wf_sw_sec_begin(o, WF_SNAP_SEC_COMP);
     wf_sw_u32(o, reg->count);
     wf_sw_u32(o, 0);
@@ -382,7 +377,11 @@ static void write_all(weft_world *w, wf_sw *o)
         put_str(o, ti->name, ti->name_len);
     }
     wf_sw_sec_end(o);
+}
 
+static void write_ents(const weft_world *w, wf_sw *o)
+{
+    const wf_entity_index *ix = &w->entities;
     wf_sw_sec_begin(o, WF_SNAP_SEC_ENTS);
     wf_sw_u32(o, ix->count);
     wf_sw_u32(o, ix->free_len);
@@ -390,14 +389,17 @@ static void write_all(weft_world *w, wf_sw *o)
     wf_sw_u32(o, 0);
     if (o->patch) { /* unchanged since the base: the counts check the match */
         wf_sw_sec_end(o);
-        goto arch;
+        return;
     }
     wf_sw_put(o, ix->records, (size_t)ix->count * sizeof(wf_record));
     wf_sw_pad(o);
     wf_sw_put(o, ix->free_stack, (size_t)ix->free_len * sizeof(uint32_t));
     wf_sw_sec_end(o);
+}
 
-arch:
+static void write_archs(const weft_world *w, wf_sw *o)
+{
+    const wf_graph *g = &w->graph;
     wf_sw_sec_begin(o, WF_SNAP_SEC_ARCH);
     wf_sw_u32(o, g->arch_count);
     wf_sw_u32(o, 0);
@@ -407,7 +409,12 @@ arch:
         wf_sw_put(o, arch->ids, (size_t)arch->id_count * sizeof(weft_component));
     }
     wf_sw_sec_end(o);
+}
 
+static void write_tables(const weft_world *w, wf_sw *o)
+{
+    const wf_graph *g = &w->graph;
+    uint32_t now = w->change_tick;
     wf_sw_sec_begin(o, WF_SNAP_SEC_TABL);
     uint32_t ntables = 0;
     for (uint32_t t = 0; t < g->table_count; t++) {
@@ -437,7 +444,12 @@ arch:
         }
     }
     wf_sw_sec_end(o);
+}
 
+static void write_sparse(const weft_world *w, wf_sw *o)
+{
+    const wf_registry *reg = &w->registry;
+    uint32_t now = w->change_tick;
     wf_sw_sec_begin(o, WF_SNAP_SEC_SPRS);
     uint32_t nsparse = 0;
     for (uint32_t id = 1; id <= reg->count; id++) {
@@ -462,7 +474,12 @@ arch:
         put_column(o, &s->dense, s->count, now);
     }
     wf_sw_sec_end(o);
+}
 
+static void write_resources(const weft_world *w, wf_sw *o)
+{
+    const wf_registry *reg = &w->registry;
+    uint32_t now = w->change_tick;
     wf_sw_sec_begin(o, WF_SNAP_SEC_RESO);
     wf_sw_u32(o, (uint32_t)reg->resources);
     wf_sw_u32(o, 0);
@@ -490,7 +507,10 @@ arch:
         }
     }
     wf_sw_sec_end(o);
+}
 
+static void write_messages(const weft_world *w, wf_sw *o)
+{
     wf_sw_sec_begin(o, WF_SNAP_SEC_MSGS);
     const wf_messages *m = w->messages;
     wf_sw_u32(o, m ? m->type_count : 0u);
@@ -505,7 +525,10 @@ arch:
         put_stream(o, m->removed[i]);
     }
     wf_sw_sec_end(o);
+}
 
+static void write_ticks_and_queries(const weft_world *w, wf_sw *o)
+{
     wf_sw_sec_begin(o, WF_SNAP_SEC_TICK);
     wf_sw_u32(o, w->change_tick);
     wf_sw_u32(o, w->last_check_tick);
@@ -524,7 +547,39 @@ arch:
         wf_sw_u64(o, wf_snap_query_sig(w, q));
     }
     wf_sw_sec_end(o);
+}
 
+/* One schedule: per system its last run and message cursors, per run
+ * condition its state. */
+static void write_schedule(wf_sw *o, const weft_schedule *s)
+{
+    put_str(o, s->name, strlen(s->name));
+    wf_sw_u32(o, wf_snap_count_sys_nodes(s));
+    wf_sw_u32(o, wf_snap_count_conds(s));
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        const wf_system *sys = s->nodes[i].sys;
+        if (!sys) {
+            continue;
+        }
+        put_str(o, sys->name, sys->name_len);
+        wf_sw_u32(o, sys->last_run);
+        wf_sw_u32(o, (uint32_t)sys->nmsgs);
+        wf_sw_u32(o, (uint32_t)sys->nremoved);
+        wf_sw_u32(o, 0);
+        wf_sw_put(o, sys->cursors, (size_t)sys->nmsgs * sizeof(weft_message_cursor));
+        wf_sw_put(o, sys->rcursors, (size_t)sys->nremoved * sizeof(weft_message_cursor));
+    }
+    for (const weft_condition *c = s->conds; c; c = c->next) {
+        wf_sw_u32(o, c->kind);
+        wf_sw_u32(o, c->fired ? 1u : 0u);
+        wf_sw_u32(o, c->last_run);
+        wf_sw_u32(o, c->sys ? c->sys->last_run : 0u);
+        wf_sw_put(o, &c->cursor, sizeof c->cursor);
+    }
+}
+
+static void write_schedules(const weft_world *w, wf_sw *o)
+{
     wf_sw_sec_begin(o, WF_SNAP_SEC_SCHD);
     const wf_sys_world *sw = w->sys;
     uint32_t nsched = 0;
@@ -536,31 +591,24 @@ arch:
     double acc = sw ? sw->acc : 0.0;
     wf_sw_put(o, &acc, sizeof acc);
     for (const weft_schedule *s = sw ? sw->schedules : NULL; s; s = s->next) {
-        put_str(o, s->name, strlen(s->name));
-        wf_sw_u32(o, wf_snap_count_sys_nodes(s));
-        wf_sw_u32(o, wf_snap_count_conds(s));
-        for (uint32_t i = 0; i < s->nnodes; i++) {
-            const wf_system *sys = s->nodes[i].sys;
-            if (!sys) {
-                continue;
-            }
-            put_str(o, sys->name, sys->name_len);
-            wf_sw_u32(o, sys->last_run);
-            wf_sw_u32(o, (uint32_t)sys->nmsgs);
-            wf_sw_u32(o, (uint32_t)sys->nremoved);
-            wf_sw_u32(o, 0);
-            wf_sw_put(o, sys->cursors, (size_t)sys->nmsgs * sizeof(weft_message_cursor));
-            wf_sw_put(o, sys->rcursors, (size_t)sys->nremoved * sizeof(weft_message_cursor));
-        }
-        for (const weft_condition *c = s->conds; c; c = c->next) {
-            wf_sw_u32(o, c->kind);
-            wf_sw_u32(o, c->fired ? 1u : 0u);
-            wf_sw_u32(o, c->last_run);
-            wf_sw_u32(o, c->sys ? c->sys->last_run : 0u);
-            wf_sw_put(o, &c->cursor, sizeof c->cursor);
-        }
+        write_schedule(o, s);
     }
     wf_sw_sec_end(o);
+}
+
+/* Every section, in the order of snapshot_format.h. */
+static void write_all(weft_world *w, wf_sw *o)
+{
+    o->nsec = 0;
+    write_comps(w, o);
+    write_ents(w, o);
+    write_archs(w, o);
+    write_tables(w, o);
+    write_sparse(w, o);
+    write_resources(w, o);
+    write_messages(w, o);
+    write_ticks_and_queries(w, o);
+    write_schedules(w, o);
 }
 
 /* Can the world be saved as it is? */
