@@ -18,7 +18,7 @@ static bool cond_user(weft_condition *c, weft_system_ctx *outer)
 {
     wf_system *sys = c->sys;
     if (!sys->cond_fn) {
-        return false; /* its module was unloaded (src/module/module.c) */
+        return false; /* its module was unloaded (src/module/module_load.c) */
     }
     weft_system_ctx ctx = *outer;
     ctx.sys = sys;

@@ -101,7 +101,7 @@ struct weft_world {
                                     accepted only for systems and lifecycle
                                     hooks, the ones a reload rebinds */
     void *module_stage;          /* the module layer's record of that build
-                                    (src/module/module.c), or NULL */
+                                    (src/module/module_stage.c), or NULL */
     bool app_attached;           /* an app (src/app/) drives this world:
                                     weft_world_destroy is refused */
     bool read_only;              /* a sub-app extracts from it (with `busy`
