@@ -1,5 +1,5 @@
 /* src/remote/remote_inspect.h - the weft.* remote methods (inspect.c) and
- * the error record every method fills (rpc.c).
+ * the error record every method fills (rpc_internal.h).
  * SPDX-License-Identifier: MIT
  */
 #ifndef WEFT_REMOTE_INSPECT_H
