@@ -197,55 +197,61 @@ static json_t *wr_response_error(json_t *id, const wr_err *err)
                      id ? id : json_null());
 }
 
-/* Answers one request object; NULL for a notification (or OOM: *oom).
- * `ws` is the +watch state of a held request or a stream (NULL: read
- * from the etag param each time). */
-static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, int *hold,
-                      int *oom)
+/* The outcome of one step of wr_one. */
+enum { WR_GO = 0, WR_HOLD, WR_ERROR, WR_OOM };
+
+/* The request object's members: jsonrpc "2.0", a string method, an id
+ * (string, number or null; absent: a notification) and params (object,
+ * array or null, or absent). False with err set (and *id NULL when it is
+ * the id that is wrong). */
+static bool wr_check_envelope(json_t *req, json_t **id, json_t **method, json_t **params,
+                              wr_err *err)
 {
-    wr_err err = {0};
-    json_t *id = NULL;
-    json_t *out = NULL;
-    wr_watch local = {0};
-    const char *called = NULL; /* the method asked for (error codes) */
-    r->requests++;
     if (!json_is_object(req)) {
-        wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST, "a request must be an object");
-        goto error;
+        wr_fail_code(err, WEFT_REMOTE_INVALID_REQUEST, "a request must be an object");
+        return false;
     }
-    id = json_object_get(req, "id");
-    bool notification = id == NULL;
-    if (id && !json_is_string(id) && !json_is_number(id) && !json_is_null(id)) {
-        id = NULL;
-        wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST, "'id' must be a string, number or null");
-        goto error;
+    *id = json_object_get(req, "id");
+    if (*id && !json_is_string(*id) && !json_is_number(*id) && !json_is_null(*id)) {
+        *id = NULL;
+        wr_fail_code(err, WEFT_REMOTE_INVALID_REQUEST, "'id' must be a string, number or null");
+        return false;
     }
     json_t *ver = json_object_get(req, "jsonrpc");
     if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0) {
-        wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST, "'jsonrpc' must be \"2.0\"");
-        goto error;
+        wr_fail_code(err, WEFT_REMOTE_INVALID_REQUEST, "'jsonrpc' must be \"2.0\"");
+        return false;
     }
-    json_t *method = json_object_get(req, "method");
-    if (!json_is_string(method)) {
-        wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST, "'method' must be a string");
-        goto error;
+    *method = json_object_get(req, "method");
+    if (!json_is_string(*method)) {
+        wr_fail_code(err, WEFT_REMOTE_INVALID_REQUEST, "'method' must be a string");
+        return false;
     }
-    json_t *params = json_object_get(req, "params");
-    if (params && !json_is_object(params) && !json_is_array(params) && !json_is_null(params)) {
-        wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST, "'params' must be an object or array");
-        goto error;
+    *params = json_object_get(req, "params");
+    if (*params && !json_is_object(*params) && !json_is_array(*params) &&
+        !json_is_null(*params)) {
+        wr_fail_code(err, WEFT_REMOTE_INVALID_REQUEST, "'params' must be an object or array");
+        return false;
     }
-    /* "<method>+watch" (a reading method): the answer is {value, etag};
-     * given the etag of the previous answer, the request is held (long
-     * poll, or a stream) until the value changes. */
-    const char *mname = json_string_value(method);
-    called = mname;
+    return true;
+}
+
+/* The method `mname` asks for, NULL when there is none. "<method>+watch"
+ * (a reading method) sets *out_watch: the answer is {value, etag}, and
+ * given the etag of the previous answer the request is held (long poll,
+ * or a stream) until the value changes; *out_bevy_watch for the two
+ * world.*+watch streams of bevy_remote. */
+static const wr_method *wr_find_method(const char *mname, bool *out_watch,
+                                       bool *out_bevy_watch)
+{
     size_t mlen = strlen(mname);
     bool watch = mlen > 6 && strcmp(mname + mlen - 6, "+watch") == 0;
     bool bevy_watch = watch && wr_is_bevy_watch(mname);
     if (watch) {
         mlen -= 6;
     }
+    *out_watch = watch;
+    *out_bevy_watch = bevy_watch;
     /* weft's etag watches are weft.<method>+watch: weft's own reading
      * methods, and world.<method> as weft.<method> (weft.query+watch);
      * the world.*+watch names are bevy_remote's (two of them) */
@@ -255,17 +261,156 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
     } else {
         alias[0] = '\0';
     }
-    const wr_method *m = NULL;
     for (size_t i = 0; i < WR_METHOD_COUNT; i++) {
         const char *mn = wr_methods[i].name;
         if (((strlen(mn) == mlen && strncmp(mn, mname, mlen) == 0) ||
              (alias[0] && strcmp(mn, alias) == 0)) &&
             !(watch && wr_methods[i].writes) &&
             !(watch && !bevy_watch && strncmp(mname, "world.", 6) == 0)) {
-            m = &wr_methods[i];
-            break;
+            return &wr_methods[i];
         }
     }
+    return NULL;
+}
+
+/* One evaluation of a bevy_remote watch (world.get_components+watch,
+ * world.list_components+watch): WR_GO with *out the news, WR_HOLD when
+ * there is none (or the same error as last time), WR_ERROR. */
+static int wr_bevy_watch_eval(weft_remote *r, const char *mname, json_t *params, bool may_hold,
+                              wr_watch *ws, json_t **out, wr_err *err)
+{
+    uint32_t since = wr_watch_since(r);
+    bool nothing = false;
+    json_t *result = strcmp(mname, "world.get_components+watch") == 0
+                         ? wr_watch_get_components(r, params, ws, &nothing, err)
+                         : wr_watch_list_components(r, params, ws, &nothing, err);
+    r->watch_evals++;
+    if (!result) {
+        /* an error is news once, until the answer changes */
+        json_t *eo = wr_error_object(err);
+        uint64_t h = 0;
+        bool hashed = eo && wr_value_hash(eo, &h);
+        json_decref(eo);
+        bool again = ws->failed && hashed && h == ws->hash;
+        ws->failed = true;
+        ws->hash = h;
+        return may_hold && again ? WR_HOLD : WR_ERROR;
+    }
+    ws->failed = false;
+    ws->since = since;
+    ws->primed = true;
+    if (may_hold && nothing) {
+        json_decref(result);
+        return WR_HOLD;
+    }
+    *out = result;
+    return WR_GO;
+}
+
+/* A weft "+watch": the params without their "etag" (*base: a copy when
+ * there was one, else params itself) and the watch loaded from that etag
+ * on first sight. WR_GO, WR_ERROR or WR_OOM. */
+static int wr_watch_params(json_t *params, wr_watch *ws, json_t **base, wr_err *err)
+{
+    json_t *etag_in = json_is_object(params) ? json_object_get(params, "etag") : NULL;
+    if (etag_in && !json_is_string(etag_in)) {
+        wr_fail_code(err, WEFT_REMOTE_INVALID_PARAMS, "'etag' must be a string");
+        return WR_ERROR;
+    }
+    if (!ws->loaded) {
+        ws->loaded = true;
+        /* an etag that is not one of ours: answer at once */
+        ws->primed = etag_in && wr_etag_parse(json_string_value(etag_in), ws);
+    }
+    if (etag_in) {
+        *base = json_copy(params);
+        if (!*base) {
+            return WR_OOM;
+        }
+        json_object_del(*base, "etag");
+    }
+    return WR_GO;
+}
+
+/* Before a weft "+watch" evaluates its method: WR_HOLD when nothing it
+ * reads was written since the last answer (the same value), or when this
+ * poll's re-evaluations are spent (checked next poll); else WR_GO with
+ * the tick and shape the value is read at. */
+static int wr_watch_before(weft_remote *r, const wr_method *m, json_t *params, bool may_hold,
+                           wr_watch *ws, uint32_t *since, uint64_t *shape)
+{
+    *since = wr_watch_since(r);
+    bool dirty = wr_watch_probe(r, m->name, params, ws->since, shape);
+    bool same = !dirty && *shape == ws->shape;
+    if (may_hold && ws->primed && (same || r->eval_left <= 0)) {
+        return WR_HOLD;
+    }
+    if (may_hold && ws->primed) {
+        r->eval_left--;
+    }
+    r->watch_evals++;
+    return WR_GO;
+}
+
+/* After a weft "+watch" evaluated its method: the value (or the error)
+ * decides whether there is news. WR_HOLD when it is the last answer's,
+ * WR_OOM, else WR_GO with the watch at this value. */
+static int wr_watch_after(json_t *result, const wr_err *err, bool may_hold, wr_watch *ws,
+                          uint32_t since, uint64_t shape)
+{
+    json_t *eo = result ? NULL : wr_error_object(err);
+    uint64_t h = 0;
+    bool hashed = wr_value_hash(result ? result : eo, &h);
+    json_decref(eo);
+    if (!hashed) {
+        return WR_OOM;
+    }
+    bool same = ws->primed && h == ws->hash;
+    ws->since = since;
+    ws->shape = shape;
+    ws->hash = h;
+    ws->primed = true;
+    return may_hold && same ? WR_HOLD : WR_GO;
+}
+
+/* The success response carrying `result` (taken); NULL for a
+ * notification, or out of memory (*oom). */
+static json_t *wr_response_result(json_t *result, json_t *id, bool notification, int *oom)
+{
+    if (notification) {
+        json_decref(result);
+        return NULL;
+    }
+    json_t *out = json_pack("{s:s,s:o,s:O}", "jsonrpc", "2.0", "result", result, "id", id);
+    if (!out) {
+        *oom = 1;
+    }
+    return out;
+}
+
+/* Answers one request object; NULL for a notification (or OOM: *oom).
+ * `ws` is the +watch state of a held request or a stream (NULL: read
+ * from the etag param each time). */
+static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, int *hold,
+                      int *oom)
+{
+    wr_err err = {0};
+    json_t *id = NULL;
+    json_t *method = NULL;
+    json_t *params = NULL;
+    json_t *out = NULL;
+    wr_watch local = {0};
+    const char *called = NULL; /* the method asked for (error codes) */
+    r->requests++;
+    if (!wr_check_envelope(req, &id, &method, &params, &err)) {
+        goto error;
+    }
+    bool notification = id == NULL;
+    const char *mname = json_string_value(method);
+    called = mname;
+    bool watch;
+    bool bevy_watch;
+    const wr_method *m = wr_find_method(mname, &watch, &bevy_watch);
     if (!m) {
         wr_fail_code(&err, WEFT_REMOTE_METHOD_NOT_FOUND, "no method '%s'",
                      json_string_value(method));
@@ -278,90 +423,41 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
                      m->name);
         goto error;
     }
+    if (watch && !ws) {
+        ws = &local;
+    }
     if (bevy_watch) {
         if (r->in_batch) {
             wr_fail_code(&err, WEFT_REMOTE_INVALID_REQUEST,
                          "%s is a stream and cannot be part of a batch", mname);
             goto error;
         }
-        if (!ws) {
-            ws = &local;
-        }
-        uint32_t since = wr_watch_since(r);
-        bool nothing = false;
-        json_t *result = strcmp(mname, "world.get_components+watch") == 0
-                             ? wr_watch_get_components(r, params, ws, &nothing, &err)
-                             : wr_watch_list_components(r, params, ws, &nothing, &err);
+        json_t *result = NULL;
+        int step = wr_bevy_watch_eval(r, mname, params, may_hold, ws, &result, &err);
         free(local.prev_ids);
-        r->watch_evals++;
-        if (!result) {
-            /* an error is news once, until the answer changes */
-            json_t *eo = wr_error_object(&err);
-            uint64_t h = 0;
-            bool hashed = eo && wr_value_hash(eo, &h);
-            json_decref(eo);
-            bool again = ws->failed && hashed && h == ws->hash;
-            ws->failed = true;
-            ws->hash = h;
-            if (may_hold && again) {
-                r->requests--;
-                *hold = 1;
-                return NULL;
-            }
-            goto error;
-        }
-        ws->failed = false;
-        ws->since = since;
-        ws->primed = true;
-        if (may_hold && nothing) {
-            json_decref(result);
+        if (step == WR_HOLD) {
             r->requests--;
             *hold = 1;
             return NULL;
         }
-        if (notification) {
-            json_decref(result);
-            return NULL;
-        }
-        out = json_pack("{s:s,s:o,s:O}", "jsonrpc", "2.0", "result", result, "id", id);
-        if (!out) {
-            *oom = 1;
-        }
-        return out;
-    }
-    json_t *base_params = params;
-    if (watch) {
-        if (!ws) {
-            ws = &local;
-        }
-        json_t *etag_in = json_is_object(params) ? json_object_get(params, "etag") : NULL;
-        if (etag_in && !json_is_string(etag_in)) {
-            wr_fail_code(&err, WEFT_REMOTE_INVALID_PARAMS, "'etag' must be a string");
+        if (step == WR_ERROR) {
             goto error;
         }
-        if (!ws->loaded) {
-            ws->loaded = true;
-            /* an etag that is not one of ours: answer at once */
-            ws->primed = etag_in && wr_etag_parse(json_string_value(etag_in), ws);
-        }
-        if (etag_in) {
-            base_params = json_copy(params);
-            if (!base_params) {
-                *oom = 1;
-                return NULL;
-            }
-            json_object_del(base_params, "etag");
-        }
+        return wr_response_result(result, id, notification, oom);
     }
+    json_t *base_params = params;
     uint32_t since = 0;
     uint64_t shape = 0;
     if (watch) {
-        since = wr_watch_since(r);
-        bool dirty = wr_watch_probe(r, m->name, base_params, ws->since, &shape);
-        bool same = !dirty && shape == ws->shape;
-        if (may_hold && ws->primed && (same || r->eval_left <= 0)) {
-            /* nothing it reads was written since: the same value; or
-             * this poll's re-evaluations are spent: checked next poll */
+        int step = wr_watch_params(params, ws, &base_params, &err);
+        if (step == WR_ERROR) {
+            goto error;
+        }
+        if (step == WR_OOM) {
+            *oom = 1;
+            return NULL;
+        }
+        if (wr_watch_before(r, m, base_params, may_hold, ws, &since, &shape) == WR_HOLD) {
             if (base_params != params) {
                 json_decref(base_params);
             }
@@ -369,35 +465,21 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
             *hold = 1;
             return NULL;
         }
-        if (may_hold && ws->primed) {
-            r->eval_left--;
-        }
-        r->watch_evals++;
     }
     json_t *result = m->fn(r, base_params, &err);
     if (base_params != params) {
         json_decref(base_params);
     }
     if (watch) {
-        /* the value (or the error) decides whether there is news */
-        json_t *eo = result ? NULL : wr_error_object(&err);
-        uint64_t h = 0;
-        bool hashed = wr_value_hash(result ? result : eo, &h);
-        json_decref(eo);
-        if (!hashed) {
+        int step = wr_watch_after(result, &err, may_hold, ws, since, shape);
+        if (step != WR_GO) {
             json_decref(result);
-            *oom = 1;
-            return NULL;
-        }
-        bool same = ws->primed && h == ws->hash;
-        ws->since = since;
-        ws->shape = shape;
-        ws->hash = h;
-        ws->primed = true;
-        if (may_hold && same) {
-            json_decref(result);
-            r->requests--;
-            *hold = 1;
+            if (step == WR_OOM) {
+                *oom = 1;
+            } else {
+                r->requests--;
+                *hold = 1;
+            }
             return NULL;
         }
     }
@@ -413,15 +495,7 @@ static json_t *wr_one(weft_remote *r, json_t *req, bool may_hold, wr_watch *ws, 
             return NULL;
         }
     }
-    if (notification) {
-        json_decref(result);
-        return NULL;
-    }
-    out = json_pack("{s:s,s:o,s:O}", "jsonrpc", "2.0", "result", result, "id", id);
-    if (!out) {
-        *oom = 1;
-    }
-    return out;
+    return wr_response_result(result, id, notification, oom);
 error:
     r->errors++;
     if (called && strncmp(called, "world.", 6) == 0) {
