@@ -88,7 +88,8 @@ static weft_node stage_add(void *ctx, weft_schedule *s, const weft_system_desc *
     }
     if (!wf_grow(&w->alloc, (void **)&g->added, &g->cap_added, (uint64_t)g->nadded + 1,
                  sizeof *g->added, WF_MOD_ALIGN)) {
-        return wf_mod_stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", g->fn));
+        return wf_mod_stage_fail(g, wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory",
+                                             g->fn));
     }
     weft_node n = wf_schedule_add_system_now(s, desc);
     if (!n) {
