@@ -233,8 +233,8 @@ weft_module *wf_module_load(weft_app *a, const char *path)
         st = wf_mod_stage_layouts(w, &g); /* an unloaded module's components */
     }
     if (st == WEFT_OK &&
-        (!wf_mod_reserve_comps(w, m, &g) || !wf_mod_reserve_obs(w, m, &g) || !wf_mod_reserve_conds(w, m, &g) ||
-         !wf_mod_reserve_msgs(w, m, &g))) {
+        (!wf_mod_reserve_comps(w, m, &g) || !wf_mod_reserve_obs(w, m, &g) ||
+         !wf_mod_reserve_conds(w, m, &g) || !wf_mod_reserve_msgs(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     if (st != WEFT_OK) {
@@ -271,6 +271,72 @@ static bool rebound(const wf_mod_stage *g, const wf_system *sys)
     return false;
 }
 
+/* A reload's systems: vanished ones go (their fini runs with the old code,
+ * still loaded), rebound ones get the new code, added ones join; `list`,
+ * with room for `keep`, becomes the module's list. ev->removed counts the
+ * vanished ones. */
+static void commit_systems(weft_world *w, weft_module *m, wf_mod_stage *g, wf_mod_sys *list,
+                           uint32_t keep, weft_module_reloaded *ev)
+{
+    uint32_t n = 0;
+    for (uint32_t i = m->nsystems; i-- > 0;) {
+        if (!rebound(g, m->systems[i].sys)) {
+            wf_mod_remove_sys(m->systems[i].sched, m->systems[i].sys);
+            ev->removed++;
+        }
+    }
+    for (uint32_t i = 0; i < m->nsystems; i++) {
+        /* kept in their old order; the removed ones are gone from the
+         * schedules but their stale pointers are skipped by `rebound` */
+        for (uint32_t r = 0; r < g->nrebinds; r++) {
+            if (g->rebinds[r].sys == m->systems[i].sys) {
+                list[n++] = m->systems[i];
+                break;
+            }
+        }
+    }
+    for (uint32_t r = 0; r < g->nrebinds; r++) {
+        wf_system *sys = g->rebinds[r].sys;
+        sys->fn = g->rebinds[r].fn;
+        sys->user = g->rebinds[r].user;
+        sys->local_desc.init = g->rebinds[r].init;
+        sys->local_desc.fini = g->rebinds[r].fini;
+        if (g->rebinds[r].decl) {
+            /* new queries or access: the graph is rebuilt (and its
+             * ambiguities found again) before the schedule runs next */
+            wf_system_swap_decl(sys, g->rebinds[r].decl);
+            wf_system_destroy(w, g->rebinds[r].decl);
+            g->rebinds[r].decl = NULL;
+            sys->sched->dirty = true;
+        }
+    }
+    for (uint32_t i = 0; i < g->nadded; i++) {
+        list[n++] = g->added[i];
+    }
+    if (m->systems) {
+        wf_free(&w->alloc, m->systems, m->cap_systems * sizeof *m->systems, WF_MOD_ALIGN);
+    }
+    m->systems = list;
+    m->nsystems = n;
+    m->cap_systems = keep ? keep : 1;
+}
+
+/* A reload's signals: the resource (its changed tick marks the reload)
+ * and the message. */
+static weft_status signal_reload(weft_world *w, wf_modules *ms, weft_component res,
+                                 weft_message_type msg, const weft_module_reloaded *ev,
+                                 const char *fn)
+{
+    weft_module_reloads value = {ms->reloads};
+    weft_status st = wf_resource_insert(w, wf_registry_get(&w->registry, res), &value);
+    wf_msg_stream *s = wf_messages_type(w, msg);
+    if (!wf_stream_write(&w->alloc, s, ev) && st == WEFT_OK) {
+        st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: reloaded, but out of memory writing the "
+                      "message '%s'", fn, MSG_NAME);
+    }
+    return st;
+}
+
 weft_status wf_module_reload(weft_module *m)
 {
     static const char fn[] = "weft_module_reload";
@@ -303,8 +369,8 @@ weft_status wf_module_reload(weft_module *m)
         st = wf_mod_check_conditions(w, m, &g);
     }
     if (st == WEFT_OK &&
-        (!wf_mod_reserve_comps(w, m, &g) || !wf_mod_reserve_obs(w, m, &g) || !wf_mod_reserve_conds(w, m, &g) ||
-         !wf_mod_reserve_msgs(w, m, &g))) {
+        (!wf_mod_reserve_comps(w, m, &g) || !wf_mod_reserve_obs(w, m, &g) ||
+         !wf_mod_reserve_conds(w, m, &g) || !wf_mod_reserve_msgs(w, m, &g))) {
         st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     uint32_t keep = g.nrebinds + g.nadded;
@@ -334,65 +400,15 @@ weft_status wf_module_reload(weft_module *m)
     wf_mod_commit_observers(w, m, &g);
     wf_mod_commit_conditions(m, &g);
     wf_mod_commit_msgs(m, &g);
-    /* commit: vanished systems go (their fini runs with the old code, still
-     * loaded), rebound ones get the new code, added ones join */
     weft_module_reloaded ev = {0, (int32_t)g.nrebinds, (int32_t)g.nadded, 0};
-    uint32_t n = 0;
-    for (uint32_t i = m->nsystems; i-- > 0;) {
-        if (!rebound(&g, m->systems[i].sys)) {
-            wf_mod_remove_sys(m->systems[i].sched, m->systems[i].sys);
-            ev.removed++;
-        }
-    }
-    for (uint32_t i = 0; i < m->nsystems; i++) {
-        /* kept in their old order; the removed ones are gone from the
-         * schedules but their stale pointers are skipped by `rebound` */
-        for (uint32_t r = 0; r < g.nrebinds; r++) {
-            if (g.rebinds[r].sys == m->systems[i].sys) {
-                list[n++] = m->systems[i];
-                break;
-            }
-        }
-    }
-    for (uint32_t r = 0; r < g.nrebinds; r++) {
-        wf_system *sys = g.rebinds[r].sys;
-        sys->fn = g.rebinds[r].fn;
-        sys->user = g.rebinds[r].user;
-        sys->local_desc.init = g.rebinds[r].init;
-        sys->local_desc.fini = g.rebinds[r].fini;
-        if (g.rebinds[r].decl) {
-            /* new queries or access: the graph is rebuilt (and its
-             * ambiguities found again) before the schedule runs next */
-            wf_system_swap_decl(sys, g.rebinds[r].decl);
-            wf_system_destroy(w, g.rebinds[r].decl);
-            g.rebinds[r].decl = NULL;
-            sys->sched->dirty = true;
-        }
-    }
-    for (uint32_t i = 0; i < g.nadded; i++) {
-        list[n++] = g.added[i];
-    }
-    if (m->systems) {
-        wf_free(&w->alloc, m->systems, m->cap_systems * sizeof *m->systems, WF_MOD_ALIGN);
-    }
-    m->systems = list;
-    m->nsystems = n;
-    m->cap_systems = keep ? keep : 1;
+    commit_systems(w, m, &g, list, keep, &ev);
     wf_mod_stage_free(w, &g);
     wf_mod_code_close(m->handle);
     m->handle = h;
     m->reloads++;
     ms->reloads++;
     ev.reloads = m->reloads;
-    /* the signals: the resource's changed tick marks the reload */
-    weft_module_reloads value = {ms->reloads};
-    st = wf_resource_insert(w, wf_registry_get(&w->registry, res), &value);
-    wf_msg_stream *s = wf_messages_type(w, msg);
-    if (!wf_stream_write(&w->alloc, s, &ev) && st == WEFT_OK) {
-        st = wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: reloaded, but out of memory writing the "
-                      "message '%s'", fn, MSG_NAME);
-    }
-    return st;
+    return signal_reload(w, ms, res, msg, &ev, fn);
 }
 
 void wf_module_unload(weft_module *m)
