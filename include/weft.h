@@ -283,6 +283,13 @@ WEFT_API void weft_clear_error(weft_world *world);
  *  Returns 0 for an invalid world. Thread: driver. */
 WEFT_API uint32_t weft_world_change_tick(const weft_world *world);
 
+/** How many snapshots have been restored into this world
+ *  (weft_snapshot_restore), 0 for an invalid world. A restore replaces
+ *  the content wholesale without running hooks or observers, so a cache
+ *  keyed on entities (a plugin's hierarchy, a host's lookup table) is
+ *  rebuilt when this number changes. Thread: driver. */
+WEFT_API uint64_t weft_world_restore_count(const weft_world *world);
+
 /** Advances the change tick by one and returns the new value (0 on an
  *  invalid world). The scheduler does this per system run; call it yourself
  *  between frames when driving the world by hand. Thread: driver. */
@@ -2219,7 +2226,8 @@ WEFT_API weft_status weft_field_set(weft_world *world, weft_entity e, weft_compo
  *  order, sparse sets in slot order, relationship lists, resources, the
  *  message queues and removal streams, the change tick, every query's last
  *  run and the tick state of every schedule (system and condition last
- *  runs, message cursors, the fixed-time accumulator of an app (weft_app)). The blob starts with a
+ *  runs, message cursors, the fixed-time accumulator of an app (weft_app)
+ *  and whether it ran its startup order). The blob starts with a
  *  header (magic, version, byte-order mark, sizes) and carries an XXH3-64
  *  checksum over header and payload. Components with copy, move or dtor
  *  hooks (other than relationship lists) and message types with a drop
@@ -2279,8 +2287,23 @@ WEFT_API weft_status weft_snapshot_write_ex(weft_world *world,
  *  with zstd (built with WEFT_ZSTD and libzstd found). Thread: any. */
 WEFT_API bool weft_snapshot_zstd_available(void);
 
-/** Restores a snapshot into `world`, which must hold no entity (none
- *  spawned or reserved since creation) and no resource, with the same
+/** Restores a snapshot into `world`: a fresh world, or a live one rolled
+ *  back in place. In place, the world's content (entities, component
+ *  values, resources, queued messages and removals) is replaced wholesale:
+ *  what it held is destroyed through type hooks and message drop callbacks,
+ *  no lifecycle hook or observer runs, and its registrations, schedules,
+ *  systems, queries, observers and archetypes stay valid. The cost is
+ *  O(world bytes). Entity handles are restored exactly as saved (the
+ *  entity index with its generations and free list): a handle of an entity
+ *  alive at the snapshot names that entity again; a handle made after the
+ *  snapshot is not alive after the restore, and the same later operations
+ *  hand out the same ids as before (so a resimulation reproduces the
+ *  world hash frame after frame; a handle kept outside the world across a
+ *  rollback may then name the entity that reused its slot). Caches keyed
+ *  on entities outside the world rebuild when weft_world_restore_count
+ *  changes. The app driving the world keeps its place: the snapshot holds
+ *  whether its startup order ran and its fixed-time accumulator.
+ *  The world needs the same
  *  registrations as the saved world: components and message types are
  *  matched by name and must have the same size, alignment and storage;
  *  schedules are matched by name and must have the same systems. Saved
@@ -2293,7 +2316,8 @@ WEFT_API bool weft_snapshot_zstd_available(void);
  *  on the way may remain, as after any failed call).
  *  `data` is read only during the call.
  *  Thread: driver. Errors: INVALID_HANDLE, INVALID_ARG (NULL data),
- *  WRONG_PHASE (world not empty, iterating), BAD_FORMAT (bad magic,
+ *  WRONG_PHASE (iterating, a schedule running, commands or entity
+ *  reservations pending), BAD_FORMAT (bad magic,
  *  version, byte order, checksum, truncated or inconsistent content,
  *  a compressed payload that does not decompress to its recorded size),
  *  UNSUPPORTED (compressed with zstd, and this build has no zstd),

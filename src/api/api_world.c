@@ -99,6 +99,11 @@ WEFT_API uint32_t weft_world_change_tick(const weft_world *world)
     return wf_world_ok(world) ? world->change_tick : 0;
 }
 
+WEFT_API uint64_t weft_world_restore_count(const weft_world *world)
+{
+    return wf_world_ok(world) ? world->restores : 0;
+}
+
 WEFT_API uint32_t weft_world_increment_change_tick(weft_world *world)
 {
     if (!wf_world_ok(world)) {

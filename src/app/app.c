@@ -368,8 +368,8 @@ weft_status wf_app_update(weft_app *a, double dt)
     a->updating = true;
     a->updates++;
     weft_status first = WEFT_OK;
-    if (!a->started) {
-        a->started = true;
+    if (!sw->app_started) {
+        sw->app_started = true;
         run_order(a, WF_APP_STARTUP, 0.0, 0, &first);
     }
     if (dt > a->max_delta) {

@@ -95,7 +95,6 @@ struct weft_app {
     bool in_callback;          /* a plugin callback is running */
     bool updating;             /* inside wf_app_update */
     bool in_runner;            /* inside weft_app_run */
-    bool started;              /* the startup order ran */
     bool no_msg_update;
     double step;               /* fixed step, seconds */
     double max_delta;          /* dt clamp, seconds */

@@ -82,7 +82,8 @@ weft_status wf_app_states_hook(weft_app *a)
         return wf_error(a->world, WEFT_ERR_WRONG_PHASE,
                         "states: the StateTransition schedule is running");
     }
-    if (!a->started && !a->updating && wf_app_find(a, WF_STATES_STARTUP_LABEL) < 0) {
+    bool started = a->world->sys->app_started;
+    if (!started && !a->updating && wf_app_find(a, WF_STATES_STARTUP_LABEL) < 0) {
         weft_status st = wf_app_insert(a, WF_STATES_STARTUP_LABEL, WEFT_APP_PRE_STARTUP,
                                        WEFT_APP_BEFORE);
         if (st != WEFT_OK) {
@@ -90,7 +91,7 @@ weft_status wf_app_states_hook(weft_app *a)
         }
     }
     int32_t startup = wf_app_find(a, WF_STATES_STARTUP_LABEL);
-    if (startup >= 0 && !a->started) {
+    if (startup >= 0 && !started) {
         weft_status st = add_step(a, a->labels[startup].sched);
         if (st != WEFT_OK) {
             return st;

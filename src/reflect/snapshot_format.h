@@ -22,8 +22,9 @@
  *     MSGS  message streams (by name) and removal streams (by component)
  *     TICK  the change tick and the last tick-clamp tick
  *     QRYS  every query's last run with a signature of its terms
- *     SCHD  per schedule, per system: last run and message cursors; per
- *           condition its state; the frame accumulator
+ *     SCHD  flags (WF_SNAP_SCHD_*) and the frame accumulator of the app
+ *           driving the world; per schedule, per system: last run and
+ *           message cursors; per condition its state
  * A delta (flag 1) has the same sections; its table, sparse and resource
  * sections hold only what changed since its base tick (snapshot_write.c),
  * and snapshot_merge.c folds it into its base.
@@ -63,6 +64,9 @@ enum {
     WF_SNAP_SEC_QRYS,
     WF_SNAP_SEC_SCHD
 };
+
+/* SCHD flags: the app driving the world ran its startup order. */
+#define WF_SNAP_SCHD_APP_STARTED 1u
 
 /* Relationship role of a component (COMP section). */
 enum { WF_SNAP_ROLE_PLAIN = 0, WF_SNAP_ROLE_REL_SOURCE = 1, WF_SNAP_ROLE_REL_LIST = 2 };

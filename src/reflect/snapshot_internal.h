@@ -249,6 +249,7 @@ typedef struct wf_restore {
     wf_sr scheds;
     bool apply_scheds;
     double acc;
+    bool app_started;
 } wf_restore;
 
 static inline wf_record wf_snap_rec_at(const wf_restore *r, uint32_t idx)

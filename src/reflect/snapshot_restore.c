@@ -12,6 +12,7 @@
 #include "reflect/snapshot_internal.h"
 
 #include "schedule/schedule.h"
+#include "world/clear.h"
 #include "world/messages.h"
 #include "world/relationship.h"
 
@@ -370,6 +371,7 @@ static void commit_schedules(wf_restore *r)
         wf_sr_u32(&s, &n);
         wf_sr_take(&s, 12);
         sw->acc = r->acc;
+        sw->app_started = r->app_started;
         for (uint32_t k = 0; k < n; k++) {
             commit_schedule(sw, &s);
         }
@@ -417,10 +419,9 @@ weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len)
     uint32_t free_taken;
     uint32_t fresh_taken;
     wf_entities_pending(&w->entities, &free_taken, &fresh_taken);
-    if (w->entities.count || free_taken || fresh_taken || w->registry.resources) {
+    if (free_taken || fresh_taken || w->rel_attach_pending) {
         return wf_error(w, WEFT_ERR_WRONG_PHASE,
-                        "snapshot restore: the world must be empty (no entity ever spawned or "
-                        "reserved, no resource)");
+                        "snapshot restore: entity reservations are pending (flush first)");
     }
     uint64_t since = 0;
     wf_snap_payload pl;
@@ -435,7 +436,11 @@ weft_status wf_snapshot_restore(weft_world *w, const void *data, size_t len)
     bool ok = wf_snap_validate(&r, pl.p, pl.n);
     ok = ok && reserve(&r);
     if (ok) {
+        /* A live world's content goes first (nothing can fail from here):
+         * the commit below fills an empty world. */
+        wf_world_clear_content(w);
         commit(&r);
+        w->restores++;
     }
     restore_free(&r);
     wf_snap_payload_close(w, &pl);

@@ -811,10 +811,6 @@ static bool parse_stream(wf_restore *r, wf_sr *s, wf_stage_stream *x, size_t siz
     if (!x->a || !x->b || !wf_sr_pad(s)) {
         return WF_SNAP_TRUNC(r, "message stream");
     }
-    if (x->dst && (x->dst->a.count || x->dst->b.count)) {
-        return wf_snap_bad(r, WEFT_ERR_WRONG_PHASE,
-                           "message stream '%s' of this world is not empty", what);
-    }
     return true;
 }
 
@@ -922,13 +918,18 @@ static bool parse_queries(wf_restore *r, wf_sr *s)
 static bool parse_scheds(wf_restore *r, wf_sr *s)
 {
     uint32_t n;
-    uint32_t zero;
+    uint32_t zero; /* the schedule-state flags (WF_SNAP_SCHD_*) */
     const uint8_t *acc;
     r->scheds = *s;
     if (!wf_sr_u32(s, &n) || !wf_sr_u32(s, &zero) || !(acc = wf_sr_take(s, 8)) || n > s->len / 8) {
         return WF_SNAP_TRUNC(r, "schedule list");
     }
     memcpy(&r->acc, acc, 8);
+    if (zero & ~(uint32_t)WF_SNAP_SCHD_APP_STARTED) {
+        return wf_snap_bad(r, WEFT_ERR_BAD_FORMAT, "unknown schedule-state flags 0x%x",
+                           (unsigned)zero);
+    }
+    r->app_started = (zero & WF_SNAP_SCHD_APP_STARTED) != 0;
     if (!isfinite(r->acc) || r->acc < 0.0) {
         return wf_snap_bad(r, WEFT_ERR_BAD_FORMAT,
                            "the fixed-step accumulator is %g seconds (it must be finite and >= 0)",

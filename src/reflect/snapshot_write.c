@@ -587,7 +587,7 @@ static void write_schedules(const weft_world *w, wf_sw *o)
         nsched++;
     }
     wf_sw_u32(o, nsched);
-    wf_sw_u32(o, 0);
+    wf_sw_u32(o, sw && sw->app_started ? WF_SNAP_SCHD_APP_STARTED : 0u);
     double acc = sw ? sw->acc : 0.0;
     wf_sw_put(o, &acc, sizeof acc);
     for (const weft_schedule *s = sw ? sw->schedules : NULL; s; s = s->next) {

@@ -160,6 +160,8 @@ typedef struct wf_sys_world {
     double acc;                /* fixed-time accumulator, seconds, of the app
                                   driving the world (src/app/), kept here
                                   so snapshots save and restore it */
+    bool app_started;          /* that app ran its startup order (kept here
+                                  for the same reason) */
     /* While a reloadable module's plugin builds (src/module/), every
      * system added goes through add_hook instead (which tracks it as the
      * module's, or rebinds a live system of the same name); NULL

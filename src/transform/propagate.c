@@ -63,6 +63,7 @@ typedef struct xf_ctx {
     weft_component targets;  /* ChildOf.targets */
     weft_component disabled; /* weft.Disabled */
     bool valid;              /* the cache matches the world */
+    uint64_t restores;       /* weft_world_restore_count when it was checked */
     uint32_t epoch;          /* frame counter (never 0 after the first) */
     /* by entity index */
     int32_t icap;
@@ -804,8 +805,12 @@ static void propagate_system(weft_system_ctx *sys, void *user)
         memset((void *)c->touched, 0, (size_t)c->pcap * sizeof *c->touched);
         c->epoch = 1;
     }
-    /* What changed in the hierarchy (every stream read to its end). */
-    bool again = !c->valid;
+    /* What changed in the hierarchy (every stream read to its end). A
+     * snapshot restored into the world replaced the content wholesale,
+     * without events: the cache is rebuilt. */
+    uint64_t restores = weft_world_restore_count(c->world);
+    bool again = !c->valid || restores != c->restores;
+    c->restores = restores;
     bool ok = true;
     again = read_removed(c, sys, c->ids.child_of) || again;
     again = read_removed(c, sys, c->ids.transform) || again;

@@ -124,6 +124,7 @@ struct weft_world {
     void (*scenes_fini)(weft_world *w); /* destroys `scenes` (set with it) */
     uint64_t snapshot_max;       /* decompressed snapshot bound, bytes; 0:
                                     WF_SNAPSHOT_MAX_DEFAULT */
+    uint64_t restores;           /* snapshots restored (weft_world_restore_count) */
     weft_status last_status;     /* error slot */
     char last_error[WF_ERROR_LEN];
 };

@@ -905,12 +905,17 @@ static void snapshot_rejects_mismatched_targets(void **state)
     assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_ERR_BAD_FORMAT);
     tw_expect_error(t, WEFT_ERR_BAD_FORMAT, "hp");
     tw_fixture_free(t);
-    // a target that is not empty
+    // a target with a reservation pending (a live target is restored in
+    // place: see snapshot_restore_in_place_*)
     t = second_fixture();
     register_all(t->w);
     weft_entity e = weft_spawn(t->w);
-    assert_int_equal(weft_despawn(t->w, e), WEFT_OK);
+    assert_true(weft_entity_reserve(t->w) != 0);
+    tw_snap pending = tw_snap_take(t->w);
     assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_ERR_WRONG_PHASE);
+    tw_expect_error(t, WEFT_ERR_WRONG_PHASE, "reservations");
+    tw_snap_expect_same_content(t->w, &pending);
+    assert_true(weft_is_alive(t->w, e));
     tw_fixture_free(t);
     // a schedule only the target has is left alone
     t = second_fixture();
@@ -947,16 +952,22 @@ static void snapshot_refuses_owning_components(void **state)
 }
 
 // Every allocation of a restore fails in turn: OUT_OF_MEMORY with the
-// world still empty and consistent, then success once memory is back;
-// nothing leaks (each fixture's teardown checks).
-static void snapshot_restore_survives_allocation_failures(void **state)
+// world as it was (empty, or with content of its own when `live`) and
+// consistent, then success once memory is back; nothing leaks (each
+// fixture's teardown checks).
+static void restore_allocation_failures(bool live)
 {
-    (void)state;
     bad_fixture bf = bad_setup();
     uint64_t want = weft_world_hash(bf.src->w);
     for (int64_t n = 1;; n++) {
         tw_fixture *t = second_fixture();
-        register_all(t->w);
+        ids c = register_all(t->w);
+        if (live) {
+            tw_rng r;
+            tw_rng_seed(&r, 7);
+            weft_entity ents[32] = {0};
+            random_ops(t->w, &c, &r, ents, 32, 150);
+        }
         tw_snap before = tw_snap_take(t->w);
         tw_alloc_fail_nth(&t->alloc, n, false);
         weft_status st = weft_snapshot_restore(t->w, bf.blob, bf.len);
@@ -970,6 +981,7 @@ static void snapshot_restore_survives_allocation_failures(void **state)
         }
         assert_int_equal(st, WEFT_ERR_OUT_OF_MEMORY);
         tw_snap_expect_same_content(t->w, &before);
+        assert_int_equal(weft_world_check(t->w), WEFT_OK);
         // memory is back: the same world takes the snapshot
         assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_OK);
         assert_int_equal(weft_world_hash(t->w), want);
@@ -978,6 +990,347 @@ static void snapshot_restore_survives_allocation_failures(void **state)
     }
     free(bf.blob);
     tw_fixture_free(bf.src);
+}
+
+static void snapshot_restore_survives_allocation_failures(void **state)
+{
+    (void)state;
+    restore_allocation_failures(false);
+}
+
+static void snapshot_restore_in_place_survives_allocation_failures(void **state)
+{
+    (void)state;
+    restore_allocation_failures(true);
+}
+
+// ---- restoring into a live world (rollback in place) ----
+
+// Random worlds: content A, snapshot, more operations (spawns, despawns,
+// resources, messages, reparenting), restore into the same world: the
+// hash, a second snapshot (byte for byte), the iteration order and the
+// future (the same operations give the same ids and hashes as a fresh
+// world restored from the snapshot) are those of the snapshot.
+static void snapshot_restore_in_place_random_worlds(void **state)
+{
+    (void)state;
+    bool overridden = false;
+    uint64_t seed0 = tw_seed_from_env(0xB0B0ull, &overridden);
+    for (uint64_t round = 0; round < 10; round++) {
+        uint64_t seed = seed0 + round;
+        tw_fixture *a = second_fixture();
+        ids ca = register_all(a->w);
+        tw_rng r;
+        tw_rng_seed(&r, seed);
+        weft_entity ents[64] = {0};
+        random_ops(a->w, &ca, &r, ents, 64, 200 + (int)(round * 30));
+        size_t len = 0;
+        void *blob = take_snapshot(a->w, &len);
+        uint64_t h = weft_world_hash(a->w);
+        uint64_t order = iteration_order(a->w, ca.pos);
+        uint32_t tick = weft_world_change_tick(a->w);
+        weft_entity saved[64];
+        memcpy(saved, ents, sizeof saved);
+        bool alive[64];
+        for (int i = 0; i < 64; i++) {
+            alive[i] = saved[i] && weft_is_alive(a->w, saved[i]);
+        }
+        random_ops(a->w, &ca, &r, ents, 64, 300);
+        assert_true(weft_world_hash(a->w) != h);
+        uint64_t restores = weft_world_restore_count(a->w);
+        weft_status rst = weft_snapshot_restore(a->w, blob, len);
+        if (rst != WEFT_OK) {
+            fail_msg("restore: %s", weft_last_error(a->w));
+        }
+        assert_int_equal(weft_world_restore_count(a->w), restores + 1);
+        assert_int_equal(weft_world_check(a->w), WEFT_OK);
+        if (weft_world_hash(a->w) != h) {
+            fail_msg("seed %llu: hash differs after the in-place restore",
+                     (unsigned long long)seed);
+        }
+        assert_int_equal(iteration_order(a->w, ca.pos), order);
+        assert_int_equal(weft_world_change_tick(a->w), tick);
+        // a snapshot of the restored world holds the same content (not
+        // the same bytes: the archetypes the world made after the
+        // snapshot stay, and snapshots list every archetype)
+        size_t len2 = 0;
+        void *blob2 = take_snapshot(a->w, &len2);
+        tw_fixture *c2 = second_fixture();
+        register_all(c2->w);
+        assert_int_equal(weft_snapshot_restore(c2->w, blob2, len2), WEFT_OK);
+        assert_int_equal(weft_world_hash(c2->w), h);
+        tw_fixture_free(c2);
+        free(blob2);
+        // handles of the snapshot's entities mean them again; the others
+        // (spawned after the snapshot) are not alive
+        for (int i = 0; i < 64; i++) {
+            if (saved[i]) {
+                assert_int_equal(weft_is_alive(a->w, saved[i]), alive[i]);
+            }
+            if (ents[i] && ents[i] != saved[i]) {
+                bool was = false;
+                for (int k = 0; k < 64; k++) {
+                    was = was || (saved[k] == ents[i] && alive[k]);
+                }
+                assert_int_equal(weft_is_alive(a->w, ents[i]), was);
+            }
+        }
+        // the same future as a fresh world restored from the blob
+        tw_fixture *b = second_fixture();
+        ids cb = register_all(b->w);
+        assert_int_equal(weft_snapshot_restore(b->w, blob, len), WEFT_OK);
+        tw_rng ra, rb;
+        tw_rng_seed(&ra, seed * 13 + 1);
+        tw_rng_seed(&rb, seed * 13 + 1);
+        weft_entity ea[64], eb[64];
+        memcpy(ea, saved, sizeof ea);
+        memcpy(eb, saved, sizeof eb);
+        random_ops(a->w, &ca, &ra, ea, 64, 150);
+        random_ops(b->w, &cb, &rb, eb, 64, 150);
+        assert_memory_equal(ea, eb, sizeof ea);
+        if (weft_world_hash(a->w) != weft_world_hash(b->w)) {
+            fail_msg("seed %llu: the in-place and the fresh restore diverge",
+                     (unsigned long long)seed);
+        }
+        free(blob);
+        tw_fixture_free(a);
+        tw_fixture_free(b);
+    }
+}
+
+// The deterministic app rolled back in place, several times, to several
+// frames: every resimulated frame has the hash of the first run, and the
+// schedules, systems and queries registered once keep working.
+static void snapshot_rollback_in_place(void **state)
+{
+    (void)state;
+    enum { FRAMES = 200 };
+    static const int points[] = {50, 120, 180, 60};
+    app a = app_new();
+    uint64_t g0 = 0;
+    assert_int_equal(weft_resource_insert(a.f->w, a.c.gold, &g0, 8), WEFT_OK);
+    uint64_t hashes[FRAMES + 1];
+    void *blobs[FRAMES + 1] = {0};
+    size_t lens[FRAMES + 1] = {0};
+    for (int frame = 1; frame <= FRAMES; frame++) {
+        app_frame(&a);
+        hashes[frame] = weft_world_hash(a.f->w);
+        for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
+            if (points[p] == frame && !blobs[frame]) {
+                blobs[frame] = take_snapshot(a.f->w, &lens[frame]);
+            }
+        }
+    }
+    for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
+        int at = points[p];
+        assert_int_equal(weft_snapshot_restore(a.f->w, blobs[at], lens[at]), WEFT_OK);
+        assert_int_equal(weft_world_hash(a.f->w), hashes[at]);
+        for (int frame = at + 1; frame <= FRAMES; frame++) {
+            app_frame(&a);
+            if (weft_world_hash(a.f->w) != hashes[frame]) {
+                fail_msg("rollback to %d: frame %d resimulated with another hash", at, frame);
+            }
+        }
+    }
+    for (int frame = 0; frame <= FRAMES; frame++) {
+        free(blobs[frame]);
+    }
+    tw_fixture_free(a.f);
+}
+
+// What the target holds beyond the snapshot goes through its type hooks
+// (a component the snapshot does not carry, with a destructor) and drop
+// callbacks (queued messages); no observer or lifecycle hook runs.
+static int g_dropped, g_removed_seen;
+static void count_drop(void *msg, void *user)
+{
+    (void)msg, (void)user;
+    g_dropped++;
+}
+static void count_remove(weft_world *w, weft_trigger *t, void *user)
+{
+    (void)w, (void)t, (void)user;
+    g_removed_seen++;
+}
+
+static void snapshot_restore_in_place_releases_content(void **state)
+{
+    (void)state;
+    bad_fixture bf = bad_setup();
+    tw_fixture *t = second_fixture();
+    ids c = register_all(t->w);
+    weft_component tr = tw_tracked_register(t->w, "tracked", WEFT_STORAGE_TABLE, &t->tracker);
+    weft_component trs = tw_tracked_register(t->w, "tracked_s", WEFT_STORAGE_SPARSE, &t->tracker);
+    weft_message_desc md = {0};
+    md.name = "dropped";
+    md.size = 4;
+    md.drop = count_drop;
+    weft_message_type dm = weft_message_register(t->w, &md);
+    assert_true(dm != 0);
+    weft_observer_desc od = {0};
+    od.event = WEFT_EVENT_REMOVE;
+    od.component = c.pos;
+    od.fn = count_remove;
+    assert_non_null(weft_observer_create(t->w, &od));
+    for (int i = 0; i < 20; i++) {
+        tw_tracked v;
+        tw_tracked_make(&v, i);
+        vec3 p = {1, 2, 3};
+        weft_value vals[3] = {{tr, sizeof v, &v}, {c.pos, sizeof p, &p}, {trs, sizeof v, &v}};
+        assert_true(weft_spawn_with(t->w, vals, 3) != 0);
+        int32_t m = i;
+        assert_int_equal(weft_message_write(t->w, dm, &m, sizeof m), WEFT_OK);
+    }
+    uint64_t gold = 5;
+    assert_int_equal(weft_resource_insert(t->w, c.gold, &gold, 8), WEFT_OK);
+    int64_t dtors = t->tracker.dtors;
+    g_dropped = g_removed_seen = 0;
+    assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_OK);
+    assert_int_equal(t->tracker.dtors - dtors, 40); // 20 table + 20 sparse values
+    assert_int_equal(t->tracker.errors, 0);
+    assert_int_equal(g_dropped, 20);
+    assert_int_equal(g_removed_seen, 0);
+    assert_int_equal(weft_world_hash(t->w), weft_world_hash(bf.src->w));
+    assert_int_equal(weft_world_check(t->w), WEFT_OK);
+    // the registrations stay usable
+    tw_tracked v;
+    tw_tracked_make(&v, 99);
+    weft_value val = {tr, sizeof v, &v};
+    assert_true(weft_spawn_with(t->w, &val, 1) != 0);
+    free(bf.blob);
+    tw_fixture_free(bf.src);
+    tw_fixture_free(t);
+}
+
+// A failed in-place restore (corrupt blob, wrong phase) leaves the live
+// world as it was.
+static void snapshot_restore_in_place_refusals_keep_the_world(void **state)
+{
+    (void)state;
+    bad_fixture bf = bad_setup();
+    tw_fixture *t = second_fixture();
+    ids c = register_all(t->w);
+    tw_rng r;
+    tw_rng_seed(&r, 99);
+    weft_entity ents[32] = {0};
+    random_ops(t->w, &c, &r, ents, 32, 200);
+    tw_snap before = tw_snap_take(t->w);
+    uint8_t *bad = malloc(bf.len);
+    assert_non_null(bad);
+    memcpy(bad, bf.blob, bf.len);
+    bad[bf.len / 2] ^= 0x40;
+    assert_int_equal(weft_snapshot_restore(t->w, bad, bf.len), WEFT_ERR_BAD_FORMAT);
+    tw_snap_expect_same_content(t->w, &before);
+    assert_int_equal(weft_world_restore_count(t->w), 0);
+    // while iterating
+    weft_query_desc qd = {0};
+    qd.terms[0].id = c.pos;
+    qd.term_count = 1;
+    weft_query *q = weft_query_create(t->w, &qd);
+    assert_non_null(q);
+    weft_iter it;
+    assert_int_equal(weft_query_iter(t->w, q, &it), WEFT_OK);
+    assert_int_equal(weft_snapshot_restore(t->w, bf.blob, bf.len), WEFT_ERR_WRONG_PHASE);
+    weft_iter_fini(&it);
+    assert_int_equal(weft_query_destroy(t->w, q), WEFT_OK);
+    tw_snap_expect_same_content(t->w, &before);
+    assert_int_equal(weft_world_check(t->w), WEFT_OK);
+    free(bad);
+    free(bf.blob);
+    tw_fixture_free(bf.src);
+    tw_fixture_free(t);
+}
+
+// An app's startup order is part of the snapshot: restored (into the
+// same app or into a fresh one built the same way), an app that had
+// started does not run Startup again.
+static void count_startup(weft_system_ctx *ctx, void *user)
+{
+    weft_component res = *(const weft_component *)user;
+    int64_t *n = weft_system_resource_mut(ctx, res, sizeof *n);
+    if (n) {
+        (*n)++;
+    }
+}
+
+typedef struct started_app {
+    weft_app *app;
+    weft_world *w;
+    weft_component count;
+} started_app;
+
+static started_app started_app_new(tw_fixture *f)
+{
+    static weft_component count_id;
+    started_app s;
+    weft_app_desc d = {0};
+    d.world = f->w;
+    s.app = weft_app_create(&d);
+    assert_non_null(s.app);
+    s.w = f->w;
+    s.count = tw_comp(s.w, "startups", 8, 8, WEFT_STORAGE_TABLE, 0);
+    count_id = s.count;
+    int64_t zero = 0;
+    assert_int_equal(weft_resource_insert(s.w, s.count, &zero, 8), WEFT_OK);
+    weft_resource_use use = {s.count, WEFT_ACCESS_WRITE};
+    weft_system_desc sd = {0};
+    sd.name = "count_startup";
+    sd.fn = count_startup;
+    sd.user = &count_id;
+    sd.resources = &use;
+    sd.resource_count = 1;
+    assert_true(weft_app_add_system(s.app, WEFT_APP_STARTUP, &sd) != 0);
+    return s;
+}
+
+static int64_t startups(const started_app *s)
+{
+    const int64_t *n = weft_resource_get(s->w, s->count, 8);
+    assert_non_null(n);
+    return *n;
+}
+
+static void snapshot_restores_the_app_started_flag(void **state)
+{
+    (void)state;
+    tw_fixture *fa = second_fixture();
+    started_app a = started_app_new(fa);
+    assert_int_equal(weft_app_update(a.app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(startups(&a), 1);
+    size_t len = 0;
+    void *blob = take_snapshot(a.w, &len);
+    uint64_t h = weft_world_hash(a.w);
+    assert_int_equal(weft_app_update(a.app, 1.0 / 60), WEFT_OK);
+    // in place
+    assert_int_equal(weft_snapshot_restore(a.w, blob, len), WEFT_OK);
+    assert_int_equal(weft_world_hash(a.w), h);
+    assert_int_equal(weft_app_update(a.app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(startups(&a), 1);
+    // into a fresh app that never updated
+    tw_fixture *fb = second_fixture();
+    started_app b = started_app_new(fb);
+    assert_int_equal(weft_snapshot_restore(b.w, blob, len), WEFT_OK);
+    assert_int_equal(weft_app_update(b.app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(startups(&b), 1);
+    assert_int_equal(weft_world_hash(b.w), weft_world_hash(a.w));
+    // a snapshot from before the first update: Startup runs after it
+    tw_fixture *fc = second_fixture();
+    started_app c = started_app_new(fc);
+    size_t clen = 0;
+    void *cblob = take_snapshot(c.w, &clen);
+    assert_int_equal(weft_app_update(c.app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(weft_snapshot_restore(c.w, cblob, clen), WEFT_OK);
+    assert_int_equal(startups(&c), 0);
+    assert_int_equal(weft_app_update(c.app, 1.0 / 60), WEFT_OK);
+    assert_int_equal(startups(&c), 1);
+    free(blob);
+    free(cblob);
+    assert_int_equal(weft_app_destroy(a.app), WEFT_OK);
+    assert_int_equal(weft_app_destroy(b.app), WEFT_OK);
+    assert_int_equal(weft_app_destroy(c.app), WEFT_OK);
+    tw_fixture_free(fa);
+    tw_fixture_free(fb);
+    tw_fixture_free(fc);
 }
 
 // ---- zstd ----
@@ -1488,6 +1841,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(snapshot_refuses_owning_components, tw_setup,
                                         tw_teardown),
         cmocka_unit_test(snapshot_restore_survives_allocation_failures),
+        cmocka_unit_test(snapshot_restore_in_place_survives_allocation_failures),
+        cmocka_unit_test(snapshot_restore_in_place_random_worlds),
+        cmocka_unit_test(snapshot_rollback_in_place),
+        cmocka_unit_test(snapshot_restore_in_place_releases_content),
+        cmocka_unit_test(snapshot_restore_in_place_refusals_keep_the_world),
+        cmocka_unit_test(snapshot_restores_the_app_started_flag),
         cmocka_unit_test(snapshot_zstd_round_trip),
         cmocka_unit_test_setup_teardown(snapshot_write_ex_checks_options, tw_setup, tw_teardown),
         cmocka_unit_test(snapshot_zstd_survives_allocation_failures),

@@ -823,6 +823,135 @@ static void test_structural_churn(void **state)
     }
 }
 
+/* The k-th entity (modulo their number) with a Transform, in query
+ * order: a choice that depends only on the world. */
+static weft_entity nth_xf(fixture *f, weft_query *q, uint64_t k)
+{
+    int32_t n = weft_query_count(f->w, q);
+    assert_true(n > 0);
+    int32_t want = (int32_t)(k % (uint64_t)n);
+    weft_iter it;
+    assert_int_equal(weft_query_iter(f->w, q, &it), WEFT_OK);
+    weft_entity e = 0;
+    while (!e && weft_iter_next(&it)) {
+        if (want < weft_iter_count(&it)) {
+            e = weft_iter_entities(&it)[want];
+        }
+        want -= weft_iter_count(&it);
+    }
+    weft_iter_fini(&it);
+    return e;
+}
+
+/* One frame of structural and value changes drawn from `frame` and the
+ * world alone (so a resimulation repeats it), then the propagation. */
+static void rollback_frame(fixture *f, weft_query *q, int frame)
+{
+    uint64_t s = 0x9E37u + (uint64_t)frame * 7919u;
+    for (int k = 0; k < 40; k++) {
+        weft_entity e = nth_xf(f, q, rng_next(&s));
+        weft_transform *t = weft_get_mut(f->w, e, f->ids.transform, sizeof *t);
+        assert_non_null(t);
+        *t = random_xf(&s);
+    }
+    if (frame % 10 == 9) { /* values only: nothing tells the plugin a restore happened */
+        fx_run(f);
+        return;
+    }
+    weft_transform t = random_xf(&s);
+    spawn_xf(f, &t, nth_xf(f, q, rng_next(&s)));
+    spawn_xf(f, &t, 0);
+    weft_entity e = nth_xf(f, q, rng_next(&s));
+    weft_entity o = nth_xf(f, q, rng_next(&s));
+    switch (frame % 4) {
+    case 0:
+        assert_int_equal(weft_despawn(f->w, e), WEFT_OK);
+        break;
+    case 1: {
+        bool below = false;
+        for (weft_entity x = o; x && !below; x = weft_parent(f->w, x)) {
+            below = x == e;
+        }
+        if (!below) {
+            assert_int_equal(weft_set_parent(f->w, e, o), WEFT_OK);
+        }
+        break;
+    }
+    case 2:
+        assert_int_equal(weft_remove_parent(f->w, e), WEFT_OK);
+        break;
+    default:
+        break;
+    }
+    fx_run(f);
+}
+
+/* A world with the plugin rolled back in place (weft_snapshot_restore
+ * into the live world) and resimulated: the plugin sees the restore
+ * (weft_world_restore_count) and rebuilds its hierarchy cache, so every
+ * resimulated frame has the hash of the first run and every node the
+ * GlobalTransform its ancestors give. */
+static void test_rollback_in_place(void **state)
+{
+    (void)state;
+    enum { FRAMES = 24, SNAP_AT = 8 };
+    fixture f;
+    fx_init(&f, 2);
+    uint64_t s = 99;
+    weft_entity parents[64];
+    for (int i = 0; i < 600; i++) {
+        weft_transform t = random_xf(&s);
+        weft_entity p = i < 64 ? 0 : parents[rng_next(&s) % 64];
+        weft_entity e = spawn_xf(&f, &t, p);
+        if (i < 64 || rng_next(&s) % 4 == 0) {
+            parents[i % 64] = e;
+        }
+    }
+    weft_query_desc qd = {0};
+    qd.terms[0].id = f.ids.transform;
+    qd.term_count = 1;
+    weft_query *q = weft_query_create(f.w, &qd);
+    assert_non_null(q);
+    fx_run(&f);
+    uint64_t hashes[FRAMES + 1];
+    void *blob = NULL;
+    size_t len = 0;
+    for (int frame = 1; frame <= FRAMES; frame++) {
+        rollback_frame(&f, q, frame);
+        hashes[frame] = weft_world_hash(f.w);
+        if (frame == SNAP_AT) {
+            assert_int_equal(weft_snapshot_write(f.w, NULL, 0, &len), WEFT_ERR_CAPACITY);
+            blob = malloc(len);
+            assert_non_null(blob);
+            assert_int_equal(weft_snapshot_write(f.w, blob, len, &len), WEFT_OK);
+        }
+    }
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(weft_snapshot_restore(f.w, blob, len), WEFT_OK);
+        assert_int_equal(weft_world_hash(f.w), hashes[SNAP_AT]);
+        for (int frame = SNAP_AT + 1; frame <= FRAMES; frame++) {
+            rollback_frame(&f, q, frame);
+            if (weft_world_hash(f.w) != hashes[frame]) {
+                fail_msg("round %d, frame %d: the resimulated hash differs", round, frame);
+            }
+        }
+        /* every node agrees with its ancestors */
+        weft_iter it;
+        assert_int_equal(weft_query_iter(f.w, q, &it), WEFT_OK);
+        while (weft_iter_next(&it)) {
+            const weft_entity *es = weft_iter_entities(&it);
+            for (int32_t i = 0; i < weft_iter_count(&it); i++) {
+                weft_affine want;
+                assert_int_equal(weft_transform_compute_global(f.w, es[i], &want), WEFT_OK);
+                assert_memory_equal(global_of(&f, es[i]), &want, sizeof want);
+            }
+        }
+    }
+    free(blob);
+    assert_int_equal(weft_query_destroy(f.w, q), WEFT_OK);
+    fx_fini(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -837,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_deep_chain_100k),
         cmocka_unit_test(test_on_demand),
         cmocka_unit_test(test_structural_churn),
+        cmocka_unit_test(test_rollback_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,10 +171,16 @@ class TestSnapshots(ReflectCase):
         t.check()
         self.assertEqual(t.hash(), self.w.hash())
         self.assertEqual(t.snapshot(), data)
-        # a second restore into a non-empty world is refused, world unchanged
-        with self.assertRaises(weft.WeftError) as cm:
-            t.restore(data)
-        self.assertEqual(cm.exception.status, weft.ERR_WRONG_PHASE)
+        # a live world rolls back in place: later changes are undone, the
+        # registrations stay and restore_count tells caches to rebuild
+        h = t.hash()
+        t.spawn(Vec2(x=1, y=2))
+        self.assertNotEqual(t.hash(), h)
+        n = t.restore_count
+        t.restore(data)
+        self.assertEqual(t.hash(), h)
+        self.assertEqual(t.restore_count, n + 1)
+        t.check()
         # corrupt input
         u = self.second()
         bad = bytearray(data)

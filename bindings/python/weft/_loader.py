@@ -59,6 +59,7 @@ _PROTOTYPES = {
     "weft_last_error": (_cstr, [_w]),
     "weft_clear_error": (None, [_w]),
     "weft_world_change_tick": (_u32, [_w]),
+    "weft_world_restore_count": (ctypes.c_uint64, [_w]),
     "weft_world_increment_change_tick": (_u32, [_w]),
     "weft_world_get_stats": (c_status, [_w, _P(WeftWorldStats)]),
     "weft_archetype_info_get": (c_status, [_w, _i32, _P(WeftArchetypeInfo)]),

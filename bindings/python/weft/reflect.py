@@ -295,9 +295,11 @@ class _ReflectWorld:
         return self._written(_lib.weft_snapshot_merge, base, len(base), delta, len(delta))
 
     def restore(self, data):
-        """Restores a snapshot into this world, which must be empty and have
-        the same registrations. Raises WeftError (BAD_FORMAT, ...) with the
-        world unchanged."""
+        """Restores a snapshot into this world, empty or live (in place:
+        its content is replaced, its registrations, schedules and queries
+        stay), with the same registrations as the saved one. Raises
+        WeftError (BAD_FORMAT, WRONG_PHASE with reservations pending, ...)
+        with the world unchanged."""
         self._clear()
         self._check(_lib.weft_snapshot_restore(self._p(), data, len(data)))
 

@@ -540,6 +540,12 @@ class World(_ComponentsWorld,
     def increment_change_tick(self) -> int:
         return _lib.weft_world_increment_change_tick(self._p())
 
+    @property
+    def restore_count(self) -> int:
+        """Snapshots restored into this world (restore()); a cache of the
+        host's keyed on entities is rebuilt when it changes."""
+        return _lib.weft_world_restore_count(self._p())
+
     def stats(self) -> WeftWorldStats:
         """A WeftWorldStats struct (fields as in weft.h; .as_dict())."""
         s = WeftWorldStats()
