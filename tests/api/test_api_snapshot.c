@@ -187,6 +187,37 @@ static uint64_t iteration_order(weft_world *w, weft_component pos)
     return h;
 }
 
+// A world of random content: its fixture, ids and the spawned ids.
+static tw_fixture *random_world(uint64_t seed, int steps, ids *c, weft_entity ents[64])
+{
+    tw_fixture *f = second_fixture();
+    *c = register_all(f->w);
+    tw_rng r;
+    tw_rng_seed(&r, seed);
+    memset(ents, 0, 64 * sizeof *ents);
+    random_ops(f->w, c, &r, ents, 64, steps);
+    return f;
+}
+
+// The same random operations (from `seed`) on two worlds that should be
+// equal: the same ids and hashes come out.
+static void expect_same_future(weft_world *a, const ids *ca, weft_world *b, const ids *cb,
+                               const weft_entity ents[64], uint64_t seed, const char *what)
+{
+    tw_rng ra, rb;
+    tw_rng_seed(&ra, seed);
+    tw_rng_seed(&rb, seed);
+    weft_entity ea[64], eb[64];
+    memcpy(ea, ents, sizeof ea);
+    memcpy(eb, ents, sizeof eb);
+    random_ops(a, ca, &ra, ea, 64, 150);
+    random_ops(b, cb, &rb, eb, 64, 150);
+    assert_memory_equal(ea, eb, sizeof ea);
+    if (weft_world_hash(a) != weft_world_hash(b)) {
+        fail_msg("%s: hash differs after the same later operations", what);
+    }
+}
+
 static void snapshot_round_trip_random_worlds(void **state)
 {
     (void)state;
@@ -194,12 +225,9 @@ static void snapshot_round_trip_random_worlds(void **state)
     uint64_t seed0 = tw_seed_from_env(0x5EED5EEDull, &overridden);
     for (uint64_t round = 0; round < 12; round++) {
         uint64_t seed = seed0 + round;
-        tw_fixture *a = second_fixture();
-        ids ca = register_all(a->w);
-        tw_rng r;
-        tw_rng_seed(&r, seed);
-        weft_entity ents[64] = {0};
-        random_ops(a->w, &ca, &r, ents, 64, 200 + (int)(round * 40));
+        ids ca;
+        weft_entity ents[64];
+        tw_fixture *a = random_world(seed, 200 + (int)(round * 40), &ca, ents);
         size_t len = 0;
         void *blob = take_snapshot(a->w, &len);
 
@@ -223,19 +251,7 @@ static void snapshot_round_trip_random_worlds(void **state)
         assert_int_equal(iteration_order(a->w, ca.pos), iteration_order(b->w, cb.pos));
         assert_int_equal(weft_world_change_tick(a->w), weft_world_change_tick(b->w));
         // the same future: same ids, same hashes
-        tw_rng ra, rb;
-        tw_rng_seed(&ra, seed * 31 + 7);
-        tw_rng_seed(&rb, seed * 31 + 7);
-        weft_entity ea[64], eb[64];
-        memcpy(ea, ents, sizeof ea);
-        memcpy(eb, ents, sizeof eb);
-        random_ops(a->w, &ca, &ra, ea, 64, 150);
-        random_ops(b->w, &cb, &rb, eb, 64, 150);
-        assert_memory_equal(ea, eb, sizeof ea);
-        if (weft_world_hash(a->w) != weft_world_hash(b->w)) {
-            fail_msg("seed %llu: hash differs after the same later operations",
-                     (unsigned long long)seed);
-        }
+        expect_same_future(a->w, &ca, b->w, &cb, ents, seed * 31 + 7, "round trip");
         // messages and removals read the same
         weft_message_cursor ka = {0}, kb = {0};
         const uint64_t *ma, *mb;
@@ -1018,12 +1034,9 @@ static void snapshot_restore_in_place_random_worlds(void **state)
     uint64_t seed0 = tw_seed_from_env(0xB0B0ull, &overridden);
     for (uint64_t round = 0; round < 10; round++) {
         uint64_t seed = seed0 + round;
-        tw_fixture *a = second_fixture();
-        ids ca = register_all(a->w);
-        tw_rng r;
-        tw_rng_seed(&r, seed);
-        weft_entity ents[64] = {0};
-        random_ops(a->w, &ca, &r, ents, 64, 200 + (int)(round * 30));
+        ids ca;
+        weft_entity ents[64];
+        tw_fixture *a = random_world(seed, 200 + (int)(round * 30), &ca, ents);
         size_t len = 0;
         void *blob = take_snapshot(a->w, &len);
         uint64_t h = weft_world_hash(a->w);
@@ -1035,6 +1048,8 @@ static void snapshot_restore_in_place_random_worlds(void **state)
         for (int i = 0; i < 64; i++) {
             alive[i] = saved[i] && weft_is_alive(a->w, saved[i]);
         }
+        tw_rng r;
+        tw_rng_seed(&r, seed ^ 0xA5A5u);
         random_ops(a->w, &ca, &r, ents, 64, 300);
         assert_true(weft_world_hash(a->w) != h);
         uint64_t restores = weft_world_restore_count(a->w);
@@ -1079,19 +1094,7 @@ static void snapshot_restore_in_place_random_worlds(void **state)
         tw_fixture *b = second_fixture();
         ids cb = register_all(b->w);
         assert_int_equal(weft_snapshot_restore(b->w, blob, len), WEFT_OK);
-        tw_rng ra, rb;
-        tw_rng_seed(&ra, seed * 13 + 1);
-        tw_rng_seed(&rb, seed * 13 + 1);
-        weft_entity ea[64], eb[64];
-        memcpy(ea, saved, sizeof ea);
-        memcpy(eb, saved, sizeof eb);
-        random_ops(a->w, &ca, &ra, ea, 64, 150);
-        random_ops(b->w, &cb, &rb, eb, 64, 150);
-        assert_memory_equal(ea, eb, sizeof ea);
-        if (weft_world_hash(a->w) != weft_world_hash(b->w)) {
-            fail_msg("seed %llu: the in-place and the fresh restore diverge",
-                     (unsigned long long)seed);
-        }
+        expect_same_future(a->w, &ca, b->w, &cb, saved, seed * 13 + 1, "in place vs fresh");
         free(blob);
         tw_fixture_free(a);
         tw_fixture_free(b);
