@@ -17,12 +17,10 @@
 
 #include <string.h>
 
+#include "core/config.h"
 #include "storage/column.h"
 
 #define WF_CMD_CHUNK_SIZE (64u * 1024u)
-/* Largest custom payload: keeps every record size far from wrapping a
- * uint32_t or a size_t sum. */
-#define WF_CMD_PAYLOAD_MAX (1u << 30)
 
 typedef enum wf_cmd_op {
     WF_CMD_SPAWN = 1,      /* e reserved; values */

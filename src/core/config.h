@@ -37,5 +37,26 @@
 /* First output buffer of a streaming decompression; it doubles as the
  * output arrives, never beyond the announced size. */
 #define WF_SNAPSHOT_INFLATE_FIRST (256u << 10)
+/* Bytes of a name a snapshot reader accepts (component, message type,
+ * schedule, system). */
+#define WF_SNAP_MAX_NAME 4096u
+/* Iterations of one query open at the same time, at most (nested loops
+ * over the same query, or iterations abandoned without weft_iter_fini). */
+#define WF_QUERY_MAX_OPEN 64
+/* Largest custom command payload: keeps every record size far from
+ * wrapping a uint32_t or a size_t sum. */
+#define WF_CMD_PAYLOAD_MAX (1u << 30)
+/* Entries the change journal of delta snapshots keeps before deltas fall
+ * back to scanning every row (weft_snapshot_track). */
+#define WF_JOURNAL_MAX (1u << 22)
+/* Nesting limit of described structs (a description that refers to
+ * itself ends here instead of recursing forever). */
+#define WF_REFLECT_MAX_DEPTH 16u
+/* Elements of one array field, and entity fields of one description. */
+#define WF_REFLECT_MAX_COUNT (1u << 20)
+/* Length of a field path, and of one field name. */
+#define WF_REFLECT_MAX_PATH 256u
+/* Components one JSON entity object ({"components": {...}}) may carry. */
+#define WF_JSON_MAX_COMPONENTS 256u
 
 #endif

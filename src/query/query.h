@@ -41,9 +41,6 @@
 #define WF_PREFETCH(p) ((void)(p))
 #endif
 
-/* Iterations of one query open at the same time, at most (nested loops
- * over the same query, or iterations abandoned without weft_iter_fini). */
-#define WF_QUERY_MAX_OPEN 64
 
 /* Storage a query reads; filled by the world layer. */
 typedef struct wf_query_env {

@@ -963,9 +963,6 @@ weft_status wf_json_read_component(weft_world *w, weft_entity e, weft_component 
     return st;
 }
 
-/* Decodes {"components": {...}} (an "id" member is allowed and ignored)
- * into vals (capacity WF_JSON_MAX_COMPONENTS). */
-#define WF_JSON_MAX_COMPONENTS 256u
 
 static bool jr_entity_obj(jr *r, weft_entity e, const json_t *root, jr_val *vals,
                           uint32_t *n)

@@ -19,13 +19,6 @@
 
 #include "internal.h"
 
-/* Nesting limit of described structs (a description that refers to
- * itself ends here instead of recursing forever). */
-#define WF_REFLECT_MAX_DEPTH 16u
-/* Elements of one array field, and entity fields of one description. */
-#define WF_REFLECT_MAX_COUNT (1u << 20)
-/* Length of a field path, and of one field name. */
-#define WF_REFLECT_MAX_PATH 256u
 
 typedef struct wf_rtype wf_rtype;
 

@@ -71,9 +71,6 @@ enum {
 /* Relationship role of a component (COMP section). */
 enum { WF_SNAP_ROLE_PLAIN = 0, WF_SNAP_ROLE_REL_SOURCE = 1, WF_SNAP_ROLE_REL_LIST = 2 };
 
-/* Limits a reader enforces: bytes of a name (component, message type,
- * schedule, system). */
-#define WF_SNAP_MAX_NAME 4096u
 
 /* The writer hashes and copies this many bytes at a time. */
 #define WF_SNAP_CHUNK 65536u

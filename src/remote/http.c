@@ -55,8 +55,6 @@ static const unsigned char wr_page[] = {
 #include "remote_page.inc"
 };
 
-#define WR_HEAD_MAX 8192
-#define WR_STREAM_KEEPALIVE_NS 5000000000ull
 
 typedef enum wr_conn_state {
     WR_CONN_READ = 0, /* reading the request */

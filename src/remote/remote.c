@@ -63,12 +63,12 @@ WEFT_API weft_status weft_remote_create(const weft_remote_desc *desc, weft_remot
     if (!r) {
         return WEFT_ERR_OUT_OF_MEMORY;
     }
-    if (wr_limit(desc->max_request_bytes, 1 << 20, &r->max_request_bytes) ||
-        wr_limit(desc->max_depth, 32, &r->max_depth) ||
-        wr_limit(desc->max_batch, 64, &r->max_batch) ||
-        wr_limit(desc->max_connections, 16, &r->max_connections) ||
-        wr_limit(desc->timeout_ms, 5000, &r->timeout_ms) ||
-        wr_limit(desc->poll_budget, 16, &r->poll_budget)) {
+    if (wr_limit(desc->max_request_bytes, WR_DEFAULT_MAX_REQUEST_BYTES, &r->max_request_bytes) ||
+        wr_limit(desc->max_depth, WR_DEFAULT_MAX_DEPTH, &r->max_depth) ||
+        wr_limit(desc->max_batch, WR_DEFAULT_MAX_BATCH, &r->max_batch) ||
+        wr_limit(desc->max_connections, WR_DEFAULT_MAX_CONNECTIONS, &r->max_connections) ||
+        wr_limit(desc->timeout_ms, WR_DEFAULT_TIMEOUT_MS, &r->timeout_ms) ||
+        wr_limit(desc->poll_budget, WR_DEFAULT_POLL_BUDGET, &r->poll_budget)) {
         free(r);
         return WEFT_ERR_INVALID_ARG;
     }

@@ -22,11 +22,29 @@
 #include "weft_remote.h"
 
 #define WR_MAGIC 0x57524d54u /* "WRMT" */
+
+/* ---- the remote's limits, together (weft's own are in src/core/config.h) ---- */
+
+/* Bytes of the bearer token. */
 #define WR_TOKEN_MAX 256
 /* A request must be complete this long after its connection was accepted
  * (http.c); a client that stops reading an answer is dropped after as
  * long without progress. */
 #define WR_REQUEST_DEADLINE_MS 10000
+/* Bytes of a request's head (request line and headers). */
+#define WR_HEAD_MAX 8192
+/* A held event stream gets a keep-alive comment this often. */
+#define WR_STREAM_KEEPALIVE_NS 5000000000ull
+/* The cost a request's JSON may build (rpc.c: a container weighs 4, any
+ * other value 1), checked by a scan before parsing. */
+#define WR_COST_MAX (1 << 17)
+/* Defaults of weft_remote_desc's zero fields (weft_remote.h). */
+#define WR_DEFAULT_MAX_REQUEST_BYTES (1 << 20)
+#define WR_DEFAULT_MAX_DEPTH 32
+#define WR_DEFAULT_MAX_BATCH 64
+#define WR_DEFAULT_MAX_CONNECTIONS 16
+#define WR_DEFAULT_TIMEOUT_MS 5000
+#define WR_DEFAULT_POLL_BUDGET 16
 
 typedef enum wr_req_state {
     WR_REQ_QUEUED = 0,  /* on the queue, owned by the waiter */

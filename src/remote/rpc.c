@@ -106,7 +106,6 @@ static json_t *m_discover(weft_remote *r, json_t *params, wr_err *err)
  * batch) and the cost of the values (a container weighs WR_COST_CONTAINER,
  * any other value 1). The scan stops as soon as a limit is passed. */
 #define WR_COST_CONTAINER 4
-#define WR_COST_MAX (1 << 17)
 
 typedef struct wr_scan {
     int depth;        /* deepest nesting seen (past the limit: stopped) */

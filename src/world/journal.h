@@ -35,12 +35,12 @@
 
 #include "core/atomic.h"
 #include "core/check.h"
+#include "core/config.h"
 
 struct wf_column;
 struct weft_world;
 
 #define WF_JOURNAL_ALL UINT32_MAX
-#define WF_JOURNAL_MAX (1u << 22)
 
 typedef struct wf_jentry {
     const struct wf_column *col;
