@@ -452,13 +452,12 @@ static bool jr_fail(jr *r, weft_status st, const char *fmt, ...);
 
 static bool jr_fail(jr *r, weft_status st, const char *fmt, ...)
 {
-    char msg[WF_ERROR_LEN];
+    char prefix[WF_REFLECT_MAX_PATH + 16];
+    snprintf(prefix, sizeof prefix, "JSON %s: ", r->path);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    r->st = wf_error_va(r->w, st, prefix, fmt, ap);
     va_end(ap);
-    r->st = st;
-    wf_error(r->w, st, "JSON %s: %s", r->path, msg);
     return false;
 }
 

@@ -20,13 +20,10 @@
 
 bool wf_snap_bad(wf_restore *r, weft_status st, const char *fmt, ...)
 {
-    char msg[WF_ERROR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    r->st = wf_error_va(r->w, st, "snapshot: ", fmt, ap);
     va_end(ap);
-    r->st = st;
-    wf_error(r->w, st, "snapshot: %s", msg);
     return false;
 }
 

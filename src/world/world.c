@@ -94,6 +94,14 @@ weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, 
     return status;
 }
 
+weft_status wf_error_va(const weft_world *w, weft_status status, const char *prefix,
+                        const char *fmt, va_list ap)
+{
+    char msg[WF_ERROR_LEN];
+    error_format(msg, sizeof msg, fmt, ap);
+    return wf_error(w, status, "%s%s", prefix, msg);
+}
+
 void wf_log(const weft_world *w, weft_log_level level, const char *fmt, ...)
 {
     if (!w->logger.fn) {

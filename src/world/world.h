@@ -9,6 +9,8 @@
 #ifndef WF_WORLD_H
 #define WF_WORLD_H
 
+#include <stdarg.h>
+
 #include "core/check.h"
 #include "core/guard.h"
 #include "core/config.h"
@@ -160,6 +162,10 @@ static inline void wf_journal_structural(weft_world *w)
 __attribute__((format(printf, 3, 4)))
 #endif
 weft_status wf_error(const weft_world *w, weft_status status, const char *fmt, ...);
+/* wf_error with the message `prefix` + the formatted text (the readers'
+ * failure helpers: "JSON .path: ...", "snapshot: ..."). */
+weft_status wf_error_va(const weft_world *w, weft_status status, const char *prefix,
+                        const char *fmt, va_list ap);
 
 /* Where errors go while a system runs: the run's own slot instead of the
  * world's (systems run on several threads at once). The system layer sets
