@@ -3,6 +3,7 @@
  */
 #include "internal.h"
 #include "module/module.h"
+#include "world/component.h"
 
 #include <string.h>
 
@@ -81,48 +82,7 @@ WEFT_API weft_component weft_component_register(weft_world *world,
                             &again)) {
         return again; /* a module's component, declared again by its reload */
     }
-    if (wf_registry_lookup(&world->registry, name)) {
-        wf_error(world, WEFT_ERR_ALREADY_EXISTS,
-                 "component '%s' is already registered (id %u)", name,
-                 wf_registry_lookup(&world->registry, name));
-        return 0;
-    }
-    if (world->registry.count >= WF_MAX_COMPONENTS) {
-        wf_error(world, WEFT_ERR_CAPACITY, "component '%s': the world already has %u "
-                 "components (the limit)", name, WF_MAX_COMPONENTS);
-        return 0;
-    }
-    if (wf_require_check(world, 0, name, desc->required, desc->required_count) != WEFT_OK) {
-        return 0;
-    }
-    weft_storage storage =
-        desc->storage == WEFT_STORAGE_SPARSE ? WEFT_STORAGE_SPARSE : WEFT_STORAGE_TABLE;
-    wf_sparse_set *sparse = NULL;
-    wf_type_info *ti = wf_registry_add(&world->registry, &world->alloc, desc,
-                                       (uint32_t)desc->size, (uint32_t)align, storage);
-    if (!ti) {
-        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory registering component '%s'",
-                 name);
-        return 0;
-    }
-    if (storage == WEFT_STORAGE_SPARSE) {
-        sparse = wf_sparse_create(&world->alloc, ti);
-        if (!sparse) {
-            wf_registry_pop(&world->registry, &world->alloc);
-            wf_error(world, WEFT_ERR_OUT_OF_MEMORY,
-                     "out of memory registering component '%s'", name);
-            return 0;
-        }
-        ti->sparse = sparse;
-    }
-    if (desc->required_count > 0 &&
-        wf_require_add(world, ti, desc->required, desc->required_count) != WEFT_OK) {
-        wf_sparse_destroy(ti->sparse, &world->alloc);
-        ti->sparse = NULL;
-        wf_registry_pop(&world->registry, &world->alloc);
-        return 0;
-    }
-    return ti->id;
+    return wf_component_register(world, desc);
 }
 
 WEFT_API weft_status weft_component_require(weft_world *world, weft_component c,
@@ -162,10 +122,9 @@ WEFT_API weft_status weft_component_info_get(const weft_world *world,
     if (!out) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_component_info_get: out is NULL");
     }
-    const wf_type_info *ti = wf_registry_get(&world->registry, component);
+    const wf_type_info *ti = wf_component_known(world, component);
     if (!ti) {
-        return wf_error(world, WEFT_ERR_UNKNOWN_COMPONENT,
-                        "component id %u is not registered in this world", component);
+        return WEFT_ERR_UNKNOWN_COMPONENT;
     }
     out->name = ti->name;
     out->size = ti->size;

@@ -97,25 +97,6 @@ WEFT_API weft_message_type weft_message_lookup(const weft_world *world, const ch
     return wf_messages_lookup(world, name);
 }
 
-/* The stream of `type` with size `size`, or NULL with the error recorded. */
-static wf_msg_stream *message_stream(const weft_world *w, weft_message_type type,
-                                     size_t size, const char *fn)
-{
-    wf_msg_stream *s = wf_messages_type(w, type);
-    if (!s) {
-        wf_error(w, WEFT_ERR_NOT_FOUND, "%s: message type %u is not registered in this "
-                 "world", fn, type);
-        return NULL;
-    }
-    if (size != s->size) {
-        wf_error(w, WEFT_ERR_SIZE_MISMATCH,
-                 "%s: message type '%s' has size %zu but %zu bytes were passed", fn,
-                 s->name, s->size, size);
-        return NULL;
-    }
-    return s;
-}
-
 WEFT_API weft_status weft_message_write(weft_world *world, weft_message_type type,
                                         const void *msg, size_t size)
 {
@@ -125,7 +106,7 @@ WEFT_API weft_status weft_message_write(weft_world *world, weft_message_type typ
     if (world->read_only && wf_world_refuse_shared(world, "weft_message_write")) {
         return WEFT_ERR_WRONG_PHASE; /* a sub-app extracts from this world */
     }
-    wf_msg_stream *s = message_stream(world, type, size, "weft_message_write");
+    wf_msg_stream *s = wf_message_stream(world, type, size, "weft_message_write");
     if (!s) {
         return world->last_status;
     }
@@ -150,7 +131,7 @@ WEFT_API const void *weft_message_read(weft_world *world, weft_message_type type
         wf_error(world, WEFT_ERR_INVALID_ARG, "weft_message_read: cursor is NULL");
         return NULL;
     }
-    const wf_msg_stream *s = message_stream(world, type, size, "weft_message_read");
+    const wf_msg_stream *s = wf_message_stream(world, type, size, "weft_message_read");
     return s ? wf_stream_read(s, cursor) : NULL;
 }
 

@@ -80,28 +80,9 @@ WEFT_API weft_observer *weft_observer_create(weft_world *world,
             return again; /* the module's observer, rebound when the reload commits */
         }
     }
-    weft_observer *o = wf_calloc(&world->alloc, sizeof *o, _Alignof(weft_observer));
+    weft_observer *o = wf_observer_add(world, desc);
     if (!o) {
-        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating an observer");
         return NULL;
-    }
-    o->event = desc->event;
-    o->component = lifecycle ? desc->component : 0;
-    o->entity = desc->entity;
-    o->fn = desc->fn;
-    o->user = desc->user;
-    o->free_user = desc->free_user;
-    if (!wf_events_add(&world->events, &world->alloc, o)) {
-        wf_free(&world->alloc, o, sizeof *o, _Alignof(weft_observer));
-        wf_error(world, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating an observer");
-        return NULL;
-    }
-    if (lifecycle) {
-        /* archetypes that exist already learn that this event is observed */
-        wf_listen(world, desc->component, wf_event_bit(desc->event));
-    }
-    if (o->entity) {
-        world->targeted_observers++;
     }
     if (world->module_build && !wf_module_observer_added(world, o)) {
         o->free_user = NULL; /* not created: the caller keeps its user */
@@ -123,22 +104,7 @@ WEFT_API weft_status weft_observer_destroy(weft_world *world, weft_observer *obs
     if (!observer) {
         return WEFT_OK;
     }
-    bool found = false;
-    for (weft_observer *o = world->events.all; o && !found; o = o->next) {
-        found = o == observer;
-    }
-    if (!found) {
-        return wf_error(world, WEFT_ERR_INVALID_HANDLE,
-                        "weft_observer_destroy: not an observer of this world");
-    }
-    if (!observer->dead) {
-        wf_events_kill(&world->events, observer);
-        if (observer->entity) {
-            world->targeted_observers--;
-        }
-    }
-    wf_events_sweep(&world->events, &world->alloc);
-    return WEFT_OK;
+    return wf_observer_remove(world, observer);
 }
 
 WEFT_API weft_status weft_trigger_event(weft_world *world, weft_event event,

@@ -7,6 +7,8 @@
  * depth 0, applies the deferred calls.
  */
 #include "internal.h"
+#include "world/component.h"
+#include "world/iteration.h"
 
 #include <string.h>
 
@@ -26,16 +28,6 @@ static weft_status query_armor(weft_world *w, const weft_query *q, const char *f
     return WEFT_OK;
 }
 
-/* Brings the match cache up to date. */
-static weft_status query_refresh(weft_world *w, weft_query *q, const char *fn)
-{
-    wf_query_env env = wf_world_query_env(w);
-    if (WF_UNLIKELY(!wf_query_update(q, &env))) {
-        return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "%s: out of memory matching archetypes",
-                        fn);
-    }
-    return WEFT_OK;
-}
 
 WEFT_API weft_component weft_disabled(weft_world *world)
 {
@@ -46,7 +38,7 @@ WEFT_API weft_component weft_disabled(weft_world *world)
         weft_component_desc d;
         memset(&d, 0, sizeof d);
         d.name = "weft.Disabled";
-        world->disabled = weft_component_register(world, &d);
+        world->disabled = wf_component_register(world, &d);
     }
     return world->disabled;
 }
@@ -75,15 +67,7 @@ WEFT_API weft_status weft_query_destroy(weft_world *world, weft_query *query)
     if (st != WEFT_OK) {
         return st;
     }
-    if (wf_world_refuse_shared(world, "weft_query_destroy")) {
-        return WEFT_ERR_WRONG_PHASE;
-    }
-    if (query->iterating) {
-        return wf_error(world, WEFT_ERR_WRONG_PHASE,
-                        "weft_query_destroy: the query is being iterated");
-    }
-    wf_world_query_destroy(world, query);
-    return WEFT_OK;
+    return wf_world_query_drop(world, query, "weft_query_destroy");
 }
 
 WEFT_API uint32_t weft_query_last_run(const weft_world *world, const weft_query *query)
@@ -116,204 +100,47 @@ WEFT_API weft_status weft_query_iter(weft_world *world, weft_query *query, weft_
     if (!it) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_iter: it is NULL");
     }
-    wf_world_clamp_ticks(world, false);
-    st = query_refresh(world, query, "weft_query_iter");
-    if (st != WEFT_OK) {
-        memset(it, 0, sizeof *it);
-        return st;
-    }
-    wf_query_env env = wf_world_query_env(world);
-    wf_iter_init(wf_iter_of(it), world, query, &env, query->last_run, world->change_tick, true);
-    if (!wf_iter_open(wf_iter_of(it), true)) {
-        memset(it, 0, sizeof *it);
-        return wf_error(world, WEFT_ERR_CAPACITY,
-                        "weft_query_iter: %d iterations of this query are already open (end "
-                        "them with weft_iter_fini)", WF_QUERY_MAX_OPEN);
-    }
-    world->change_tick++;
-    world->iter_depth++;
-    return WEFT_OK;
+    return wf_world_query_iter(world, query, it, "weft_query_iter");
 }
 
 WEFT_API bool weft_iter_next(weft_iter *pub)
 {
-    wf_iter *it = wf_iter_of(pub);
-    if (!pub || it->state != WF_ITER_ACTIVE) {
-        return false;
-    }
-    if (WF_UNLIKELY(it->mode != WF_ITER_TASK && !wf_iter_is_open(it))) {
-        it->state = WF_ITER_DONE; /* a copy of an iterator that has ended */
-        return false;
-    }
-    if (wf_iter_step(it)) {
-        return true;
-    }
-    wf_world_iter_end(it, true);
-    return false;
+    return wf_world_iter_next(pub);
 }
 
 WEFT_API void weft_iter_fini(weft_iter *pub)
 {
-    wf_iter *it = wf_iter_of(pub);
-    if (pub && it->state == WF_ITER_ACTIVE) {
-        wf_world_iter_end(it, false);
-    }
+    wf_world_iter_fini(pub);
 }
 
 WEFT_API int32_t weft_iter_count(const weft_iter *pub)
 {
-    const wf_iter *it = wf_iter_of_const(pub);
-    return pub && it->state == WF_ITER_ACTIVE && it->match ? (int32_t)it->count : 0;
+    return wf_world_iter_count(pub);
 }
 
 WEFT_API const weft_entity *weft_iter_entities(const weft_iter *pub)
 {
-    const wf_iter *it = wf_iter_of_const(pub);
-    if (!pub || it->state != WF_ITER_ACTIVE || !it->match) {
-        return NULL;
-    }
-    return it->table->entities + it->start;
+    return wf_world_iter_entities(pub);
 }
 
-/* True when `it` was set up by an iteration (running or ended) and so
- * names its world; a zeroed iterator (what a failed weft_query_iter or
- * weft_system_iter leaves) names none, and its errors go unrecorded. */
-static bool iter_has_world(const wf_iter *it)
-{
-    return it->state == WF_ITER_ACTIVE || it->state == WF_ITER_DONE;
-}
 
 /* The status of a failed iterator call: the one recorded, or WRONG_PHASE
  * for an iterator that names no world. */
 static weft_status iter_failed(const wf_iter *it)
 {
-    return iter_has_world(it) ? wf_error_last(it->world) : WEFT_ERR_WRONG_PHASE;
+    return wf_iter_has_world(it) ? wf_error_last(it->world) : WEFT_ERR_WRONG_PHASE;
 }
 
-/* Checks a field request; returns the term or NULL (error recorded). */
-static const wf_term *iter_term(const wf_iter *it, int32_t term, size_t size, bool write,
-                                const char *fn)
-{
-    if (it->state != WF_ITER_ACTIVE || !it->match) {
-        if (iter_has_world(it)) {
-            wf_error(it->world, WEFT_ERR_WRONG_PHASE, "%s: no current chunk", fn);
-        }
-        return NULL;
-    }
-    const weft_query *q = it->query;
-    if (term < 0 || (uint32_t)term >= q->term_count) {
-        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: term %d out of range (query has %u)",
-                 fn, term, q->term_count);
-        return NULL;
-    }
-    const wf_term *t = &q->terms[term];
-    if (t->access == WEFT_ACCESS_NONE) {
-        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: term %d ('%s') has no field", fn,
-                 term, t->ti->name);
-        return NULL;
-    }
-    if (size != t->size) {
-        wf_error(it->world, WEFT_ERR_SIZE_MISMATCH,
-                 "%s: term %d component '%s' has size %u but %zu bytes were asked", fn, term,
-                 t->ti->name, t->size, size);
-        return NULL;
-    }
-    if (write && t->access != WEFT_ACCESS_WRITE) {
-        wf_error(it->world, WEFT_ERR_ACCESS_VIOLATION,
-                 "%s: term %d ('%s') is declared read-only", fn, term, t->ti->name);
-        return NULL;
-    }
-    return t;
-}
 
-/* Column of a term's values in the current chunk and the column row of the
- * chunk's first row (*out_start), or NULL when the chunk lacks the term.
- * Sparse terms: their set's dense values, consecutive for the chunk
- * (query/iter.h). */
-static wf_column *iter_column(wf_iter *it, int32_t term, const wf_term *t,
-                              uint32_t *out_start)
-{
-    if (t->sparse) {
-        return wf_iter_sparse_column(it, term, out_start);
-    }
-    *out_start = it->start;
-    return wf_iter_column(it, term);
-}
 
-/* Marks the chunk's rows of a written term's column changed at this_run:
- * rows [start, start + count) of column c; `whole` (the whole table) sets
- * the column's bulk mark instead. */
-static void iter_mark_chunk(wf_iter *it, wf_column *c, uint32_t start, bool whole)
-{
-    if (!c->ticks) {
-        return;
-    }
-    uint32_t tick = it->this_run;
-    uint32_t now = it->world->change_tick;
-    if (it->mode != WF_ITER_TASK) { /* par_each's dispatcher journals tasks */
-        wf_journal_add(it->world, c, whole ? 0u : start, whole ? WF_JOURNAL_ALL : it->count,
-                       tick);
-    }
-    if (whole) {
-        /* the whole table: O(1) bulk mark (storage/column.h); an identical
-         * mark (the same chunk written twice) is left as it is */
-        if (!c->bulk || c->bulk_tick != tick) {
-            if (c->bulk && wf_tick_after(c->bulk_tick, tick, now)) {
-                wf_column_materialize(c, it->table->count, now); /* keep the newer mark */
-            }
-            if (!c->bulk) {
-                /* c->bulk implies bulk_any (table.h) */
-                wf_atomic_store_relaxed_u32(&it->table->bulk_any, 1);
-            }
-            c->bulk = true;
-            c->bulk_tick = tick;
-        }
-    } else {
-        weft_ticks *tk = c->ticks + start;
-        for (uint32_t r = 0; r < it->count; r++) {
-            tk[r].changed = tick;
-        }
-        if (it->mode == WF_ITER_TASK) {
-            return; /* the column summary is shared: par_each notes it after */
-        }
-    }
-    if (c->latest_change != tick) {
-        wf_column_note(c, tick, now);
-    }
-}
 
-/* The checking paths of the field fetches: every misuse is reported here;
- * a valid request returns what the fast path would have. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static void *iter_field_slow(weft_iter *pub, int32_t term, size_t size, bool write,
-                             bool mark, const char *fn)
-{
-    wf_iter *it = wf_iter_of(pub);
-    const wf_term *t = pub ? iter_term(it, term, size, write, fn) : NULL;
-    uint32_t start = 0;
-    wf_column *c = t ? iter_column(it, term, t, &start) : NULL;
-    if (!c) {
-        return NULL;
-    }
-    if (mark) {
-        iter_mark_chunk(it, c, start, it->whole && !t->sparse);
-    }
-    return wf_column_ptr(c, start);
-}
 
 /* Fast paths: an active iterator with a current chunk (fsize/wsize are 0
  * otherwise, query/iter.h), a table term with a field of exactly `size`
  * bytes. The field pointer was computed by the step. */
 WEFT_API const void *weft_iter_field(weft_iter *pub, int32_t term, size_t size)
 {
-    const wf_iter *it = wf_iter_of(pub);
-    if (WF_LIKELY(pub != NULL && it->state == WF_ITER_ACTIVE &&
-                  (uint32_t)term < WEFT_MAX_TERMS && it->fsize[term] == size && size != 0)) {
-        return it->ptr[term];
-    }
-    return iter_field_slow(pub, term, size, false, false, "weft_iter_field");
+    return wf_world_iter_field(pub, term, size);
 }
 
 WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
@@ -336,11 +163,11 @@ WEFT_API void *weft_iter_field_mut(weft_iter *pub, int32_t term, size_t size)
             }
         }
         if (p) {
-            iter_mark_chunk(it, c, it->start, it->whole);
+            wf_iter_mark_chunk(it, c, it->start, it->whole);
         }
         return p;
     }
-    return iter_field_slow(pub, term, size, true, true, "weft_iter_field_mut");
+    return wf_iter_field_slow(pub, term, size, true, true, "weft_iter_field_mut");
 }
 
 WEFT_API void *weft_iter_field_mut_nomark(weft_iter *pub, int32_t term, size_t size)
@@ -350,7 +177,7 @@ WEFT_API void *weft_iter_field_mut_nomark(weft_iter *pub, int32_t term, size_t s
                   (uint32_t)term < WEFT_MAX_TERMS && it->wsize[term] == size && size != 0)) {
         return it->ptr[term];
     }
-    return iter_field_slow(pub, term, size, true, false, "weft_iter_field_mut_nomark");
+    return wf_iter_field_slow(pub, term, size, true, false, "weft_iter_field_mut_nomark");
 }
 
 WEFT_API bool weft_iter_has(const weft_iter *pub, int32_t term)
@@ -401,7 +228,7 @@ static wf_column *iter_locate(wf_iter *it, int32_t term, const wf_term *t, int32
 WEFT_API const void *weft_iter_get(weft_iter *pub, int32_t term, int32_t row, size_t size)
 {
     wf_iter *it = wf_iter_of(pub);
-    const wf_term *t = pub ? iter_term(it, term, size, false, "weft_iter_get") : NULL;
+    const wf_term *t = pub ? wf_iter_term(it, term, size, false, "weft_iter_get") : NULL;
     uint32_t r = 0;
     wf_column *c = t ? iter_locate(it, term, t, row, &r, "weft_iter_get") : NULL;
     return c ? wf_column_ptr(c, r) : NULL;
@@ -424,7 +251,7 @@ static void iter_row_mark(wf_iter *it, wf_column *c, uint32_t r)
 WEFT_API void *weft_iter_get_mut(weft_iter *pub, int32_t term, int32_t row, size_t size)
 {
     wf_iter *it = wf_iter_of(pub);
-    const wf_term *t = pub ? iter_term(it, term, size, true, "weft_iter_get_mut") : NULL;
+    const wf_term *t = pub ? wf_iter_term(it, term, size, true, "weft_iter_get_mut") : NULL;
     uint32_t r = 0;
     wf_column *c = t ? iter_locate(it, term, t, row, &r, "weft_iter_get_mut") : NULL;
     if (!c) {
@@ -444,7 +271,7 @@ WEFT_API weft_status weft_iter_mark(weft_iter *pub, int32_t term, int32_t row)
                    (uint32_t)term < it->query->term_count)
                       ? it->query->terms[term].size
                       : 0;
-    const wf_term *t = iter_term(it, term, size, true, "weft_iter_mark");
+    const wf_term *t = wf_iter_term(it, term, size, true, "weft_iter_mark");
     if (!t) {
         return iter_failed(it);
     }
@@ -471,7 +298,7 @@ WEFT_API weft_status weft_iter_set_if_neq(weft_iter *pub, int32_t term, int32_t 
     if (!pub) {
         return WEFT_ERR_INVALID_ARG;
     }
-    const wf_term *t = iter_term(it, term, size, true, "weft_iter_set_if_neq");
+    const wf_term *t = wf_iter_term(it, term, size, true, "weft_iter_set_if_neq");
     if (!t) {
         return iter_failed(it);
     }
@@ -536,7 +363,7 @@ __attribute__((noinline))
 static bool query_matches_slow(weft_world *world, weft_query *query, weft_entity e)
 {
     if (query_armor(world, query, "weft_query_matches") != WEFT_OK ||
-        query_refresh(world, query, "weft_query_matches") != WEFT_OK) {
+        wf_world_query_refresh(world, query, "weft_query_matches") != WEFT_OK) {
         return false;
     }
     uint32_t row;
@@ -550,7 +377,7 @@ static const void *query_get_slow(weft_world *world, weft_query *query, weft_ent
                                   int32_t term, size_t size)
 {
     if (query_armor(world, query, "weft_query_get") != WEFT_OK ||
-        query_refresh(world, query, "weft_query_get") != WEFT_OK) {
+        wf_world_query_refresh(world, query, "weft_query_get") != WEFT_OK) {
         return NULL;
     }
     if (term < 0 || (uint32_t)term >= query->term_count) {
@@ -639,7 +466,7 @@ static int64_t query_count(weft_world *w, weft_query *q, int64_t limit, weft_ent
 WEFT_API int64_t weft_query_count(weft_world *world, weft_query *query)
 {
     if (query_armor(world, query, "weft_query_count") != WEFT_OK ||
-        query_refresh(world, query, "weft_query_count") != WEFT_OK) {
+        wf_world_query_refresh(world, query, "weft_query_count") != WEFT_OK) {
         return -1;
     }
     return query_count(world, query, INT64_MAX, NULL);
@@ -648,7 +475,7 @@ WEFT_API int64_t weft_query_count(weft_world *world, weft_query *query)
 WEFT_API bool weft_query_is_empty(weft_world *world, weft_query *query)
 {
     if (query_armor(world, query, "weft_query_is_empty") != WEFT_OK ||
-        query_refresh(world, query, "weft_query_is_empty") != WEFT_OK) {
+        wf_world_query_refresh(world, query, "weft_query_is_empty") != WEFT_OK) {
         return true;
     }
     return query_count(world, query, 1, NULL) == 0;
@@ -664,7 +491,7 @@ WEFT_API weft_status weft_query_single(weft_world *world, weft_query *query,
     if (!out) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_query_single: out is NULL");
     }
-    st = query_refresh(world, query, "weft_query_single");
+    st = wf_world_query_refresh(world, query, "weft_query_single");
     if (st != WEFT_OK) {
         return st;
     }

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "world/entity.h"
 #include "world/relationship.h"
 
 /* The source component of relationship `rel`, or NULL (error recorded). */
@@ -54,11 +55,7 @@ WEFT_API weft_component weft_child_of(weft_world *world)
     if (!wf_world_ok(world)) {
         return 0;
     }
-    if (!world->child_of) {
-        world->child_of = wf_relationship_register(world, "weft.ChildOf",
-                                                   WEFT_RELATIONSHIP_LINKED_DESPAWN);
-    }
-    return world->child_of;
+    return wf_child_of(world);
 }
 
 WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_component rel,
@@ -71,51 +68,7 @@ WEFT_API weft_status weft_relate(weft_world *world, weft_entity source, weft_com
     if (!ti) {
         return world->last_status;
     }
-    wf_record *rec;
-    weft_status st = wf_entity_check(world, target, &rec);
-    if (st != WEFT_OK) {
-        return st;
-    }
-    if (source == target) {
-        return wf_error(world, WEFT_ERR_RELATIONSHIP,
-                        "weft_relate: entity %u:%u cannot be related to itself through '%s'",
-                        (uint32_t)source, (uint32_t)(source >> 32), ti->name);
-    }
-    if (wf_rel_would_cycle(world, source, ti, target)) {
-        return wf_error(world, WEFT_ERR_RELATIONSHIP,
-                        "weft_relate: entity %u:%u is an ancestor of %u:%u through '%s': "
-                        "relating them would form a cycle",
-                        (uint32_t)source, (uint32_t)(source >> 32), (uint32_t)target,
-                        (uint32_t)(target >> 32), ti->name);
-    }
-    if (world->iter_depth) {
-        return weft_insert(world, source, rel, &target, sizeof target); /* deferred */
-    }
-    if (wf_world_refuse_shared(world, "weft_relate")) {
-        return WEFT_ERR_WRONG_PHASE;
-    }
-    wf_record *srec;
-    st = wf_entity_check(world, source, &srec);
-    if (st != WEFT_OK) {
-        return st;
-    }
-    /* The target's list and the hooks' records are reserved first, so the
-     * relationship lands in both directions or not at all; admitted and
-     * prepared here, the insert does not do either again. */
-    bool added = false;
-    st = wf_rel_prepare_relate(world, ti, target, 1, &added);
-    if (st != WEFT_OK) {
-        return st;
-    }
-    weft_value v = {rel, sizeof target, &target};
-    st = wf_commit_insert_admitted(world, source, &v, 1);
-    if (st != WEFT_OK) {
-        wf_rel_unprepare_relate(world, ti, target, added);
-    }
-    if (WF_UNLIKELY(world->cmds.count || world->events.has_dead)) {
-        wf_world_settle(world); /* what the hooks deferred (as every structural call) */
-    }
-    return st;
+    return wf_relate(world, source, ti, target);
 }
 
 WEFT_API weft_status weft_unrelate(weft_world *world, weft_entity source, weft_component rel)
@@ -126,7 +79,7 @@ WEFT_API weft_status weft_unrelate(weft_world *world, weft_entity source, weft_c
     if (!rel_info(world, rel, "weft_unrelate")) {
         return world->last_status;
     }
-    return weft_remove(world, source, rel);
+    return wf_entity_remove(world, source, rel, "weft_remove");
 }
 
 WEFT_API weft_entity weft_related(const weft_world *world, weft_entity source,
@@ -135,8 +88,8 @@ WEFT_API weft_entity weft_related(const weft_world *world, weft_entity source,
     if (!wf_world_ok(world)) {
         return 0;
     }
-    const wf_type_info *ti = wf_registry_get(&world->registry, rel);
-    return ti && ti->rel_targets ? wf_rel_target(world, source, ti) : 0;
+    const wf_type_info *ti = wf_rel_info(world, rel);
+    return ti ? wf_rel_target(world, source, ti) : 0;
 }
 
 WEFT_API const weft_entity *weft_related_sources(const weft_world *world, weft_entity target,
@@ -148,25 +101,17 @@ WEFT_API const weft_entity *weft_related_sources(const weft_world *world, weft_e
     if (!wf_world_ok(world)) {
         return NULL;
     }
-    const wf_type_info *ti = wf_registry_get(&world->registry, rel);
-    if (!ti || !ti->rel_targets) {
-        return NULL;
-    }
-    const wf_rel_list *l = wf_rel_list_of(world, target, ti);
-    if (!l || l->count == 0) {
-        return NULL;
-    }
-    if (out_count) {
-        *out_count = l->count;
-    }
-    return l->items;
+    return wf_rel_sources(world, target, wf_rel_info(world, rel), out_count);
 }
 
 WEFT_API weft_status weft_set_parent(weft_world *world, weft_entity child, weft_entity parent)
 {
-    weft_component c = weft_child_of(world);
-    return c ? weft_relate(world, child, c, parent)
-             : (wf_world_ok(world) ? world->last_status : WEFT_ERR_INVALID_HANDLE);
+    if (!wf_world_ok(world)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    weft_component c = wf_child_of(world);
+    return c ? wf_relate(world, child, wf_registry_get(&world->registry, c), parent)
+             : world->last_status;
 }
 
 WEFT_API weft_status weft_remove_parent(weft_world *world, weft_entity child)
@@ -178,7 +123,7 @@ WEFT_API weft_status weft_remove_parent(weft_world *world, weft_entity child)
         wf_record *rec;
         return wf_entity_check(world, child, &rec);
     }
-    return weft_remove(world, child, world->child_of);
+    return wf_entity_remove(world, child, world->child_of, "weft_remove");
 }
 
 WEFT_API weft_entity weft_parent(const weft_world *world, weft_entity e)
@@ -186,7 +131,8 @@ WEFT_API weft_entity weft_parent(const weft_world *world, weft_entity e)
     if (!wf_world_ok(world) || !world->child_of) {
         return 0;
     }
-    return weft_related(world, e, world->child_of);
+    const wf_type_info *ti = wf_rel_info(world, world->child_of);
+    return ti ? wf_rel_target(world, e, ti) : 0;
 }
 
 WEFT_API const weft_entity *weft_children(const weft_world *world, weft_entity e,
@@ -198,7 +144,10 @@ WEFT_API const weft_entity *weft_children(const weft_world *world, weft_entity e
         }
         return NULL;
     }
-    return weft_related_sources(world, e, world->child_of, out_count);
+    if (out_count) {
+        *out_count = 0;
+    }
+    return wf_rel_sources(world, e, wf_rel_info(world, world->child_of), out_count);
 }
 
 WEFT_API int32_t weft_ancestors(const weft_world *world, weft_entity e, weft_component rel,

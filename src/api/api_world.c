@@ -59,8 +59,7 @@ WEFT_API weft_status weft_last_status(const weft_world *world)
     if (!wf_world_ok(world)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
-    const wf_error_sink *sink = wf_error_sink_for(world); /* inside a system */
-    return sink ? sink->last : world->last_status;
+    return wf_error_last(world); /* inside a system: the system's slot */
 }
 
 WEFT_API const char *weft_last_error(const weft_world *world)
@@ -68,11 +67,7 @@ WEFT_API const char *weft_last_error(const weft_world *world)
     if (!wf_world_ok(world)) {
         return "invalid world handle";
     }
-    const wf_error_sink *sink = wf_error_sink_for(world); /* inside a system */
-    if (sink) {
-        return sink->last == WEFT_OK ? "" : sink->last_message;
-    }
-    return world->last_error;
+    return wf_error_last_message(world); /* inside a system: the system's slot */
 }
 
 WEFT_API void weft_clear_error(weft_world *world)

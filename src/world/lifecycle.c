@@ -166,3 +166,52 @@ void wf_listen(weft_world *w, weft_component c, uint8_t bit)
         w->graph.archetypes[ti->archs[k]]->event_mask |= bit;
     }
 }
+
+weft_observer *wf_observer_add(weft_world *w, const weft_observer_desc *desc)
+{
+    bool lifecycle = desc->event >= WEFT_EVENT_ADD && desc->event <= WEFT_EVENT_DESPAWN;
+    weft_observer *o = wf_calloc(&w->alloc, sizeof *o, _Alignof(weft_observer));
+    if (!o) {
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating an observer");
+        return NULL;
+    }
+    o->event = desc->event;
+    o->component = lifecycle ? desc->component : 0;
+    o->entity = desc->entity;
+    o->fn = desc->fn;
+    o->user = desc->user;
+    o->free_user = desc->free_user;
+    if (!wf_events_add(&w->events, &w->alloc, o)) {
+        wf_free(&w->alloc, o, sizeof *o, _Alignof(weft_observer));
+        wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory creating an observer");
+        return NULL;
+    }
+    if (lifecycle) {
+        /* archetypes that exist already learn that this event is observed */
+        wf_listen(w, desc->component, wf_event_bit(desc->event));
+    }
+    if (o->entity) {
+        w->targeted_observers++;
+    }
+    return o;
+}
+
+weft_status wf_observer_remove(weft_world *w, weft_observer *observer)
+{
+    bool found = false;
+    for (weft_observer *o = w->events.all; o && !found; o = o->next) {
+        found = o == observer;
+    }
+    if (!found) {
+        return wf_error(w, WEFT_ERR_INVALID_HANDLE,
+                        "weft_observer_destroy: not an observer of this world");
+    }
+    if (!observer->dead) {
+        wf_events_kill(&w->events, observer);
+        if (observer->entity) {
+            w->targeted_observers--;
+        }
+    }
+    wf_events_sweep(&w->events, &w->alloc);
+    return WEFT_OK;
+}

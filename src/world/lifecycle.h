@@ -44,4 +44,12 @@ void wf_observers_forget(weft_world *w, weft_entity e);
  * observer now listens). */
 void wf_listen(weft_world *w, weft_component c, uint8_t bit);
 
+/* Creates an observer from a checked descriptor (fn set; a lifecycle
+ * event's component registered, a custom event's type known; entity 0 or
+ * live): what weft_observer_create does past its checks and a reloadable
+ * module's bookkeeping. NULL with OUT_OF_MEMORY recorded. */
+weft_observer *wf_observer_add(weft_world *w, const weft_observer_desc *desc);
+/* Destroys an observer of w (INVALID_HANDLE recorded when it is none). */
+weft_status wf_observer_remove(weft_world *w, weft_observer *observer);
+
 #endif

@@ -351,3 +351,21 @@ void wf_messages_fini(weft_world *w)
     wf_free(&w->alloc, m, sizeof *m, _Alignof(wf_messages));
     w->messages = NULL;
 }
+
+wf_msg_stream *wf_message_stream(const weft_world *w, weft_message_type type, size_t size,
+                                 const char *fn)
+{
+    wf_msg_stream *s = wf_messages_type(w, type);
+    if (!s) {
+        wf_error(w, WEFT_ERR_NOT_FOUND, "%s: message type %u is not registered in this "
+                 "world", fn, type);
+        return NULL;
+    }
+    if (size != s->size) {
+        wf_error(w, WEFT_ERR_SIZE_MISMATCH,
+                 "%s: message type '%s' has size %zu but %zu bytes were passed", fn,
+                 s->name, s->size, size);
+        return NULL;
+    }
+    return s;
+}

@@ -63,6 +63,10 @@ void wf_messages_fini(weft_world *w);
 
 /* Stream of message type `type`, or NULL when not registered. */
 wf_msg_stream *wf_messages_type(const weft_world *w, weft_message_type type);
+/* The stream of message type `type` of `size` bytes, or NULL with
+ * NOT_FOUND or SIZE_MISMATCH recorded naming fn. */
+wf_msg_stream *wf_message_stream(const weft_world *w, weft_message_type type, size_t size,
+                                 const char *fn);
 /* Id of the message type registered under `name`, or 0. */
 weft_message_type wf_messages_lookup(const weft_world *w, const char *name);
 /* Registers a validated type. Returns its id, or 0 when out of memory

@@ -7,6 +7,8 @@
  * have changed in between).
  */
 #include "world/relationship.h"
+#include "world/commit.h"
+#include "world/entity.h"
 
 #include <string.h>
 
@@ -623,4 +625,83 @@ weft_component wf_relationship_register(weft_world *w, const char *name, uint32_
     }
     tgt->rel_source = src->id;
     return src->id;
+}
+
+weft_component wf_child_of(weft_world *w)
+{
+    if (!w->child_of) {
+        w->child_of = wf_relationship_register(w, "weft.ChildOf",
+                                               WEFT_RELATIONSHIP_LINKED_DESPAWN);
+    }
+    return w->child_of;
+}
+
+const wf_type_info *wf_rel_info(const weft_world *w, weft_component rel)
+{
+    const wf_type_info *ti = wf_registry_get(&w->registry, rel);
+    return ti && ti->rel_targets ? ti : NULL;
+}
+
+const weft_entity *wf_rel_sources(const weft_world *w, weft_entity target,
+                                  const wf_type_info *rel, int32_t *out_count)
+{
+    const wf_rel_list *l = rel ? wf_rel_list_of(w, target, rel) : NULL;
+    if (!l || l->count == 0) {
+        return NULL;
+    }
+    if (out_count) {
+        *out_count = l->count;
+    }
+    return l->items;
+}
+
+weft_status wf_relate(weft_world *w, weft_entity source, const wf_type_info *rel,
+                      weft_entity target)
+{
+    wf_record *rec;
+    weft_status st = wf_entity_check(w, target, &rec);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    if (source == target) {
+        return wf_error(w, WEFT_ERR_RELATIONSHIP,
+                        "weft_relate: entity %u:%u cannot be related to itself through '%s'",
+                        (uint32_t)source, (uint32_t)(source >> 32), rel->name);
+    }
+    if (wf_rel_would_cycle(w, source, rel, target)) {
+        return wf_error(w, WEFT_ERR_RELATIONSHIP,
+                        "weft_relate: entity %u:%u is an ancestor of %u:%u through '%s': "
+                        "relating them would form a cycle",
+                        (uint32_t)source, (uint32_t)(source >> 32), (uint32_t)target,
+                        (uint32_t)(target >> 32), rel->name);
+    }
+    if (w->iter_depth) {
+        /* deferred: recorded as the insert of the source component */
+        return wf_entity_insert(w, source, rel->id, &target, sizeof target, "weft_insert");
+    }
+    if (wf_world_refuse_shared(w, "weft_relate")) {
+        return WEFT_ERR_WRONG_PHASE;
+    }
+    wf_record *srec;
+    st = wf_entity_check(w, source, &srec);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    /* The target's list and the hooks' records are reserved first, so the
+     * relationship lands in both directions or not at all; admitted and
+     * prepared here, the insert does not do either again. */
+    bool added = false;
+    st = wf_rel_prepare_relate(w, rel, target, 1, &added);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    weft_value v = {rel->id, sizeof target, &target};
+    st = wf_commit_insert_admitted(w, source, &v, 1);
+    if (st != WEFT_OK) {
+        wf_rel_unprepare_relate(w, rel, target, added);
+    }
+    if (WF_UNLIKELY(w->cmds.count || w->events.has_dead)) {
+        wf_world_settle(w); /* what the hooks deferred (as every structural call) */
+    }
+    return st;
 }

@@ -30,6 +30,22 @@ typedef struct wf_rel_list {
 
 /* Registers the two components of a relationship; returns the source id. */
 weft_component wf_relationship_register(weft_world *w, const char *name, uint32_t flags);
+/* The built-in ChildOf relationship, registered on first use (0 with the
+ * error recorded). */
+weft_component wf_child_of(weft_world *w);
+/* The source component of relationship rel, or NULL when rel is none
+ * (nothing recorded). */
+const wf_type_info *wf_rel_info(const weft_world *w, weft_component rel);
+/* The sources of `target` through rel (NULL, *out_count untouched, when
+ * none or rel is NULL); *out_count (when not NULL) gets their number. */
+const weft_entity *wf_rel_sources(const weft_world *w, weft_entity target,
+                                  const wf_type_info *rel, int32_t *out_count);
+/* Relates source to target through rel (what weft_relate does past its
+ * handle and relationship checks): target live, no self-relation, no
+ * cycle; deferred as an insert while iterating; both directions or
+ * neither. */
+weft_status wf_relate(weft_world *w, weft_entity source, const wf_type_info *rel,
+                      weft_entity target);
 /* Target of `source` through rel (0 when none). */
 weft_entity wf_rel_target(const weft_world *w, weft_entity source, const wf_type_info *rel);
 /* The list of sources of `target` (NULL when none). */

@@ -64,6 +64,15 @@ weft_status wf_error_last(const weft_world *w)
     return sink && sink->world == w ? sink->last : w->last_status;
 }
 
+const char *wf_error_last_message(const weft_world *w)
+{
+    wf_error_sink *sink = tls_sink;
+    if (sink && sink->world == w) {
+        return sink->last == WEFT_OK ? "" : sink->last_message;
+    }
+    return w->last_error;
+}
+
 weft_status wf_error(const weft_world *cw, weft_status status, const char *fmt, ...)
 {
     wf_error_sink *sink = tls_sink;

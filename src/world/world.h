@@ -209,6 +209,8 @@ wf_error_sink *wf_error_sink_swap(wf_error_sink *sink);
 
 /* The status of the last error recorded for w on this thread's path. */
 weft_status wf_error_last(const weft_world *w);
+/* Its message ("" when a running system has recorded none). */
+const char *wf_error_last_message(const weft_world *w);
 /* Sends a message to the logger hook at `level` (no error recorded);
  * nothing without a logger. */
 #if defined(__GNUC__)
