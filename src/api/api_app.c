@@ -71,32 +71,14 @@ WEFT_API weft_app *weft_app_create(const weft_app_desc *desc)
         }
         return NULL;
     }
-    weft_world *w = given;
-    if (!w) {
-        weft_world_desc wd = d.world_desc;
-        if (wd._start_canary || wd._end_canary || wd.entity_capacity_hint < 0 ||
-            (wd.allocator.alloc == NULL) != (wd.allocator.free == NULL)) {
+    if (!given) {
+        const weft_world_desc *wd = &d.world_desc;
+        if (wd->_start_canary || wd->_end_canary || wd->entity_capacity_hint < 0 ||
+            (wd->allocator.alloc == NULL) != (wd->allocator.free == NULL)) {
             return NULL;
         }
-        w = wf_world_create(&wd);
-        if (!w) {
-            return NULL;
-        }
-    } else if (wf_world_refuse_shared(w, "weft_app_create")) {
-        return NULL;
-    } else if (w->sys && w->sys->depth) {
-        wf_error(w, WEFT_ERR_WRONG_PHASE, "weft_app_create: a schedule of the world is running");
-        return NULL;
     }
-    weft_app *a = wf_app_create(w, given == NULL, d.fixed_step > 0.0 ? d.fixed_step : 1.0 / 64.0,
-                                d.max_delta > 0.0 ? d.max_delta : 0.25,
-                                d.max_fixed_steps > 0 ? d.max_fixed_steps
-                                                      : WEFT_APP_MAX_FIXED_STEPS,
-                                d.no_message_update);
-    if (!a && !given) {
-        wf_world_destroy(w);
-    }
-    return a;
+    return wf_app_new(given, &d);
 }
 
 WEFT_API weft_status weft_app_destroy(weft_app *app)
@@ -158,8 +140,12 @@ WEFT_API weft_node weft_app_add_system(weft_app *app, const char *label,
     if (!s) {
         return 0;
     }
-    /* the schedule's own entry point: its armor (desc, phase) applies */
-    return weft_schedule_add_system(s, desc);
+    /* the schedule's own checks (phase, desc), with its messages */
+    if (wf_schedule_refuse_running(s, "weft_schedule_add_system") != WEFT_OK ||
+        wf_system_desc_check(app->world, desc) != WEFT_OK) {
+        return 0;
+    }
+    return wf_schedule_add_system(s, desc);
 }
 
 WEFT_API weft_status weft_app_insert_schedule(weft_app *app, const char *label,

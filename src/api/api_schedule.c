@@ -20,11 +20,7 @@ static weft_status sched_decl(weft_schedule *s, const char *fn)
     if (!sched_ok(s)) {
         return WEFT_ERR_INVALID_HANDLE;
     }
-    if (s->running) {
-        return wf_error(s->world, WEFT_ERR_WRONG_PHASE, "%s: schedule '%s' is running", fn,
-                        s->name);
-    }
-    return WEFT_OK;
+    return wf_schedule_refuse_running(s, fn);
 }
 
 static bool grow(weft_world *w, void **v, uint32_t *cap, uint32_t need, size_t elem)
@@ -99,19 +95,7 @@ WEFT_API weft_node weft_schedule_add_system(weft_schedule *schedule, const weft_
     if (sched_decl(schedule, "weft_schedule_add_system") != WEFT_OK) {
         return 0;
     }
-    weft_world *w = schedule->world;
-    if (!desc) {
-        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_schedule_add_system: desc is NULL");
-        return 0;
-    }
-    if (desc->_start_canary || desc->_end_canary) {
-        wf_error(w, WEFT_ERR_INVALID_ARG,
-                 "weft_schedule_add_system: descriptor canary is not 0 (zero-initialise it)");
-        return 0;
-    }
-    if (!desc->fn) {
-        wf_error(w, WEFT_ERR_INVALID_ARG, "weft_schedule_add_system: system '%s' has no fn",
-                 desc->name ? desc->name : "");
+    if (wf_system_desc_check(schedule->world, desc) != WEFT_OK) {
         return 0;
     }
     return wf_schedule_add_system(schedule, desc);
@@ -201,10 +185,12 @@ WEFT_API weft_status weft_schedule_add_to_set(weft_schedule *schedule, weft_node
                      node, set, 0);
 }
 
-WEFT_API weft_status weft_schedule_add_order(weft_schedule *schedule, weft_node before,
-                                             weft_node after, uint32_t flags)
+/* Checks and records one ordering (weft_schedule_add_order's messages,
+ * for every pair of a chain too); the schedule is valid. */
+static weft_status add_order(weft_schedule *schedule, weft_node before, weft_node after,
+                             uint32_t flags)
 {
-    weft_status st = sched_decl(schedule, "weft_schedule_add_order");
+    weft_status st = wf_schedule_refuse_running(schedule, "weft_schedule_add_order");
     if (st != WEFT_OK) {
         return st;
     }
@@ -219,10 +205,19 @@ WEFT_API weft_status weft_schedule_add_order(weft_schedule *schedule, weft_node 
     if (before == after) {
         return wf_error(w, WEFT_ERR_SCHEDULE_CYCLE,
                         "weft_schedule_add_order: '%s' cannot run before itself",
-                        weft_schedule_node_name(schedule, before));
+                        wf_schedule_node_name(schedule, before));
     }
     return push_pair(schedule, &schedule->edges, &schedule->nedges, &schedule->cap_edges,
                      before, after, flags);
+}
+
+WEFT_API weft_status weft_schedule_add_order(weft_schedule *schedule, weft_node before,
+                                             weft_node after, uint32_t flags)
+{
+    if (!sched_ok(schedule)) {
+        return WEFT_ERR_INVALID_HANDLE;
+    }
+    return add_order(schedule, before, after, flags);
 }
 
 WEFT_API weft_status weft_schedule_add_chain(weft_schedule *schedule, const weft_node *nodes,
@@ -244,7 +239,7 @@ WEFT_API weft_status weft_schedule_add_chain(weft_schedule *schedule, const weft
         }
     }
     for (int32_t i = 0; i + 1 < count; i++) {
-        st = weft_schedule_add_order(schedule, nodes[i], nodes[i + 1], flags);
+        st = add_order(schedule, nodes[i], nodes[i + 1], flags);
         if (st != WEFT_OK) {
             return st;
         }
@@ -512,7 +507,7 @@ WEFT_API weft_status weft_schedule_add_condition(weft_schedule *schedule, weft_n
         }
     }
     if (!cond_take(schedule, cond, "weft_schedule_add_condition")) {
-        return weft_last_status(w);
+        return wf_error_last(w);
     }
     if (!wf_conds_push(w, list, cond)) {
         return wf_error(w, WEFT_ERR_OUT_OF_MEMORY, "out of memory attaching a condition");
@@ -693,11 +688,7 @@ WEFT_API const char *weft_schedule_node_name(const weft_schedule *schedule, weft
     if (!sched_ok(schedule) || !wf_schedule_node_ok(schedule, node, true)) {
         return NULL;
     }
-    if (node & WEFT_NODE_SET) {
-        return schedule->sets[(node & ~WEFT_NODE_SET) - 1].name;
-    }
-    const wf_decl_node *d = &schedule->nodes[node - 1];
-    return d->sys ? d->sys->name : d->name;
+    return wf_schedule_node_name(schedule, node);
 }
 
 WEFT_API int32_t weft_schedule_position(const weft_schedule *schedule, weft_node node)

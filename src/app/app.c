@@ -426,3 +426,29 @@ bool wf_app_exit_requested(const weft_app *a, int32_t *out_code)
     }
     return true;
 }
+
+weft_app *wf_app_new(weft_world *given, const weft_app_desc *d)
+{
+    weft_world *w = given;
+    if (!w) {
+        w = wf_world_create(&d->world_desc);
+        if (!w) {
+            return NULL;
+        }
+    } else if (wf_world_refuse_shared(w, "weft_app_create")) {
+        return NULL;
+    } else if (w->sys && w->sys->depth) {
+        wf_error(w, WEFT_ERR_WRONG_PHASE, "weft_app_create: a schedule of the world is running");
+        return NULL;
+    }
+    weft_app *a = wf_app_create(w, given == NULL,
+                                d->fixed_step > 0.0 ? d->fixed_step : 1.0 / 64.0,
+                                d->max_delta > 0.0 ? d->max_delta : 0.25,
+                                d->max_fixed_steps > 0 ? d->max_fixed_steps
+                                                       : WEFT_APP_MAX_FIXED_STEPS,
+                                d->no_message_update);
+    if (!a && !given) {
+        wf_world_destroy(w);
+    }
+    return a;
+}

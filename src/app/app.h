@@ -132,6 +132,11 @@ static inline bool wf_app_ok(const weft_app *a)
  * already checked. NULL with the error recorded in the world. */
 weft_app *wf_app_create(weft_world *world, bool owns_world, double step, double max_delta,
                         int32_t max_steps, bool no_msg_update);
+/* What weft_app_create does past its checks: the app on `given`, or on a
+ * world made from d->world_desc (checked) and owned by the app; zero
+ * settings take their defaults. Refuses a given world that is shared or
+ * runs a schedule. NULL with the error recorded in a given world. */
+weft_app *wf_app_new(weft_world *given, const weft_app_desc *d);
 /* Frees the app; destroys an owned world (plugin free_user after it). */
 void wf_app_destroy(weft_app *a);
 /* The label's index, or -1. */

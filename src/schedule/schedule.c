@@ -305,6 +305,42 @@ bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok)
     return n >= 1 && n <= s->nnodes;
 }
 
+const char *wf_schedule_node_name(const weft_schedule *s, weft_node n)
+{
+    if (n & WEFT_NODE_SET) {
+        return s->sets[(n & ~WEFT_NODE_SET) - 1].name;
+    }
+    const wf_decl_node *d = &s->nodes[n - 1];
+    return d->sys ? d->sys->name : d->name;
+}
+
+weft_status wf_schedule_refuse_running(const weft_schedule *s, const char *fn)
+{
+    if (s->running) {
+        return wf_error(s->world, WEFT_ERR_WRONG_PHASE, "%s: schedule '%s' is running", fn,
+                        s->name);
+    }
+    return WEFT_OK;
+}
+
+weft_status wf_system_desc_check(weft_world *w, const weft_system_desc *desc)
+{
+    if (!desc) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG, "weft_schedule_add_system: desc is NULL");
+    }
+    if (desc->_start_canary || desc->_end_canary) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_add_system: descriptor canary is not 0 (zero-initialise "
+                        "it)");
+    }
+    if (!desc->fn) {
+        return wf_error(w, WEFT_ERR_INVALID_ARG,
+                        "weft_schedule_add_system: system '%s' has no fn",
+                        desc->name ? desc->name : "");
+    }
+    return WEFT_OK;
+}
+
 static uint32_t sg_ref(weft_node n)
 {
     return (n & WEFT_NODE_SET) ? WF_SG_SET_REF((n & ~WEFT_NODE_SET) - 1) : n - 1;

@@ -196,6 +196,16 @@ void wf_schedule_remove_system(weft_schedule *s, weft_node n);
 weft_status wf_schedule_build(weft_schedule *s);
 void wf_schedule_free(weft_world *w, weft_schedule *s);
 bool wf_schedule_node_ok(const weft_schedule *s, weft_node n, bool sets_ok);
+/* The name of node n (checked with wf_schedule_node_ok): a set's, a
+ * system's or an apply point's. */
+const char *wf_schedule_node_name(const weft_schedule *s, weft_node n);
+/* WRONG_PHASE (recorded naming fn) while s runs: no declaration then. */
+weft_status wf_schedule_refuse_running(const weft_schedule *s, const char *fn);
+/* Checks a system descriptor before wf_schedule_add_system (not NULL,
+ * canaries 0, fn set); INVALID_ARG recorded naming
+ * weft_schedule_add_system, the entry point every way of adding a system
+ * reports as. */
+weft_status wf_system_desc_check(weft_world *w, const weft_system_desc *desc);
 bool wf_conds_push(weft_world *w, wf_conds *c, weft_condition *cond);
 /* A new unattached condition of `kind` owned by s (its last run "minus
  * infinity"); NULL when out of memory (recorded). */
