@@ -3286,7 +3286,7 @@ WEFT_API weft_state weft_app_register_state(weft_app *app, const weft_state_desc
 
 /* ==================================================================== */
 /* ---- sub-apps: sub-worlds fed by extraction, optionally pipelined -- */
-/* (src/api/api_subapp.c, src/api/api_extract.c; hooks in src/app/)    */
+/* (src/app/subapp.c, src/app/extract.c; entry points in src/api/)     */
 /* ==================================================================== */
 
 /* A sub-app is a second app with its own world and schedules that its app

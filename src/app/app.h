@@ -103,7 +103,7 @@ struct weft_app {
     int64_t updates;
     wf_atomic_u32 exit_state;  /* 0 none; 1 claimed; 2 code published */
     int32_t exit_code;         /* written once between 1 and 2 */
-    /* ---- sub-apps (built on the public API in src/api/api_subapp.c) ---- */
+    /* ---- sub-apps (src/app/subapp.c) ---- */
     weft_app *parent;          /* set on a sub-app: the app that drives it
                                   (its update, run and destroy are refused) */
     void *subs;                /* the app's sub-app records, or NULL */

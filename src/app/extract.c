@@ -1,6 +1,9 @@
-/* src/api/api_extract.c - extract systems: their main-world parameters and
+/* src/app/extract.c - extract systems: their main-world parameters and
  * the three extraction forms (component, resource, instances).
  * SPDX-License-Identifier: MIT
+ *
+ * The entry points (src/api/api_extract.c) check their arguments and call
+ * in here.
  *
  * An extract system is a system of the sub-world's Extract schedule whose
  * body is a trampoline (extract_run) with the record as user pointer. The
@@ -15,7 +18,7 @@
  * Added/Changed filters compare with its own last run (the end of its
  * previous complete iteration); resources compare their changed tick with
  * the record's last_tick, the main tick of its previous extraction (see
- * extract() in api_subapp.c for how those ticks bracket an extraction).
+ * extract() in subapp.c for how those ticks bracket an extraction).
  *
  * The forms are exclusive systems that write the sub-world directly: a
  * value already present is overwritten in place, so the steady state of a
@@ -23,6 +26,9 @@
  */
 #include "app/subapp.h"
 #include "core/guard.h"
+#include "world/component.h"
+#include "world/entity.h"
+#include "world/iteration.h"
 #include "world/messages.h"
 
 #include <stdio.h>
@@ -41,7 +47,7 @@ void wf_extract_free(wf_sub *sub, wf_extract *x)
     wf_allocator *a = &sub->parent->alloc;
     weft_world *main = sub->parent->world;
     for (int32_t i = 0; i < x->nmq; i++) {
-        weft_query_destroy(main, x->mq[i]);
+        wf_world_query_drop(main, x->mq[i], "weft_query_destroy");
     }
     wf_free(a, x->mq, (size_t)x->nmq * sizeof *x->mq, X_ALIGN);
     wf_free(a, x->mres, (size_t)x->nmres * sizeof *x->mres, X_ALIGN);
@@ -57,8 +63,7 @@ void wf_extract_free(wf_sub *sub, wf_extract *x)
     wf_free(a, x, sizeof *x, _Alignof(wf_extract));
 }
 
-/* The extract record of `ctx`, or NULL with WRONG_PHASE recorded. */
-static wf_extract *cur(weft_system_ctx *ctx, const char *fn)
+wf_extract *wf_extract_current(weft_system_ctx *ctx, const char *fn)
 {
     if (!ctx) {
         return NULL;
@@ -79,8 +84,8 @@ static void extract_run(weft_system_ctx *ctx, void *user)
 {
     wf_extract *x = user;
     if (!x->sub->extracting) {
-        weft_system_fail(ctx, WEFT_ERR_WRONG_PHASE,
-                         "an extract system runs only in its sub-app's extraction");
+        wf_ctx_fail(ctx, WEFT_ERR_WRONG_PHASE,
+                    "an extract system runs only in its sub-app's extraction");
         return;
     }
     wf_extract *prev_x = tls_x;
@@ -109,41 +114,14 @@ static void extract_run(weft_system_ctx *ctx, void *user)
 
 /* ---- adding ---- */
 
-/* The record of a sub-app argument, or NULL (error recorded). */
-static wf_sub *sub_of(weft_app *sub, const char *fn)
+/* A main-world query of an extract system (what weft_query_create does:
+ * a shared world refuses), or NULL with the error recorded in main. */
+static weft_query *main_query(weft_world *main, const weft_query_desc *desc)
 {
-    if (!wf_app_ok(sub)) {
+    if (wf_world_refuse_shared(main, "weft_query_create")) {
         return NULL;
     }
-    wf_sub *s = NULL;
-    if (sub->parent && wf_app_ok(sub->parent) && sub->parent->subs) {
-        wf_subs *l = sub->parent->subs;
-        for (uint32_t i = 0; i < l->n; i++) {
-            if (l->v[i]->app == sub) {
-                s = l->v[i];
-            }
-        }
-    }
-    if (!s) {
-        wf_error(sub->world, WEFT_ERR_INVALID_ARG, "%s: the app is no sub-app", fn);
-        return NULL;
-    }
-    if (s->parent->updating) {
-        wf_error(sub->world, WEFT_ERR_WRONG_PHASE, "%s: called during an update", fn);
-        return NULL;
-    }
-    if (s->thread_up) {
-        /* the record's thread may hold a frame: no schedule may change */
-        wf_mutex_lock(&s->mu);
-        bool busy = s->state == WF_SUB_QUEUED;
-        wf_mutex_unlock(&s->mu);
-        if (busy) {
-            wf_error(sub->world, WEFT_ERR_WRONG_PHASE,
-                     "%s: a pipelined frame is in flight (weft_sub_app_wait first)", fn);
-            return NULL;
-        }
-    }
-    return s;
+    return wf_world_query_create(main, desc, "weft_query_create");
 }
 
 static bool count_ok(int32_t n, int32_t max, const void *arr)
@@ -183,8 +161,7 @@ static weft_node add_extract(wf_sub *s, const weft_extract_desc *d, wf_extract *
         }
     }
     for (int32_t i = 0; i < d->main_resource_count; i++) {
-        weft_component_info info;
-        if (weft_component_info_get(main, d->main_resources[i], &info) != WEFT_OK) {
+        if (!wf_component_known(main, d->main_resources[i])) {
             wf_extract_free(s, x);
             wf_error(sw, WEFT_ERR_NOT_FOUND, "%s: main resource %u is not registered", fn,
                      d->main_resources[i]);
@@ -228,10 +205,10 @@ static weft_node add_extract(wf_sub *s, const weft_extract_desc *d, wf_extract *
         memcpy(x->mmsg, d->main_messages, (size_t)nm * sizeof *x->mmsg);
     }
     for (int32_t i = 0; i < nq; i++) {
-        x->mq[i] = weft_query_create(main, &d->main_queries[i]);
+        x->mq[i] = main_query(main, &d->main_queries[i]);
         if (!x->mq[i]) {
-            weft_status st = weft_last_status(main);
-            wf_error(sw, st, "%s: main query %d: %s", fn, i, weft_last_error(main));
+            weft_status st = wf_error_last(main);
+            wf_error(sw, st, "%s: main query %d: %s", fn, i, wf_error_last_message(main));
             wf_extract_free(s, x);
             return 0;
         }
@@ -240,7 +217,12 @@ static weft_node add_extract(wf_sub *s, const weft_extract_desc *d, wf_extract *
     sd.fn = extract_run;
     sd.user = x;
     sd.flags |= WEFT_SYSTEM_MAIN_THREAD;
-    weft_node node = weft_schedule_add_system(s->extract, &sd);
+    /* the checks of weft_schedule_add_system (phase, the user's desc) */
+    weft_node node = 0;
+    if (wf_schedule_refuse_running(s->extract, "weft_schedule_add_system") == WEFT_OK &&
+        wf_system_desc_check(sw, &sd) == WEFT_OK) {
+        node = wf_schedule_add_system(s->extract, &sd);
+    }
     if (!node) {
         wf_extract_free(s, x);
         return 0;
@@ -265,21 +247,8 @@ static wf_extract *new_record(wf_sub *s, uint8_t kind)
     return x;
 }
 
-WEFT_API weft_node weft_sub_app_add_extract(weft_app *sub, const weft_extract_desc *desc)
+weft_node wf_extract_add_user(wf_sub *s, const weft_extract_desc *desc, const char *fn)
 {
-    const char *fn = "weft_sub_app_add_extract";
-    wf_sub *s = sub_of(sub, fn);
-    if (!s) {
-        return 0;
-    }
-    if (!desc) {
-        wf_error(sub->world, WEFT_ERR_INVALID_ARG, "%s: desc is NULL", fn);
-        return 0;
-    }
-    if (!desc->system.fn) {
-        wf_error(sub->world, WEFT_ERR_INVALID_ARG, "%s: desc->system.fn is NULL", fn);
-        return 0;
-    }
     wf_extract *x = new_record(s, WF_EXTRACT_USER);
     if (!x) {
         return 0;
@@ -291,36 +260,12 @@ WEFT_API weft_node weft_sub_app_add_extract(weft_app *sub, const weft_extract_de
 
 /* ---- the main-world parameters ---- */
 
-WEFT_API const weft_world *weft_extract_main(weft_system_ctx *ctx)
+weft_status wf_extract_iter(weft_system_ctx *ctx, wf_extract *x, int32_t query, weft_iter *it)
 {
-    wf_extract *x = cur(ctx, "weft_extract_main");
-    return x ? x->sub->parent->world : NULL;
-}
-
-WEFT_API weft_status weft_extract_iter(weft_system_ctx *ctx, int32_t query, weft_iter *it)
-{
-    if (!ctx) {
-        return WEFT_ERR_INVALID_ARG;
-    }
-    wf_extract *x = cur(ctx, "weft_extract_iter");
-    if (!x) {
-        if (it) {
-            memset(it, 0, sizeof *it);
-        }
-        return WEFT_ERR_WRONG_PHASE;
-    }
-    if (!it || query < 0 || query >= x->nmq) {
-        if (it) {
-            memset(it, 0, sizeof *it);
-        }
-        return wf_error(ctx->world, WEFT_ERR_INVALID_ARG,
-                        "weft_extract_iter: it NULL or main query %d out of range 0..%d", query,
-                        x->nmq - 1);
-    }
     weft_world *main = x->sub->parent->world;
-    weft_status st = weft_query_iter(main, x->mq[query], it);
+    weft_status st = wf_world_query_iter(main, x->mq[query], it, "weft_query_iter");
     if (st != WEFT_OK) {
-        wf_error(ctx->world, st, "weft_extract_iter: %s", weft_last_error(main));
+        wf_error(ctx->world, st, "weft_extract_iter: %s", wf_error_last_message(main));
     }
     return st;
 }
@@ -338,23 +283,23 @@ static bool res_declared(weft_system_ctx *ctx, const wf_extract *x, weft_compone
     return false;
 }
 
-WEFT_API const void *weft_extract_resource(weft_system_ctx *ctx, weft_component r, size_t size)
+const void *wf_extract_resource_get(weft_system_ctx *ctx, wf_extract *x, weft_component r,
+                                    size_t size)
 {
-    wf_extract *x = cur(ctx, "weft_extract_resource");
-    if (!x || !res_declared(ctx, x, r, "weft_extract_resource")) {
+    if (!res_declared(ctx, x, r, "weft_extract_resource")) {
         return NULL;
     }
     weft_world *main = x->sub->parent->world;
-    weft_component_info info;
-    if (weft_component_info_get(main, r, &info) != WEFT_OK || info.size != size) {
+    const wf_type_info *ti = wf_component_known(main, r);
+    if (!ti || ti->size != size) {
         wf_error(ctx->world, WEFT_ERR_SIZE_MISMATCH,
                  "weft_extract_resource: size %zu differs from main resource %u's", size, r);
         return NULL;
     }
-    if (!weft_resource_has(main, r)) {
+    if (!wf_resource_has(main, r)) {
         return NULL;
     }
-    return weft_resource_get(main, r, size);
+    return wf_resource_value(main, r, size, false);
 }
 
 /* Did main resource r change since x's previous extraction? */
@@ -362,35 +307,33 @@ static bool res_changed(const wf_extract *x, weft_component r)
 {
     weft_world *main = x->sub->parent->world;
     weft_ticks t;
-    if (!weft_resource_has(main, r) || weft_resource_get_ticks(main, r, &t) != WEFT_OK) {
+    if (!wf_resource_has(main, r) ||
+        wf_resource_ticks(main, r, &t, "weft_resource_get_ticks") != WEFT_OK) {
         return false;
     }
-    return !x->ran || weft_tick_is_newer(t.changed, x->last_tick, x->sub->now_tick);
+    return !x->ran || wf_tick_newer(t.changed, x->last_tick, x->sub->now_tick);
 }
 
-WEFT_API bool weft_extract_resource_changed(weft_system_ctx *ctx, weft_component r)
+bool wf_extract_resource_changed(weft_system_ctx *ctx, wf_extract *x, weft_component r)
 {
-    wf_extract *x = cur(ctx, "weft_extract_resource_changed");
-    if (!x || !res_declared(ctx, x, r, "weft_extract_resource_changed")) {
+    if (!res_declared(ctx, x, r, "weft_extract_resource_changed")) {
         return false;
     }
     return res_changed(x, r);
 }
 
-WEFT_API const void *weft_extract_message_read(weft_system_ctx *ctx, weft_message_type type,
-                                               size_t size)
+const void *wf_extract_message_read(weft_system_ctx *ctx, wf_extract *x,
+                                    weft_message_type type, size_t size)
 {
-    wf_extract *x = cur(ctx, "weft_extract_message_read");
-    if (!x) {
-        return NULL;
-    }
     for (int32_t i = 0; i < x->nmmsg; i++) {
         if (x->mmsg[i] == type) {
             weft_world *main = x->sub->parent->world;
-            const void *m = weft_message_read(main, type, &x->cursors[i], size);
-            if (!m && weft_last_status(main) == WEFT_ERR_SIZE_MISMATCH) {
+            /* what weft_message_read does, its errors recorded in main */
+            const wf_msg_stream *ms = wf_message_stream(main, type, size, "weft_message_read");
+            const void *m = ms ? wf_stream_read(ms, &x->cursors[i]) : NULL;
+            if (!m && wf_error_last(main) == WEFT_ERR_SIZE_MISMATCH) {
                 wf_error(ctx->world, WEFT_ERR_SIZE_MISMATCH, "weft_extract_message_read: %s",
-                         weft_last_error(main));
+                         wf_error_last_message(main));
             }
             return m;
         }
@@ -402,24 +345,17 @@ WEFT_API const void *weft_extract_message_read(weft_system_ctx *ctx, weft_messag
     return NULL;
 }
 
-WEFT_API weft_entity weft_extract_sub_entity(weft_system_ctx *ctx, weft_entity main_e)
-{
-    wf_extract *x = cur(ctx, "weft_extract_sub_entity");
-    if (!x) {
-        return 0;
-    }
-    return wf_sub_map(x->sub, main_e, ctx->world, "weft_extract_sub_entity");
-}
-
 /* ---- the forms ---- */
 
+/* The size of component c of w; false when c is none (UNKNOWN_COMPONENT
+ * recorded in w for an unregistered id, as weft_component_info_get does). */
 static bool component_size(weft_world *w, weft_component c, size_t *out)
 {
-    weft_component_info info;
-    if (!c || weft_component_info_get(w, c, &info) != WEFT_OK) {
+    const wf_type_info *ti = c ? wf_component_known(w, c) : NULL;
+    if (!ti) {
         return false;
     }
-    *out = info.size;
+    *out = ti->size;
     return true;
 }
 
@@ -430,31 +366,31 @@ static weft_status put_value(weft_world *sw, const wf_extract *x, weft_entity tw
 {
     if (x->dst_size) {
         /* NULL without an error when the twin lacks it */
-        void *p = weft_get_mut(sw, twin, x->dst, x->dst_size);
+        void *p = wf_entity_get_mut(sw, twin, x->dst, x->dst_size);
         if (p) {
             memcpy(p, val, x->dst_size);
             return WEFT_OK;
         }
     }
-    return weft_insert(sw, twin, x->dst, val, x->dst_size);
+    return wf_entity_insert(sw, twin, x->dst, val, x->dst_size, "weft_insert");
 }
 
 static void run_component(weft_system_ctx *ctx, wf_extract *x)
 {
-    weft_world *sw = weft_system_world(ctx);
+    weft_world *sw = ctx->world;
     weft_world *main = x->sub->parent->world;
     for (int32_t q = 0; q < x->nmq; q++) {
         weft_iter it;
-        if (weft_query_iter(main, x->mq[q], &it) != WEFT_OK) {
-            weft_system_fail(ctx, weft_last_status(main), weft_last_error(main));
+        if (wf_world_query_iter(main, x->mq[q], &it, "weft_query_iter") != WEFT_OK) {
+            wf_ctx_fail(ctx, wf_error_last(main), wf_error_last_message(main));
             return;
         }
-        while (weft_iter_next(&it)) {
-            int32_t n = weft_iter_count(&it);
-            const weft_entity *ents = weft_iter_entities(&it);
-            const weft_entity *twins = weft_iter_field(&it, 0, sizeof(weft_entity));
+        while (wf_world_iter_next(&it)) {
+            int32_t n = wf_world_iter_count(&it);
+            const weft_entity *ents = wf_world_iter_entities(&it);
+            const weft_entity *twins = wf_world_iter_field(&it, 0, sizeof(weft_entity));
             const unsigned char *src =
-                x->src_size ? weft_iter_field(&it, 1, x->src_size) : NULL;
+                x->src_size ? wf_world_iter_field(&it, 1, x->src_size) : NULL;
             for (int32_t i = 0; i < n; i++) {
                 weft_entity twin = twins[i];
                 if (WF_UNLIKELY(wf_entity_live(sw, twin) == NULL)) {
@@ -462,9 +398,9 @@ static void run_component(weft_system_ctx *ctx, wf_extract *x)
                     snprintf(msg, sizeof msg,
                              "extracting onto twin %u:%u of main entity %u:%u: the twin was "
                              "despawned",
-                             weft_entity_index(twin), weft_entity_generation(twin),
-                             weft_entity_index(ents[i]), weft_entity_generation(ents[i]));
-                    weft_system_fail(ctx, WEFT_ERR_STALE_ENTITY, msg);
+                             wf_handle_index(twin), wf_handle_gen(twin),
+                             wf_handle_index(ents[i]), wf_handle_gen(ents[i]));
+                    wf_ctx_fail(ctx, WEFT_ERR_STALE_ENTITY, msg);
                     continue;
                 }
                 const void *sp = src ? src + (size_t)i * x->src_size : NULL;
@@ -479,13 +415,13 @@ static void run_component(weft_system_ctx *ctx, wf_extract *x)
                     if (keep) {
                         st = put_value(sw, x, twin, x->scratch);
                     } else {
-                        st = weft_remove(sw, twin, x->dst);
+                        st = wf_entity_remove(sw, twin, x->dst, "weft_remove");
                     }
                 } else {
                     st = put_value(sw, x, twin, sp);
                 }
                 if (st != WEFT_OK) {
-                    weft_system_fail(ctx, st, weft_last_error(sw));
+                    wf_ctx_fail(ctx, st, wf_error_last_message(sw));
                 }
             }
         }
@@ -545,18 +481,9 @@ static bool form_ids(wf_sub *s, weft_component src, weft_component dst, bool tra
     return true;
 }
 
-WEFT_API weft_node weft_sub_app_extract_component(weft_app *sub,
-                                                  const weft_extract_component_desc *desc)
+weft_node wf_extract_add_component(wf_sub *s, const weft_extract_component_desc *desc,
+                                   const char *fn)
 {
-    const char *fn = "weft_sub_app_extract_component";
-    wf_sub *s = sub_of(sub, fn);
-    if (!s) {
-        return 0;
-    }
-    if (!desc || desc->_start_canary || desc->_end_canary) {
-        wf_error(sub->world, WEFT_ERR_INVALID_ARG, "%s: desc NULL or canary not 0", fn);
-        return 0;
-    }
     size_t ss, ds;
     if (!form_ids(s, desc->main_component, desc->sub_component, desc->transform != NULL, &ss,
                   &ds, fn)) {
@@ -595,15 +522,15 @@ WEFT_API weft_node weft_sub_app_extract_component(weft_app *sub,
 
 static void run_resource(weft_system_ctx *ctx, wf_extract *x)
 {
-    weft_world *sw = weft_system_world(ctx);
+    weft_world *sw = ctx->world;
     weft_world *main = x->sub->parent->world;
     weft_status st = WEFT_OK;
-    if (!weft_resource_has(main, x->src)) {
-        if (weft_resource_has(sw, x->dst)) {
-            st = weft_resource_remove(sw, x->dst);
+    if (!wf_resource_has(main, x->src)) {
+        if (wf_resource_has(sw, x->dst)) {
+            st = wf_resource_unset(sw, x->dst, "weft_resource_remove");
         }
-    } else if (res_changed(x, x->src) || !weft_resource_has(sw, x->dst)) {
-        const void *src = x->src_size ? weft_resource_get(main, x->src, x->src_size) : NULL;
+    } else if (res_changed(x, x->src) || !wf_resource_has(sw, x->dst)) {
+        const void *src = x->src_size ? wf_resource_value(main, x->src, x->src_size, false) : NULL;
         const void *val = src;
         bool keep = true;
         if (x->transform) {
@@ -614,28 +541,19 @@ static void run_resource(weft_system_ctx *ctx, wf_extract *x)
             val = x->scratch;
         }
         if (keep) {
-            st = weft_resource_insert(sw, x->dst, val, x->dst_size);
-        } else if (weft_resource_has(sw, x->dst)) {
-            st = weft_resource_remove(sw, x->dst);
+            st = wf_resource_set(sw, x->dst, val, x->dst_size, "weft_resource_insert");
+        } else if (wf_resource_has(sw, x->dst)) {
+            st = wf_resource_unset(sw, x->dst, "weft_resource_remove");
         }
     }
     if (st != WEFT_OK) {
-        weft_system_fail(ctx, st, weft_last_error(sw));
+        wf_ctx_fail(ctx, st, wf_error_last_message(sw));
     }
 }
 
-WEFT_API weft_node weft_sub_app_extract_resource(weft_app *sub,
-                                                 const weft_extract_resource_desc *desc)
+weft_node wf_extract_add_resource(wf_sub *s, const weft_extract_resource_desc *desc,
+                                  const char *fn)
 {
-    const char *fn = "weft_sub_app_extract_resource";
-    wf_sub *s = sub_of(sub, fn);
-    if (!s) {
-        return 0;
-    }
-    if (!desc || desc->_start_canary || desc->_end_canary) {
-        wf_error(sub->world, WEFT_ERR_INVALID_ARG, "%s: desc NULL or canary not 0", fn);
-        return 0;
-    }
     size_t ss, ds;
     if (!form_ids(s, desc->main_resource, desc->sub_resource, desc->transform != NULL, &ss, &ds,
                   fn)) {
@@ -741,22 +659,21 @@ static void sort_perm(const weft_entity *keys, uint32_t *perm, uint32_t *tmp, ui
 
 static void run_instances(weft_system_ctx *ctx, wf_extract *x)
 {
-    weft_world *sw = weft_system_world(ctx);
+    weft_world *sw = ctx->world;
     weft_world *main = x->sub->parent->world;
     weft_iter it;
-    if (weft_query_iter(main, x->mq[0], &it) != WEFT_OK) {
-        weft_system_fail(ctx, weft_last_status(main), weft_last_error(main));
+    if (wf_world_query_iter(main, x->mq[0], &it, "weft_query_iter") != WEFT_OK) {
+        wf_ctx_fail(ctx, wf_error_last(main), wf_error_last_message(main));
         return;
     }
     uint32_t count = 0;
-    while (weft_iter_next(&it)) {
-        int32_t n = weft_iter_count(&it);
-        const weft_entity *ents = weft_iter_entities(&it);
-        const unsigned char *src = x->src_size ? weft_iter_field(&it, 0, x->src_size) : NULL;
+    while (wf_world_iter_next(&it)) {
+        int32_t n = wf_world_iter_count(&it);
+        const weft_entity *ents = wf_world_iter_entities(&it);
+        const unsigned char *src = x->src_size ? wf_world_iter_field(&it, 0, x->src_size) : NULL;
         if (!inst_reserve(x, (uint64_t)count + (uint64_t)n)) {
-            weft_iter_fini(&it);
-            weft_system_fail(ctx, WEFT_ERR_OUT_OF_MEMORY,
-                             "out of memory growing an instance map");
+            wf_world_iter_fini(&it);
+            wf_ctx_fail(ctx, WEFT_ERR_OUT_OF_MEMORY, "out of memory growing an instance map");
             return;
         }
         for (int32_t i = 0; i < n; i++) {
@@ -787,9 +704,9 @@ static void run_instances(weft_system_ctx *ctx, wf_extract *x)
     map.instance_size = x->dst_size;
     map.keys = x->pub_keys;
     map.values = x->pub_values;
-    weft_status st = weft_resource_insert(sw, x->dst, &map, sizeof map);
+    weft_status st = wf_resource_set(sw, x->dst, &map, sizeof map, "weft_resource_insert");
     if (st != WEFT_OK) {
-        weft_system_fail(ctx, st, weft_last_error(sw));
+        wf_ctx_fail(ctx, st, wf_error_last_message(sw));
     }
 }
 
@@ -811,21 +728,10 @@ static void inst_map_hash(const void *value, wf_hash_feed_fn feed, void *state)
     }
 }
 
-WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
-                                                       const weft_extract_instances_desc *desc)
+weft_component wf_extract_add_instances(wf_sub *s, const weft_extract_instances_desc *desc,
+                                        const char *fn)
 {
-    const char *fn = "weft_sub_app_extract_instances";
-    wf_sub *s = sub_of(sub, fn);
-    if (!s) {
-        return 0;
-    }
-    weft_world *sw = sub->world;
-    if (!desc || desc->_start_canary || desc->_end_canary || !desc->map_name ||
-        !desc->map_name[0] || desc->instance_size == 0) {
-        wf_error(sw, WEFT_ERR_INVALID_ARG,
-                 "%s: desc NULL, canary not 0, no map_name or instance_size 0", fn);
-        return 0;
-    }
+    weft_world *sw = s->app->world;
     size_t ss;
     if (!component_size(s->parent->world, desc->main_component, &ss)) {
         wf_error(sw, WEFT_ERR_UNKNOWN_COMPONENT, "%s: %u is no component of the main world", fn,
@@ -839,7 +745,7 @@ WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
                  fn, ss);
         return 0;
     }
-    if (weft_component_lookup(sw, desc->map_name)) {
+    if (wf_registry_lookup(&sw->registry, desc->map_name)) {
         wf_error(sw, WEFT_ERR_ALREADY_EXISTS, "%s: the sub-world has a component '%s'", fn,
                  desc->map_name);
         return 0;
@@ -848,7 +754,7 @@ WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
     memset(&cd, 0, sizeof cd);
     cd.name = desc->map_name;
     cd.size = sizeof(weft_instance_map);
-    weft_component map = weft_component_register(sw, &cd);
+    weft_component map = wf_component_register(sw, &cd);
     if (!map) {
         return 0;
     }
@@ -881,25 +787,4 @@ WEFT_API weft_component weft_sub_app_extract_instances(weft_app *sub,
         x->dst_size = keep;
     }
     return n ? map : 0;
-}
-
-WEFT_API const void *weft_instance_map_get(const weft_instance_map *map, weft_entity main_e)
-{
-    if (!map || map->count <= 0 || !map->keys) {
-        return NULL;
-    }
-    uint32_t lo = 0;
-    uint32_t hi = (uint32_t)map->count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (map->keys[mid] < main_e) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    if (lo < (uint32_t)map->count && map->keys[lo] == main_e) {
-        return (const unsigned char *)map->values + (size_t)lo * map->instance_size;
-    }
-    return NULL;
 }

@@ -1,8 +1,9 @@
-/* src/api/api_subapp.c - sub-apps: creation, the per-update extraction
- * and update, entity sync between the worlds, and the pipeline thread.
+/* src/app/subapp.c - sub-apps: creation, the per-update extraction and
+ * update, entity sync between the worlds, and the pipeline thread.
  * SPDX-License-Identifier: MIT
  *
- * See src/app/subapp.h for the records. One update of the parent runs,
+ * See subapp.h for the records; the entry points (src/api/api_subapp.c)
+ * check their arguments and call in here. One update of the parent runs,
  * for each sub-app in order of addition (sub_frame): collect the frame in
  * flight (pipelined), sync entities, run the Extract schedule with the
  * main world read-only, then update the sub-app inline or hand it to its
@@ -20,6 +21,9 @@
  * main world's own deterministic order.
  */
 #include "app/subapp.h"
+#include "world/component.h"
+#include "world/entity.h"
+#include "world/iteration.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,8 +37,7 @@ static wf_subs *subs_of(const weft_app *a)
     return (wf_subs *)a->subs;
 }
 
-/* The record of sub-app `sub`, or NULL when it is none. */
-static wf_sub *sub_record(const weft_app *sub)
+wf_sub *wf_sub_of(const weft_app *sub)
 {
     if (!sub->parent || !wf_app_ok(sub->parent)) {
         return NULL;
@@ -78,8 +81,8 @@ static bool grow_entities(wf_allocator *a, weft_entity **v, uint32_t *cap, uint6
 static void sub_entity_removed(weft_world *world, weft_trigger *trigger, void *user)
 {
     wf_sub *s = user;
-    const weft_entity *twin = weft_get(world, trigger->entity, s->sub_entity,
-                                       sizeof(weft_entity));
+    const weft_entity *twin =
+        wf_entity_get(world, trigger->entity, s->sub_entity, sizeof(weft_entity));
     if (!twin || *twin == 0) {
         return;
     }
@@ -102,15 +105,15 @@ static weft_status collect(wf_sub *s, weft_query *q, ent_list *out)
     weft_world *main = s->parent->world;
     out->n = 0;
     weft_iter it;
-    weft_status st = weft_query_iter(main, q, &it);
+    weft_status st = wf_world_query_iter(main, q, &it, "weft_query_iter");
     if (st != WEFT_OK) {
         return st;
     }
-    while (weft_iter_next(&it)) {
-        int32_t n = weft_iter_count(&it);
-        const weft_entity *ents = weft_iter_entities(&it);
+    while (wf_world_iter_next(&it)) {
+        int32_t n = wf_world_iter_count(&it);
+        const weft_entity *ents = wf_world_iter_entities(&it);
         if (!grow_entities(&s->parent->alloc, &out->v, &out->cap, (uint64_t)out->n + (uint64_t)n)) {
-            weft_iter_fini(&it);
+            wf_world_iter_fini(&it);
             return wf_error(main, WEFT_ERR_OUT_OF_MEMORY,
                             "sub-app '%s': out of memory syncing entities", s->name);
         }
@@ -137,10 +140,10 @@ static weft_status clear_world(weft_world *w)
             continue;
         }
         weft_entity e = ((uint64_t)r->gen << 32) | i;
-        if (!weft_is_alive(w, e)) {
+        if (!wf_entity_alive(w, e)) {
             continue; /* reserved, not yet live */
         }
-        weft_status st = weft_despawn(w, e);
+        weft_status st = wf_entity_despawn(w, e, "weft_despawn");
         if (first == WEFT_OK) {
             first = st;
         }
@@ -156,16 +159,17 @@ static weft_status make_twins(wf_sub *s, const ent_list *l)
     for (uint32_t i = 0; i < l->n; i++) {
         weft_entity m = l->v[i];
         weft_value v = {s->main_entity, sizeof m, &m};
-        weft_entity twin = weft_spawn_with(sw, &v, 1);
+        weft_entity twin = wf_entity_spawn_with(sw, &v, 1, "weft_spawn_with");
         if (!twin) {
-            return wf_error(main, weft_last_status(sw),
+            return wf_error(main, wf_error_last(sw),
                             "sub-app '%s': cannot spawn the twin of %u:%u: %s", s->name,
-                            weft_entity_index(m), weft_entity_generation(m),
-                            weft_last_error(sw));
+                            wf_handle_index(m), wf_handle_gen(m),
+                            wf_error_last_message(sw));
         }
-        weft_status st = weft_insert(main, m, s->sub_entity, &twin, sizeof twin);
+        weft_status st =
+            wf_entity_insert(main, m, s->sub_entity, &twin, sizeof twin, "weft_insert");
         if (st != WEFT_OK) {
-            weft_despawn(sw, twin);
+            wf_entity_despawn(sw, twin, "weft_despawn");
             return st;
         }
     }
@@ -192,11 +196,12 @@ static weft_status sync(wf_sub *s)
         st = collect(s, s->q_gone, &l);
     }
     for (uint32_t i = 0; st == WEFT_OK && i < l.n; i++) {
-        st = weft_remove(main, l.v[i], s->sub_entity); /* the observer queues the twin */
+        /* the observer queues the twin */
+        st = wf_entity_remove(main, l.v[i], s->sub_entity, "weft_remove");
     }
     for (uint32_t i = 0; st == WEFT_OK && i < s->ndead; i++) {
-        if (weft_is_alive(sw, s->dead[i])) {
-            st = weft_despawn(sw, s->dead[i]);
+        if (wf_entity_alive(sw, s->dead[i])) {
+            st = wf_entity_despawn(sw, s->dead[i], "weft_despawn");
         }
     }
     if (st == WEFT_OK) {
@@ -242,9 +247,7 @@ static void sub_thread(void *arg)
     wf_mutex_unlock(&s->mu);
 }
 
-/* Waits for the frame in flight and collects its status (copied into the
- * main world's slot with the sub-app's name when it failed). */
-static weft_status sub_wait(wf_sub *s)
+weft_status wf_sub_wait(wf_sub *s)
 {
     if (!s->thread_up) {
         return WEFT_OK;
@@ -263,7 +266,7 @@ static weft_status sub_wait(wf_sub *s)
     }
     if (st != WEFT_OK) {
         wf_error(s->parent->world, st, "sub-app '%s': %s", s->name,
-                 weft_last_error(s->app->world));
+                 wf_error_last_message(s->app->world));
     }
     return st;
 }
@@ -287,7 +290,7 @@ static void thread_stop(wf_sub *s)
     if (!s->thread_up) {
         return;
     }
-    sub_wait(s);
+    wf_sub_wait(s);
     wf_mutex_lock(&s->mu);
     s->quit = true;
     wf_cond_broadcast(&s->cv);
@@ -303,17 +306,17 @@ static weft_status extract(wf_sub *s, double dt)
     /* a fresh tick: what was written before this extraction is older than
      * now_tick, and the tick taken after it makes what is written later
      * newer, so each change is seen by exactly one extraction */
-    s->now_tick = weft_world_increment_change_tick(main);
+    s->now_tick = ++main->change_tick;
     main->read_only = true;
     main->busy++;
     s->extracting = true;
-    weft_status st = weft_schedule_run(s->extract, dt);
+    weft_status st = wf_schedule_run(s->app->world, s->extract, dt);
     s->extracting = false;
     main->busy--;
     main->read_only = false;
     s->last_tick = s->now_tick;
     s->ever_extracted = true;
-    weft_world_increment_change_tick(main);
+    ++main->change_tick;
     return st;
 }
 
@@ -324,13 +327,13 @@ static void note(wf_sub *s, weft_status *first, weft_status st, const char *what
     if (st != WEFT_OK && *first == WEFT_OK) {
         *first = st;
         wf_error(s->parent->world, st, "sub-app '%s': %s%s", s->name, what,
-                 weft_last_error(s->app->world));
+                 wf_error_last_message(s->app->world));
     }
 }
 
 static weft_status sub_frame(wf_sub *s, double dt)
 {
-    weft_status first = sub_wait(s);
+    weft_status first = wf_sub_wait(s);
     keep_first(&first, sync(s)); /* its errors are the main world's already */
     note(s, &first, extract(s, dt), "extraction: ");
     if (s->app->phase != WF_APP_READY) {
@@ -370,11 +373,11 @@ static void sub_free(wf_sub *s)
     weft_world *main = parent->world;
     thread_stop(s);
     if (s->obs) {
-        weft_observer_destroy(main, s->obs);
+        wf_observer_remove(main, s->obs);
     }
-    weft_query_destroy(main, s->q_new);
-    weft_query_destroy(main, s->q_gone);
-    weft_query_destroy(main, s->q_all);
+    wf_world_query_drop(main, s->q_new, "weft_query_destroy");
+    wf_world_query_drop(main, s->q_gone, "weft_query_destroy");
+    wf_world_query_drop(main, s->q_all, "weft_query_destroy");
     while (s->extracts) {
         wf_extract *x = s->extracts;
         s->extracts = x->next;
@@ -415,10 +418,10 @@ static void subs_fini(weft_app *a)
  * registered. 0 with the error recorded. */
 static weft_component main_component(weft_world *w, const char *name, size_t size)
 {
-    weft_component c = weft_component_lookup(w, name);
+    weft_component c = wf_registry_lookup(&w->registry, name);
     if (c) {
-        weft_component_info info;
-        if (weft_component_info_get(w, c, &info) != WEFT_OK || info.size != size) {
+        const wf_type_info *ti = wf_component_known(w, c);
+        if (!ti || ti->size != size) {
             wf_error(w, WEFT_ERR_ALREADY_EXISTS,
                      "weft_app_add_sub_app: the world has a component '%s' of another size",
                      name);
@@ -430,7 +433,7 @@ static weft_component main_component(weft_world *w, const char *name, size_t siz
     memset(&d, 0, sizeof d);
     d.name = name;
     d.size = size;
-    return weft_component_register(w, &d);
+    return wf_component_register(w, &d);
 }
 
 static weft_query *make_query(weft_world *w, weft_component a, weft_oper oa, weft_component b,
@@ -443,55 +446,14 @@ static weft_query *make_query(weft_world *w, weft_component a, weft_oper oa, wef
     q.terms[1].id = b;
     q.terms[1].oper = ob;
     q.term_count = 2;
-    return weft_query_create(w, &q);
+    return wf_world_query_create(w, &q, "weft_query_create");
 }
 
-WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *desc)
+weft_app *wf_sub_app_add(weft_app *app, const weft_sub_app_desc *desc)
 {
-    if (!wf_app_ok(app)) {
-        return NULL;
-    }
     weft_world *main = app->world;
     const char *fn = "weft_app_add_sub_app";
-    if (wf_world_refuse_shared(main, fn)) {
-        return NULL;
-    }
-    if (app->updating) {
-        wf_error(main, WEFT_ERR_WRONG_PHASE, "%s: called during an update", fn);
-        return NULL;
-    }
-    if (app->parent) {
-        wf_error(main, WEFT_ERR_INVALID_ARG, "%s: a sub-app cannot have sub-apps", fn);
-        return NULL;
-    }
-#if !WEFT_THREADS
-    if (desc && desc->pipelined) {
-        wf_error(main, WEFT_ERR_UNSUPPORTED, "%s: a pipelined sub-app needs its own thread, "
-                 "and this build has no threads (WEFT_THREADS=OFF)", fn);
-        return NULL;
-    }
-#endif
-    if (!desc || desc->_start_canary || desc->_end_canary || !desc->name || !desc->name[0]) {
-        wf_error(main, WEFT_ERR_INVALID_ARG, "%s: desc NULL, canary not 0 or no name", fn);
-        return NULL;
-    }
     const weft_world_desc *wd = &desc->world_desc;
-    if (wd->_start_canary || wd->_end_canary || wd->entity_capacity_hint < 0 ||
-        (wd->allocator.alloc == NULL) != (wd->allocator.free == NULL)) {
-        wf_error(main, WEFT_ERR_INVALID_ARG, "%s: sub-app '%s': invalid world_desc", fn,
-                 desc->name);
-        return NULL;
-    }
-    if (desc->share_threads && main->sys && main->sys->lender) {
-        wf_error(main, WEFT_ERR_INVALID_ARG,
-                 "%s: share_threads, but the main world runs on another world's executor", fn);
-        return NULL;
-    }
-    size_t nlen = strlen(desc->name);
-    if (nlen > 200) {
-        wf_error(main, WEFT_ERR_INVALID_ARG, "%s: name longer than 200 bytes", fn);
-        return NULL;
-    }
     wf_subs *l = subs_of(app);
     for (uint32_t i = 0; l && i < l->n; i++) {
         if (strcmp(l->v[i]->name, desc->name) == 0) {
@@ -520,8 +482,8 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
         app->subs = l;
     }
     if (l->n == l->cap) {
-        uint32_t nc = l->cap ? l->cap * 2 : 4;
-        wf_sub **nv = wf_alloc(&app->alloc, (size_t)nc * sizeof *nv, SUB_ALIGN);
+        uint32_t nc = wf_grow_cap(l->cap, (uint64_t)l->n + 1, 4u, UINT32_MAX / 2, sizeof *l->v);
+        wf_sub **nv = nc ? wf_alloc(&app->alloc, (size_t)nc * sizeof *nv, SUB_ALIGN) : NULL;
         if (!nv) {
             goto oom;
         }
@@ -554,7 +516,7 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
     weft_app_desc ad;
     memset(&ad, 0, sizeof ad);
     ad.world_desc = *wd;
-    s->app = s->name ? weft_app_create(&ad) : NULL;
+    s->app = s->name ? wf_app_new(NULL, &ad) : NULL;
     if (s->app) {
         s->app->parent = app;
         weft_world *sw = s->app->world;
@@ -562,12 +524,13 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
         memset(&md, 0, sizeof md);
         md.name = "MainEntity";
         md.size = sizeof(weft_entity);
-        s->main_entity = weft_component_register(sw, &md);
+        s->main_entity = wf_component_register(sw, &md);
         if (s->main_entity) {
             /* a cloned twin must not claim its original's main entity */
             wf_registry_get(&sw->registry, s->main_entity)->no_clone = true;
         }
-        s->extract = s->main_entity ? weft_schedule_create(sw, "Extract") : NULL;
+        s->extract =
+            s->main_entity ? wf_schedule_create(sw, "Extract", "weft_schedule_create") : NULL;
         if (s->extract && desc->share_threads &&
             wf_exec_share(sw, main) != WEFT_OK) {
             s->extract = NULL; /* out of memory (the schedule goes with the world) */
@@ -585,7 +548,7 @@ WEFT_API weft_app *weft_app_add_sub_app(weft_app *app, const weft_sub_app_desc *
         od.component = sub_entity;
         od.fn = sub_entity_removed;
         od.user = s;
-        s->obs = weft_observer_create(main, &od);
+        s->obs = wf_observer_add(main, &od);
     }
     if (!s->obs) {
         sub_free(s);
@@ -608,15 +571,8 @@ oom:
 
 /* ---- lookups and control ---- */
 
-WEFT_API weft_app *weft_app_sub_app(weft_app *app, const char *name)
+weft_app *wf_sub_app_find(weft_app *app, const char *name)
 {
-    if (!wf_app_ok(app)) {
-        return NULL;
-    }
-    if (!name) {
-        wf_error(app->world, WEFT_ERR_INVALID_ARG, "weft_app_sub_app: name is NULL");
-        return NULL;
-    }
     wf_subs *l = subs_of(app);
     for (uint32_t i = 0; l && i < l->n; i++) {
         if (strcmp(l->v[i]->name, name) == 0) {
@@ -627,46 +583,19 @@ WEFT_API weft_app *weft_app_sub_app(weft_app *app, const char *name)
     return NULL;
 }
 
-WEFT_API weft_app *weft_sub_app_parent(weft_app *sub)
+bool wf_sub_busy(wf_sub *s)
 {
-    return wf_app_ok(sub) ? sub->parent : NULL;
+    if (!s->thread_up) {
+        return false;
+    }
+    wf_mutex_lock(&s->mu);
+    bool busy = s->state == WF_SUB_QUEUED;
+    wf_mutex_unlock(&s->mu);
+    return busy;
 }
 
-/* The record of a sub-app argument, or NULL (INVALID_ARG recorded in its
- * world when it is an app but no sub-app). */
-static wf_sub *sub_arg(const weft_app *sub, const char *fn)
+weft_status wf_sub_set_pipelined(wf_sub *s, bool on)
 {
-    if (!wf_app_ok(sub)) {
-        return NULL;
-    }
-    wf_sub *s = sub_record(sub);
-    if (!s) {
-        wf_error(sub->world, WEFT_ERR_INVALID_ARG, "%s: the app is no sub-app", fn);
-    }
-    return s;
-}
-
-WEFT_API weft_status weft_sub_app_wait(weft_app *sub)
-{
-    if (!wf_app_ok(sub)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    wf_sub *s = sub_arg(sub, "weft_sub_app_wait");
-    if (!s) {
-        return WEFT_ERR_INVALID_ARG;
-    }
-    return sub_wait(s);
-}
-
-WEFT_API weft_status weft_sub_app_set_pipelined(weft_app *sub, bool on)
-{
-    if (!wf_app_ok(sub)) {
-        return WEFT_ERR_INVALID_HANDLE;
-    }
-    wf_sub *s = sub_arg(sub, "weft_sub_app_set_pipelined");
-    if (!s) {
-        return WEFT_ERR_INVALID_ARG;
-    }
     if (s->parent->updating) {
         return wf_error(s->parent->world, WEFT_ERR_WRONG_PHASE,
                         "weft_sub_app_set_pipelined: called during an update");
@@ -686,83 +615,35 @@ WEFT_API weft_status weft_sub_app_set_pipelined(weft_app *sub, bool on)
 #endif
     }
     s->pipelined = false;
-    weft_status st = sub_wait(s);
+    weft_status st = wf_sub_wait(s);
     thread_stop(s);
     return st;
 }
 
-WEFT_API int64_t weft_sub_app_frames(const weft_app *sub)
-{
-    wf_sub *s = wf_app_ok(sub) ? sub_record(sub) : NULL;
-    return s ? s->frames : 0;
-}
-
-WEFT_API weft_component weft_sub_app_sync_tag(const weft_app *sub)
-{
-    wf_sub *s = sub_arg(sub, "weft_sub_app_sync_tag");
-    return s ? s->sync : 0;
-}
-
-WEFT_API weft_component weft_sub_app_sub_entity(const weft_app *sub)
-{
-    wf_sub *s = sub_arg(sub, "weft_sub_app_sub_entity");
-    return s ? s->sub_entity : 0;
-}
-
-WEFT_API weft_component weft_sub_app_main_entity(const weft_app *sub)
-{
-    wf_sub *s = sub_arg(sub, "weft_sub_app_main_entity");
-    return s ? s->main_entity : 0;
-}
-
-/* The twin of main_e, or 0 with the error recorded in `rec` (the main
- * world, or the sub-world inside an extract system). */
 weft_entity wf_sub_map(wf_sub *s, weft_entity main_e, const weft_world *rec, const char *fn)
 {
     weft_world *main = s->parent->world;
     weft_world *sw = s->app->world;
-    if (!weft_is_alive(main, main_e)) {
+    if (!wf_entity_alive(main, main_e)) {
         wf_error(rec, main_e ? WEFT_ERR_STALE_ENTITY : WEFT_ERR_INVALID_ENTITY,
-                 "%s: main entity %u:%u is not alive", fn, weft_entity_index(main_e),
-                 weft_entity_generation(main_e));
+                 "%s: main entity %u:%u is not alive", fn, wf_handle_index(main_e),
+                 wf_handle_gen(main_e));
         return 0;
     }
-    const weft_entity *twin = weft_get(main, main_e, s->sub_entity, sizeof(weft_entity));
+    const weft_entity *twin = wf_entity_get(main, main_e, s->sub_entity, sizeof(weft_entity));
     if (!twin) {
         wf_error(rec, WEFT_ERR_NOT_FOUND,
                  "%s: main entity %u:%u has no twin in sub-app '%s' (not tagged, or not "
                  "synced yet)",
-                 fn, weft_entity_index(main_e), weft_entity_generation(main_e), s->name);
+                 fn, wf_handle_index(main_e), wf_handle_gen(main_e), s->name);
         return 0;
     }
-    if (!weft_is_alive(sw, *twin)) {
+    if (!wf_entity_alive(sw, *twin)) {
         wf_error(rec, WEFT_ERR_STALE_ENTITY,
                  "%s: the twin %u:%u of main entity %u:%u in sub-app '%s' was despawned", fn,
-                 weft_entity_index(*twin), weft_entity_generation(*twin),
-                 weft_entity_index(main_e), weft_entity_generation(main_e), s->name);
+                 wf_handle_index(*twin), wf_handle_gen(*twin),
+                 wf_handle_index(main_e), wf_handle_gen(main_e), s->name);
         return 0;
     }
     return *twin;
-}
-
-WEFT_API weft_entity weft_sub_app_map(weft_app *sub, weft_entity main_e)
-{
-    wf_sub *s = sub_arg(sub, "weft_sub_app_map");
-    if (!s) {
-        return 0;
-    }
-    if (s->thread_up) {
-        wf_mutex_lock(&s->mu);
-        bool busy = s->state == WF_SUB_QUEUED;
-        wf_mutex_unlock(&s->mu);
-        if (busy) {
-            /* the twin's liveness is the sub-world's, which the frame owns */
-            wf_error(s->parent->world, WEFT_ERR_WRONG_PHASE,
-                     "weft_sub_app_map: a pipelined frame of '%s' is in flight "
-                     "(weft_sub_app_wait first)",
-                     s->name);
-            return 0;
-        }
-    }
-    return wf_sub_map(s, main_e, s->parent->world, "weft_sub_app_map");
 }

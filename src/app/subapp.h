@@ -1,5 +1,5 @@
-/* src/app/subapp.h - sub-apps: records shared by the sub-app entry points
- * (src/api/api_subapp.c) and the extract systems (src/api/api_extract.c).
+/* src/app/subapp.h - sub-apps: records and internal entry points of the
+ * sub-apps (subapp.c) and their extract systems (extract.c).
  * SPDX-License-Identifier: MIT
  *
  * A sub-app is a weft_app (its `parent` set) on a world of its own. Its
@@ -9,12 +9,16 @@
  * records, the main-world ticks bracketing the last extraction, and the
  * pipeline (a thread, a mutex and a condition variable).
  *
- * The sub-app layer is built on the public API (registration, queries,
- * commands, schedules), so it lives in src/api/ and reaches the app only
+ * Sub-apps belong to the app layer and are built on the internal entry
+ * points of the layers below (entity operations, queries and iteration,
+ * schedules, resources, observers: the wf_* functions the public entry
+ * points call too), never on the public API. They reach the app only
  * through the `subs`, `subs_update` and `subs_fini` hooks of struct
- * weft_app. Ownership: the parent app owns the list, each record and its
- * sub-app; a record frees its extract records, main-world queries and
- * observer while the main world is alive (subs_fini runs first in
+ * weft_app; the entry points (src/api/api_subapp.c, api_extract.c) check
+ * their arguments and call the functions declared below. Ownership: the
+ * parent app owns the list, each record and its sub-app; a record frees
+ * its extract records, main-world queries and observer while the main
+ * world is alive (subs_fini runs first in
  * wf_app_destroy).
  *
  * Threads: everything on the driver thread of the main world, except a
@@ -113,13 +117,49 @@ typedef struct wf_subs {
     uint32_t n, cap;
 } wf_subs;
 
-/* ---- api_extract.c ---- */
-/* Frees an extract record (its main queries too: the main world is alive). */
-void wf_extract_free(wf_sub *sub, wf_extract *x);
-
-/* ---- api_subapp.c ---- */
+/* ---- subapp.c ---- */
+/* Adds sub-app desc->name to `app` (what weft_app_add_sub_app does past
+ * its checks: desc valid, app no sub-app, not updating); NULL with the
+ * error recorded in the main world (ALREADY_EXISTS, OUT_OF_MEMORY, ...). */
+weft_app *wf_sub_app_add(weft_app *app, const weft_sub_app_desc *desc);
+/* The sub-app of `app` named `name`, or NULL (NOT_FOUND recorded). */
+weft_app *wf_sub_app_find(weft_app *app, const char *name);
+/* The record of sub-app `sub` (a valid app), or NULL when it is none. */
+wf_sub *wf_sub_of(const weft_app *sub);
+/* Waits for the frame in flight and collects its status (copied into the
+ * main world's slot with the sub-app's name when it failed). */
+weft_status wf_sub_wait(wf_sub *s);
+/* Is a pipelined frame in flight (the sub-world is its thread's)? */
+bool wf_sub_busy(wf_sub *s);
+/* Turns the pipeline on (starting the thread) or off (waiting for the
+ * frame in flight and stopping it); refused during an update. */
+weft_status wf_sub_set_pipelined(wf_sub *s, bool on);
 /* The twin of main entity main_e, or 0 with the error recorded in `rec`
  * (the main world, or the sub-world inside an extract system) naming fn. */
 weft_entity wf_sub_map(wf_sub *sub, weft_entity main_e, const weft_world *rec, const char *fn);
+
+/* ---- extract.c ---- */
+/* Frees an extract record (its main queries too: the main world is alive). */
+void wf_extract_free(wf_sub *sub, wf_extract *x);
+/* The extract record running `ctx` on this thread, or NULL with
+ * WRONG_PHASE recorded (not an extract system, or not extracting). */
+wf_extract *wf_extract_current(weft_system_ctx *ctx, const char *fn);
+/* The entry points past their checks (s may change: no update, no frame
+ * in flight; desc checked). 0 with the error recorded in the sub-world. */
+weft_node wf_extract_add_user(wf_sub *s, const weft_extract_desc *desc, const char *fn);
+weft_node wf_extract_add_component(wf_sub *s, const weft_extract_component_desc *desc,
+                                   const char *fn);
+weft_node wf_extract_add_resource(wf_sub *s, const weft_extract_resource_desc *desc,
+                                  const char *fn);
+weft_component wf_extract_add_instances(wf_sub *s, const weft_extract_instances_desc *desc,
+                                        const char *fn);
+/* The main-world parameters of the running extract system x (query in
+ * range, it not NULL): errors recorded in ctx's world. */
+weft_status wf_extract_iter(weft_system_ctx *ctx, wf_extract *x, int32_t query, weft_iter *it);
+const void *wf_extract_resource_get(weft_system_ctx *ctx, wf_extract *x, weft_component r,
+                                    size_t size);
+bool wf_extract_resource_changed(weft_system_ctx *ctx, wf_extract *x, weft_component r);
+const void *wf_extract_message_read(weft_system_ctx *ctx, wf_extract *x,
+                                    weft_message_type type, size_t size);
 
 #endif
