@@ -122,8 +122,11 @@ weft_status wf_entity_remove(weft_world *w, weft_entity e, weft_component c, con
     return wf_entity_done(w, wf_commit_remove(w, e, rec, ti));
 }
 
-wf_column *wf_entity_locate(const weft_world *w, weft_entity e, weft_component c, size_t size,
-                            const char *fn, uint32_t *out_row, weft_status *status)
+/* wf_entity_locate's body; static so that the checking path of get and
+ * get_mut has it inline. */
+static wf_column *entity_locate(const weft_world *w, weft_entity e, weft_component c,
+                                size_t size, const char *fn, uint32_t *out_row,
+                                weft_status *status)
 {
     wf_record *rec;
     *status = wf_entity_check(w, e, &rec);
@@ -155,6 +158,12 @@ wf_column *wf_entity_locate(const weft_world *w, weft_entity e, weft_component c
     return col;
 }
 
+wf_column *wf_entity_locate(const weft_world *w, weft_entity e, weft_component c, size_t size,
+                            const char *fn, uint32_t *out_row, weft_status *status)
+{
+    return entity_locate(w, e, c, size, fn, out_row, status);
+}
+
 /* Slow path of get/get_mut: full checks with messages. Kept out of line
  * and cold so the fast path of wf_entity_get needs no register spills. */
 #if defined(__GNUC__)
@@ -166,7 +175,7 @@ static void *entity_get_checked(const weft_world *w, weft_entity e, weft_compone
     const char *fn = mut ? "weft_get_mut" : "weft_get";
     uint32_t row = 0;
     weft_status st;
-    wf_column *col = wf_entity_locate(w, e, c, size, fn, &row, &st);
+    wf_column *col = entity_locate(w, e, c, size, fn, &row, &st);
     if (!col) {
         return NULL;
     }
