@@ -17,41 +17,6 @@ weft_status wf_world_query_refresh(weft_world *w, weft_query *q, const char *fn)
     return WEFT_OK;
 }
 
-const wf_term *wf_iter_term(const wf_iter *it, int32_t term, size_t size, bool write,
-                            const char *fn)
-{
-    if (it->state != WF_ITER_ACTIVE || !it->match) {
-        if (wf_iter_has_world(it)) {
-            wf_error(it->world, WEFT_ERR_WRONG_PHASE, "%s: no current chunk", fn);
-        }
-        return NULL;
-    }
-    const weft_query *q = it->query;
-    if (term < 0 || (uint32_t)term >= q->term_count) {
-        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: term %d out of range (query has %u)",
-                 fn, term, q->term_count);
-        return NULL;
-    }
-    const wf_term *t = &q->terms[term];
-    if (t->access == WEFT_ACCESS_NONE) {
-        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: term %d ('%s') has no field", fn,
-                 term, t->ti->name);
-        return NULL;
-    }
-    if (size != t->size) {
-        wf_error(it->world, WEFT_ERR_SIZE_MISMATCH,
-                 "%s: term %d component '%s' has size %u but %zu bytes were asked", fn, term,
-                 t->ti->name, t->size, size);
-        return NULL;
-    }
-    if (write && t->access != WEFT_ACCESS_WRITE) {
-        wf_error(it->world, WEFT_ERR_ACCESS_VIOLATION,
-                 "%s: term %d ('%s') is declared read-only", fn, term, t->ti->name);
-        return NULL;
-    }
-    return t;
-}
-
 /* Column of a term's values in the current chunk and the column row of the
  * chunk's first row (*out_start), or NULL when the chunk lacks the term.
  * Sparse terms: their set's dense values, consecutive for the chunk

@@ -80,9 +80,43 @@ static inline bool wf_iter_has_world(const wf_iter *it)
     return it->state == WF_ITER_ACTIVE || it->state == WF_ITER_DONE;
 }
 
-/* Checks a field request; returns the term or NULL (error recorded). */
-const wf_term *wf_iter_term(const wf_iter *it, int32_t term, size_t size, bool write,
-                            const char *fn);
+/* Checks a field request; returns the term or NULL (error recorded).
+ * Inline: the per-row entry points (weft_iter_get, _get_mut, ...) run it
+ * for every call. */
+static inline const wf_term *wf_iter_term(const wf_iter *it, int32_t term, size_t size,
+                                          bool write, const char *fn)
+{
+    if (it->state != WF_ITER_ACTIVE || !it->match) {
+        if (wf_iter_has_world(it)) {
+            wf_error(it->world, WEFT_ERR_WRONG_PHASE, "%s: no current chunk", fn);
+        }
+        return NULL;
+    }
+    const weft_query *q = it->query;
+    if (term < 0 || (uint32_t)term >= q->term_count) {
+        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: term %d out of range (query has %u)",
+                 fn, term, q->term_count);
+        return NULL;
+    }
+    const wf_term *t = &q->terms[term];
+    if (t->access == WEFT_ACCESS_NONE) {
+        wf_error(it->world, WEFT_ERR_INVALID_ARG, "%s: term %d ('%s') has no field", fn,
+                 term, t->ti->name);
+        return NULL;
+    }
+    if (size != t->size) {
+        wf_error(it->world, WEFT_ERR_SIZE_MISMATCH,
+                 "%s: term %d component '%s' has size %u but %zu bytes were asked", fn, term,
+                 t->ti->name, t->size, size);
+        return NULL;
+    }
+    if (write && t->access != WEFT_ACCESS_WRITE) {
+        wf_error(it->world, WEFT_ERR_ACCESS_VIOLATION,
+                 "%s: term %d ('%s') is declared read-only", fn, term, t->ti->name);
+        return NULL;
+    }
+    return t;
+}
 
 /* Marks the chunk's rows of a written term's column changed at this_run:
  * rows [start, start + count) of column c; `whole` (the whole table) sets
