@@ -27,6 +27,13 @@
 #define WF_COLUMN_MIN_ALIGN 16u
 /* Length of the error message kept in the world's error slot. */
 #define WF_ERROR_LEN 1024
+/* Most workers a pool will start, and a host job system may report (the
+ * rest of a larger request is ignored). */
+#define WF_POOL_MAX_WORKERS 256u
+/* Outside threads that may work in a pool at once besides worker 0
+ * (wf_thread_pool_attach): e.g. a second world's driver or a sub-app's
+ * pipeline thread running a schedule on a pool it shares. */
+#define WF_POOL_MAX_CALLERS 8u
 /* Default bound on the decompressed payload of a snapshot or delta
  * (weft_snapshot_set_limit): a compressed blob that announces or produces
  * more is refused before or while decompressing. */
@@ -56,6 +63,12 @@
 #define WF_REFLECT_MAX_COUNT (1u << 20)
 /* Length of a field path, and of one field name. */
 #define WF_REFLECT_MAX_PATH 256u
+/* Fields of one type description, and named values of one enum field. */
+#define WF_REFLECT_MAX_FIELDS 4096u
+#define WF_REFLECT_MAX_ENUM_VALUES 65536u
+/* Rows a par_each task takes at least when the system asks for no minimum
+ * (weft_system_par_each's min_rows 0). */
+#define WF_PAR_EACH_MIN_ROWS 1024u
 /* Components one JSON entity object ({"components": {...}}) may carry. */
 #define WF_JSON_MAX_COMPONENTS 256u
 

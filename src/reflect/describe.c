@@ -247,8 +247,10 @@ static bool dup_names(compiler *c, uint32_t n, const void *recs, size_t stride, 
 
 static bool compile_enum(compiler *c, const weft_field *f, weft_kind base, wf_rfield *rf)
 {
-    if (f->enum_count <= 0 || !f->enum_values || (uint32_t)f->enum_count > 65536u) {
-        return fail(c, WEFT_ERR_INVALID_ARG, "an enum needs 1 to 65536 named values");
+    if (f->enum_count <= 0 || !f->enum_values ||
+        (uint32_t)f->enum_count > WF_REFLECT_MAX_ENUM_VALUES) {
+        return fail(c, WEFT_ERR_INVALID_ARG, "an enum needs 1 to %u named values",
+                    WF_REFLECT_MAX_ENUM_VALUES);
     }
     uint32_t n = (uint32_t)f->enum_count;
     wf_renum *vals = take(c, n * sizeof *vals, _Alignof(wf_renum));
@@ -562,7 +564,7 @@ static bool compile_type(compiler *c, const weft_type_desc *d, uint32_t size, ui
             return fail(c, WEFT_ERR_INVALID_ARG, "structs nest deeper than %u levels",
                         WF_REFLECT_MAX_DEPTH);
         }
-        if (d->field_count < 0 || d->field_count > 4096 ||
+        if (d->field_count < 0 || (uint32_t)d->field_count > WF_REFLECT_MAX_FIELDS ||
             (d->field_count > 0 && !d->fields)) {
             return fail(c, WEFT_ERR_INVALID_ARG, "field_count %d with fields %s",
                         d->field_count, d->fields ? "set" : "NULL");

@@ -890,7 +890,9 @@ weft_status wf_exec_set_jobs(weft_world *w, const weft_job_system *jobs)
 #endif
     wf_exec_release(w);
     sw->host = jobs != NULL;
-    sw->threads = jobs ? (int32_t)(jobs->workers > 256 ? 256 : jobs->workers) : 1;
+    sw->threads = jobs ? (int32_t)(jobs->workers > WF_POOL_MAX_WORKERS ? WF_POOL_MAX_WORKERS
+                                                                        : jobs->workers)
+                       : 1;
 
     if (jobs) {
         sw->jobs = *jobs;
@@ -1202,7 +1204,7 @@ weft_status wf_par_each(weft_system_ctx *ctx, int32_t query, weft_chunk_fn fn, v
     }
     wf_exec *x = sys->sched ? sys->sched->exec : NULL;
     int32_t workers = x && x->multi ? x->workers : 1;
-    uint32_t min = min_rows > 0 ? (uint32_t)min_rows : 1024u;
+    uint32_t min = min_rows > 0 ? (uint32_t)min_rows : WF_PAR_EACH_MIN_ROWS;
     uint64_t total = 0;
     for (uint32_t m = 0; m < q->match_count; m++) {
         total += q->matches[m].table->count;

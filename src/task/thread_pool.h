@@ -33,14 +33,9 @@
 
 #include "core/alloc.h"
 #include "core/atomic.h"
+#include "core/config.h"
 #include "task/deque.h"
 
-/* Most workers a pool will start (the rest of a larger request is ignored). */
-#define WF_POOL_MAX_WORKERS 256u
-/* Outside threads that may work in a pool at once besides worker 0
- * (wf_thread_pool_attach): e.g. a second world's driver or a sub-app's
- * pipeline thread running a schedule on a pool it shares. */
-#define WF_POOL_MAX_CALLERS 8u
 /* Empty rounds (own pop + one steal sweep) before an idle worker parks. */
 #define WF_POOL_SPIN_ROUNDS 256u
 
