@@ -2030,6 +2030,209 @@ WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
                                           weft_chunk_fn fn, void *user, int32_t min_rows);
 
 /* ==================================================================== */
+/* ---- tasks: work that spans frames (async compute and IO pools) ----
+ *
+ * After Bevy's bevy_tasks (AsyncComputeTaskPool, IoTaskPool): a system or
+ * the driver spawns a task (a function, user data, an input copied at
+ * spawn and a result block), keeps its handle, and polls it in later
+ * frames. Tasks run on one of two pools of threads the world starts on its
+ * first spawn into each: ASYNC_COMPUTE for work longer than a frame (path
+ * finding, procedural generation) and IO for waits on files and the
+ * network; the compute pool of in-frame work (weft_world_set_threads) is
+ * separate and unchanged. A task's function never touches the world: it
+ * reads its input and writes its result. What reaches the world does so
+ * on the driver at the world's task sync point (weft_tasks_tick, which a
+ * weft_app runs at the end of every update): a task's `apply` step runs
+ * there, on the driver, and the commands it records are applied at once.
+ * docs/tasks.md explains the model, pool sizes, thread rules, determinism
+ * and shutdown. */
+
+/** Task handle: slot in the low 32 bits, generation in the high 32. A
+ *  handle is valid from weft_task_spawn until a poll or wait reports a
+ *  final state (the result is taken and the handle released) or until
+ *  weft_task_detach; afterwards every call refuses it (INVALID_HANDLE),
+ *  whatever happens to the slot. 0 is never a task. */
+typedef uint64_t weft_task;
+
+#define WEFT_TASK_NONE ((weft_task)0)
+
+/** The pool a task runs on. */
+typedef enum weft_task_pool {
+    /** Work spanning frames: by default 25% of the CPUs, 1 to 4 threads. */
+    WEFT_TASK_POOL_ASYNC_COMPUTE = 0,
+    /** Blocking waits (files, network): by default 25% of the CPUs, 1 to 4
+     *  threads. */
+    WEFT_TASK_POOL_IO = 1,
+    WEFT_TASK_POOL_COUNT = 2,
+    WEFT_TASK_POOL_FORCE_U32 = 0x7FFFFFFF
+} weft_task_pool;
+
+/** What a poll or wait sees. */
+typedef enum weft_task_state {
+    WEFT_TASK_STATE_NONE = 0,      /**< the call failed: no task was looked at */
+    WEFT_TASK_STATE_PENDING = 1,   /**< queued, running, or waiting for its sync point */
+    WEFT_TASK_STATE_READY = 2,     /**< done: its result was copied out */
+    WEFT_TASK_STATE_FAILED = 3,    /**< its function returned an error */
+    WEFT_TASK_STATE_CANCELLED = 4, /**< cancelled: it never ran, or its result
+                                        was discarded and nothing applied */
+    WEFT_TASK_STATE_FORCE_U32 = 0x7FFFFFFF
+} weft_task_state;
+
+/** What a running task sees of itself (opaque; valid during its call). */
+typedef struct weft_task_ctx weft_task_ctx;
+
+/** A task's function: runs once on a pool thread (or, see weft_task_wait
+ *  and the build without threads, on a thread that runs it inline).
+ *  `input` is the task's copy of the spawn input (NULL when none),
+ *  `result` its zero-filled block of result_size bytes (NULL when 0).
+ *  Returns WEFT_OK, or an error that makes the task FAILED (see
+ *  weft_task_fail for a message). It may poll weft_task_cancelled, spawn,
+ *  poll, wait for, cancel and detach other tasks of the same world, and
+ *  must call no other function of the world: the driver runs frames
+ *  meanwhile. */
+typedef weft_status (*weft_task_fn)(weft_task_ctx *ctx, const void *input, void *result,
+                                    void *user);
+
+/** A task's apply step: runs on the driver thread at the sync point that
+ *  completes the task (weft_tasks_tick), once, only when its function
+ *  returned WEFT_OK and it was not cancelled. It may read the world and
+ *  `result`; the structural changes it records into `cmds` (valid during
+ *  the call) are applied right after it returns, before the next task's
+ *  apply step. */
+typedef void (*weft_task_apply_fn)(weft_world *world, weft_commands *cmds,
+                                   const void *result, void *user);
+
+/** The task's apply step, and its commands, run at a fixed sync point in a
+ *  fixed order (see weft_task_desc.apply_delay): same world on any thread
+ *  count. */
+#define WEFT_TASK_DETERMINISTIC 0x1u
+
+/** Describes a task (copied at spawn; `input` bytes copied too). */
+typedef struct weft_task_desc {
+    weft_task_fn fn;            /**< required */
+    void *user;                 /**< passed to fn and apply; the caller's */
+    const void *input;          /**< copied at spawn (NULL when input_size is 0) */
+    size_t input_size;          /**< at most 1 GiB */
+    size_t result_size;         /**< bytes of the result block, at most 1 GiB */
+    weft_task_pool pool;        /**< WEFT_TASK_POOL_ASYNC_COMPUTE (0) or IO */
+    uint32_t flags;             /**< WEFT_TASK_DETERMINISTIC or 0 */
+    weft_task_apply_fn apply;   /**< optional step on the driver at the sync point */
+    /** WEFT_TASK_DETERMINISTIC: the task completes at the apply_delay-th
+     *  sync point after its spawn (1 or more; 0 means 1), waiting there for
+     *  its function if it has not ended. Ignored otherwise. */
+    uint32_t apply_delay;
+    /** WEFT_TASK_DETERMINISTIC: tasks completing at the same sync point
+     *  complete by (order, spawn order). Spawn order is a fixed order only
+     *  when the spawns are (the driver, one system, ordered systems); tasks
+     *  spawned by systems that may run at the same time need distinct
+     *  order keys. Ignored otherwise. */
+    uint64_t order;
+} weft_task_desc;
+
+/** Spawns a task onto its pool (the pool's threads start on its first
+ *  spawn). *out_task receives the handle (0 on failure). A task with
+ *  neither `apply` nor WEFT_TASK_DETERMINISTIC is final as soon as its
+ *  function returns; with either, it is final once the sync point has
+ *  completed it. Thread: the driver, a system (any worker, also parallel
+ *  ones), or a task's function. Errors: INVALID_HANDLE, INVALID_ARG (NULL
+ *  desc or out_task, no fn, input NULL with a size, unknown pool or flag),
+ *  CAPACITY (input or result above 1 GiB), WRONG_PHASE (the world is being
+ *  destroyed), OUT_OF_MEMORY, INTERNAL (no pool thread could start); from
+ *  a system or task the error goes to its error slot. */
+WEFT_API weft_status weft_task_spawn(weft_world *world, const weft_task_desc *desc,
+                                     weft_task *out_task);
+
+/** Looks at a task without blocking. *out_state: PENDING (nothing else
+ *  done), or a final state, in which case the handle is released (the
+ *  next call with it is refused) and, for READY, the result is copied into
+ *  `result` (NULL: dropped; otherwise `result_size` must be the task's
+ *  result size). Returns WEFT_OK for PENDING, READY and CANCELLED; for
+ *  FAILED, the task's own status, with its message (weft_task_fail, or
+ *  the status text) as the error (weft_last_error, or the calling system's
+ *  or task's slot). Thread: as weft_task_spawn. Errors (*out_state NONE,
+ *  nothing changed): INVALID_HANDLE (bad world; 0, forged, stale, taken or
+ *  detached handle), INVALID_ARG (out_state NULL), SIZE_MISMATCH
+ *  (result_size differs from the task's, with a non-NULL result). */
+WEFT_API weft_status weft_task_poll(weft_world *world, weft_task task,
+                                    weft_task_state *out_state, void *result,
+                                    size_t result_size);
+
+/** As weft_task_poll, but first blocks until the task's function has
+ *  ended; a task nobody has started yet runs on the calling thread. A task
+ *  with an apply step is completed here (apply and its commands) when
+ *  called on the driver outside systems, hooks, observers and iterations;
+ *  elsewhere, and for a WEFT_TASK_DETERMINISTIC task before its sync point,
+ *  the call is refused with WRONG_PHASE before blocking (poll it after
+ *  its sync point instead). Waiting from a system holds its worker.
+ *  Thread: as weft_task_spawn. Errors: as weft_task_poll, and WRONG_PHASE. */
+WEFT_API weft_status weft_task_wait(weft_world *world, weft_task task,
+                                    weft_task_state *out_state, void *result,
+                                    size_t result_size);
+
+/** Requests cancellation; the handle stays valid (poll or detach it). A
+ *  task that has not started never runs; a running one sees
+ *  weft_task_cancelled and ends CANCELLED whatever it returns; an ended one
+ *  waiting for its sync point is not applied. In every case its apply step
+ *  does not run, and the next poll reports CANCELLED. A task already final
+ *  (or being applied at this moment) keeps its outcome. Thread: as
+ *  weft_task_spawn. Errors: INVALID_HANDLE. */
+WEFT_API weft_status weft_task_cancel(weft_world *world, weft_task task);
+
+/** Gives up the handle (fire and forget): the task runs on, its apply step
+ *  (if any) still runs at its sync point, its result is dropped, and its
+ *  storage is reclaimed when it is final. Detach after cancel to drop a
+ *  task entirely. Thread: as weft_task_spawn. Errors: INVALID_HANDLE. */
+WEFT_API weft_status weft_task_detach(weft_world *world, weft_task task);
+
+/** True when cancellation of the running task was requested (the world is
+ *  being destroyed, or weft_task_cancel): a long function should poll it
+ *  and return. False for NULL. Thread: the task's own, during its call. */
+WEFT_API bool weft_task_cancelled(const weft_task_ctx *ctx);
+
+/** Records why the running task fails and returns `status`, so a function
+ *  can end with `return weft_task_fail(ctx, status, "why");`. The message
+ *  is copied (cut at 255 bytes; dropped when out of memory, the status
+ *  still returned). Errors: INVALID_ARG (ctx or message NULL, status
+ *  WEFT_OK or unknown; then nothing is recorded).
+ *  Thread: the task's own, during its call. */
+WEFT_API weft_status weft_task_fail(weft_task_ctx *ctx, weft_status status,
+                                    const char *message);
+
+/** The world's task sync point, one per frame: in the build without
+ *  threads it first runs every task queued before the call, on the calling
+ *  thread; then it advances the world's task frame by one and completes,
+ *  in this order, every WEFT_TASK_DETERMINISTIC task due at this frame (by
+ *  order key, then spawn order; waiting for each one's function if needed)
+ *  and every other task with an apply step whose function has ended (by
+ *  spawn order): its apply step runs and its commands are applied. A
+ *  weft_app calls it at the end of every update, after the main schedule
+ *  order; a host driving schedules itself calls it once per frame. Returns
+ *  the first failure of an applied command (the rest still run).
+ *  Thread: driver, outside schedule runs, hooks, observers and iterations.
+ *  Errors: INVALID_HANDLE, WRONG_PHASE, OUT_OF_MEMORY (nothing completed;
+ *  the frame still advanced). */
+WEFT_API weft_status weft_tasks_tick(weft_world *world);
+
+/** Sets how many threads pool `pool` runs: threads > 0 that many (at most
+ *  64), 0 the default share of the CPUs (docs/tasks.md). Started threads of
+ *  an idle pool stop, and the new count starts on its next spawn.
+ *  Per world: each world owns its pools. Thread: driver.
+ *  Errors: INVALID_HANDLE, INVALID_ARG (unknown pool, threads < 0),
+ *  WRONG_PHASE (a task of that pool is queued or running),
+ *  OUT_OF_MEMORY, UNSUPPORTED (threads > 0 in a build without threads,
+ *  where tasks run on the driver at weft_tasks_tick). */
+WEFT_API weft_status weft_world_set_task_threads(weft_world *world, weft_task_pool pool,
+                                                 int32_t threads);
+
+/** Threads pool `pool` runs or will start (its setting or the default
+ *  share); 0 in a build without threads, for an unknown pool or an
+ *  invalid world. Thread: driver. */
+WEFT_API int32_t weft_world_task_threads(const weft_world *world, weft_task_pool pool);
+
+/** Tasks the world holds: spawned and not yet reclaimed (detached ones
+ *  until they are final). Thread: any of weft_task_spawn's. */
+WEFT_API int32_t weft_world_task_count(const weft_world *world);
+
 /* ---- reflection: type descriptions, field paths, snapshots ----      */
 /* (src/reflect/; entry points in src/api/api_reflect.c)                */
 /* ==================================================================== */

@@ -12,6 +12,7 @@
  * down instead of falling further behind every update).
  */
 #include "app/app.h"
+#include "world/tasks.h"
 
 #include <string.h>
 
@@ -393,6 +394,10 @@ weft_status wf_app_update(weft_app *a, double dt)
     }
     a->fixed_steps = steps;
     run_order(a, WF_APP_MAIN, dt, steps, &first);
+    /* the task sync point of the frame, after Last (as Bevy ticks its
+     * task pools in Last): apply steps of finished tasks and the
+     * deterministic tasks due now (world/tasks.h) */
+    keep_first(&first, wf_tasks_tick(w));
     if (a->subs_update) {
         keep_first(&first, a->subs_update(a, dt));
     }

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "world/world.h"
+#include "world/tasks.h"
 #include "core/guard.h"
 
 #include <stdarg.h>
@@ -178,6 +179,7 @@ weft_world *wf_world_create(const weft_world_desc *desc)
         return NULL;
     }
     memset(w, 0, sizeof *w);
+    wf_atomic_init_ptr(&w->tasks, NULL);
     w->alloc = alloc;
     /* relaxed: the world is not shared yet; pairs with nothing */
     wf_atomic_store_relaxed_i64(&w->alloc.live_bytes, (int64_t)sizeof *w);
@@ -208,6 +210,9 @@ fail:
 void wf_world_destroy(weft_world *w)
 {
     w->busy++; /* callbacks run by the teardown cannot destroy it again */
+    /* tasks first: cancelled, then joined, while everything they or a
+     * waiter could touch still exists */
+    wf_tasks_fini(w);
     if (w->states_fini) {
         w->states_fini(w); /* its schedules are freed with the others below */
     }

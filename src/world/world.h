@@ -124,6 +124,9 @@ struct weft_world {
     void (*states_fini)(weft_world *w); /* frees `states` (set with it) */
     weft_scene *scenes;          /* live scenes (src/reflect/scene.c) */
     void (*scenes_fini)(weft_world *w); /* destroys `scenes` (set with it) */
+    wf_atomic_ptr tasks;         /* the world's tasks (world/tasks.c), NULL
+                                    until the first spawn; made and read
+                                    from any thread (published by CAS) */
     uint64_t snapshot_max;       /* decompressed snapshot bound, bytes; 0:
                                     WF_SNAPSHOT_MAX_DEFAULT */
     uint64_t restores;           /* snapshots restored (weft_world_restore_count) */
