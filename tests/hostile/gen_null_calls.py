@@ -193,6 +193,12 @@ def valid_value(fn, ptype, pname):
         return "WEFT_STEP_DEFAULT"
     if t == "weft_app_order":
         return "WEFT_APP_ORDER_MAIN"
+    if t == "weft_task":
+        return "WEFT_TASK_NONE"  # refused as INVALID_HANDLE when reached
+    if t == "weft_task_pool":
+        return "WEFT_TASK_POOL_IO"
+    if t in ("weft_task_ctx *", "const weft_task_ctx *"):
+        return "NULL"  # a context exists only inside a running task
     m = re.match(r"((?:weft_\w+)|int32_t|uint32_t|bool|size_t|double) \*$", t)
     if m:  # an out parameter: scratch space of that type
         return "(%s *)(void *)F->scratch" % m.group(1)

@@ -7,8 +7,10 @@
 // SPDX-License-Identifier: MIT
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -812,6 +814,85 @@ static void case_os(int which)
     }
 }
 
+// Tasks: the function runs here on the driver, inline in weft_task_wait
+// (the async pool's one thread is held by a blocker, so nobody else starts
+// it); the apply step runs on the driver at weft_tasks_tick.
+static _Atomic int g_task_hold;
+
+static weft_status task_blocker(weft_task_ctx *ctx, const void *in, void *out, void *user)
+{
+    (void)in;
+    (void)out;
+    (void)user;
+    atomic_store(&g_task_hold, 2); // holding the thread
+    while (atomic_load(&g_task_hold) != 0 && !weft_task_cancelled(ctx)) {
+        sched_yield();
+    }
+    return WEFT_OK;
+}
+
+static weft_status cb_task(weft_task_ctx *ctx, const void *in, void *out, void *user)
+{
+    (void)ctx;
+    (void)in;
+    (void)out;
+    (void)user;
+    probe();
+    return WEFT_OK;
+}
+
+static void cb_task_apply(weft_world *w, weft_commands *cmds, const void *result, void *user)
+{
+    (void)w;
+    (void)cmds;
+    (void)result;
+    (void)user;
+    probe();
+}
+
+static void case_task_fn(void)
+{
+    weft_world *w = world_new();
+    weft_task_desc d = {0};
+    weft_task blocker = 0;
+#if !defined(WEFT_THREADS) || WEFT_THREADS // the build with threads
+    assert_int_equal(weft_world_set_task_threads(w, WEFT_TASK_POOL_ASYNC_COMPUTE, 1), WEFT_OK);
+    atomic_store(&g_task_hold, 1);
+    d.fn = task_blocker;
+    assert_int_equal(weft_task_spawn(w, &d, &blocker), WEFT_OK);
+    while (atomic_load(&g_task_hold) != 2) {
+        sched_yield();
+    }
+#endif
+    d.fn = cb_task;
+    weft_task t = 0;
+    assert_int_equal(weft_task_spawn(w, &d, &t), WEFT_OK);
+    arm(w, NULL);
+    weft_task_state st = WEFT_TASK_STATE_NONE;
+    assert_int_equal(weft_task_wait(w, t, &st, NULL, 0), WEFT_OK);
+    assert_int_equal(st, WEFT_TASK_STATE_READY);
+    g_armed = false;
+    atomic_store(&g_task_hold, 0);
+    if (blocker) {
+        assert_int_equal(weft_task_wait(w, blocker, &st, NULL, 0), WEFT_OK);
+    }
+    world_done(w);
+}
+
+static void case_task_apply(void)
+{
+    weft_world *w = world_new();
+    weft_task_desc d = {0};
+    d.fn = cb_task;
+    d.apply = cb_task_apply;
+    d.flags = WEFT_TASK_DETERMINISTIC;
+    weft_task t = 0;
+    assert_int_equal(weft_task_spawn(w, &d, &t), WEFT_OK);
+    arm(w, NULL);
+    assert_int_equal(weft_tasks_tick(w), WEFT_OK); // waits for it, then applies
+    world_done(w);
+}
+
 // ---- the table ----
 
 typedef struct guard_case {
@@ -849,6 +930,8 @@ static const guard_case cases[] = {
     {"weft_app_runner_fn", case_runner, 0},
     {"weft_state_compute_fn", case_state_compute, 0},
     {"weft_extract_fn", case_extract, 0},
+    {"weft_task_fn", case_task_fn, 0},
+    {"weft_task_apply_fn", case_task_apply, 0},
     {"weft_os_api.thread_create", NULL, OS_THREAD_CREATE},
     {"weft_os_api.thread_join", NULL, OS_THREAD_JOIN},
     {"weft_os_api.thread_yield", NULL, OS_THREAD_YIELD},

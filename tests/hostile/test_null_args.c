@@ -88,6 +88,7 @@ typedef struct nf {
     weft_snapshot_options weft_snapshot_options;
     weft_diag_desc weft_diag_desc;
     weft_diag_plugin_desc weft_diag_plugin_desc;
+    weft_task_desc weft_task_desc;
     weft_job_system jobs;
     int failures;
     int cases;
