@@ -8,7 +8,8 @@
 #  3. build/tsan:    ThreadSanitizer over the tests that run threads
 #                    (concurrent entity reservation, deque, thread pool,
 #                    every app test in tests/app, every scheduler test in
-#                    tests/sched, every state test in tests/state, the
+#                    tests/sched, every state test in tests/state, every
+#                    task test in tests/task (tasks that span frames), the
 #                    remote's HTTP, event-stream and 32-client tests (the
 #                    last for 5 s), and the pipelined render-world example)
 #                    and nothing else
@@ -70,7 +71,7 @@ ctest --test-dir build/release --output-on-failure -j "$jobs" --timeout 900
 echo "== [3/4] ThreadSanitizer, threaded tests (build/tsan)"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_TSAN=ON \
       -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=OFF
-sched_tests=$(for f in tests/sched/test_*.c tests/state/test_*.c tests/app/test_*.c; do
+sched_tests=$(for f in tests/sched/test_*.c tests/state/test_*.c tests/app/test_*.c tests/task/test_*.c; do
     basename "$f" .c; done)
 # shellcheck disable=SC2086 # one target per word
 cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity \
@@ -79,7 +80,7 @@ cmake --build build/tsan -j "$jobs" --target test_entity_index test_api_entity \
     test_module test_module_layout $sched_tests
 TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}" WEFT_REMOTE_LOAD_SECONDS=5 \
     ctest --test-dir build/tsan --output-on-failure -j "$jobs" --timeout 900 \
-    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_app|test_stepping|test_diag|test_subapp|example_render_world|test_sched_|test_state|test_remote_http|test_remote_hostile|test_remote_bevy|test_remote_stream|test_remote_load|test_module"
+    -R "test_entity_index|test_api_entity|test_deque|test_thread_pool|test_task|test_app|test_stepping|test_diag|test_subapp|example_render_world|test_sched_|test_state|test_remote_http|test_remote_hostile|test_remote_bevy|test_remote_stream|test_remote_load|test_module"
 
 echo "== [4/4] the build without threads (build/single, .ci/single_thread.sh)"
 bash .ci/single_thread.sh

@@ -188,4 +188,8 @@ void bench_subapp_extract(const bench_cfg *cfg, const bench_data *data);
 
 void bench_state_transition(const bench_cfg *cfg, const bench_data *data);
 
+/* ---- tasks that span frames (bench_task.c) ---- */
+
+void bench_task_spawn_poll(const bench_cfg *cfg, const bench_data *data);
+
 #endif /* WEFT_BENCH_H */

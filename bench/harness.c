@@ -361,6 +361,8 @@ static const bench_scenario g_scenarios[] = {
     {"module", "hot reload: reload latency of 100 systems, file watcher frame cost", bench_module},
     {"state_transition", "a state transition running 100 OnExit/OnEnter systems vs them in a plain schedule",
      bench_state_transition},
+    {"task_spawn_poll", "spawn + poll 10k small tasks (1 thread) vs a pthread + mutex queue",
+     bench_task_spawn_poll},
     {"subapp_pipeline", "sub-app frames pipelined vs synchronous, balanced work, 2 threads",
      bench_subapp_pipeline},
     {"extract_entity", "component extraction into a sub-world per entity vs memcpy",

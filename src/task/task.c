@@ -115,8 +115,9 @@ static void run_claimed(wf_task_set *set, wf_task *t)
 {
     t->phase = WF_TASK_RUNNING;
     wf_mutex_unlock(&set->lock);
-    set->runner(set->owner, t); /* the function; sets t->status */
+    weft_status st = set->runner(set->owner, t); /* the function */
     wf_mutex_lock(&set->lock);
+    t->status = st;
     set->pools[t->pool].active--;
     /* acquire: pairs with the release store in wf_task_cancel, so a
      * cancel requested before this point is seen */
@@ -539,9 +540,11 @@ bool wf_task_set_message(wf_task_set *set, wf_task *t, const char *message)
     if (!copy) {
         return false;
     }
-    /* the running function owns t->message until it ends (task.h) */
-    wf_strfree(set->alloc, t->message);
+    wf_mutex_lock(&set->lock);
+    char *old = t->message;
     t->message = copy;
+    wf_mutex_unlock(&set->lock);
+    wf_strfree(set->alloc, old);
     return true;
 }
 

@@ -22,9 +22,11 @@
  * refused.
  *
  * Locking: one mutex per set guards every record field below except
- * `cancel` (atomic: the task's function reads it without the lock) and the
- * input/result blocks, which only the running function touches between
- * RUNNING and ENDED. Every function here may be called from any thread
+ * `cancel` (atomic: the task's function reads it without the lock), the
+ * fields a spawn sets once (fn, user, apply, the blocks' pointers and
+ * sizes: read without the lock by whoever the lock handed the task to),
+ * and the input/result blocks, which only the running function touches
+ * between RUNNING and ENDED (then the owner, after it has ended). Every function here may be called from any thread
  * (the driver, a system on a compute worker, a task's function on a pool
  * thread), except create/destroy (the owner's thread).
  *
@@ -106,9 +108,10 @@ struct wf_task {
 };
 
 /* Calls t's function (t->fn) with whatever the owner wraps around it (its
- * error sink, the callback guard) and stores t->status. Runs on the thread
- * that runs the task, without the set's lock. */
-typedef void (*wf_task_runner)(void *owner, wf_task *t);
+ * error sink, the callback guard) and returns what it returned (stored in
+ * t->status under the lock). Runs on the thread that runs the task,
+ * without the set's lock. */
+typedef weft_status (*wf_task_runner)(void *owner, wf_task *t);
 
 typedef struct wf_task_pool {
     wf_task_set *set;

@@ -35,7 +35,7 @@ static wf_world_tasks *tasks_of(const weft_world *w)
 /* Runs t's function on the calling thread: its own error sink (errors of
  * calls it makes are kept from the world's slot, which belongs to the
  * driver) and the callback guard (the world cannot be destroyed from it). */
-static void run_task(void *owner, wf_task *t)
+static weft_status run_task(void *owner, wf_task *t)
 {
     weft_world *w = owner;
     wf_error_sink sink;
@@ -46,7 +46,7 @@ static void run_task(void *owner, wf_task *t)
     weft_status st;
     WF_CALLBACK(w, st = t->fn(&t->ctx, t->input, t->result, t->user));
     wf_error_sink_swap(prev);
-    t->status = st;
+    return st;
 }
 
 /* The world's tasks, made on first use (any thread); NULL on failure. */
