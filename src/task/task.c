@@ -75,9 +75,9 @@ static wf_task *lookup(wf_task_set *set, uint64_t h)
  * generation. Under the lock. */
 static void record_free(wf_task_set *set, wf_task *t)
 {
-    wf_free(set->alloc, t->input, t->input_size, 16);
-    wf_free(set->alloc, t->result, t->result_size, 16);
+    wf_free(set->alloc, t->block, t->block_size, 16);
     wf_strfree(set->alloc, t->message);
+    t->block = NULL;
     t->input = NULL;
     t->result = NULL;
     t->message = NULL;
@@ -353,21 +353,21 @@ static wf_task *record_take(wf_task_set *set, weft_status *why)
 
 weft_status wf_task_spawn(wf_task_set *set, const wf_task_spawn_args *a, uint64_t *out)
 {
-    void *input = NULL;
-    void *result = NULL;
-    /* the blocks are made outside the lock: the allocator may be slow */
-    if (a->input_size) {
-        input = wf_alloc(set->alloc, a->input_size, 16);
-        if (!input) {
+    /* input and result share one block, made outside the lock (the
+     * allocator may be slow); the result part is zero-filled */
+    size_t in_bytes = (a->input_size + 15u) & ~(size_t)15u;
+    size_t bytes = in_bytes + a->result_size;
+    uint8_t *block = NULL;
+    if (bytes) {
+        block = wf_alloc(set->alloc, bytes, 16);
+        if (!block) {
             return WEFT_ERR_OUT_OF_MEMORY;
         }
-        memcpy(input, a->input, a->input_size);
-    }
-    if (a->result_size) {
-        result = wf_calloc(set->alloc, a->result_size, 16);
-        if (!result) {
-            wf_free(set->alloc, input, a->input_size, 16);
-            return WEFT_ERR_OUT_OF_MEMORY;
+        if (a->input_size) {
+            memcpy(block, a->input, a->input_size);
+        }
+        if (a->result_size) {
+            memset(block + in_bytes, 0, a->result_size);
         }
     }
     weft_status st = WEFT_OK;
@@ -383,8 +383,7 @@ weft_status wf_task_spawn(wf_task_set *set, const wf_task_spawn_args *a, uint64_
     }
     if (!t) {
         wf_mutex_unlock(&set->lock);
-        wf_free(set->alloc, input, a->input_size, 16);
-        wf_free(set->alloc, result, a->result_size, 16);
+        wf_free(set->alloc, block, bytes, 16);
         return st;
     }
     t->phase = WF_TASK_QUEUED;
@@ -399,9 +398,11 @@ weft_status wf_task_spawn(wf_task_set *set, const wf_task_spawn_args *a, uint64_
     wf_atomic_init_u32(&t->cancel, 0u);
     t->fn = a->fn;
     t->user = a->user;
-    t->input = input;
+    t->block = block;
+    t->block_size = bytes;
+    t->input = a->input_size ? block : NULL;
     t->input_size = a->input_size;
-    t->result = result;
+    t->result = a->result_size ? block + in_bytes : NULL;
     t->result_size = a->result_size;
     t->status = WEFT_OK;
     t->message = NULL;
@@ -445,7 +446,7 @@ static void fill_view(const wf_task *t, wf_task_view *v)
 }
 
 void wf_task_poll(wf_task_set *set, uint64_t handle, bool take, void *result,
-                  wf_task_view *view)
+                  size_t result_size, wf_task_view *view)
 {
     memset(view, 0, offsetof(wf_task_view, message));
     view->message[0] = '\0';
@@ -453,7 +454,7 @@ void wf_task_poll(wf_task_set *set, uint64_t handle, bool take, void *result,
     wf_task *t = lookup(set, handle);
     if (t) {
         fill_view(t, view);
-        if (t->completed && take) {
+        if (t->completed && take && !(result && result_size != t->result_size)) {
             if (result && t->result_size && t->outcome == WF_TASK_OK) {
                 memcpy(result, t->result, t->result_size);
             }

@@ -91,9 +91,11 @@ struct wf_task {
     wf_atomic_u32 cancel;    /* cancel requested (read by the function) */
     weft_task_fn fn;
     void *user;
-    void *input;             /* owned copy of the spawn input, or NULL */
+    void *block;             /* one allocation holding input then result */
+    size_t block_size;
+    void *input;             /* the copy of the spawn input in block, or NULL */
     size_t input_size;
-    void *result;            /* zero-filled block of result_size, or NULL */
+    void *result;            /* zero-filled result_size bytes in block, or NULL */
     size_t result_size;
     weft_status status;      /* what fn returned (FAILED: not WEFT_OK) */
     char *message;           /* weft_task_fail's message (wf_strdup), or NULL */
@@ -196,10 +198,11 @@ typedef struct wf_task_view {
 } wf_task_view;
 
 /* Looks at a task; when it is complete and `take` is set, copies its
- * result into `result` (NULL: dropped; result_size must match, checked by
- * the caller through view->result_size first) and releases the handle. */
+ * result into `result` (NULL: dropped) and releases the handle. A non-NULL
+ * `result` whose `result_size` differs from the task's takes nothing
+ * (view->result_size tells the caller). */
 void wf_task_poll(wf_task_set *set, uint64_t handle, bool take, void *result,
-                  wf_task_view *view);
+                  size_t result_size, wf_task_view *view);
 /* Blocks until the task's function has ended (running it on the calling
  * thread when nobody has started it), then looks at it like wf_task_poll
  * without taking. view->found false when the handle is not live. */

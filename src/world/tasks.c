@@ -165,7 +165,9 @@ weft_status wf_tasks_poll(weft_world *w, weft_task task, bool wait, weft_task_st
     if (!wt) {
         return refuse_handle(w, task, fn);
     }
-    wf_task_poll(wt->set, task, false, NULL, &v);
+    /* a poll looks, and takes a final task, under one lock; a wait looks
+     * first (size and phase are refused before blocking) */
+    wf_task_poll(wt->set, task, !wait, result, result_size, &v);
     if (!v.found) {
         return refuse_handle(w, task, fn);
     }
@@ -199,10 +201,10 @@ weft_status wf_tasks_poll(weft_world *w, weft_task task, bool wait, weft_task_st
                 complete(w, wt, t);
             }
         }
-    }
-    wf_task_poll(wt->set, task, true, result, &v);
-    if (!v.found) {
-        return refuse_handle(w, task, fn);
+        wf_task_poll(wt->set, task, true, result, result_size, &v);
+        if (!v.found) {
+            return refuse_handle(w, task, fn);
+        }
     }
     if (!v.completed) {
         *out_state = WEFT_TASK_STATE_PENDING;
