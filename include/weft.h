@@ -2109,24 +2109,26 @@ typedef void (*weft_task_apply_fn)(weft_world *world, weft_commands *cmds,
 
 /** Describes a task (copied at spawn; `input` bytes copied too). */
 typedef struct weft_task_desc {
+    uint32_t _start_canary;     /**< must be 0 */
+    weft_task_pool pool;        /**< WEFT_TASK_POOL_ASYNC_COMPUTE (0) or IO */
     weft_task_fn fn;            /**< required */
     void *user;                 /**< passed to fn and apply; the caller's */
     const void *input;          /**< copied at spawn (NULL when input_size is 0) */
     size_t input_size;          /**< at most 1 GiB */
     size_t result_size;         /**< bytes of the result block, at most 1 GiB */
-    weft_task_pool pool;        /**< WEFT_TASK_POOL_ASYNC_COMPUTE (0) or IO */
-    uint32_t flags;             /**< WEFT_TASK_DETERMINISTIC or 0 */
     weft_task_apply_fn apply;   /**< optional step on the driver at the sync point */
-    /** WEFT_TASK_DETERMINISTIC: the task completes at the apply_delay-th
-     *  sync point after its spawn (1 or more; 0 means 1), waiting there for
-     *  its function if it has not ended. Ignored otherwise. */
-    uint32_t apply_delay;
     /** WEFT_TASK_DETERMINISTIC: tasks completing at the same sync point
      *  complete by (order, spawn order). Spawn order is a fixed order only
      *  when the spawns are (the driver, one system, ordered systems); tasks
      *  spawned by systems that may run at the same time need distinct
      *  order keys. Ignored otherwise. */
     uint64_t order;
+    uint32_t flags;             /**< WEFT_TASK_DETERMINISTIC or 0 */
+    /** WEFT_TASK_DETERMINISTIC: the task completes at the apply_delay-th
+     *  sync point after its spawn (1 or more; 0 means 1), waiting there for
+     *  its function if it has not ended. Ignored otherwise. */
+    uint32_t apply_delay;
+    uint32_t _end_canary;       /**< must be 0 */
 } weft_task_desc;
 
 /** Spawns a task onto its pool (the pool's threads start on its first
@@ -2135,7 +2137,8 @@ typedef struct weft_task_desc {
  *  function returns; with either, it is final once the sync point has
  *  completed it. Thread: the driver, a system (any worker, also parallel
  *  ones), or a task's function. Errors: INVALID_HANDLE, INVALID_ARG (NULL
- *  desc or out_task, no fn, input NULL with a size, unknown pool or flag),
+ *  desc or out_task, a canary set, no fn, input NULL with a size, unknown
+ *  pool or flag),
  *  CAPACITY (input or result above 1 GiB), WRONG_PHASE (the world is being
  *  destroyed), OUT_OF_MEMORY, INTERNAL (no pool thread could start); from
  *  a system or task the error goes to its error slot. */

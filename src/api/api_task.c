@@ -25,6 +25,9 @@ WEFT_API weft_status weft_task_spawn(weft_world *world, const weft_task_desc *de
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_task_spawn: %s is NULL",
                         desc ? "out_task" : "desc");
     }
+    if (desc->_start_canary || desc->_end_canary) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_task_spawn: desc canary not 0");
+    }
     if (!desc->fn) {
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_task_spawn: desc->fn is NULL");
     }

@@ -20,6 +20,18 @@ static void abi_struct_layouts_are_pinned(void **state)
 {
     (void)state;
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu && SIZE_MAX == 0xFFFFFFFFFFFFFFFFu
+    ABI_SIZE(weft_task_desc, 80);
+    ABI_OFF(weft_task_desc, pool, 4);
+    ABI_OFF(weft_task_desc, fn, 8);
+    ABI_OFF(weft_task_desc, user, 16);
+    ABI_OFF(weft_task_desc, input, 24);
+    ABI_OFF(weft_task_desc, input_size, 32);
+    ABI_OFF(weft_task_desc, result_size, 40);
+    ABI_OFF(weft_task_desc, apply, 48);
+    ABI_OFF(weft_task_desc, order, 56);
+    ABI_OFF(weft_task_desc, flags, 64);
+    ABI_OFF(weft_task_desc, apply_delay, 68);
+    ABI_OFF(weft_task_desc, _end_canary, 72);
     ABI_SIZE(weft_allocator, 24);
     ABI_OFF(weft_allocator, alloc, 0);
     ABI_OFF(weft_allocator, free, 8);

@@ -209,6 +209,9 @@ static void test_stale_and_forged_handles(void **state)
     assert_int_equal(weft_task_spawn(w, &d, &t), WEFT_ERR_INVALID_ARG);
     assert_int_equal(t, 0);
     d.fn = sum_task;
+    d._end_canary = 1;
+    assert_int_equal(weft_task_spawn(w, &d, &t), WEFT_ERR_INVALID_ARG);
+    d._end_canary = 0;
     d.pool = (weft_task_pool)7;
     assert_int_equal(weft_task_spawn(w, &d, &t), WEFT_ERR_INVALID_ARG);
     d.pool = WEFT_TASK_POOL_IO;
