@@ -469,11 +469,14 @@ void wf_task_poll(wf_task_set *set, uint64_t handle, bool take, void *result,
  * has claimed it. */
 static void wait_ended_locked(wf_task_set *set, wf_task *t)
 {
+    /* a record freed meanwhile (its handle detached by another thread, or
+     * its state taken) may be reused: stop on a generation change too */
+    uint32_t gen = t->gen;
     if (t->phase == WF_TASK_QUEUED && !t->claimed) {
         t->claimed = true; /* the pool thread that pops it skips it */
         run_claimed(set, t);
     }
-    while (t->phase != WF_TASK_ENDED) {
+    while (t->phase != WF_TASK_ENDED && t->live && t->gen == gen) {
         wf_cond_wait(&set->ended, &set->lock);
     }
 }
@@ -486,9 +489,9 @@ void wf_task_wait_ended(wf_task_set *set, uint64_t handle, wf_task_view *view)
     wf_task *t = lookup(set, handle);
     if (t) {
         wait_ended_locked(set, t);
-        /* the handle stays live while we wait: only the owner of the
-         * handle releases it, and that is the caller */
-        fill_view(t, view);
+        if (lookup(set, handle) == t) { /* not released meanwhile */
+            fill_view(t, view);
+        }
     }
     wf_mutex_unlock(&set->lock);
 }
