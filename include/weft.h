@@ -2047,7 +2047,8 @@ WEFT_API weft_status weft_system_par_each(weft_system_ctx *ctx, int32_t query,
  * docs/tasks.md explains the model, pool sizes, thread rules, determinism
  * and shutdown. */
 
-/** Task handle: slot in the low 32 bits, generation in the high 32. A
+/** Task handle: slot index + 1 in the low 32 bits, generation in the
+ *  high 32. A
  *  handle is valid from weft_task_spawn until a poll or wait reports a
  *  final state (the result is taken and the handle released) or until
  *  weft_task_detach; afterwards every call refuses it (INVALID_HANDLE),
@@ -2094,8 +2095,9 @@ typedef weft_status (*weft_task_fn)(weft_task_ctx *ctx, const void *input, void 
                                     void *user);
 
 /** A task's apply step: runs on the driver thread at the sync point that
- *  completes the task (weft_tasks_tick), once, only when its function
- *  returned WEFT_OK and it was not cancelled. It may read the world and
+ *  completes the task (weft_tasks_tick, or a weft_task_wait on the driver
+ *  for a task without WEFT_TASK_DETERMINISTIC), once, only when its
+ *  function returned WEFT_OK and it was not cancelled. It may read the world and
  *  `result`; the structural changes it records into `cmds` (valid during
  *  the call) are applied right after it returns, before the next task's
  *  apply step. */
