@@ -233,6 +233,52 @@ static void test_stale_and_forged_handles(void **state)
     }
 }
 
+// Out of memory at spawn: every failing allocation is reported as
+// OUT_OF_MEMORY with nothing queued and nothing held, and the next spawn
+// works.
+static void test_spawn_out_of_memory(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    weft_task_state st;
+    int64_t r;
+    // the set and its pools exist, and a live task holds the one record:
+    // a spawn needs a new one (the input block, then the record, can fail)
+    weft_task first = spawn_sum(w, 2, 0, NULL, NULL);
+    int failed = 0;
+    for (int64_t n = 1; n < 16; n++) {
+        int64_t live = tw_alloc_live_bytes(&f->alloc);
+        int32_t count = weft_world_task_count(w);
+        sum_in in;
+        memset(&in, 0, sizeof in);
+        weft_task_desc d;
+        memset(&d, 0, sizeof d);
+        d.fn = sum_task;
+        d.input = &in;
+        d.input_size = sizeof in;
+        d.result_size = sizeof(int64_t);
+        weft_task t = 5;
+        tw_alloc_fail_nth(&f->alloc, n, false);
+        weft_status rc = weft_task_spawn(w, &d, &t);
+        bool injected = tw_alloc_injected(&f->alloc) > 0;
+        tw_alloc_disarm(&f->alloc);
+        if (!injected) {
+            assert_int_equal(rc, WEFT_OK);
+            assert_int_equal(weft_task_wait(w, t, &st, &r, sizeof r), WEFT_OK);
+            break;
+        }
+        failed++;
+        assert_int_equal(rc, WEFT_ERR_OUT_OF_MEMORY);
+        tw_expect_error(f, WEFT_ERR_OUT_OF_MEMORY, "weft_task_spawn");
+        assert_int_equal(t, WEFT_TASK_NONE);
+        assert_int_equal(weft_world_task_count(w), count);
+        assert_int_equal(tw_alloc_live_bytes(&f->alloc), live);
+    }
+    assert_int_equal(failed, 2); // the block, then the record
+    assert_int_equal(weft_task_wait(w, first, &st, &r, sizeof r), WEFT_OK);
+    assert_int_equal(r, 1 + 2);
+}
+
 // ---- cancel ----
 
 typedef struct gate {
@@ -760,6 +806,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_spawn_wait_poll, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_failure_carries_message, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_stale_and_forged_handles, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(test_spawn_out_of_memory, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_cancel_queued_never_runs, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_cancel_running_sees_flag, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_detach_reclaims, tw_setup, tw_teardown),
