@@ -129,6 +129,7 @@ static void run_claimed(wf_task_set *set, wf_task *t)
 
 /* ---- pools ---- */
 
+#if WEFT_THREADS /* without threads the queues run in wf_task_set_run_queued */
 static void pool_main(void *arg)
 {
     wf_task_pool *p = arg;
@@ -157,6 +158,7 @@ static void pool_main(void *arg)
     }
     wf_mutex_unlock(&set->lock);
 }
+#endif
 
 /* Stops pool p's threads and joins them (called with the lock held; gives
  * it up while joining). */
