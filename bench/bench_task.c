@@ -104,14 +104,14 @@ static double tk_run_weft(bench_world *b, weft_task *handles)
             if (!handles[i]) {
                 continue;
             }
-            weft_task_state st;
+            weft_task_outcome st;
             int64_t r;
             bench_world_expect(b, "weft_task_poll",
                                weft_task_poll(b->w, handles[i], &st, &r, sizeof r));
-            if (st == WEFT_TASK_STATE_PENDING) {
+            if (st.state == WEFT_TASK_STATE_PENDING) {
                 continue; /* its end is being recorded */
             }
-            if (st != WEFT_TASK_STATE_READY || r != tk_expect(i)) {
+            if (st.state != WEFT_TASK_STATE_READY || r != tk_expect(i)) {
                 bench_fail(b->scenario, "weft_task_poll", "wrong state or result");
             }
             handles[i] = 0;

@@ -2073,11 +2073,25 @@ typedef enum weft_task_state {
     WEFT_TASK_STATE_NONE = 0,      /**< the call failed: no task was looked at */
     WEFT_TASK_STATE_PENDING = 1,   /**< queued, running, or waiting for its sync point */
     WEFT_TASK_STATE_READY = 2,     /**< done: its result was copied out */
-    WEFT_TASK_STATE_FAILED = 3,    /**< its function returned an error */
+    WEFT_TASK_STATE_FAILED = 3,    /**< its function returned an error (see
+                                        weft_task_outcome.status, .message) */
     WEFT_TASK_STATE_CANCELLED = 4, /**< cancelled: it never ran, or its result
                                         was discarded and nothing applied */
     WEFT_TASK_STATE_FORCE_U32 = 0x7FFFFFFF
 } weft_task_state;
+
+/** Longest failure message a task keeps (weft_task_fail), in bytes. */
+#define WEFT_TASK_MESSAGE_MAX 255
+
+/** What a poll or wait found (written by weft_task_poll / weft_task_wait). */
+typedef struct weft_task_outcome {
+    weft_task_state state;   /**< NONE when the call failed */
+    /** FAILED: the status the task's function returned; WEFT_OK otherwise. */
+    weft_status status;
+    /** FAILED: its message (weft_task_fail's, else the status text);
+     *  "" otherwise. */
+    char message[WEFT_TASK_MESSAGE_MAX + 1];
+} weft_task_outcome;
 
 /** What a running task sees of itself (opaque; valid during its call). */
 typedef struct weft_task_ctx weft_task_ctx;
@@ -2147,20 +2161,20 @@ typedef struct weft_task_desc {
 WEFT_API weft_status weft_task_spawn(weft_world *world, const weft_task_desc *desc,
                                      weft_task *out_task);
 
-/** Looks at a task without blocking. *out_state: PENDING (nothing else
- *  done), or a final state, in which case the handle is released (the
- *  next call with it is refused) and, for READY, the result is copied into
- *  `result` (NULL: dropped; otherwise `result_size` must be the task's
- *  result size). Returns WEFT_OK for PENDING, READY and CANCELLED; for
- *  FAILED, the task's own status, with its message (weft_task_fail, or
- *  the status text) as the error (weft_last_error, or the calling system's
- *  or task's slot). Thread: as weft_task_spawn. Errors (*out_state NONE,
- *  nothing changed): INVALID_HANDLE (bad world; 0, forged, stale, taken or
- *  detached handle), INVALID_ARG (out_state NULL), SIZE_MISMATCH
- *  (result_size differs from the task's, with a non-NULL result). */
-WEFT_API weft_status weft_task_poll(weft_world *world, weft_task task,
-                                    weft_task_state *out_state, void *result,
-                                    size_t result_size);
+/** Looks at a task without blocking and fills *out. out->state: PENDING
+ *  (nothing else done), or a final state, in which case the handle is
+ *  released (the next call with it is refused) and, for READY, the result
+ *  is copied into `result` (NULL: dropped; otherwise `result_size` must be
+ *  the task's result size); for FAILED, out->status and out->message say
+ *  why. A task's failure is an outcome, not an error of the call: the call
+ *  returns WEFT_OK whenever it looked at the task, so a system polling a
+ *  failed task does not fail. Thread: as weft_task_spawn. Errors
+ *  (out->state NONE, nothing changed; from a system or task the error goes
+ *  to its own slot): INVALID_HANDLE (bad world; 0, forged, stale, taken or
+ *  detached handle), INVALID_ARG (out NULL), SIZE_MISMATCH (result_size
+ *  differs from the task's, with a non-NULL result). */
+WEFT_API weft_status weft_task_poll(weft_world *world, weft_task task, weft_task_outcome *out,
+                                    void *result, size_t result_size);
 
 /** As weft_task_poll, but first blocks until the task's function has
  *  ended; a task nobody has started yet runs on the calling thread. A task
@@ -2170,9 +2184,8 @@ WEFT_API weft_status weft_task_poll(weft_world *world, weft_task task,
  *  the call is refused with WRONG_PHASE before blocking (poll it after
  *  its sync point instead). Waiting from a system holds its worker.
  *  Thread: as weft_task_spawn. Errors: as weft_task_poll, and WRONG_PHASE. */
-WEFT_API weft_status weft_task_wait(weft_world *world, weft_task task,
-                                    weft_task_state *out_state, void *result,
-                                    size_t result_size);
+WEFT_API weft_status weft_task_wait(weft_world *world, weft_task task, weft_task_outcome *out,
+                                    void *result, size_t result_size);
 
 /** Requests cancellation; the handle stays valid (poll or detach it). A
  *  task that has not started never runs; a running one sees
@@ -2196,7 +2209,8 @@ WEFT_API bool weft_task_cancelled(const weft_task_ctx *ctx);
 
 /** Records why the running task fails and returns `status`, so a function
  *  can end with `return weft_task_fail(ctx, status, "why");`. The message
- *  is copied (cut at 255 bytes; dropped when out of memory, the status
+ *  is copied (cut at WEFT_TASK_MESSAGE_MAX bytes; dropped when out of
+ *  memory, the status
  *  still returned). Errors: INVALID_ARG (ctx or message NULL, status
  *  WEFT_OK or unknown; then nothing is recorded).
  *  Thread: the task's own, during its call. */

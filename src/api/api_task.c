@@ -53,35 +53,34 @@ WEFT_API weft_status weft_task_spawn(weft_world *world, const weft_task_desc *de
     return wf_tasks_spawn(world, desc, out_task);
 }
 
-static weft_status poll_or_wait(weft_world *world, weft_task task, weft_task_state *out_state,
+static weft_status poll_or_wait(weft_world *world, weft_task task, weft_task_outcome *out,
                                 void *result, size_t result_size, bool wait,
                                 const char *fn)
 {
+    if (out) {
+        out->state = WEFT_TASK_STATE_NONE;
+        out->status = WEFT_OK;
+        out->message[0] = '\0';
+    }
     if (!wf_world_ok(world)) {
-        if (out_state) {
-            *out_state = WEFT_TASK_STATE_NONE;
-        }
         return WEFT_ERR_INVALID_HANDLE;
     }
-    if (!out_state) {
-        return wf_error(world, WEFT_ERR_INVALID_ARG, "%s: out_state is NULL", fn);
+    if (!out) {
+        return wf_error(world, WEFT_ERR_INVALID_ARG, "%s: out is NULL", fn);
     }
-    *out_state = WEFT_TASK_STATE_NONE;
-    return wf_tasks_poll(world, task, wait, out_state, result, result_size, fn);
+    return wf_tasks_poll(world, task, wait, out, result, result_size, fn);
 }
 
-WEFT_API weft_status weft_task_poll(weft_world *world, weft_task task,
-                                    weft_task_state *out_state, void *result,
-                                    size_t result_size)
+WEFT_API weft_status weft_task_poll(weft_world *world, weft_task task, weft_task_outcome *out,
+                                    void *result, size_t result_size)
 {
-    return poll_or_wait(world, task, out_state, result, result_size, false, "weft_task_poll");
+    return poll_or_wait(world, task, out, result, result_size, false, "weft_task_poll");
 }
 
-WEFT_API weft_status weft_task_wait(weft_world *world, weft_task task,
-                                    weft_task_state *out_state, void *result,
-                                    size_t result_size)
+WEFT_API weft_status weft_task_wait(weft_world *world, weft_task task, weft_task_outcome *out,
+                                    void *result, size_t result_size)
 {
-    return poll_or_wait(world, task, out_state, result, result_size, true, "weft_task_wait");
+    return poll_or_wait(world, task, out, result, result_size, true, "weft_task_wait");
 }
 
 WEFT_API weft_status weft_task_cancel(weft_world *world, weft_task task)

@@ -47,8 +47,8 @@
 #define WF_TASK_POOLS 2u /* WEFT_TASK_POOL_ASYNC_COMPUTE, WEFT_TASK_POOL_IO */
 /* Most threads one task pool starts. */
 #define WF_TASK_POOL_MAX_THREADS 64u
-/* Longest failure message kept (longer ones are cut). */
-#define WF_TASK_MESSAGE_MAX 255u
+/* Longest failure message kept (longer ones are cut): weft.h's. */
+#define WF_TASK_MESSAGE_MAX ((size_t)WEFT_TASK_MESSAGE_MAX)
 
 typedef enum wf_task_phase {
     WF_TASK_QUEUED = 0,

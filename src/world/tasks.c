@@ -9,6 +9,7 @@
  */
 #include "world/tasks.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/status.h"
@@ -157,7 +158,7 @@ static weft_status refuse_handle(const weft_world *w, weft_task task, const char
                     fn, (uint32_t)task, (uint32_t)(task >> 32));
 }
 
-weft_status wf_tasks_poll(weft_world *w, weft_task task, bool wait, weft_task_state *out_state,
+weft_status wf_tasks_poll(weft_world *w, weft_task task, bool wait, weft_task_outcome *out,
                           void *result, size_t result_size, const char *fn)
 {
     wf_world_tasks *wt = tasks_of(w);
@@ -207,21 +208,24 @@ weft_status wf_tasks_poll(weft_world *w, weft_task task, bool wait, weft_task_st
         }
     }
     if (!v.completed) {
-        *out_state = WEFT_TASK_STATE_PENDING;
+        out->state = WEFT_TASK_STATE_PENDING;
         return WEFT_OK;
     }
     switch (v.outcome) {
     case WF_TASK_OK:
-        *out_state = WEFT_TASK_STATE_READY;
-        return WEFT_OK;
+        out->state = WEFT_TASK_STATE_READY;
+        break;
     case WF_TASK_CANCELLED:
-        *out_state = WEFT_TASK_STATE_CANCELLED;
-        return WEFT_OK;
-    default:
-        *out_state = WEFT_TASK_STATE_FAILED;
-        return wf_error(w, v.status, "%s: task %u failed: %s", fn, (uint32_t)task,
-                        v.message[0] ? v.message : wf_status_message(v.status));
+        out->state = WEFT_TASK_STATE_CANCELLED;
+        break;
+    default: /* an outcome, not an error of this call */
+        out->state = WEFT_TASK_STATE_FAILED;
+        out->status = v.status;
+        snprintf(out->message, sizeof out->message, "%s",
+                 v.message[0] ? v.message : wf_status_message(v.status));
+        break;
     }
+    return WEFT_OK;
 }
 
 weft_status wf_tasks_cancel(weft_world *w, weft_task task)

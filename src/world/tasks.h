@@ -18,7 +18,7 @@
 weft_status wf_tasks_spawn(weft_world *w, const weft_task_desc *desc, weft_task *out);
 /* Poll (wait false) or wait (wait true) for weft_task_poll / weft_task_wait;
  * fn names the entry point in messages. */
-weft_status wf_tasks_poll(weft_world *w, weft_task task, bool wait, weft_task_state *out_state,
+weft_status wf_tasks_poll(weft_world *w, weft_task task, bool wait, weft_task_outcome *out,
                           void *result, size_t result_size, const char *fn);
 weft_status wf_tasks_cancel(weft_world *w, weft_task task);
 weft_status wf_tasks_detach(weft_world *w, weft_task task);

@@ -20,6 +20,9 @@ static void abi_struct_layouts_are_pinned(void **state)
 {
     (void)state;
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu && SIZE_MAX == 0xFFFFFFFFFFFFFFFFu
+    ABI_SIZE(weft_task_outcome, 264);
+    ABI_OFF(weft_task_outcome, status, 4);
+    ABI_OFF(weft_task_outcome, message, 8);
     ABI_SIZE(weft_task_desc, 80);
     ABI_OFF(weft_task_desc, pool, 4);
     ABI_OFF(weft_task_desc, fn, 8);

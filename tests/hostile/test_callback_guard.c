@@ -870,9 +870,9 @@ static void case_task_fn(void)
     weft_task t = 0;
     assert_int_equal(weft_task_spawn(w, &d, &t), WEFT_OK);
     arm(w, NULL);
-    weft_task_state st = WEFT_TASK_STATE_NONE;
+    weft_task_outcome st;
     assert_int_equal(weft_task_wait(w, t, &st, NULL, 0), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_READY);
+    assert_int_equal(st.state, WEFT_TASK_STATE_READY);
     g_armed = false;
 #if !defined(WEFT_THREADS) || WEFT_THREADS
     atomic_store(&g_task_hold, 0);

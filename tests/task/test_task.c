@@ -90,11 +90,11 @@ static weft_task_state poll_until_final(weft_world *w, weft_task t, void *out, s
 {
     int64_t start = now_ns();
     for (;;) {
-        weft_task_state st = WEFT_TASK_STATE_NONE;
+        weft_task_outcome st;
         weft_status rc = weft_task_poll(w, t, &st, out, size);
-        if (st != WEFT_TASK_STATE_PENDING) {
+        if (st.state != WEFT_TASK_STATE_PENDING) {
             (void)rc;
-            return st;
+            return st.state;
         }
         assert_int_equal(weft_tasks_tick(w), WEFT_OK);
         assert_true(now_ns() - start < SPIN_LIMIT_NS);
@@ -110,13 +110,13 @@ static void test_spawn_wait_poll(void **state)
     weft_world *w = f->w;
     weft_task a = spawn_sum(w, 4, 0, NULL, NULL);
     int64_t r = 0;
-    weft_task_state st = WEFT_TASK_STATE_NONE;
+    weft_task_outcome st;
     assert_int_equal(weft_task_wait(w, a, &st, &r, sizeof r), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_READY);
+    assert_int_equal(st.state, WEFT_TASK_STATE_READY);
     assert_int_equal(r, 1 + 2 + 3 + 4);
     // the final state was taken: the handle is released
     assert_int_equal(weft_task_poll(w, a, &st, &r, sizeof r), WEFT_ERR_INVALID_HANDLE);
-    assert_int_equal(st, WEFT_TASK_STATE_NONE);
+    assert_int_equal(st.state, WEFT_TASK_STATE_NONE);
     tw_expect_error(f, WEFT_ERR_INVALID_HANDLE, "not a live task");
 
     weft_task b = spawn_sum(w, 8, 0, NULL, NULL);
@@ -148,15 +148,74 @@ static void test_failure_carries_message(void **state)
     assert_int_equal(weft_task_spawn(w, &d, &t), WEFT_OK);
     unsigned char buf[16];
     memset(buf, 0xAB, sizeof buf);
-    weft_task_state st = WEFT_TASK_STATE_NONE;
-    assert_int_equal(weft_task_wait(w, t, &st, buf, sizeof buf), WEFT_ERR_NOT_FOUND);
-    assert_int_equal(st, WEFT_TASK_STATE_FAILED);
-    tw_expect_error(f, WEFT_ERR_NOT_FOUND, "no path from (0, 0) to (7, 9)");
+    weft_task_outcome st;
+    // the task's failure is an outcome: the call worked
+    assert_int_equal(weft_task_wait(w, t, &st, buf, sizeof buf), WEFT_OK);
+    assert_int_equal(st.state, WEFT_TASK_STATE_FAILED);
+    assert_int_equal(st.status, WEFT_ERR_NOT_FOUND);
+    assert_string_equal(st.message, "no path from (0, 0) to (7, 9)");
+    assert_int_equal(weft_last_status(w), WEFT_OK); // nothing recorded
     assert_int_equal(buf[0], 0xAB); // no result copied for a failure
     assert_int_equal(weft_task_poll(w, t, &st, NULL, 0), WEFT_ERR_INVALID_HANDLE);
     // misuse of weft_task_fail: nothing to record it in, INVALID_ARG
     assert_int_equal(weft_task_fail(NULL, WEFT_ERR_NOT_FOUND, "x"), WEFT_ERR_INVALID_ARG);
     assert_false(weft_task_cancelled(NULL));
+}
+
+// A system that polls a failed task reads the failure as an outcome: the
+// system does not fail, the schedule run returns WEFT_OK.
+typedef struct fail_poll {
+    weft_world *w;
+    weft_task t;
+    weft_task_outcome seen;
+    int polls;
+    weft_status last_rc;
+} fail_poll;
+
+static void failed_poller(weft_system_ctx *ctx, void *user)
+{
+    (void)ctx;
+    fail_poll *fp = user;
+    if (fp->t == 0) {
+        return;
+    }
+    fp->polls++;
+    fp->last_rc = weft_task_poll(fp->w, fp->t, &fp->seen, NULL, 0);
+    if (fp->seen.state != WEFT_TASK_STATE_PENDING) {
+        fp->t = 0;
+    }
+}
+
+static void test_system_polls_failed_task(void **state)
+{
+    tw_fixture *f = *state;
+    weft_world *w = f->w;
+    fail_poll fp;
+    memset(&fp, 0, sizeof fp);
+    fp.w = w;
+    weft_task_desc d;
+    memset(&d, 0, sizeof d);
+    d.fn = failing_task;
+    assert_int_equal(weft_task_spawn(w, &d, &fp.t), WEFT_OK);
+    weft_schedule *s = weft_schedule_create(w, "poller");
+    assert_non_null(s);
+    weft_system_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.name = "failed_poller";
+    sd.fn = failed_poller;
+    sd.user = &fp;
+    assert_int_not_equal(weft_schedule_add_system(s, &sd), 0);
+    int64_t start = now_ns();
+    while (fp.t != 0) {
+        assert_int_equal(weft_schedule_run(s, 0.016), WEFT_OK);
+        assert_int_equal(weft_tasks_tick(w), WEFT_OK);
+        assert_true(now_ns() - start < SPIN_LIMIT_NS);
+        sched_yield();
+    }
+    assert_int_equal(fp.last_rc, WEFT_OK);
+    assert_int_equal(fp.seen.state, WEFT_TASK_STATE_FAILED);
+    assert_int_equal(fp.seen.status, WEFT_ERR_NOT_FOUND);
+    assert_true(tw_contains(fp.seen.message, "no path"));
 }
 
 // ---- handles ----
@@ -165,7 +224,7 @@ static void test_stale_and_forged_handles(void **state)
 {
     tw_fixture *f = *state;
     weft_world *w = f->w;
-    weft_task_state st;
+    weft_task_outcome st;
     int64_t r;
     // nothing spawned yet: every handle is refused
     assert_int_equal(weft_task_poll(w, 0, &st, NULL, 0), WEFT_ERR_INVALID_HANDLE);
@@ -193,7 +252,7 @@ static void test_stale_and_forged_handles(void **state)
     // a wrong result size is refused and leaves the task alone
     char small[3];
     assert_int_equal(weft_task_wait(w, b, &st, small, sizeof small), WEFT_ERR_SIZE_MISMATCH);
-    assert_int_equal(st, WEFT_TASK_STATE_NONE);
+    assert_int_equal(st.state, WEFT_TASK_STATE_NONE);
     assert_int_equal(weft_task_wait(w, b, &st, &r, sizeof r), WEFT_OK);
     assert_int_equal(r, 6);
     // detach twice: the second is refused (a double free, never a crash)
@@ -240,7 +299,7 @@ static void test_spawn_out_of_memory(void **state)
 {
     tw_fixture *f = *state;
     weft_world *w = f->w;
-    weft_task_state st;
+    weft_task_outcome st;
     int64_t r;
     // the set and its pools exist, and a live task holds the one record:
     // a spawn needs a new one (the input block, then the record, can fail)
@@ -358,12 +417,12 @@ static void test_cancel_queued_never_runs(void **state)
     weft_task queued = spawn_fn(w, count_task, &counted, WEFT_TASK_POOL_ASYNC_COMPUTE);
     assert_int_equal(weft_task_cancel(w, queued), WEFT_OK);
     assert_int_equal(weft_task_cancel(w, queued), WEFT_OK); // again: harmless
-    weft_task_state st = WEFT_TASK_STATE_NONE;
+    weft_task_outcome st;
     assert_int_equal(weft_task_poll(w, queued, &st, NULL, 0), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_CANCELLED);
+    assert_int_equal(st.state, WEFT_TASK_STATE_CANCELLED);
     atomic_store(&held.open, 1);
     assert_int_equal(weft_task_wait(w, blocker, &st, NULL, 0), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_READY);
+    assert_int_equal(st.state, WEFT_TASK_STATE_READY);
     assert_int_equal(weft_tasks_tick(w), WEFT_OK);
     assert_int_equal(atomic_load(&counted.runs), 0);
     assert_int_equal(weft_world_task_count(w), 0);
@@ -382,12 +441,12 @@ static void test_cancel_running_sees_flag(void **state)
         assert_true(now_ns() - start < SPIN_LIMIT_NS);
         sched_yield();
     }
-    weft_task_state st = WEFT_TASK_STATE_NONE;
+    weft_task_outcome st;
     assert_int_equal(weft_task_poll(w, t, &st, NULL, 0), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_PENDING);
+    assert_int_equal(st.state, WEFT_TASK_STATE_PENDING);
     assert_int_equal(weft_task_cancel(w, t), WEFT_OK);
     assert_int_equal(weft_task_wait(w, t, &st, NULL, 0), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_CANCELLED);
+    assert_int_equal(st.state, WEFT_TASK_STATE_CANCELLED);
     assert_int_equal(atomic_load(&g.saw_cancel), 1);
 }
 
@@ -460,18 +519,18 @@ static void test_results_through_commands(void **state)
 
     // the sync point applies it
     weft_task t = spawn_sum(w, 5, 0, sum_apply, &cf);
-    weft_task_state st = WEFT_TASK_STATE_NONE;
+    weft_task_outcome st;
     int64_t r = 0;
     int64_t start = now_ns();
     while (cf.applies == 0) {
         assert_int_equal(weft_task_poll(w, t, &st, &r, sizeof r), WEFT_OK);
-        assert_int_equal(st, WEFT_TASK_STATE_PENDING); // not final before its apply
+        assert_int_equal(st.state, WEFT_TASK_STATE_PENDING); // not final before its apply
         assert_int_equal(weft_tasks_tick(w), WEFT_OK);
         assert_true(now_ns() - start < SPIN_LIMIT_NS);
         sched_yield();
     }
     assert_int_equal(weft_task_poll(w, t, &st, &r, sizeof r), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_READY);
+    assert_int_equal(st.state, WEFT_TASK_STATE_READY);
     assert_int_equal(r, 15);
     assert_int_equal(live_entities(w), before + 1);
     const int64_t *got = weft_get(w, cf.target, cf.val, sizeof *got);
@@ -481,7 +540,7 @@ static void test_results_through_commands(void **state)
     // wait on the driver completes it at once (apply and its commands)
     weft_task u = spawn_sum(w, 6, 0, sum_apply, &cf);
     assert_int_equal(weft_task_wait(w, u, &st, &r, sizeof r), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_READY);
+    assert_int_equal(st.state, WEFT_TASK_STATE_READY);
     assert_int_equal(cf.applies, 2);
     got = weft_get(w, cf.target, cf.val, sizeof *got);
     assert_int_equal(*got, 21);
@@ -493,7 +552,7 @@ static void test_results_through_commands(void **state)
     tw_expect_error(f, WEFT_ERR_WRONG_PHASE, "deterministic");
     assert_int_equal(weft_tasks_tick(w), WEFT_OK); // due after one sync point
     assert_int_equal(weft_task_poll(w, d, &st, &r, sizeof r), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_READY);
+    assert_int_equal(st.state, WEFT_TASK_STATE_READY);
     assert_int_equal(cf.applies, 3);
 
     // a cancelled task's apply step never runs
@@ -501,7 +560,7 @@ static void test_results_through_commands(void **state)
     assert_int_equal(weft_task_cancel(w, c), WEFT_OK);
     assert_int_equal(weft_tasks_tick(w), WEFT_OK);
     assert_int_equal(weft_task_poll(w, c, &st, &r, sizeof r), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_CANCELLED);
+    assert_int_equal(st.state, WEFT_TASK_STATE_CANCELLED);
     assert_int_equal(cf.applies, 3);
     assert_int_equal(weft_world_check(w), WEFT_OK);
 }
@@ -559,11 +618,11 @@ static void spawning_system(weft_system_ctx *ctx, void *user)
         if (s->tasks[i] == 0) {
             continue;
         }
-        weft_task_state st = WEFT_TASK_STATE_NONE;
+        weft_task_outcome st;
         if (weft_task_poll(w, s->tasks[i], &st, &s->results[i], sizeof(int64_t)) != WEFT_OK) {
             s->errors++;
         }
-        if (st == WEFT_TASK_STATE_READY) {
+        if (st.state == WEFT_TASK_STATE_READY) {
             s->tasks[i] = 0;
             s->ready++;
         }
@@ -645,7 +704,7 @@ static void test_pool_sizes(void **state)
     // the three threads start on the first spawn; then the pool is idle and
     // may be resized again
     weft_task t = spawn_sum(w, 3, 0, NULL, NULL);
-    weft_task_state st;
+    weft_task_outcome st;
     assert_int_equal(weft_task_wait(w, t, &st, NULL, 0), WEFT_OK);
     assert_int_equal(weft_world_set_task_threads(w, WEFT_TASK_POOL_IO, 0), WEFT_OK);
     assert_int_equal(weft_world_task_threads(w, WEFT_TASK_POOL_IO),
@@ -742,10 +801,10 @@ static weft_status outer_task(weft_task_ctx *ctx, const void *input, void *resul
     (void)input;
     weft_world *w = user;
     weft_task inner = spawn_sum(w, 3, 0, NULL, NULL);
-    weft_task_state st = WEFT_TASK_STATE_NONE;
+    weft_task_outcome st;
     int64_t r = 0;
     weft_status rc = weft_task_wait(w, inner, &st, &r, sizeof r);
-    if (rc != WEFT_OK || st != WEFT_TASK_STATE_READY) {
+    if (rc != WEFT_OK || st.state != WEFT_TASK_STATE_READY) {
         return weft_task_fail(ctx, WEFT_ERR_INTERNAL, "inner task not ready");
     }
     memcpy(result, &r, sizeof r);
@@ -791,10 +850,10 @@ static void test_app_ticks_tasks(void **state)
     assert_int_equal(cf.applies, 0);
     assert_int_equal(weft_app_update(app, 0.016), WEFT_OK);
     assert_int_equal(cf.applies, 1);
-    weft_task_state st;
+    weft_task_outcome st;
     int64_t r = 0;
     assert_int_equal(weft_task_poll(f->w, t, &st, &r, sizeof r), WEFT_OK);
-    assert_int_equal(st, WEFT_TASK_STATE_READY);
+    assert_int_equal(st.state, WEFT_TASK_STATE_READY);
     assert_int_equal(r, 10);
     weft_app_destroy(app);
     tw_fixture_free(f);
@@ -805,6 +864,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_spawn_wait_poll, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_failure_carries_message, tw_setup, tw_teardown),
+        cmocka_unit_test_setup_teardown(test_system_polls_failed_task, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_stale_and_forged_handles, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_spawn_out_of_memory, tw_setup, tw_teardown),
         cmocka_unit_test_setup_teardown(test_cancel_queued_never_runs, tw_setup, tw_teardown),
