@@ -70,12 +70,13 @@ static wf_world_tasks *tasks_get(weft_world *w)
     wf_cmds_init(&wt->cmds, w, &w->alloc, &w->registry);
     void *expected = NULL;
     /* seq_cst CAS: publishes the set to every thread that loads the
-     * pointer with acquire (tasks_of); the loser frees its own */
+     * pointer with acquire (tasks_of); the loser frees its own and loads
+     * the winner's with acquire (a failed CAS reads it relaxed) */
     if (!wf_atomic_cas_seq_cst_ptr(&w->tasks, &expected, wt)) {
         wf_cmds_fini(&wt->cmds);
         wf_task_set_destroy(wt->set);
         wf_free(&w->alloc, wt, sizeof *wt, _Alignof(wf_world_tasks));
-        return expected;
+        return tasks_of(w);
     }
     return wt;
 }
