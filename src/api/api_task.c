@@ -9,9 +9,6 @@
 #include "internal.h"
 #include "world/tasks.h"
 
-/* Largest input or result block (weft.h). */
-#define TASK_BLOCK_MAX ((size_t)1 << 30)
-
 WEFT_API weft_status weft_task_spawn(weft_world *world, const weft_task_desc *desc,
                                      weft_task *out_task)
 {
@@ -45,7 +42,7 @@ WEFT_API weft_status weft_task_spawn(weft_world *world, const weft_task_desc *de
         return wf_error(world, WEFT_ERR_INVALID_ARG, "weft_task_spawn: unknown flags 0x%x",
                         desc->flags & ~WEFT_TASK_DETERMINISTIC);
     }
-    if (desc->input_size > TASK_BLOCK_MAX || desc->result_size > TASK_BLOCK_MAX) {
+    if (desc->input_size > WF_TASK_BLOCK_MAX || desc->result_size > WF_TASK_BLOCK_MAX) {
         return wf_error(world, WEFT_ERR_CAPACITY,
                         "weft_task_spawn: input (%zu bytes) or result (%zu bytes) above 1 GiB",
                         desc->input_size, desc->result_size);

@@ -71,5 +71,12 @@
 #define WF_PAR_EACH_MIN_ROWS 1024u
 /* Components one JSON entity object ({"components": {...}}) may carry. */
 #define WF_JSON_MAX_COMPONENTS 256u
+/* Largest input and largest result block of one task (weft_task_desc):
+ * the two share one allocation, whose size must not wrap a size_t. */
+#define WF_TASK_BLOCK_MAX ((size_t)1 << 30)
+/* Most threads one task pool starts (weft_world_set_task_threads clamps
+ * a larger request): tasks that span frames are few and long, and every
+ * thread holds an OS thread's stack. */
+#define WF_TASK_POOL_MAX_THREADS 64u
 
 #endif

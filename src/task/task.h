@@ -42,11 +42,10 @@
 
 #include "core/alloc.h"
 #include "core/atomic.h"
+#include "core/config.h"
 #include "task/thread.h"
 
 #define WF_TASK_POOLS 2u /* WEFT_TASK_POOL_ASYNC_COMPUTE, WEFT_TASK_POOL_IO */
-/* Most threads one task pool starts. */
-#define WF_TASK_POOL_MAX_THREADS 64u
 /* Longest failure message kept (longer ones are cut): weft.h's. */
 #define WF_TASK_MESSAGE_MAX ((size_t)WEFT_TASK_MESSAGE_MAX)
 
