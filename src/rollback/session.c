@@ -650,10 +650,18 @@ weft_rollback_status weft_rollback_add_remote_input(weft_rollback_session *s, in
                                                : "size differs from the session's input size");
     }
     if (frame <= s->contig[player]) {
-        /* confirmed before: compare while the ring still holds it */
+        /* confirmed before: compare while the ring still holds it (frames
+         * before the delay are zeros) */
         int32_t slot = (int32_t)(frame % s->ring);
-        if (s->in_frame[slot] == frame &&
-            memcmp(s->in_bytes + pslot(s, slot, player), input, size) != 0) {
+        bool differs = false;
+        if (frame < s->delay) {
+            for (size_t i = 0; i < size; i++) {
+                differs = differs || ((const uint8_t *)input)[i] != 0;
+            }
+        } else if (s->in_frame[slot] == frame) {
+            differs = memcmp(s->in_bytes + pslot(s, slot, player), input, size) != 0;
+        }
+        if (differs) {
             return fail(s, WEFT_RB_CONFLICT,
                         "remote input: player %d's input for frame %lld was confirmed with "
                         "other bytes",
