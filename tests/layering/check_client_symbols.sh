@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/layering/check_client_symbols.sh - a library built on weft's public
-# API (weft_remote in src/remote/, weft_transform in src/transform/) is a
+# API (weft_remote in src/remote/, weft_transform in src/transform/,
+# weft_rollback in src/rollback/) is a
 # client like any program: its objects define only their own public
 # functions, call weft_* ones and reference no wf_* internal (the static
 # inline wrappers of the header-only src/core/atomic.h may appear as local
