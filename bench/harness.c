@@ -293,6 +293,10 @@ typedef struct bench_scenario {
 #ifdef WEFT_BENCH_TRANSFORM
 void bench_transform(const bench_cfg *cfg, const bench_data *data);
 #endif
+/* bench/scenarios_rollback.c (built when WEFT_ROLLBACK is on) */
+#ifdef WEFT_BENCH_ROLLBACK
+void bench_rollback(const bench_cfg *cfg, const bench_data *data);
+#endif
 
 static const bench_scenario g_scenarios[] = {
     {"spawn", "spawn one by one with Position+Velocity", bench_spawn},
@@ -370,6 +374,10 @@ static const bench_scenario g_scenarios[] = {
 #ifdef WEFT_BENCH_TRANSFORM
     {"transform", "transform propagation (wide, humanoids, large static/1%, chains) vs plain C",
      bench_transform},
+#endif
+#ifdef WEFT_BENCH_ROLLBACK
+    {"rollback", "restore + resimulate 8 frames (rollback session) vs 9 plain app updates",
+     bench_rollback},
 #endif
 };
 enum { BENCH_SCENARIO_COUNT = (int)(sizeof g_scenarios / sizeof g_scenarios[0]) };

@@ -7,7 +7,8 @@
  *
  * Frames: frame f is one weft_app_update that reads the inputs of f.
  * S_f is the world before frame f (after frames 0..f-1): the snapshot ring
- * holds S_f in slot f % window. The checksum of frame f hashes S_{f+1}.
+ * holds S_f in slot f % (window + 1), S_frame saved after each frame. The
+ * checksum of frame f hashes S_{f+1}.
  * SPDX-License-Identifier: MIT */
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,8 +60,9 @@ struct weft_rollback_session {
     int64_t contig[WEFT_ROLLBACK_MAX_PLAYERS];     /* frames <= it confirmed */
     uint8_t *last;        /* [players][isize] input at contig (prediction) */
 
-    snap *snaps;          /* [window] */
-    bool current_saved;   /* the ring holds S_frame already (sync test) */
+    snap *snaps;          /* [nsnaps = window + 1], S_f in slot f % nsnaps */
+    int32_t nsnaps;
+    bool current_saved;   /* the ring holds S_frame (saved after each frame) */
 
     int32_t history;
     ck *cks;              /* [history] slot f % history */
@@ -234,7 +236,7 @@ static const uint8_t *desired(weft_rollback_session *s, int64_t f, int32_t p, bo
 
 static weft_rollback_status save_state(weft_rollback_session *s, int64_t f)
 {
-    snap *sn = &s->snaps[f % s->window];
+    snap *sn = &s->snaps[f % s->nsnaps];
     size_t need = 0;
     weft_status ws = weft_snapshot_write(s->w, NULL, 0, &need);
     if (ws != WEFT_ERR_CAPACITY) {
@@ -258,7 +260,7 @@ static const snap *held(const weft_rollback_session *s, int64_t f)
     if (f < 0) {
         return NULL;
     }
-    const snap *sn = &s->snaps[f % s->window];
+    const snap *sn = &s->snaps[f % s->nsnaps];
     return sn->frame == f ? sn : NULL;
 }
 
@@ -428,12 +430,8 @@ static weft_rollback_status sync_test(weft_rollback_session *s)
     if (from < 0) {
         return WEFT_RB_OK;
     }
-    /* the first run's current state, saved now: the next advance skips it */
-    weft_rollback_status st = save_state(s, s->frame);
-    if (st != WEFT_RB_OK) {
-        return st;
-    }
-    s->current_saved = true;
+    /* the first run's current state S_frame is in the ring (advance saved it) */
+    weft_rollback_status st;
     uint64_t first[WEFT_ROLLBACK_MAX_WINDOW];
     for (int64_t f = from; f < s->frame; f++) {
         first[f - from] = s->hash_after[in_slot(s, f)];
@@ -471,11 +469,11 @@ static void session_free(weft_rollback_session *s)
     wrb_free(&al, s->hash_after, r * sizeof *s->hash_after);
     wrb_free(&al, s->last, pl * is);
     if (s->snaps) {
-        for (int32_t i = 0; i < s->window; i++) {
+        for (int32_t i = 0; i < s->nsnaps; i++) {
             wrb_free(&al, s->snaps[i].buf, s->snaps[i].cap);
         }
     }
-    wrb_free(&al, s->snaps, (size_t)s->window * sizeof *s->snaps);
+    wrb_free(&al, s->snaps, (size_t)s->nsnaps * sizeof *s->snaps);
     wrb_free(&al, s->cks, (size_t)s->history * sizeof *s->cks);
     wrb_free(&al, s->res, s->res_size);
     wrb_free(&al, s->scratch, s->scratch_cap);
@@ -529,6 +527,7 @@ weft_rollback_session *weft_rollback_create(const weft_rollback_desc *d,
                                 : d->local_players;
     s->delay = d->input_delay;
     s->window = window;
+    s->nsnaps = window + 1;
     s->on_desync = d->on_desync;
     s->user = d->user;
     s->history = d->checksum_history ? d->checksum_history : WRB_DEFAULT_HISTORY;
@@ -544,7 +543,7 @@ weft_rollback_session *weft_rollback_create(const weft_rollback_desc *d,
     s->used_bytes = wrb_calloc(&al, r * pl, is);
     s->hash_after = wrb_calloc(&al, r, sizeof *s->hash_after);
     s->last = wrb_calloc(&al, pl, is);
-    s->snaps = wrb_calloc(&al, (size_t)window, sizeof *s->snaps);
+    s->snaps = wrb_calloc(&al, (size_t)s->nsnaps, sizeof *s->snaps);
     s->cks = wrb_calloc(&al, (size_t)s->history, sizeof *s->cks);
     s->res = wrb_calloc(&al, 1, s->res_size);
     if (!s->in_frame || !s->in_bytes || !s->in_known || !s->used_bytes || !s->hash_after ||
@@ -556,7 +555,7 @@ weft_rollback_session *weft_rollback_create(const weft_rollback_desc *d,
     for (size_t i = 0; i < r; i++) {
         s->in_frame[i] = -1;
     }
-    for (int32_t i = 0; i < window; i++) {
+    for (int32_t i = 0; i < s->nsnaps; i++) {
         s->snaps[i].frame = -1;
     }
     for (int32_t i = 0; i < s->history; i++) {
@@ -756,6 +755,13 @@ weft_rollback_status weft_rollback_advance(weft_rollback_session *s)
     }
     s->frame++;
     s->stats.frame = s->frame;
+    /* S_frame now, so that the state after every simulated frame is held
+     * (weft_rollback_frame_snapshot, the sync test) */
+    st = save_state(s, s->frame);
+    if (st != WEFT_RB_OK) {
+        return st;
+    }
+    s->current_saved = true;
     record_confirmed(s);
     if (s->sync > 0) {
         return sync_test(s);
@@ -849,9 +855,7 @@ weft_rollback_status weft_rollback_frame_snapshot(const weft_rollback_session *s
     if (!s || !out_data || !out_len || frame < 0) {
         return WEFT_RB_INVALID_ARG;
     }
-    const snap *sn = frame + 1 < s->frame || (frame + 1 == s->frame && s->current_saved)
-                         ? held(s, frame + 1)
-                         : NULL;
+    const snap *sn = frame + 1 <= s->frame ? held(s, frame + 1) : NULL;
     if (!sn) {
         return WEFT_RB_NOT_FOUND;
     }

@@ -561,6 +561,11 @@ static void window_overflow_is_refused(void **state)
     weft_rollback_get_stats(s, &st);
     assert_int_equal(st.frame, 5);
     assert_int_equal(st.confirmed_frame, 0);
+    /* the prediction for frame 0 (zeros) was wrong: rolled back to the
+     * oldest frame of the window, all four frames run again */
+    assert_int_equal(st.rollbacks, 1);
+    assert_int_equal(st.frames_resimulated, 4);
+    assert_int_equal(st.max_rollback_depth, 4);
     weft_rollback_destroy(s);
     game_free(g);
 }
