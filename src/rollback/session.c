@@ -88,7 +88,7 @@ static weft_rollback_status fail(weft_rollback_session *s, weft_rollback_status 
     return st;
 }
 
-static weft_rollback_status weft_fail(weft_rollback_session *s, weft_status ws, const char *what)
+static weft_rollback_status fail_weft(weft_rollback_session *s, weft_status ws, const char *what)
 {
     s->weft_err = ws;
     if (ws == WEFT_ERR_OUT_OF_MEMORY) {
@@ -240,7 +240,7 @@ static weft_rollback_status save_state(weft_rollback_session *s, int64_t f)
     size_t need = 0;
     weft_status ws = weft_snapshot_write(s->w, NULL, 0, &need);
     if (ws != WEFT_ERR_CAPACITY) {
-        return weft_fail(s, ws == WEFT_OK ? WEFT_ERR_INTERNAL : ws, "weft_snapshot_write");
+        return fail_weft(s, ws == WEFT_OK ? WEFT_ERR_INTERNAL : ws, "weft_snapshot_write");
     }
     if (!wrb_reserve(&s->al, &sn->buf, &sn->cap, need)) {
         sn->frame = -1;
@@ -249,7 +249,7 @@ static weft_rollback_status save_state(weft_rollback_session *s, int64_t f)
     ws = weft_snapshot_write(s->w, sn->buf, sn->cap, &sn->len);
     if (ws != WEFT_OK) {
         sn->frame = -1;
-        return weft_fail(s, ws, "weft_snapshot_write");
+        return fail_weft(s, ws, "weft_snapshot_write");
     }
     sn->frame = f;
     return WEFT_RB_OK;
@@ -272,7 +272,7 @@ static weft_rollback_status load_state(weft_rollback_session *s, int64_t f)
     }
     weft_status ws = weft_snapshot_restore(s->w, sn->buf, sn->len);
     if (ws != WEFT_OK) {
-        return weft_fail(s, ws, "weft_snapshot_restore");
+        return fail_weft(s, ws, "weft_snapshot_restore");
     }
     return WEFT_RB_OK;
 }
@@ -303,15 +303,15 @@ static weft_rollback_status run_frame(weft_rollback_session *s, int64_t f)
     }
     weft_status ws = weft_resource_insert(s->w, s->inputs_id, s->res, s->res_size);
     if (ws != WEFT_OK) {
-        return weft_fail(s, ws, "inserting the inputs resource");
+        return fail_weft(s, ws, "inserting the inputs resource");
     }
     ws = weft_app_update(s->app, s->dt);
     if (ws != WEFT_OK) {
-        return weft_fail(s, ws, "weft_app_update");
+        return fail_weft(s, ws, "weft_app_update");
     }
     void *v = weft_resource_get_mut(s->w, s->inputs_id, s->res_size);
     if (!v) {
-        return weft_fail(s, weft_last_status(s->w), "the inputs resource after the update");
+        return fail_weft(s, weft_last_status(s->w), "the inputs resource after the update");
     }
     memset(v, 0, s->res_size);
     s->hash_after[slot] = weft_world_hash(s->w);
