@@ -148,6 +148,10 @@ typedef struct weft_rollback_desync {
     int32_t diff_total;   /**< differences found (may exceed diff_count) */
 } weft_rollback_desync;
 
+/** Called inside the call that found the mismatch (an advance or
+ *  weft_rollback_add_remote_checksum), once per mismatching frame: it may
+ *  read the session (checksums, weft_rollback_frame_snapshot) and the
+ *  world, but must not add inputs or advance. */
 typedef void (*weft_rollback_desync_fn)(weft_rollback_session *session,
                                         const weft_rollback_desync *desync, void *user);
 
