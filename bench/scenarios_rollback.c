@@ -152,6 +152,28 @@ void bench_rollback(const bench_cfg *cfg, const bench_data *data)
     if (st.max_rollback_depth != RB_DEPTH) {
         bench_fail("rollback", "depth", "the advance did not roll back 8 frames");
     }
+    /* the parts a frame adds beyond its update, on the plain app's world */
+    double th = 0, tw = 0, tr = 0;
+    size_t len = 0;
+    weft_snapshot_write(pa.w, NULL, 0, &len);
+    void *blob = bench_xmalloc(len);
+    for (int32_t k = 0; k < reps; k++) {
+        uint64_t t0 = bench_now_ns();
+        volatile uint64_t h = weft_world_hash(pa.w);
+        (void)h;
+        uint64_t t1 = bench_now_ns();
+        weft_snapshot_write(pa.w, blob, len, &len);
+        uint64_t t2 = bench_now_ns();
+        weft_snapshot_restore(pa.w, blob, len);
+        uint64_t t3 = bench_now_ns();
+        th += (double)(t1 - t0);
+        tw += (double)(t2 - t1);
+        tr += (double)(t3 - t2);
+    }
+    free(blob);
+    bench_note("rollback: per frame, weft_world_hash %.0f us, weft_snapshot_write %.0f us; "
+               "weft_snapshot_restore %.0f us (%zu bytes)",
+               th / reps / 1e3, tw / reps / 1e3, tr / reps / 1e3, len);
     double w = bench_median(wv, reps), b = bench_median(bv, reps);
     static char label[128];
     snprintf(label, sizeof label,
