@@ -7,8 +7,9 @@
 # function would run its armor twice and, from a lower layer, call upward.
 #
 # The allowed clients of the public API are the separate libraries built
-# on top of libweft (CMakeLists.txt): src/remote/ (weft_remote) and
-# src/transform/ (weft_transform); they are skipped.
+# on top of libweft (CMakeLists.txt): src/remote/ (weft_remote),
+# src/transform/ (weft_transform) and src/rollback/ (weft_rollback); they
+# are skipped.
 #
 # Source level on purpose: a call between two functions of one .c file
 # leaves no undefined symbol for nm to see (check_public_symbols.sh covers
@@ -22,7 +23,7 @@ import re
 import sys
 
 # Separate libraries built on libweft: clients of the public API.
-CLIENTS = ("remote", "transform")
+CLIENTS = ("remote", "transform", "rollback")
 
 
 def public_names(header):
